@@ -1,0 +1,4 @@
+"""WebSocket routes (Channels)."""
+from __future__ import annotations
+
+websocket_urlpatterns: list = []

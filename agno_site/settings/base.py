@@ -1,0 +1,206 @@
+"""Settings for every environment, read from the process environment (see .env.example).
+
+``local.py`` (development, the default of manage.py) and ``test.py`` set a few defaults before
+importing this module; production runs this module as ``agno_site.settings.production``.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from . import envtools as env
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+if Path(BASE_DIR / ".env").is_file() and not env.boolean("AGNO_SITE_IGNORE_DOTENV", False):
+    import environ
+
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+VAR_DIR = Path(env.string("VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env.boolean("DEBUG", False)
+
+
+def _secret_key() -> str:
+    key = env.secret("SECRET_KEY")
+    if key:
+        return key
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false (or SECRET_KEY_FILE)")
+    # Development: generate once and keep it in an untracked file, so logins survive restarts.
+    path = VAR_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
+
+
+SECRET_KEY = _secret_key()
+
+AGENT_OS_HOST = env.string("AGENT_OS_HOST", "127.0.0.1")
+AGENT_OS_PORT = env.integer("AGENT_OS_PORT", 7777, minimum=1, maximum=65535)
+AGENT_OS_ID = env.string("AGENT_OS_ID", "agno-site")
+AGENT_OS_NAME = env.string("AGENT_OS_NAME", "Agno Site")
+
+ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+if not DEBUG and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is false")
+CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "django_celery_beat",
+    "core",
+    "agents",
+    "sessions.apps.SessionsConfig",
+    "knowledge",
+    "scheduler",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "agno_site.urls"
+ASGI_APPLICATION = "agno_site.asgi.application"
+WSGI_APPLICATION = "agno_site.wsgi.application"
+# AgentOS tolerates a trailing slash on every route without redirecting; so do we (see core.urls).
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------
+DATABASES = {"default": env.database("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    if DATABASES["default"]["NAME"] != ":memory:":
+        Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    DATABASES["default"]["OPTIONS"] = {
+        # WAL lets readers run beside the one writer; IMMEDIATE takes the write lock at BEGIN,
+        # so a read-then-write transaction never fails half way with "database is locked".
+        "init_command": (
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+            f"PRAGMA busy_timeout={env.integer('SQLITE_BUSY_TIMEOUT_MS', 10000, minimum=0)};"
+        ),
+        "transaction_mode": "IMMEDIATE",
+    }
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 60, minimum=0)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis, Celery, Channels -----------------------------------------------------------------
+REDIS_URL = env.redis_url("REDIS_URL")
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+# Celery's Django fixup closes the DB connection around every task unless this is set
+# (a new PostgreSQL connection per task costs ~15 ms).
+CELERY_DB_REUSE_MAX = 1000
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 7200}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # redis-py 8 defaults socket_timeout to 5 s, the same as channels-redis's blocking
+            # pop, which kills idle consumers (django/channels_redis#422).
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Auth, static files, i18n ----------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/chat/login/"
+LOGIN_REDIRECT_URL = "/chat/"
+LOGOUT_REDIRECT_URL = "/chat/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env.string("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "chat" / "static_vendor"] if (BASE_DIR / "chat" / "static_vendor").is_dir() else []
+WHITENOISE_USE_FINDERS = True
+
+# --- API ---------------------------------------------------------------------------------------
+DOCS_ENABLED = env.boolean("DOCS_ENABLED", True)
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": AGENT_OS_NAME,
+    "DESCRIPTION": "AgentOS-compatible API served by Agno Site.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Logging -----------------------------------------------------------------------------------
+LOG_LEVEL = env.string("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,22 @@
+"""Test settings: whatever DATABASE_URL says (the Makefile runs the suite on SQLite and PostgreSQL)."""
+import os
+import tempfile
+
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use-0123456789")
+os.environ.setdefault("ALLOWED_HOSTS", "*")
+os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="agno-site-test-"))
+os.environ["AGNO_SITE_IGNORE_DOTENV"] = "true"
+
+from .base import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not SQLite's shared-cache memory database: that one reports "table is locked"
+    # to concurrent writers instead of waiting, which the file database in production never does.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405

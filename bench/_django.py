@@ -1,0 +1,44 @@
+"""Set up Django against a throw-away database for a benchmark."""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from typing import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+
+@contextmanager
+def bench_database(backend: str) -> Iterator[str]:
+    """Yield a DATABASE_URL for a fresh, migrated database of ``backend`` ("sqlite" or "postgres")."""
+    if backend == "sqlite":
+        folder = tempfile.mkdtemp(prefix="agno-bench-")
+        yield f"sqlite:///{folder}/bench.sqlite3"
+        return
+    import psycopg
+
+    base = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/agno_site")
+    parts = urlsplit(base)
+    admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
+    name = "agno_site_bench"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def setup(database_url: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agno_site.settings.test")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from core.admin import OwnedModelAdmin, UserIdFilter, pretty_json
+
+from .models import Run, RunEvent, Session, UserMemory
+
+
+def _changelist_link(model: type, label: str, **filters: str) -> str:
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    query = "&".join(f"{key}={value}" for key, value in filters.items())
+    return format_html('<a href="{}?{}">{}</a>', url, query, label)
+
+
+def _change_link(obj: object, label: str) -> str:
+    meta = obj._meta  # type: ignore[attr-defined]
+    url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])  # type: ignore[attr-defined]
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
+@admin.register(Session)
+class SessionAdmin(OwnedModelAdmin):
+    list_display = ("session_id", "session_name", "session_type", "component_id", "user_id", "total_tokens", "created_at", "updated_at", "runs_link")
+    list_filter = ("session_type", UserIdFilter, "created_at")
+    search_fields = ("session_id", "session_name", "component_id", "user_id")
+    ordering = ("-created_at",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("session_id", "session_type", "component_id", "user_id", "next_run_index", "total_tokens", "created_at", "updated_at", "runs_link", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
+    fields = ("session_id", "session_name", "session_type", "component_id", "user_id", "runs_link", "total_tokens", "next_run_index", "created_at", "updated_at", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
+
+    @admin.display(description="runs")
+    def runs_link(self, obj: Session) -> str:
+        return _changelist_link(Run, f"{obj.next_run_index} runs", session__session_id__exact=obj.pk)
+
+    @admin.display(description="session state")
+    def state_json(self, obj: Session) -> str:
+        return pretty_json(obj.session_state)
+
+    @admin.display(description="metadata")
+    def metadata_json(self, obj: Session) -> str:
+        return pretty_json(obj.metadata)
+
+    @admin.display(description="summary")
+    def summary_json(self, obj: Session) -> str:
+        return pretty_json(obj.summary)
+
+    @admin.display(description="metrics")
+    def metrics_json(self, obj: Session) -> str:
+        return pretty_json(obj.metrics)
+
+    @admin.display(description="component")
+    def component_json(self, obj: Session) -> str:
+        return pretty_json(obj.component_data)
+
+
+@admin.register(Run)
+class RunAdmin(OwnedModelAdmin):
+    list_display = ("run_id", "session_link", "run_index", "status", "run_type", "component_id", "user_id", "total_tokens", "duration", "created_at")
+    list_filter = ("status", "run_type", UserIdFilter, "created_at")
+    search_fields = ("run_id", "session__session_id", "component_id", "user_id", "content")
+    ordering = ("-created_at",)
+    date_hierarchy = "created_at"
+    list_select_related = ("session",)
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "input_json", "content", "run_data_json")
+    exclude = ("session", "input", "run_data")
+
+    def has_add_permission(self, request) -> bool:  # runs are created by running agents
+        return False
+
+    @admin.display(description="session", ordering="session")
+    def session_link(self, obj: Run) -> str:
+        return _change_link(obj.session, obj.session_id)
+
+    @admin.display(description="events")
+    def events_link(self, obj: Run) -> str:
+        return _changelist_link(RunEvent, "events of this run", run__run_id__exact=obj.pk)
+
+    @admin.display(description="input")
+    def input_json(self, obj: Run) -> str:
+        return pretty_json(obj.input)
+
+    @admin.display(description="run data")
+    def run_data_json(self, obj: Run) -> str:
+        return pretty_json(obj.run_data)
+
+
+@admin.register(RunEvent)
+class RunEventAdmin(OwnedModelAdmin):
+    list_display = ("run_link", "event_index", "event", "user_id", "created_at")
+    list_filter = ("event", UserIdFilter, "created_at")
+    search_fields = ("run__run_id",)
+    ordering = ("-created_at", "event_index")
+    readonly_fields = ("run_link", "event_index", "event", "user_id", "created_at", "payload_json")
+    exclude = ("run", "payload")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="run", ordering="run")
+    def run_link(self, obj: RunEvent) -> str:
+        return _change_link(obj.run, obj.run_id)
+
+    @admin.display(description="payload")
+    def payload_json(self, obj: RunEvent) -> str:
+        return pretty_json(obj.payload)
+
+
+@admin.register(UserMemory)
+class UserMemoryAdmin(OwnedModelAdmin):
+    list_display = ("memory_id", "user_id", "memory", "topics", "agent_id", "team_id", "updated_at")
+    list_filter = (UserIdFilter, "updated_at")
+    search_fields = ("memory_id", "memory", "user_id", "topics_key")
+    ordering = ("-updated_at",)
+    readonly_fields = ("memory_id", "created_at", "updated_at")
+    fields = ("memory_id", "user_id", "memory", "topics", "input", "agent_id", "team_id", "created_at", "updated_at")
+
+    def save_model(self, request, obj: UserMemory, form, change: bool) -> None:
+        from .services import memory_topics_key
+
+        obj.topics_key = memory_topics_key(obj.topics)
+        super().save_model(request, obj, form, change)

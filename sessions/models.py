@@ -1,0 +1,142 @@
+"""Sessions, runs (one row per run), run events and user memories: Agno v3's storage design.
+
+Every table here is owned (``core.tenancy.OwnedModel``): ``Model.objects`` refuses unscoped
+queries. Child rows (runs, events) carry their own ``user_id``, copied from the session owner,
+so they can be scoped without joining.
+"""
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from core.tenancy import OwnedModel
+
+
+class SessionType(models.TextChoices):
+    AGENT = "agent"
+    TEAM = "team"
+    WORKFLOW = "workflow"
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    COMPLETED = "COMPLETED"
+    ERROR = "ERROR"
+    CANCELLED = "CANCELLED"
+    REGENERATED = "REGENERATED"
+
+
+TERMINAL_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED})
+
+
+class Session(OwnedModel):
+    session_id = models.CharField(max_length=255, primary_key=True)
+    session_type = models.CharField(max_length=16, choices=SessionType.choices, default=SessionType.AGENT)
+    component_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    session_name = models.CharField(max_length=500, blank=True, default="")
+    session_state = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(null=True, blank=True)
+    summary = models.JSONField(null=True, blank=True)
+    # Snapshot of the component that owns the session ({name, model: {id, provider, name}}).
+    component_data = models.JSONField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    total_tokens = models.BigIntegerField(default=0)
+    # The next run_index to hand out; bumped atomically by run_create, so two runs starting
+    # on one session at once get different indexes without reading the session's runs.
+    next_run_index = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "agno_sessions"
+        indexes = [
+            models.Index(fields=["user_id", "-created_at"], name="session_user_created"),
+            models.Index(fields=["user_id", "-updated_at"], name="session_user_updated"),
+            models.Index(fields=["session_type", "-created_at"], name="session_type_created"),
+        ]
+
+    def __str__(self) -> str:
+        return self.session_name or self.session_id
+
+
+class Run(OwnedModel):
+    run_id = models.CharField(max_length=64, primary_key=True)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="runs", db_column="session_id")
+    run_type = models.CharField(max_length=16, choices=SessionType.choices, default=SessionType.AGENT)
+    component_id = models.CharField(max_length=255, blank=True, default="")
+    run_index = models.PositiveIntegerField()
+    parent_run_id = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
+    input = models.JSONField(default=dict, blank=True)
+    content = models.TextField(blank=True, default="")
+    # The full RunOutput (messages, tools, metrics, requirements...), as AgentOS stores it.
+    run_data = models.JSONField(default=dict, blank=True)
+    model = models.CharField(max_length=255, blank=True, default="")
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    total_tokens = models.BigIntegerField(default=0)
+    duration = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "agno_runs"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "run_index"], name="run_index_unique_per_session"),
+        ]
+        indexes = [
+            models.Index(fields=["user_id", "-created_at"], name="run_user_created"),
+            models.Index(fields=["component_id", "-created_at"], name="run_component_created"),
+            models.Index(fields=["status", "-created_at"], name="run_status_created"),
+            models.Index(fields=["-created_at"], name="run_created"),
+        ]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class RunEvent(OwnedModel):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events", db_column="run_id")
+    event_index = models.PositiveIntegerField()
+    event = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "agno_run_events"
+        constraints = [
+            models.UniqueConstraint(fields=["run", "event_index"], name="event_index_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} #{self.event_index}"
+
+
+class UserMemory(OwnedModel):
+    memory_id = models.CharField(max_length=64, primary_key=True)
+    memory = models.TextField()
+    topics = models.JSONField(default=list, blank=True)
+    # ",topic-a,topic-b," so topic filters are a portable LIKE on SQLite and PostgreSQL alike.
+    topics_key = models.TextField(blank=True, default="", editable=False)
+    input = models.TextField(blank=True, default="")
+    agent_id = models.CharField(max_length=255, null=True, blank=True)
+    team_id = models.CharField(max_length=255, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "agno_memories"
+        verbose_name_plural = "user memories"
+        indexes = [models.Index(fields=["user_id", "-updated_at"], name="memory_user_updated")]
+
+    def __str__(self) -> str:
+        return self.memory[:80]

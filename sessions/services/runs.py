@@ -1,0 +1,239 @@
+"""Writes to sessions, runs and run events.
+
+Writing a run costs the same whatever the session's length: the run index comes from a counter
+on the session row (one UPDATE ... RETURNING), never from reading the session's runs.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from core.tenancy import ALL_USERS, scope_queryset
+
+from ..models import Run, RunEvent, RunStatus, Session, SessionType
+
+
+class SessionNotFound(Exception):
+    """No such session for this caller (missing and someone else's look the same)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session with id '{session_id}' not found")
+        self.session_id = session_id
+
+
+class SessionExists(Exception):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"Session with id '{session_id}' already exists. Use PATCH /sessions/{session_id} to update it."
+        )
+        self.session_id = session_id
+
+
+class RunStatusConflict(Exception):
+    """A status change found the run in another status than the one it expected."""
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def session_name_from_input(text: str) -> str:
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    return first_line[:200]
+
+
+def session_get_for_update(*, user: Any, session_id: str) -> Session:
+    """The session, if ``user`` may write to it. Raises SessionNotFound otherwise."""
+    session = scope_queryset(Session.objects, user).filter(pk=session_id).first()
+    if session is None:
+        raise SessionNotFound(session_id)
+    return session
+
+
+def session_create(
+    *,
+    session_id: str | None = None,
+    user_id: str | None,
+    session_type: str = SessionType.AGENT,
+    component_id: str = "",
+    session_name: str = "",
+    session_state: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    component_data: Mapping[str, Any] | None = None,
+) -> Session:
+    now = timezone.now()
+    session = Session(
+        session_id=session_id or new_id(),
+        user_id=user_id,
+        session_type=session_type,
+        component_id=component_id,
+        session_name=session_name,
+        session_state=dict(session_state or {}),
+        metadata=dict(metadata) if metadata is not None else None,
+        component_data=dict(component_data) if component_data is not None else None,
+        created_at=now,
+        updated_at=now,
+    )
+    try:
+        with transaction.atomic():
+            session.save(force_insert=True)
+    except IntegrityError:
+        raise SessionExists(session.session_id) from None
+    return session
+
+
+def session_get_or_create(
+    *,
+    user: Any,
+    owner_id: str | None,
+    session_id: str | None,
+    session_type: str = SessionType.AGENT,
+    component_id: str = "",
+    component_data: Mapping[str, Any] | None = None,
+) -> tuple[Session, bool]:
+    """The caller's session ``session_id``, created for ``owner_id`` if it does not exist.
+
+    ``user`` is the caller's read scope (core.tenancy.scope_queryset). Another user's session is
+    reported as missing, never re-created or shared.
+    """
+    if session_id:
+        existing = scope_queryset(Session.objects, user).filter(pk=session_id).first()
+        if existing is not None:
+            return existing, False
+    try:
+        return (
+            session_create(
+                session_id=session_id,
+                user_id=owner_id,
+                session_type=session_type,
+                component_id=component_id,
+                component_data=component_data,
+            ),
+            True,
+        )
+    except SessionExists:
+        # Either someone else's session, or created by a concurrent request of the same caller.
+        existing = scope_queryset(Session.objects, user).filter(pk=session_id).first()
+        if existing is None:
+            raise SessionNotFound(session_id or "") from None
+        return existing, False
+
+
+def _take_run_index(*, session_id: str, first_input: str, now: datetime) -> int:
+    """Reserve the session's next run index (atomic on SQLite and PostgreSQL alike).
+
+    The UPDATE takes the session row's write lock until commit, so concurrent runs on one
+    session serialize here and get consecutive indexes. The first run also names the session.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE agno_sessions SET next_run_index = next_run_index + 1, updated_at = %s, "
+            "session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END "
+            "WHERE session_id = %s RETURNING next_run_index",
+            [now, session_name_from_input(first_input), session_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise SessionNotFound(session_id)
+    return int(row[0]) - 1
+
+
+def run_create(
+    *,
+    session: Session,
+    run_id: str | None = None,
+    run_type: str = SessionType.AGENT,
+    component_id: str = "",
+    input: Mapping[str, Any] | None = None,
+    status: str = RunStatus.PENDING,
+    parent_run_id: str | None = None,
+    model: str = "",
+    run_data: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Run:
+    """Insert a run row at the end of its session. Must run inside a transaction."""
+    now = created_at or timezone.now()
+    input_data = dict(input or {})
+    with transaction.atomic():
+        index = _take_run_index(
+            session_id=session.pk, first_input=str(input_data.get("input_content") or ""), now=now
+        )
+        run = Run(
+            run_id=run_id or new_id(),
+            session_id=session.pk,
+            user_id=session.user_id,
+            run_type=run_type,
+            component_id=component_id,
+            run_index=index,
+            parent_run_id=parent_run_id,
+            status=status,
+            input=input_data,
+            model=model,
+            run_data=dict(run_data or {}),
+            created_at=now,
+            updated_at=now,
+            started_at=now if status == RunStatus.RUNNING else None,
+        )
+        run.save(force_insert=True)
+    return run
+
+
+def run_transition(
+    *,
+    run_id: str,
+    expected: RunStatus | Iterable[RunStatus],
+    to: RunStatus,
+    **fields: Any,
+) -> bool:
+    """Move a run from one of the ``expected`` statuses to ``to``; False if it was in another.
+
+    Conditional on the prior status, so two processes racing to change one run cannot both win.
+    """
+    expected_set = [expected] if isinstance(expected, str) else list(expected)
+    now = timezone.now()
+    values: dict[str, Any] = {"status": to, "updated_at": now, **fields}
+    if to == RunStatus.RUNNING:
+        values.setdefault("started_at", now)
+    if to in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED):
+        values.setdefault("finished_at", now)
+    changed = (
+        Run.objects.unscoped("status changes are keyed by run id; callers checked access")
+        .filter(pk=run_id, status__in=expected_set)
+        .update(**values)
+    )
+    return changed == 1
+
+
+def run_events_append(*, run: Run, events: Sequence[Mapping[str, Any]], first_index: int = 0) -> list[RunEvent]:
+    """Persist events in order, numbered from ``first_index`` (one INSERT for the batch)."""
+    now = timezone.now()
+    rows = [
+        RunEvent(
+            run_id=run.pk,
+            user_id=run.user_id,
+            event_index=first_index + offset,
+            event=str(event.get("event", "")),
+            payload=dict(event),
+            created_at=now,
+        )
+        for offset, event in enumerate(events)
+    ]
+    RunEvent.objects.bulk_create(rows)
+    return rows
+
+
+def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int, now: datetime | None = None) -> None:
+    """Add a run's token use to its session's running totals (one UPDATE, no read)."""
+    from django.db.models import F
+
+    Session.objects.unscoped("keyed by id; the run's writer checked access").filter(pk=session_id).update(
+        total_tokens=F("total_tokens") + input_tokens + output_tokens,
+        updated_at=now or timezone.now(),
+    )
+
+

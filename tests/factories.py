@@ -1,0 +1,48 @@
+"""Row factories for tests: one per owned model, so tenancy tests can cover every one of them."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import timezone
+
+from sessions.models import Run, RunEvent, Session, UserMemory
+from sessions.services import memory_create, run_create, run_events_append, session_create
+
+_counter = itertools.count(1)
+
+
+def make_session(user_id: str | None = "alice", **fields: Any) -> Session:
+    fields.setdefault("session_id", f"sess-{next(_counter)}")
+    fields.setdefault("component_id", "demo")
+    return session_create(user_id=user_id, **fields)
+
+
+def make_run(user_id: str | None = "alice", session: Session | None = None, **fields: Any) -> Run:
+    session = session or make_session(user_id)
+    fields.setdefault("input", {"input_content": "hello"})
+    fields.setdefault("component_id", session.component_id)
+    return run_create(session=session, **fields)
+
+
+def make_event(user_id: str | None = "alice", run: Run | None = None, **fields: Any) -> RunEvent:
+    run = run or make_run(user_id)
+    index = fields.pop("event_index", 0)
+    payload = fields.pop("payload", {"event": "RunStarted", "run_id": run.run_id, "created_at": int(timezone.now().timestamp())})
+    return run_events_append(run=run, events=[payload], first_index=index)[0]
+
+
+def make_memory(user_id: str | None = "alice", **fields: Any) -> UserMemory:
+    fields.setdefault("memory", f"memory {next(_counter)}")
+    fields.setdefault("topics", ["prefs"])
+    return memory_create(user_id=user_id, **fields)
+
+
+# model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
+OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
+    Session: make_session,
+    Run: make_run,
+    RunEvent: make_event,
+    UserMemory: make_memory,
+}

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+
+from core.tenancy import ALL_USERS
+from sessions.models import Run, RunStatus, Session
+from sessions.selectors import run_events_after, run_get, run_history
+from sessions.services import (
+    SessionExists,
+    SessionNotFound,
+    run_create,
+    run_events_append,
+    run_transition,
+    session_create,
+    session_get_or_create,
+)
+from tests.factories import make_run, make_session
+
+
+@pytest.mark.django_db
+class TestSessionGetOrCreate:
+    def test_creates_then_returns_the_same_session(self) -> None:
+        session, created = session_get_or_create(user="alice", owner_id="alice", session_id="s1", component_id="demo")
+        again, created_again = session_get_or_create(user="alice", owner_id="alice", session_id="s1", component_id="demo")
+        assert (created, created_again) == (True, False)
+        assert again.pk == session.pk == "s1"
+        assert again.user_id == "alice"
+
+    def test_mints_an_id_when_none_is_given(self) -> None:
+        session, created = session_get_or_create(user="alice", owner_id="alice", session_id=None)
+        assert created and len(session.session_id) == 36
+
+    def test_another_users_session_is_not_found_and_untouched(self) -> None:
+        session_get_or_create(user="alice", owner_id="alice", session_id="s1")
+        with pytest.raises(SessionNotFound, match="'s1' not found"):
+            session_get_or_create(user="bob", owner_id="bob", session_id="s1")
+        assert Session.all_users.get(pk="s1").user_id == "alice"
+
+    def test_an_admin_scope_reaches_any_session(self) -> None:
+        session_get_or_create(user="alice", owner_id="alice", session_id="s1")
+        session, created = session_get_or_create(user=ALL_USERS, owner_id="root", session_id="s1")
+        assert (session.user_id, created) == ("alice", False)
+
+    def test_create_refuses_a_duplicate_id(self) -> None:
+        session_create(session_id="dup", user_id="alice")
+        with pytest.raises(SessionExists):
+            session_create(session_id="dup", user_id="bob")
+
+
+@pytest.mark.django_db
+class TestRunCreate:
+    def test_indexes_runs_in_order_and_names_the_session(self) -> None:
+        session = make_session("alice", session_name="")
+        runs = [make_run("alice", session=session, input={"input_content": f"message {i}"}) for i in range(3)]
+        assert [run.run_index for run in runs] == [0, 1, 2]
+        assert all(run.user_id == "alice" for run in runs)
+        session.refresh_from_db()
+        assert session.session_name == "message 0"
+        assert session.next_run_index == 3
+
+    def test_run_write_is_a_fixed_number_of_statements(self) -> None:
+        session = make_session("alice")
+        for _ in range(5):
+            make_run("alice", session=session)
+        with CaptureQueriesContext(connection) as early:
+            make_run("alice", session=session)
+        for _ in range(30):
+            make_run("alice", session=session)
+        with CaptureQueriesContext(connection) as late:
+            make_run("alice", session=session)
+        statements = [q["sql"].split()[0] for q in late.captured_queries]
+        assert len(early.captured_queries) == len(late.captured_queries)
+        assert "SELECT" not in statements, statements
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_runs_on_one_session_get_distinct_indexes() -> None:
+    session = make_session("alice")
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def start_runs() -> None:
+        try:
+            barrier.wait(timeout=10)
+            for _ in range(5):
+                run_create(session=session, input={"input_content": "x"})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=start_runs) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    indexes = sorted(Run.objects.for_user("alice").filter(session=session).values_list("run_index", flat=True))
+    assert indexes == list(range(20))
+
+
+@pytest.mark.django_db
+class TestRunTransition:
+    def test_moves_only_from_the_expected_status(self) -> None:
+        run = make_run("alice")
+        assert run_transition(run_id=run.pk, expected=RunStatus.PENDING, to=RunStatus.RUNNING) is True
+        assert run_transition(run_id=run.pk, expected=RunStatus.PENDING, to=RunStatus.RUNNING) is False
+        assert run_transition(
+            run_id=run.pk, expected=[RunStatus.RUNNING], to=RunStatus.ERROR, error="model unreachable"
+        ) is True
+        run.refresh_from_db()
+        assert (run.status, run.error) == (RunStatus.ERROR, "model unreachable")
+        assert run.started_at is not None and run.finished_at is not None
+
+
+@pytest.mark.django_db
+class TestHistory:
+    def test_last_n_finished_top_level_runs_oldest_first(self) -> None:
+        session = make_session("alice")
+        statuses = [RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.COMPLETED, RunStatus.PAUSED, RunStatus.COMPLETED, RunStatus.COMPLETED]
+        for i, status in enumerate(statuses):
+            make_run("alice", session=session, status=status, run_data={"n": i})
+        make_run("alice", session=session, status=RunStatus.COMPLETED, parent_run_id="team-run", run_data={"n": "member"})
+
+        assert run_history(user="alice", session_id=session.pk, limit=3) == [{"n": 2}, {"n": 4}, {"n": 5}]
+        assert run_history(user="alice", session_id=session.pk, limit=0) == []
+        assert run_history(user="bob", session_id=session.pk, limit=3) == []
+
+    def test_reads_a_bounded_number_of_rows(self) -> None:
+        session = make_session("alice")
+        for i in range(40):
+            make_run("alice", session=session, status=RunStatus.COMPLETED, run_data={"n": i})
+        with CaptureQueriesContext(connection) as queries:
+            history = run_history(user="alice", session_id=session.pk, limit=2)
+        assert history == [{"n": 38}, {"n": 39}]
+        assert len(queries.captured_queries) == 1
+        assert "LIMIT 2" in queries.captured_queries[0]["sql"]
+
+
+@pytest.mark.django_db
+def test_events_append_and_replay_after_an_index() -> None:
+    run = make_run("alice")
+    events = [{"event": name, "run_id": run.pk} for name in ("RunStarted", "RunContent", "RunCompleted")]
+    run_events_append(run=run, events=events)
+    replay = run_events_after(user="alice", run_id=run.pk, after_index=0)
+    assert [(e.event_index, e.event, e.payload) for e in replay] == [
+        (1, "RunContent", events[1]),
+        (2, "RunCompleted", events[2]),
+    ]
+    assert run_events_after(user="bob", run_id=run.pk, after_index=None) == []
+
+
+@pytest.mark.django_db
+def test_run_get_is_scoped_and_checks_the_session() -> None:
+    run = make_run("alice")
+    assert run_get(user="alice", run_id=run.pk) == run
+    assert run_get(user="alice", run_id=run.pk, session_id=run.session_id) == run
+    assert run_get(user="alice", run_id=run.pk, session_id="other") is None
+    assert run_get(user="bob", run_id=run.pk) is None
+    assert run_get(user=ALL_USERS, run_id=run.pk) == run
