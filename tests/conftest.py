@@ -24,8 +24,53 @@ def on_postgres(settings) -> bool:
 def pytest_collection_modifyitems(config, items) -> None:
     from django.conf import settings
 
+    if not settings.configured:  # tests/runtime can run without Django (-p no:django)
+        return
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         skip = pytest.mark.skip(reason="PostgreSQL only (this run is on SQLite)")
         for item in items:
             if "postgres_only" in item.keywords:
                 item.add_marker(skip)
+
+
+class LiveServer:
+    """The real ASGI app (HTTP, SSE, WebSockets) served by uvicorn in a thread."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        config = uvicorn.Config("agno_site.asgi:application", host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="live-asgi", daemon=True)
+        self.thread.start()
+        import time
+
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the live ASGI server did not start")
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def _live_server_process(django_db_setup, django_db_blocker):
+    server = LiveServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def live_api(_live_server_process, transactional_db) -> str:
+    """Base URL of a live server sharing the test database (transactional, so both see rows)."""
+    return _live_server_process.url

@@ -1,0 +1,116 @@
+"""The agent runtime: models, tools and the run loop. Pure Python; imports nothing from Django.
+
+Importing this package imports neither ``openai`` nor ``anthropic``: providers import their SDK
+on first use. Storage stays with the caller: history, memories and session state come in through
+``RunContext``; memories go out through the ``MemoryStore`` protocol; everything else the caller
+persists comes back as dicts (events, the RunOutput, ``run.session_summary``, ``run.memories``).
+
+Public API
+==========
+
+Agents and runs::
+
+    agent = Agent(id="assistant", name="Assistant", model="openai:gpt-4o-mini",
+                  tools=[CalculatorTools(), my_tool], add_history_to_context=True, ...)
+    ctx = RunContext(run_id=..., session_id=..., user_id=..., history=[<RunOutput dicts>],
+                     memories=[{memory_id, memory, topics}], session_state={...},
+                     session_summary=None, memory_store=None, past_sessions=None, retriever=None,
+                     is_cancelled=lambda: False, clock=time.time, sleep=time.sleep,
+                     dependencies=None, metadata=None)
+    run = agent.start_run(message="hi", ctx=ctx, stream_events=True, images=None, files=None)
+    for event in run: ...            # event dicts in AgentOS shape; exactly one terminal event:
+                                     # RunCompleted | RunPaused | RunError | RunCancelled
+    run.output                       # RunOutput dict (AgentOS RunOutput.to_dict() shape)
+    run.status                       # "COMPLETED" | "PAUSED" | "ERROR" | "CANCELLED" ("RUNNING" before the end)
+    run.session_summary              # {summary, topics, updated_at} when summaries are enabled, else None
+    run.memories                     # the user's memories after the memory manager ran, else None
+    run.close()                      # stop early (client gone); closes the provider stream
+    agent.run(message, ctx, **opts) -> dict                       # drain, return run.output
+    agent.continue_run(run_output, tools=[ToolExecution dicts], ctx=ctx,
+                       requirements=None, stream_events=True) -> AgentRun
+        # resumes a PAUSED run from its stored dict (same run_id; starts with RunContinued);
+        # raises InvalidContinuation (a ValueError) for unknown tool_call_ids, missing decisions,
+        # or a run that is not paused.
+
+``Agent`` parameters (v3 names; removed v2 names raise ``TypeError`` naming the replacement):
+``id, name, description, instructions, model, fallback_models, reasoning_model, tools,
+add_history_to_context, num_history_runs=3, update_memory_on_run, add_memories_to_context,
+search_past_sessions, num_past_sessions_to_search, num_past_session_runs_in_search,
+enable_session_summaries, add_session_summary_to_context, session_state,
+add_session_state_to_context, output_schema, tool_call_limit, markdown, metadata,
+model_retries=1, retry_backoff=0.5``.
+
+Context protocols (``typing.Protocol``): ``MemoryStore`` (add/update/delete), ``PastSessions``
+(recent_runs), ``Retriever`` (search; exposed as the ``search_knowledge_base`` tool).
+
+Models: ``get_model("provider:model_id", **options)`` for ``openai:``, ``anthropic:``,
+``offline:`` (see ``agents.runtime.models.offline`` for the offline model's grammar); ``Model``
+(``id``, ``provider``, ``name``, ``to_dict() -> {name, model, provider}``, ``stream(...)``).
+Errors: ``ModelError`` > ``RetryableModelError`` / ``FatalModelError`` > ``MissingCredentialsError``.
+
+Tools: ``@tool`` (bare or with ``name, description, requires_confirmation, requires_user_input,
+user_input_fields, external_execution, stop_after_tool_call``), ``Function``, ``Toolkit``
+(``id``, ``name``, ``functions()``, ``to_dict()``) and the toolkits ``CalculatorTools``
+("calculator"), ``DateTimeTools`` ("datetime"), ``HttpFetchTools`` ("http"), ``Workspace``
+("workspace").
+
+Status constants: ``RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR``.
+"""
+from __future__ import annotations
+
+from agents.runtime.agent import REMOVED_V2_PARAMETERS, Agent
+from agents.runtime.context import MemoryStore, PastSessions, Retriever, RunContext
+from agents.runtime.errors import (
+    FatalModelError,
+    InvalidContinuation,
+    MissingCredentialsError,
+    ModelError,
+    OutputSchemaError,
+    RetryableModelError,
+)
+from agents.runtime.events import TERMINAL_EVENTS
+from agents.runtime.models import Model, get_model
+from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
+from agents.runtime.runner import AgentRun
+from agents.runtime.tools import (
+    CalculatorTools,
+    DateTimeTools,
+    FetchRefused,
+    Function,
+    HttpFetchTools,
+    Toolkit,
+    Workspace,
+    tool,
+)
+
+__all__ = [
+    "CANCELLED",
+    "COMPLETED",
+    "ERROR",
+    "PAUSED",
+    "REMOVED_V2_PARAMETERS",
+    "RUNNING",
+    "TERMINAL_EVENTS",
+    "Agent",
+    "AgentRun",
+    "CalculatorTools",
+    "DateTimeTools",
+    "FatalModelError",
+    "FetchRefused",
+    "Function",
+    "HttpFetchTools",
+    "InvalidContinuation",
+    "MemoryStore",
+    "MissingCredentialsError",
+    "Model",
+    "ModelError",
+    "OutputSchemaError",
+    "PastSessions",
+    "Retriever",
+    "RetryableModelError",
+    "RunContext",
+    "Toolkit",
+    "Workspace",
+    "get_model",
+    "tool",
+]

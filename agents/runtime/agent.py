@@ -1,0 +1,237 @@
+"""``Agent``: the configuration of an agent, and the entry points that run it."""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool
+from agents.runtime.context import RunContext
+from agents.runtime.errors import InvalidContinuation
+from agents.runtime.hitl import collect_decisions
+from agents.runtime.models import Model, ModelChain, get_model
+from agents.runtime.output import RunState, new_message
+from agents.runtime.prompt import system_message
+from agents.runtime.runner import AgentRun
+from agents.runtime.structured import OutputSchema
+from agents.runtime.tools.function import Function
+from agents.runtime.tools.toolkit import Toolkit
+
+# v2 names removed in v3, with what replaces them.
+REMOVED_V2_PARAMETERS = {
+    "enable_user_memories": "enable_user_memories was removed in v3; use update_memory_on_run",
+    "search_session_history": "search_session_history was removed in v3; use search_past_sessions",
+    "num_history_sessions": "num_history_sessions was removed in v3; use num_past_sessions_to_search",
+    "num_past_session_runs": "num_past_session_runs was removed in v3; use num_past_session_runs_in_search",
+    "reasoning": "reasoning=True was removed in v3; set reasoning_model=<model>",
+}
+
+ToolLike = Callable[..., Any] | Function | Toolkit
+
+
+class Agent:
+    """An agent's configuration (v3 parameter names only). Cheap to build; runs share nothing.
+
+    ``model``, ``fallback_models`` and ``reasoning_model`` take a ``Model`` or a
+    ``"provider:model_id"`` string. ``model_retries`` / ``retry_backoff`` tune the retries of a
+    model before moving to the next fallback.
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        instructions: str | Sequence[str] | None = None,
+        model: Model | str = "offline:demo",
+        fallback_models: Sequence[Model | str] = (),
+        reasoning_model: Model | str | None = None,
+        tools: Sequence[ToolLike] = (),
+        add_history_to_context: bool = False,
+        num_history_runs: int = 3,
+        update_memory_on_run: bool = False,
+        add_memories_to_context: bool | None = None,
+        search_past_sessions: bool = False,
+        num_past_sessions_to_search: int = 20,
+        num_past_session_runs_in_search: int = 3,
+        enable_session_summaries: bool = False,
+        add_session_summary_to_context: bool | None = None,
+        session_state: Mapping[str, Any] | None = None,
+        add_session_state_to_context: bool = False,
+        output_schema: Mapping[str, Any] | type | None = None,
+        tool_call_limit: int | None = None,
+        markdown: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        model_retries: int = 1,
+        retry_backoff: float = 0.5,
+        **removed: Any,
+    ) -> None:
+        for key in removed:
+            if key in REMOVED_V2_PARAMETERS:
+                raise TypeError(REMOVED_V2_PARAMETERS[key])
+            raise TypeError(f"Agent() got an unexpected keyword argument {key!r}")
+        if tool_call_limit is not None and tool_call_limit < 0:
+            raise ValueError("tool_call_limit must be >= 0")
+        if num_history_runs < 0:
+            raise ValueError("num_history_runs must be >= 0")
+
+        self.name = name
+        self.id = id or _slug(name) or str(uuid.uuid4())
+        self.description = description
+        self.instructions = instructions
+        self.model = get_model(model)
+        self.fallback_models = [get_model(m) for m in fallback_models]
+        self.reasoning_model = get_model(reasoning_model) if reasoning_model is not None else None
+        self.tools = list(tools)
+        self.add_history_to_context = add_history_to_context
+        self.num_history_runs = num_history_runs
+        self.update_memory_on_run = update_memory_on_run
+        self.add_memories_to_context = update_memory_on_run if add_memories_to_context is None else add_memories_to_context
+        self.search_past_sessions = search_past_sessions
+        self.num_past_sessions_to_search = num_past_sessions_to_search
+        self.num_past_session_runs_in_search = num_past_session_runs_in_search
+        self.enable_session_summaries = enable_session_summaries
+        self.add_session_summary_to_context = (
+            enable_session_summaries if add_session_summary_to_context is None else add_session_summary_to_context
+        )
+        self.session_state = dict(session_state or {})
+        self.add_session_state_to_context = add_session_state_to_context
+        self.output_schema = output_schema
+        self.output_schema_spec = OutputSchema.of(output_schema)
+        self.tool_call_limit = tool_call_limit
+        self.markdown = markdown
+        self.metadata = dict(metadata or {})
+        self.model_retries = model_retries
+        self.retry_backoff = retry_backoff
+        self.functions = self._collect_functions(self.tools)
+
+    # ---- public entry points ------------------------------------------------------------------
+
+    def start_run(
+        self,
+        message: str,
+        ctx: RunContext,
+        *,
+        stream_events: bool = True,
+        images: Sequence[Mapping[str, Any]] | None = None,
+        files: Sequence[Mapping[str, Any]] | None = None,
+    ) -> AgentRun:
+        """Prepare a run; iterating the returned ``AgentRun`` executes it and yields events."""
+        created_at = int(ctx.clock())
+        run_input: dict[str, Any] = {"input_content": message}
+        if images:
+            run_input["images"] = [dict(i) for i in images]
+        if files:
+            run_input["files"] = [dict(f) for f in files]
+        metadata = {**self.metadata, **dict(ctx.metadata or {})}
+        state = RunState(
+            run_id=ctx.run_id,
+            agent_id=self.id,
+            agent_name=self.name,
+            session_id=ctx.session_id,
+            user_id=ctx.user_id,
+            input=run_input,
+            model=self.model.id,
+            model_provider=self.model.provider,
+            created_at=created_at,
+            session_state={**copy.deepcopy(self.session_state), **copy.deepcopy(ctx.session_state or {})},
+            metadata=metadata or None,
+        )
+        system = system_message(
+            description=self.description,
+            instructions=self.instructions,
+            markdown=self.markdown,
+            memories=ctx.memories if self.add_memories_to_context else None,
+            session_summary=ctx.session_summary if self.add_session_summary_to_context else None,
+            session_state=state.session_state if self.add_session_state_to_context else None,
+            output_schema=self.output_schema_spec,
+            tool_instructions=[t.instructions for t in self.tools if isinstance(t, Toolkit) and t.instructions],
+        )
+        if system:
+            state.messages.append(new_message("system", system, created_at))
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
+        state.messages.append(new_message("user", text, created_at, images=run_input.get("images"), files=run_input.get("files")))
+        return AgentRun(self, ctx, state, stream_events=stream_events)
+
+    def run(self, message: str, ctx: RunContext, **options: Any) -> dict[str, Any]:
+        """Run to the end and return the RunOutput dict."""
+        run = self.start_run(message, ctx, **options)
+        for _ in run:
+            pass
+        return run.output
+
+    def continue_run(
+        self,
+        run_output: Mapping[str, Any],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        ctx: RunContext | None = None,
+        *,
+        requirements: Sequence[Mapping[str, Any]] | None = None,
+        stream_events: bool = True,
+    ) -> AgentRun:
+        """Resume a PAUSED run from its stored RunOutput dict, with decisions for its paused tools.
+
+        ``tools`` are ToolExecution dicts (``confirmed``/``confirmation_note``, filled
+        ``user_input_schema`` values, or ``result`` for external execution); ``requirements`` are
+        RunRequirement dicts, as an alternative. Bad decisions raise ``InvalidContinuation``
+        before anything runs.
+        """
+        if ctx is None:
+            raise TypeError("continue_run() needs ctx")
+        state = RunState.from_dict(dict(run_output))
+        if state.agent_id and state.agent_id != self.id:
+            raise InvalidContinuation(f"Run {state.run_id} belongs to agent {state.agent_id}, not {self.id}")
+        decisions = collect_decisions(state, self.run_functions(ctx), tools=tools, requirements=requirements)
+        if ctx.session_state is not None:
+            state.session_state = {**state.session_state, **copy.deepcopy(ctx.session_state)}
+        return AgentRun(self, ctx, state, stream_events=stream_events, decisions=decisions)
+
+    # ---- used by the run loop -----------------------------------------------------------------
+
+    def run_functions(self, ctx: RunContext) -> dict[str, Function]:
+        """The agent's tools plus those the run's context provides, by name."""
+        functions = dict(self.functions)
+        extra = []
+        if ctx.retriever is not None:
+            extra.append(knowledge_search_tool(ctx.retriever))
+        if self.search_past_sessions and ctx.past_sessions is not None:
+            extra.append(
+                past_sessions_tool(ctx.past_sessions, self.num_past_sessions_to_search, self.num_past_session_runs_in_search)
+            )
+        for function in extra:
+            functions.setdefault(function.name, function)
+        return functions
+
+    def history_runs(self, ctx: RunContext) -> list[dict[str, Any]]:
+        if self.num_history_runs == 0:
+            return []
+        return list(ctx.history)[-self.num_history_runs :]
+
+    def model_chain(self, sleep: Callable[[float], None]) -> ModelChain:
+        return ModelChain([self.model, *self.fallback_models], retries=self.model_retries, backoff=self.retry_backoff, sleep=sleep)
+
+    def reasoning_chain(self, sleep: Callable[[float], None]) -> ModelChain:
+        assert self.reasoning_model is not None
+        return ModelChain([self.reasoning_model], retries=self.model_retries, backoff=self.retry_backoff, sleep=sleep)
+
+    @staticmethod
+    def _collect_functions(tools: Sequence[ToolLike]) -> dict[str, Function]:
+        functions: dict[str, Function] = {}
+        for item in tools:
+            found = item.functions() if isinstance(item, Toolkit) else [Function.from_callable(item)]
+            for function in found:
+                if function.name in functions:
+                    raise ValueError(f"Two tools are named {function.name!r}")
+                functions[function.name] = function
+        return functions
+
+    def __repr__(self) -> str:
+        return f"<Agent id={self.id!r} model={self.model!r}>"
+
+
+def _slug(name: str | None) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", (name or "").lower()).strip("-")

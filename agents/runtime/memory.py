@@ -1,0 +1,149 @@
+"""The memory manager: after a run, let the (memory) model add, update or delete user memories.
+
+It writes through the caller's ``MemoryStore``; the runtime keeps no memory of its own.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from agents.runtime.context import MemoryStore
+from agents.runtime.models.base import Model, TextDelta, ToolCall, Usage
+from agents.runtime.models.chain import ModelChain
+from agents.runtime.tools.function import Function
+
+logger = logging.getLogger(__name__)
+
+MAX_MEMORY_TURNS = 3
+
+SYSTEM_PROMPT = """\
+You are a Memory Manager responsible for managing information and preferences about the user.
+Read the user's message and decide whether it contains information worth remembering about the
+user: their name, preferences, personal facts, or an explicit request to remember or forget
+something. Do not record questions, small talk or information about anything but the user.
+- To record new information, call add_memory.
+- To change an existing memory, call update_memory with its memory_id.
+- To remove a memory (for example when the user asks you to forget something), call delete_memory
+  with its memory_id.
+If nothing needs to change, answer "No changes" without calling a tool.
+
+<existing_memories>
+{memories}
+</existing_memories>"""
+
+
+class MemoryManager:
+    def __init__(
+        self,
+        chain: ModelChain,
+        store: MemoryStore,
+        memories: list[dict[str, Any]],
+        book_usage: Callable[[Model, Usage], None],
+    ) -> None:
+        self.chain = chain
+        self.store = store
+        self.memories = copy.deepcopy(memories)
+        self.book_usage = book_usage
+        self.changed = False
+
+    def update(self, user_message: str) -> list[dict[str, Any]]:
+        """Run the memory model on ``user_message``; returns the user's memories afterwards."""
+        functions = {f.name: f for f in self._functions(user_message)}
+        specs = [f.spec() for f in functions.values()]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT.format(memories=self._render())},
+            {"role": "user", "content": user_message},
+        ]
+        for _ in range(MAX_MEMORY_TURNS):
+            text, calls = "", []
+            for chunk in self.chain.stream(messages, tools=specs, task="memory"):
+                if isinstance(chunk, TextDelta):
+                    text += chunk.text
+                elif isinstance(chunk, ToolCall):
+                    calls.append(chunk)
+                elif isinstance(chunk, Usage):
+                    self.book_usage(self.chain.active, chunk)
+            assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                assistant["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+                ]
+            messages.append(assistant)
+            if not calls:
+                break
+            for call in calls:
+                result, error = self._call(functions, call)
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "tool_name": call.name, "content": result, "tool_call_error": error}
+                )
+        return copy.deepcopy(self.memories)
+
+    def _render(self) -> str:
+        if not self.memories:
+            return "(none)"
+        return "\n".join(
+            f"- memory_id: {m.get('memory_id')} | memory: {' '.join(str(m.get('memory', '')).split())}" for m in self.memories
+        )
+
+    def _call(self, functions: dict[str, Function], call: ToolCall) -> tuple[str, bool]:
+        function = functions.get(call.name)
+        if function is None:
+            return f"Error: unknown tool {call.name!r}", True
+        try:
+            args = json.loads(call.arguments or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+            return str(function.execute(args)), False
+        except Exception as exc:  # a bad memory call must not fail the user's run
+            logger.warning("memory tool failed", extra={"tool": call.name, "error": type(exc).__name__})
+            return f"Error: {exc}", True
+
+    def _functions(self, user_message: str) -> list[Function]:
+        def add_memory(memory: str, topics: list[str] | None = None) -> str:
+            """Add a memory about the user.
+
+            Args:
+                memory: The memory, one fact in third person ("User's name is Ada").
+                topics: Short topics for the memory, e.g. ["name"].
+            """
+            stored = self.store.add(memory=memory, topics=list(topics or []), input=user_message)
+            self.memories.append(stored)
+            self.changed = True
+            return "Memory added successfully"
+
+        def update_memory(memory_id: str, memory: str, topics: list[str] | None = None) -> str:
+            """Replace an existing memory.
+
+            Args:
+                memory_id: The id of the memory to update.
+                memory: The new text of the memory.
+                topics: Short topics for the memory.
+            """
+            index = self._index(memory_id)
+            stored = self.store.update(memory_id=memory_id, memory=memory, topics=list(topics or []))
+            self.memories[index] = stored
+            self.changed = True
+            return "Memory updated successfully"
+
+        def delete_memory(memory_id: str) -> str:
+            """Delete a memory.
+
+            Args:
+                memory_id: The id of the memory to delete.
+            """
+            index = self._index(memory_id)
+            self.store.delete(memory_id=memory_id)
+            del self.memories[index]
+            self.changed = True
+            return "Memory deleted successfully"
+
+        return [Function.from_callable(f) for f in (add_memory, update_memory, delete_memory)]
+
+    def _index(self, memory_id: str) -> int:
+        for index, memory in enumerate(self.memories):
+            if memory.get("memory_id") == memory_id:
+                return index
+        raise KeyError(f"No memory with memory_id {memory_id!r}")

@@ -1,0 +1,72 @@
+"""Model providers behind one interface, and ``get_model("provider:model_id")``.
+
+Importing this package does not import the provider SDKs; each provider imports its SDK on first
+use.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from agents.runtime.models.base import (
+    Model,
+    ModelChunk,
+    ProviderData,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from agents.runtime.models.chain import ModelChain
+
+PROVIDERS = ("openai", "anthropic", "offline")
+
+
+def get_model(spec: str | Model, **options: Any) -> Model:
+    """Build a model from ``"provider:model_id"`` (``openai:gpt-4o-mini``, ``anthropic:claude-...``,
+    ``offline:demo``). ``options`` go to the provider's constructor (``api_key``, ``base_url``,
+    ``timeout``, ``temperature``, ``max_tokens``; ``sleep`` for the offline model).
+    A ``Model`` instance is returned unchanged.
+    """
+    if isinstance(spec, Model):
+        return spec
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(
+            f"Model must look like 'provider:model_id' (e.g. 'openai:gpt-4o-mini', 'offline:demo'), got {spec!r}"
+        )
+    provider, _, model_id = spec.partition(":")
+    provider = provider.strip().lower()
+    model_id = model_id.strip()
+    if not provider or not model_id:
+        raise ValueError(
+            f"Model must look like 'provider:model_id' (e.g. 'openai:gpt-4o-mini', 'offline:demo'), got {spec!r}"
+        )
+    # Plain imports of our provider modules are cheap: they import their SDK only when called.
+    if provider == "openai":
+        from agents.runtime.models.openai import OpenAIChat
+
+        return OpenAIChat(model_id, **options)
+    if provider == "anthropic":
+        from agents.runtime.models.anthropic import Claude
+
+        return Claude(model_id, **options)
+    if provider == "offline":
+        from agents.runtime.models.offline import OfflineModel
+
+        return OfflineModel(model_id, **options)
+    raise ValueError(f"Unknown model provider {provider!r} in {spec!r}; known providers: {', '.join(PROVIDERS)}")
+
+
+__all__ = [
+    "Model",
+    "ModelChain",
+    "ModelChunk",
+    "PROVIDERS",
+    "ProviderData",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "get_model",
+]

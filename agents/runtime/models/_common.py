@@ -1,0 +1,67 @@
+"""Helpers shared by the SDK-backed providers."""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from agents.runtime.errors import FatalModelError, MissingCredentialsError, ModelError, RetryableModelError
+
+# 408 and 409 are what upstream load balancers answer when they shed load; the SDKs retry them too.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+def required_env(value: str | None, variable: str, provider: str) -> str:
+    """Return ``value`` or the environment variable, or raise an error naming the variable."""
+    resolved = value or os.environ.get(variable)
+    if not resolved:
+        raise MissingCredentialsError(
+            f"{variable} is not set: export it to use {provider} models "
+            "(or choose the offline model, offline:demo)",
+            provider=provider,
+        )
+    return resolved
+
+
+def status_error(provider: str, status: int, body: object, fallback: str) -> ModelError:
+    message = body_message(body) or fallback
+    cls = RetryableModelError if status >= 500 or status in RETRYABLE_STATUSES else FatalModelError
+    return cls(message, provider=provider, status_code=status)
+
+
+def body_message(body: object) -> str:
+    """The human message inside a provider error body (``{"error": {"message": ...}}`` or flatter)."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    if isinstance(body, str):
+        return body
+    return ""
+
+
+def image_url(image: Mapping[str, Any]) -> str | None:
+    """A URL for an input image dict (``url``, or base64 ``content`` plus ``mime_type``)."""
+    if image.get("url"):
+        return str(image["url"])
+    if image.get("content"):
+        mime = image.get("mime_type") or "image/png"
+        return f"data:{mime};base64,{image['content']}"
+    return None
+
+
+def parse_arguments(arguments: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict for providers that want an object (Anthropic ``input``)."""
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def schema_title(schema: Mapping[str, Any]) -> str:
+    title = str(schema.get("title") or "output")
+    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in title)[:64]

@@ -1,0 +1,219 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK (imported on first use)."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
+from agents.runtime.models._common import image_url, parse_arguments, required_env, status_error
+from agents.runtime.models.base import (
+    Model,
+    ModelChunk,
+    ProviderData,
+    ReasoningDelta,
+    Task,
+    TextDelta,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    message_text,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+class Claude(Model):
+    provider = "Anthropic"
+    name = "Claude"
+
+    def __init__(
+        self,
+        id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        temperature: float | None = None,
+        max_tokens: int = 4096,
+    ) -> None:
+        super().__init__(id)
+        self._api_key = api_key
+        self._base_url = base_url
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._client: anthropic.Anthropic | None = None
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> anthropic.Anthropic:
+        with self._lock:
+            if self._client is None:
+                import os
+
+                # Checked before importing the SDK: the error is then immediate and clear.
+                api_key = required_env(self._api_key, "ANTHROPIC_API_KEY", self.provider)
+
+                import anthropic
+
+                base_url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+                self._client = anthropic.Anthropic(
+                    api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
+                )
+            return self._client
+
+    def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+        output_schema: Mapping[str, Any] | None = None,
+        task: Task = "chat",
+    ) -> Iterator[ModelChunk]:
+        client = self._get_client()
+        import anthropic
+        import httpx2
+
+        system, converted = to_anthropic_messages(messages, keep_tool_blocks=bool(tools))
+        params: dict[str, Any] = {
+            "model": self.id,
+            "max_tokens": self.max_tokens,
+            "messages": converted,
+            "stream": True,
+        }
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
+            params["tool_choice"] = {"type": tool_choice}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        # Structured output is requested through the system prompt (see structured.py); the
+        # Messages API has no response_format.
+
+        try:
+            response = client.messages.create(**params)
+            try:
+                yield from _read_stream(response)
+            finally:
+                response.close()
+        except anthropic.APIError as exc:
+            raise _classify(exc, self.provider) from exc
+        except httpx2.TransportError as exc:
+            raise RetryableModelError(f"Anthropic connection failed: {exc}", provider=self.provider) from exc
+
+
+def _read_stream(response: Any) -> Iterator[ModelChunk]:
+    input_tokens = output_tokens = cache_read = cache_write = 0
+    blocks: dict[int, dict[str, str]] = {}
+    for event in response:
+        kind = event.type
+        if kind == "message_start":
+            message = event.message
+            yield ProviderData({"id": message.id})
+            usage = message.usage
+            input_tokens = usage.input_tokens or 0
+            cache_read = getattr(usage, "cache_read_input_tokens", 0) or 0
+            cache_write = getattr(usage, "cache_creation_input_tokens", 0) or 0
+            output_tokens = getattr(usage, "output_tokens", 0) or 0
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta" and delta.text:
+                yield TextDelta(delta.text)
+            elif delta.type == "thinking_delta" and delta.thinking:
+                yield ReasoningDelta(delta.thinking)
+            elif delta.type == "input_json_delta" and event.index in blocks:
+                blocks[event.index]["json"] += delta.partial_json
+        elif kind == "content_block_stop":
+            block_data = blocks.pop(event.index, None)
+            if block_data is not None:
+                yield ToolCall(id=block_data["id"], name=block_data["name"], arguments=block_data["json"] or "{}")
+        elif kind == "message_delta":
+            # message_delta carries the cumulative output token count.
+            output_tokens = getattr(event.usage, "output_tokens", output_tokens) or output_tokens
+    yield Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+    )
+
+
+def _classify(exc: Exception, provider: str) -> ModelError:
+    import anthropic
+
+    if isinstance(exc, anthropic.APITimeoutError):
+        return RetryableModelError("Anthropic request timed out", provider=provider)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return RetryableModelError(f"Could not connect to Anthropic: {exc}", provider=provider)
+    if isinstance(exc, anthropic.APIStatusError):
+        return status_error(provider, exc.status_code, exc.body, str(exc))
+    return FatalModelError(str(exc), provider=provider)
+
+
+def to_anthropic_messages(
+    messages: Sequence[Mapping[str, Any]], *, keep_tool_blocks: bool = True
+) -> tuple[str, list[dict[str, Any]]]:
+    """Stored message dicts -> (system prompt, Messages API messages).
+
+    Tool results become ``tool_result`` blocks in a user message, and consecutive messages of one
+    role are merged, as the API wants. The API refuses ``tool_use`` blocks in a request without
+    ``tools``, so when there are none (history from a run that used tools) they become plain text.
+    """
+    system_parts: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def append(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for message in messages:
+        role = message.get("role")
+        text = message_text(message)
+        if role == "system":
+            system_parts.append(text)
+        elif role == "user":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text or " "}]
+            for image in message.get("images") or []:
+                url = image_url(image)
+                if url and url.startswith("data:"):
+                    mime, _, data = url[5:].partition(";base64,")
+                    blocks.append({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}})
+                elif url:
+                    blocks.append({"type": "image", "source": {"type": "url", "url": url}})
+            append("user", blocks)
+        elif role == "assistant":
+            blocks = [{"type": "text", "text": text}] if text else []
+            for call in message.get("tool_calls") or []:
+                function = call["function"]
+                if keep_tool_blocks:
+                    blocks.append(
+                        {"type": "tool_use", "id": call["id"], "name": function["name"], "input": parse_arguments(function["arguments"])}
+                    )
+                else:
+                    blocks.append({"type": "text", "text": f"[called tool {function['name']} with {function['arguments']}]"})
+            append("assistant", blocks)
+        elif role == "tool":
+            if keep_tool_blocks:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text}
+                if message.get("tool_call_error"):
+                    block["is_error"] = True
+                append("user", [block])
+            else:
+                append("user", [{"type": "text", "text": f"[tool {message.get('tool_name')} returned: {text}]"}])
+    return "\n\n".join(p for p in system_parts if p), out
+

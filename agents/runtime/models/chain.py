@@ -1,0 +1,88 @@
+"""Retries and fallbacks around a model turn."""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from agents.runtime.errors import RetryableModelError
+from agents.runtime.models.base import CONTENT_CHUNKS, Model, ModelChunk, Task, ToolChoice, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+
+class ModelChain:
+    """The agent's model followed by its fallbacks.
+
+    A retryable error before any content was streamed is retried on the same model with a bounded
+    exponential backoff (``retries`` extra attempts), then the next model is tried. A fatal error
+    (bad key, bad request) is not worth another model's time and propagates at once. Once content
+    has reached the caller the turn cannot be replayed without duplicating it, so errors after that
+    point propagate too.
+    """
+
+    def __init__(
+        self,
+        models: Sequence[Model],
+        *,
+        retries: int = 1,
+        backoff: float = 0.5,
+        max_backoff: float = 4.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not models:
+            raise ValueError("ModelChain needs at least one model")
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        self.models = list(models)
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.sleep = sleep
+        # The model that produced the chunks being yielded; read it when booking usage.
+        self.active: Model = self.models[0]
+
+    @property
+    def primary(self) -> Model:
+        return self.models[0]
+
+    def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+        output_schema: Mapping[str, Any] | None = None,
+        task: Task = "chat",
+    ) -> Iterator[ModelChunk]:
+        last_error: RetryableModelError | None = None
+        for model in self.models:
+            for attempt in range(self.retries + 1):
+                self.active = model
+                streamed = False
+                chunks = model.stream(
+                    messages, tools=tools, tool_choice=tool_choice, output_schema=output_schema, task=task
+                )
+                try:
+                    for chunk in chunks:
+                        streamed = streamed or isinstance(chunk, CONTENT_CHUNKS)
+                        yield chunk
+                    return
+                except RetryableModelError as exc:
+                    if streamed:
+                        raise
+                    last_error = exc
+                    logger.warning(
+                        "model call failed, retryable",
+                        extra={"provider": model.provider, "model": model.id, "attempt": attempt + 1},
+                    )
+                    if attempt < self.retries:
+                        self.sleep(min(self.max_backoff, self.backoff * (2**attempt)))
+                finally:
+                    # Closing releases the HTTP response when the caller stops early (cancel).
+                    close = getattr(chunks, "close", None)
+                    if close is not None:
+                        close()
+        assert last_error is not None
+        raise last_error

@@ -1,0 +1,344 @@
+"""The offline demo model, ``offline:demo``: deterministic, no network, clearly a demo.
+
+It exists so that the whole pipeline (streaming, usage, tools, human-in-the-loop, history,
+memories, summaries, structured output, cancellation, retries) runs without a provider key.
+
+Grammar. Only the **last user message** is read, line by line; a line is a command when it starts
+with one of these words:
+
+``/call <tool_name> <json object of args>``
+    Ask for a tool call, e.g. ``/call add {"a": 2, "b": 3}``. Several ``/call`` lines make several
+    tool calls in one turn. Arguments may be omitted (``{}``); invalid JSON is passed through as
+    is, so the run reports the decoding error back to the model.
+``/slow <seconds>``
+    Stream the answer slowly: the delay is spread evenly over the deltas (sleeping after each).
+    For cancel, disconnect and reload demos. The sleep function is ``OfflineModel(sleep=...)``,
+    else this module's ``sleep`` attribute (patchable).
+``/fail``
+    Raise a ``FatalModelError`` (like a 401 or 400 from a provider).
+``/fail-retryable``
+    Raise a ``RetryableModelError`` (like a 5xx or 429): retries and fallback models kick in.
+
+Answers, in order of precedence:
+
+1. Tool results after the last user message (the turn after tools ran): one line per result,
+   ``Tool add returned: 5``, ``Tool delete_file was rejected by the user: <note>`` (a result
+   starting with "Function call was rejected by the user") or ``Tool x failed: <error>``.
+2. ``/call`` lines, when tools may be called: the tool calls, no text.
+3. With a structured-output JSON schema: a JSON object that validates against it, filled
+   deterministically (strings ``"example <field>"``, numbers 1 or the minimum, booleans true,
+   arrays of one item, the first enum value).
+4. Otherwise an echo: ``(offline demo) You said: <text>`` plus one sentence about history,
+   ``This is the first message I see from you.`` or
+   ``I can see 2 earlier messages from you; the previous one was: "<text>".``, plus, when
+   memories are in the system prompt, ``I remember 2 things about you: <m1>; <m2>.``
+
+Other tasks the runtime gives it:
+
+* reasoning: streams reasoning deltas ``The user asks: "<text>". I will answer directly ...``.
+* memory (as the memory model; tools add_memory/update_memory/delete_memory): from the user text,
+  ``my name is X`` adds (or updates an existing name memory to) ``User's name is X``;
+  ``I like X`` / ``I love X`` adds ``User likes X``; ``remember that X`` adds ``X``;
+  ``forget X`` deletes memories containing X (``forget everything`` deletes all). After the tool
+  results it answers ``Memories updated.``; with nothing to do, ``No memory changes.``
+* summary: JSON ``{"summary": "The user sent N message(s). Most recently: \"<text>\".",
+  "topics": [up to three words of five letters or more from the user's messages]}``.
+
+Usage: input tokens = whitespace-separated words in all messages (tool-call arguments included),
+output tokens = words produced; total = their sum.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from agents.runtime.errors import FatalModelError, RetryableModelError
+from agents.runtime.models.base import (
+    Model,
+    ModelChunk,
+    ReasoningDelta,
+    Task,
+    TextDelta,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    message_text,
+)
+
+# Module-level so tests and demos can patch it: ``monkeypatch.setattr(offline, "sleep", fake)``.
+sleep: Callable[[float], None] = time.sleep
+
+REJECTED_PREFIX = "Function call was rejected by the user"
+_CALL_RE = re.compile(r"^/call\s+(\S+)\s*(.*)$")
+_SLOW_RE = re.compile(r"^/slow\s+([0-9]*\.?[0-9]+)\s*$")
+_COMMAND_RE = re.compile(r"^/(call|slow|fail|fail-retryable)\b")
+_MEMORY_LINE_RE = re.compile(r"^- memory_id: (\S+) \| memory: (.*)$")
+_CLAUSE_END = r"[^,.;!?\n]+"
+
+
+class OfflineModel(Model):
+    provider = "Offline"
+    name = "OfflineModel"
+
+    def __init__(self, id: str = "demo", *, sleep: Callable[[float], None] | None = None) -> None:
+        super().__init__(id)
+        self._sleep = sleep
+
+    def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+        output_schema: Mapping[str, Any] | None = None,
+        task: Task = "chat",
+    ) -> Iterator[ModelChunk]:
+        input_tokens = sum(_words(m) for m in messages)
+        user_index, user_text = _last_user(messages)
+        after_user = list(messages[user_index + 1 :]) if user_index >= 0 else []
+        tool_names = {t.name for t in tools} if tool_choice != "none" else set()
+
+        calls: list[ToolCall] = []
+        reasoning = ""
+        text = ""
+        if task == "reasoning":
+            reasoning = (
+                f'The user asks: "{_strip_commands(user_text)}". '
+                "I will answer directly and call tools when the message asks for them."
+            )
+        elif task == "memory":
+            if any(m.get("role") == "tool" for m in after_user):
+                text = "Memories updated."
+            else:
+                calls = _memory_calls(user_text, _existing_memories(messages), tool_names, user_text)
+                text = "" if calls else "No memory changes."
+        elif task == "summary":
+            text = json.dumps(_summary(user_text), ensure_ascii=False)
+        else:
+            if "/fail-retryable" in _commands(user_text):
+                raise RetryableModelError("offline model: /fail-retryable requested", provider=self.provider, status_code=503)
+            if "/fail" in _commands(user_text):
+                raise FatalModelError("offline model: /fail requested", provider=self.provider, status_code=400)
+            tool_results = [m for m in after_user if m.get("role") == "tool"]
+            if output_schema is not None and (tool_results or not _call_lines(user_text) or not tool_names):
+                text = json.dumps(fill_schema(output_schema, output_schema), ensure_ascii=False)
+            elif tool_results:
+                text = "\n".join(_describe_tool_result(m) for m in tool_results)
+            elif _call_lines(user_text) and tool_names:
+                calls = _tool_calls(user_text, len(messages))
+            else:
+                text = _echo(messages, user_index, user_text)
+
+        delay = _slow_seconds(user_text) if task == "chat" else 0.0
+        pieces = _pieces(reasoning or text)
+        pause = delay / len(pieces) if pieces and delay > 0 else 0.0
+        do_sleep = self._sleep or sleep
+        for piece in pieces:
+            yield ReasoningDelta(piece) if reasoning else TextDelta(piece)
+            if pause:
+                do_sleep(pause)
+        yield from calls
+        output_tokens = len((reasoning or text).split()) + sum(len(c.arguments.split()) + 1 for c in calls)
+        yield Usage(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
+
+
+def _words(message: Mapping[str, Any]) -> int:
+    count = len(message_text(message).split())
+    for call in message.get("tool_calls") or []:
+        count += len(str(call.get("function", {}).get("arguments", "")).split())
+    return count
+
+
+def _last_user(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user":
+            return index, message_text(messages[index])
+    return -1, ""
+
+
+def _commands(text: str) -> set[str]:
+    return {line.strip().split()[0] for line in text.splitlines() if _COMMAND_RE.match(line.strip())}
+
+
+def _call_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if _CALL_RE.match(line.strip())]
+
+
+def _strip_commands(text: str) -> str:
+    kept = [line for line in text.splitlines() if not _COMMAND_RE.match(line.strip())]
+    return " ".join(" ".join(kept).split())
+
+
+def _slow_seconds(text: str) -> float:
+    for line in text.splitlines():
+        match = _SLOW_RE.match(line.strip())
+        if match:
+            return float(match.group(1))
+    return 0.0
+
+
+def _pieces(text: str) -> list[str]:
+    """Word-sized deltas whose concatenation is exactly ``text``."""
+    return re.findall(r"\s*\S+\s*", text) if text.strip() else ([text] if text else [])
+
+
+def _tool_calls(user_text: str, salt: int) -> list[ToolCall]:
+    digest = hashlib.sha1(f"{salt}:{user_text}".encode()).hexdigest()[:8]
+    calls = []
+    for index, line in enumerate(_call_lines(user_text)):
+        match = _CALL_RE.match(line)
+        assert match is not None
+        arguments = match.group(2).strip() or "{}"
+        calls.append(ToolCall(id=f"call_{digest}_{index}", name=match.group(1), arguments=arguments))
+    return calls
+
+
+def _describe_tool_result(message: Mapping[str, Any]) -> str:
+    name = message.get("tool_name") or "tool"
+    content = message_text(message)
+    if content.startswith(REJECTED_PREFIX):
+        note = content[len(REJECTED_PREFIX) :].lstrip(":. ").strip()
+        return f"Tool {name} was rejected by the user" + (f": {note}" if note else ".")
+    if message.get("tool_call_error"):
+        return f"Tool {name} failed: {content}"
+    return f"Tool {name} returned: {content}"
+
+
+def _echo(messages: Sequence[Mapping[str, Any]], user_index: int, user_text: str) -> str:
+    earlier = [message_text(m) for m in messages[: max(user_index, 0)] if m.get("role") == "user"]
+    said = _strip_commands(user_text) or "(only commands)"
+    parts = [f"(offline demo) You said: {said}"]
+    if earlier:
+        noun = "message" if len(earlier) == 1 else "messages"
+        parts.append(
+            f'I can see {len(earlier)} earlier {noun} from you; the previous one was: "{_strip_commands(earlier[-1])}".'
+        )
+    else:
+        parts.append("This is the first message I see from you.")
+    memories = _system_memories(messages)
+    if memories:
+        noun = "thing" if len(memories) == 1 else "things"
+        parts.append(f"I remember {len(memories)} {noun} about you: {'; '.join(memories)}.")
+    return " ".join(parts)
+
+
+def _system_memories(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Memory lines from the agent's system prompt (see prompt.py)."""
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        block = re.search(
+            r"<memories_from_previous_interactions>\n(.*?)\n</memories_from_previous_interactions>",
+            message_text(message),
+            re.S,
+        )
+        if block:
+            return [line[2:].strip() for line in block.group(1).splitlines() if line.startswith("- ")]
+    return []
+
+
+def _existing_memories(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(memory_id, memory)`` pairs from the memory manager's system prompt (see memory.py)."""
+    found: list[tuple[str, str]] = []
+    for message in messages:
+        if message.get("role") == "system":
+            for line in message_text(message).splitlines():
+                match = _MEMORY_LINE_RE.match(line.strip())
+                if match:
+                    found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _memory_calls(
+    text: str, existing: list[tuple[str, str]], tool_names: set[str], salt: str
+) -> list[ToolCall]:
+    operations: list[tuple[str, dict[str, Any]]] = []
+    known = {memory.lower() for _, memory in existing}
+
+    # The first word after "my name is", plus capitalised words that follow (a surname).
+    for match in re.finditer(r"\b(?i:my name is) ([\w'-]+(?: [A-Z][\w'-]*)*)", text):
+        memory = f"User's name is {match.group(1).strip()}"
+        current = next((mid for mid, m in existing if "name is" in m.lower()), None)
+        if current is not None:
+            operations.append(("update_memory", {"memory_id": current, "memory": memory, "topics": ["name"]}))
+        elif memory.lower() not in known:
+            operations.append(("add_memory", {"memory": memory, "topics": ["name"]}))
+    for match in re.finditer(rf"\bI (?:like|love|enjoy) ({_CLAUSE_END})", text, re.I):
+        memory = f"User likes {match.group(1).strip()}"
+        if memory.lower() not in known:
+            operations.append(("add_memory", {"memory": memory, "topics": ["preferences"]}))
+    for match in re.finditer(r"\bremember (?:that )?([^.;!?\n]+)", text, re.I):
+        memory = match.group(1).strip()
+        if memory.lower() not in known:
+            operations.append(("add_memory", {"memory": memory, "topics": ["general"]}))
+    for match in re.finditer(r"\bforget (?:that |about )?([^.;!?\n]+)", text, re.I):
+        target = match.group(1).strip().lower()
+        if target in ("everything", "all", "all memories", "everything about me"):
+            doomed = [mid for mid, _ in existing]
+        else:
+            needles = {target, target.removeprefix("my "), re.sub(r"^i (?:like|love|enjoy) ", "likes ", target)}
+            doomed = [mid for mid, m in existing if any(n and n in m.lower() for n in needles)]
+        operations.extend(("delete_memory", {"memory_id": mid}) for mid in doomed)
+
+    digest = hashlib.sha1(salt.encode()).hexdigest()[:8]
+    return [
+        ToolCall(id=f"call_mem_{digest}_{i}", name=name, arguments=json.dumps(args, ensure_ascii=False))
+        for i, (name, args) in enumerate(operations)
+        if name in tool_names
+    ]
+
+
+def _summary(transcript: str) -> dict[str, Any]:
+    user_lines = [line[len("User: ") :].strip() for line in transcript.splitlines() if line.startswith("User: ")]
+    if not user_lines:
+        return {"summary": "The conversation has no user messages yet.", "topics": []}
+    noun = "message" if len(user_lines) == 1 else "messages"
+    topics: list[str] = []
+    for line in user_lines:
+        for word in re.findall(r"[A-Za-z]{5,}", _strip_commands(line)):
+            if word.lower() not in topics and len(topics) < 3:
+                topics.append(word.lower())
+    latest = _strip_commands(user_lines[-1])
+    return {"summary": f'The user sent {len(user_lines)} {noun}. Most recently: "{latest}".', "topics": topics}
+
+
+def fill_schema(schema: Mapping[str, Any], root: Mapping[str, Any], name: str = "value") -> Any:
+    """A deterministic value that validates against a simple JSON schema."""
+    if "$ref" in schema:
+        ref = str(schema["$ref"])
+        target: Any = root
+        for part in ref.lstrip("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return fill_schema(target, root, name)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
+            return fill_schema(options[0], root, name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        return {key: fill_schema(sub, root, key) for key, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        items = schema.get("items") or {"type": "string"}
+        return [fill_schema(items, root, name) for _ in range(max(1, int(schema.get("minItems", 1))))]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return f"example {name}"

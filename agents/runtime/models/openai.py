@@ -1,0 +1,210 @@
+"""OpenAI Chat Completions through the official ``openai`` SDK.
+
+Works against any OpenAI-compatible server (Ollama, vLLM, LM Studio, a test fake) through
+``OPENAI_BASE_URL`` or ``base_url=``. The SDK is imported on first use: it takes seconds to import
+and most processes that import the runtime never call OpenAI.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
+from agents.runtime.models._common import image_url, required_env, schema_title, status_error
+from agents.runtime.models.base import (
+    Model,
+    ModelChunk,
+    ProviderData,
+    ReasoningDelta,
+    Task,
+    TextDelta,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    message_text,
+)
+
+if TYPE_CHECKING:
+    import openai
+
+
+class OpenAIChat(Model):
+    provider = "OpenAI"
+    name = "OpenAIChat"
+
+    def __init__(
+        self,
+        id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        super().__init__(id)
+        # Credentials are read at first use, not here, so that building an agent never fails
+        # just because a key is missing in this process.
+        self._api_key = api_key
+        self._base_url = base_url
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                import os
+
+                # Checked before importing the SDK: the error is then immediate and clear.
+                api_key = required_env(self._api_key, "OPENAI_API_KEY", self.provider)
+
+                import openai
+
+                base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
+                # Our chain owns retries (with an injectable sleep); the SDK's own would double them.
+                self._client = openai.OpenAI(
+                    api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
+                )
+            return self._client
+
+    def stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+        output_schema: Mapping[str, Any] | None = None,
+        task: Task = "chat",
+    ) -> Iterator[ModelChunk]:
+        client = self._get_client()
+        import httpx2
+        import openai
+
+        params: dict[str, Any] = {
+            "model": self.id,
+            "messages": to_openai_messages(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            params["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in tools
+            ]
+            params["tool_choice"] = tool_choice
+        if output_schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_title(output_schema), "schema": dict(output_schema)},
+            }
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+
+        try:
+            response = client.chat.completions.create(**params)
+            try:
+                yield from _read_stream(response)
+            finally:
+                response.close()
+        except openai.APIError as exc:
+            raise _classify(exc, self.provider) from exc
+        except httpx2.TransportError as exc:
+            raise RetryableModelError(f"OpenAI connection failed: {exc}", provider=self.provider) from exc
+
+
+def _read_stream(response: Any) -> Iterator[ModelChunk]:
+    calls: dict[int, dict[str, str]] = {}
+    usage: Any = None
+    sent_provider_data = False
+    for chunk in response:
+        if not sent_provider_data and getattr(chunk, "id", None):
+            sent_provider_data = True
+            yield ProviderData({"id": chunk.id})
+        if getattr(chunk, "usage", None):
+            usage = chunk.usage
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is None:
+                continue
+            # Compatible servers (DeepSeek, vLLM, Ollama) put thinking in a non-standard field.
+            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if isinstance(reasoning, str) and reasoning:
+                yield ReasoningDelta(reasoning)
+            if delta.content:
+                yield TextDelta(delta.content)
+            for call in delta.tool_calls or []:
+                index = call.index if call.index is not None else len(calls)
+                entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+                if call.id:
+                    entry["id"] = call.id
+                if call.function is not None:
+                    if call.function.name and not entry["name"]:
+                        entry["name"] = call.function.name
+                    if call.function.arguments:
+                        entry["arguments"] += call.function.arguments
+    # Tool calls are only complete once the stream has ended.
+    for index in sorted(calls):
+        entry = calls[index]
+        yield ToolCall(id=entry["id"] or f"call_{index}", name=entry["name"], arguments=entry["arguments"] or "{}")
+    if usage is not None:
+        details = getattr(usage, "completion_tokens_details", None)
+        prompt_details = getattr(usage, "prompt_tokens_details", None)
+        yield Usage(
+            input_tokens=usage.prompt_tokens or 0,
+            output_tokens=usage.completion_tokens or 0,
+            total_tokens=usage.total_tokens or 0,
+            reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+            cache_read_tokens=(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
+        )
+
+
+def _classify(exc: Exception, provider: str) -> ModelError:
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return RetryableModelError("OpenAI request timed out", provider=provider)
+    if isinstance(exc, openai.APIConnectionError):
+        return RetryableModelError(f"Could not connect to OpenAI: {exc}", provider=provider)
+    if isinstance(exc, openai.APIStatusError):
+        return status_error(provider, exc.status_code, exc.body, str(exc))
+    return FatalModelError(str(exc), provider=provider)
+
+
+def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stored message dicts -> Chat Completions messages (our bookkeeping keys stripped)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            item: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+            if message.get("tool_calls"):
+                item["tool_calls"] = [
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]},
+                    }
+                    for call in message["tool_calls"]
+                ]
+            elif item["content"] is None:
+                item["content"] = ""
+            out.append(item)
+        elif role == "tool":
+            out.append({"role": "tool", "tool_call_id": message.get("tool_call_id"), "content": message_text(message)})
+        elif role == "user" and message.get("images"):
+            parts: list[dict[str, Any]] = [{"type": "text", "text": message_text(message)}]
+            for image in message["images"]:
+                url = image_url(image)
+                if url:
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+            out.append({"role": "user", "content": parts})
+        elif role in ("system", "user"):
+            out.append({"role": role, "content": message_text(message)})
+    return out

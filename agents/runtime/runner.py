@@ -1,0 +1,475 @@
+"""The run loop: model turns, tool calls, pauses, and the steps after the answer.
+
+``AgentRun`` is an iterator of event dicts; once it is exhausted, ``output`` is the final RunOutput
+dict. Provider failures end the run with a ``RunError`` event; they never escape the iteration.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from agents.runtime.calls import as_text, call_str, parse_arguments
+from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
+from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
+from agents.runtime.hitl import REJECTED, Decision, is_pending
+from agents.runtime.history import history_messages, input_text, with_file_text
+from agents.runtime.memory import MemoryManager
+from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
+from agents.runtime.output import (
+    CANCELLED,
+    COMPLETED,
+    ERROR,
+    PAUSED,
+    RUNNING,
+    RunState,
+    message_metrics,
+    new_message,
+    paused_content,
+    requirement,
+    tool_execution,
+)
+from agents.runtime.summary import create_session_summary
+from agents.runtime.tools.function import Function
+
+if TYPE_CHECKING:
+    from agents.runtime.agent import Agent
+    from agents.runtime.context import RunContext
+
+logger = logging.getLogger(__name__)
+
+# A model that never stops calling tools is made to answer after this many turns.
+MAX_MODEL_TURNS = 32
+TOOL_NOT_FOUND = "Error: The requested tool {name!r} does not exist or is not available."
+TOOL_LIMIT = "Tool call limit reached. Tool call {name} not executed. Don't try to execute it again."
+
+
+class _Cancelled(Exception):
+    def __init__(self, partial_turn: str = "") -> None:
+        super().__init__("cancelled")
+        self.partial_turn = partial_turn
+
+
+class AgentRun:
+    """One execution (or continuation) of an agent. Iterate for events, then read ``output``.
+
+    ``session_summary`` (``{summary, topics, updated_at}``) and ``memories`` (the user's memories
+    after the memory manager ran) are set when those steps ran, for the caller to persist.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        ctx: RunContext,
+        state: RunState,
+        *,
+        stream_events: bool = True,
+        decisions: dict[str, Decision] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.state = state
+        self.stream_events = stream_events
+        self.session_summary: dict[str, Any] | None = None
+        self.memories: list[dict[str, Any]] | None = None
+        self._events = EventFactory(state, ctx.clock)
+        self._functions: dict[str, Function] = agent.run_functions(ctx)
+        self._chain = agent.model_chain(ctx.sleep)
+        self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
+        self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
+        self._limit_reached = agent.tool_call_limit is not None and self._tool_calls >= agent.tool_call_limit
+        self._turns = 0
+        self._content: list[str] = []
+        self._last_text = ""
+        self._stop_content: list[str] = []
+        self._iterator = self._execute(decisions)
+
+    # ---- iteration ------------------------------------------------------------------------------
+
+    def __iter__(self) -> AgentRun:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            raise
+        except Exception:
+            # A bug, not a provider failure: leave an honest status behind, then let it surface.
+            if self.state.status == RUNNING:
+                self.state.status = ERROR
+            raise
+
+    def close(self) -> None:
+        """Stop early (the consumer went away): closes any open provider stream. The status stays
+        as it was (normally RUNNING); the caller decides what an abandoned run becomes."""
+        self._iterator.close()
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
+    def status(self) -> str:
+        return self.state.status
+
+    @property
+    def output(self) -> dict[str, Any]:
+        return self.state.to_dict()
+
+    # ---- the run ------------------------------------------------------------------------------
+
+    def _execute(self, decisions: dict[str, Decision] | None) -> Iterator[dict[str, Any]]:
+        clock = self.ctx.clock
+        self._start = clock()
+        self._previous_duration = self.state.metrics.duration or 0.0
+        self.state.status = RUNNING
+        try:
+            if decisions is None:
+                yield from self._emit(self._events.run_started())
+                self._check_cancelled()
+                if self.agent.reasoning_model is not None:
+                    yield from self._reason()
+            else:
+                yield from self._emit(self._events.make("RunContinued"))
+                self.state.content = None
+                yield from self._apply_decisions(decisions)
+            yield from self._loop()
+        except _Cancelled as cancelled:
+            if cancelled.partial_turn:
+                self.state.messages.append(new_message("assistant", cancelled.partial_turn, int(clock())))
+            partial = "".join(self._content)
+            self.state.content = partial
+            self.state.status = CANCELLED
+            self.state.cancellation_stage = "EXECUTING"
+            self._close_timing()
+            yield from self._emit(self._events.run_cancelled(partial))
+        except (ModelError, OutputSchemaError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            self.state.content = message
+            self.state.status = ERROR
+            self._close_timing()
+            yield from self._emit(self._events.run_error(message, exc.error_type))
+
+    def _loop(self) -> Iterator[dict[str, Any]]:
+        while True:
+            self._check_cancelled()
+            calls = yield from self._model_turn()
+            if not calls:
+                break
+            if self._turns > MAX_MODEL_TURNS:
+                # It was told to stop calling tools (tool_choice "none") and did not.
+                raise FatalModelError(f"The model kept calling tools after {MAX_MODEL_TURNS} turns", provider=self._chain.active.provider)
+            paused = yield from self._tool_calls_turn(calls)
+            if paused:
+                yield from self._pause(paused)
+                return
+            if self._stop_content:
+                break
+        yield from self._complete()
+
+    def _model_turn(self) -> Iterator[dict[str, Any]]:
+        clock, events, state = self.ctx.clock, self._events, self.state
+        self._turns += 1
+        if self._turns >= MAX_MODEL_TURNS:
+            self._limit_reached = True
+        specs = [f.spec() for f in self._functions.values()]
+        schema = self.agent.output_schema_spec
+        primary = self._chain.primary
+        yield from self._emit(events.model_request_started(primary.id, primary.provider))
+
+        started = clock()
+        text: list[str] = []
+        reasoning: list[str] = []
+        calls: list[ToolCall] = []
+        usage = Usage()
+        provider_data: dict[str, Any] | None = None
+        first_sent = False
+        ttft: float | None = None
+        stream = self._chain.stream(
+            self._context(),
+            tools=specs,
+            tool_choice="none" if self._limit_reached and specs else "auto",
+            output_schema=schema.schema if schema is not None else None,
+        )
+        try:
+            for chunk in stream:
+                if self.ctx.is_cancelled():
+                    raise _Cancelled("".join(text))
+                if isinstance(chunk, Usage):
+                    usage = _add_usage(usage, chunk)
+                    continue
+                if isinstance(chunk, ProviderData):
+                    provider_data = state.model_provider_data = dict(chunk.data)
+                elif ttft is None:
+                    ttft = clock() - started
+                    if state.metrics.time_to_first_token is None:
+                        state.metrics.time_to_first_token = clock() - self._start
+                if not first_sent:
+                    first_sent = True
+                    yield from self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data))
+                if isinstance(chunk, TextDelta):
+                    text.append(chunk.text)
+                    if schema is None:
+                        self._content.append(chunk.text)
+                        yield from self._emit(events.run_content(chunk.text, model_provider_data=provider_data))
+                elif isinstance(chunk, ReasoningDelta):
+                    reasoning.append(chunk.text)
+                    yield from self._emit(events.run_content(reasoning_content=chunk.text, model_provider_data=provider_data))
+                elif isinstance(chunk, ToolCall):
+                    calls.append(chunk)
+        finally:
+            stream.close()
+        if not first_sent:
+            yield from self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data))
+
+        model = self._chain.active
+        state.metrics.add("model", model, usage)
+        self._last_text = "".join(text)
+        if reasoning:
+            state.reasoning_content = (state.reasoning_content or "") + "".join(reasoning)
+        state.messages.append(
+            new_message(
+                "assistant",
+                self._last_text or None,
+                int(clock()),
+                reasoning_content="".join(reasoning) or None,
+                tool_calls=[
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+                ],
+                provider_data=provider_data,
+                metrics=message_metrics(usage, clock() - started, ttft),
+            )
+        )
+        yield from self._emit(events.model_request_completed(model.id, model.provider, usage, ttft))
+        return calls
+
+    def _tool_calls_turn(self, calls: list[ToolCall]) -> Iterator[dict[str, Any]]:
+        """Run one turn's tool calls; returns the ToolExecutions that pause the run."""
+        limit = self.agent.tool_call_limit
+        paused: list[dict[str, Any]] = []
+        for call in calls:
+            self._check_cancelled()
+            self._tool_calls += 1
+            function = self._functions.get(call.name)
+            args, parse_error = parse_arguments(call.arguments)
+            if limit is not None and self._tool_calls > limit:
+                self._tool_message(call.id, call.name, args, TOOL_LIMIT.format(name=call.name), error=True)
+            elif function is None:
+                self._tool_message(call.id, call.name, args, TOOL_NOT_FOUND.format(name=call.name), error=True)
+            elif parse_error is not None:
+                self._tool_message(call.id, call.name, args, parse_error, error=True)
+            elif function.pauses:
+                te = self._paused_execution(call.id, function, args)
+                self.state.tools.append(te)
+                paused.append(te)
+            else:
+                te = tool_execution(call.id, call.name, args, int(self.ctx.clock()))
+                self.state.tools.append(te)
+                yield from self._run_tool(function, te)
+        if limit is not None and self._tool_calls >= limit:
+            # The model is asked to answer now; further calls would not run anyway.
+            self._limit_reached = True
+        return paused
+
+    def _paused_execution(self, call_id: str, function: Function, args: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        if function.requires_confirmation:
+            values["requires_confirmation"] = True
+        if function.requires_user_input:
+            values["requires_user_input"] = True
+            values["user_input_schema"] = function.user_input_schema(args)
+        if function.external_execution:
+            values["external_execution_required"] = True
+        return tool_execution(call_id, function.name, args, int(self.ctx.clock()), **values)
+
+    def _run_tool(self, function: Function, te: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        clock = self.ctx.clock
+        yield from self._emit(self._events.tool_call("ToolCallStarted", te))
+        start = float(clock())
+        try:
+            value = function.execute(te["tool_args"] or {}, session_state=self.state.session_state, dependencies=self.ctx.dependencies)
+            result, error = as_text(value), False
+        except Exception as exc:  # a failing tool is the model's problem to handle, not the run's
+            logger.warning("tool raised", extra={"tool": function.name, "error": type(exc).__name__})
+            result, error = str(exc) or type(exc).__name__, True
+        end = float(clock())
+        te.update(result=result, tool_call_error=error, metrics={"start_time": start, "end_time": end, "duration": end - start})
+        if function.stop_after_tool_call:
+            te["stop_after_tool_call"] = True
+            self._stop_content.append(result)
+        self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error, stop=function.stop_after_tool_call)
+        summary = f"{call_str(te['tool_name'], te['tool_args'])} completed in {end - start:.4f}s. "
+        yield from self._emit(self._events.tool_call("ToolCallCompleted", te, content=summary))
+        if error:
+            yield from self._emit(self._events.tool_call("ToolCallError", te, error=result))
+
+    def _tool_message(self, call_id: str, name: str, args: dict[str, Any], content: str, *, error: bool, stop: bool = False) -> None:
+        self.state.messages.append(
+            new_message(
+                "tool", content, int(self.ctx.clock()), tool_call_id=call_id, tool_name=name, tool_args=args,
+                tool_call_error=error, stop_after_tool_call=stop,
+            )
+        )
+
+    def _pause(self, paused: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        requirements = [requirement(te, self.ctx.clock()) for te in paused]
+        self.state.requirements = (self.state.requirements or []) + requirements
+        self.state.status = PAUSED
+        self.state.content = paused_content(paused)
+        self._close_timing()
+        yield from self._emit(self._events.make("RunContentCompleted"))
+        yield from self._emit(self._events.run_paused(paused, requirements))
+
+    def _apply_decisions(self, decisions: dict[str, Decision]) -> Iterator[dict[str, Any]]:
+        for te in self.state.tools:
+            decision = decisions.get(te["tool_call_id"])
+            if decision is None or not is_pending(te):
+                continue
+            if decision.confirmed is False:
+                te.update(confirmed=False, confirmation_note=decision.note or "Tool call was rejected", tool_call_error=True)
+                te.update(requires_confirmation=False)
+                content = f"{REJECTED}: {decision.note}" if decision.note else REJECTED
+                self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], content, error=True)
+            else:
+                if decision.confirmed:
+                    te.update(confirmed=True, requires_confirmation=False)
+                if te.get("requires_user_input"):
+                    te["tool_args"] = {**(te.get("tool_args") or {}), **decision.values}
+                    te.update(user_input_schema=decision.user_input_schema, requires_user_input=False, answered=True)
+                if te.get("external_execution_required"):
+                    te.update(result=decision.result, tool_call_error=decision.result_error, external_execution_required=False)
+                    self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], decision.result or "", error=decision.result_error)
+                else:
+                    function = self._functions.get(te["tool_name"])
+                    if function is None:
+                        te.update(result=TOOL_NOT_FOUND.format(name=te["tool_name"]), tool_call_error=True)
+                        self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], te["result"], error=True)
+                    else:
+                        yield from self._run_tool(function, te)
+            self._resolve_requirement(te, decision)
+
+    def _resolve_requirement(self, te: dict[str, Any], decision: Decision) -> None:
+        for req in self.state.requirements or []:
+            if req.get("tool_execution", {}).get("tool_call_id") != te["tool_call_id"]:
+                continue
+            req["tool_execution"] = json.loads(json.dumps(te))
+            if decision.confirmed is not None:
+                req["confirmation"] = decision.confirmed
+            if decision.note:
+                req["confirmation_note"] = decision.note
+            if decision.result is not None:
+                req["external_execution_result"] = decision.result
+            if decision.user_input_schema is not None:
+                req["user_input_schema"] = json.loads(json.dumps(decision.user_input_schema))
+
+    def _complete(self) -> Iterator[dict[str, Any]]:
+        state, schema = self.state, self.agent.output_schema_spec
+        if schema is not None and not self._stop_content:
+            state.content = schema.parse(self._last_text)
+            state.content_type = schema.title
+            yield from self._emit(self._events.run_content(state.content, content_type=schema.title))
+        elif self._stop_content:
+            state.content = "\n".join(self._stop_content)
+        else:
+            state.content = "".join(self._content)
+        yield from self._emit(self._events.make("RunContentCompleted"))
+        if self.agent.update_memory_on_run and self.ctx.memory_store is not None:
+            yield from self._update_memories()
+        if self.agent.enable_session_summaries:
+            yield from self._summarize()
+        state.status = COMPLETED
+        self._close_timing()
+        yield from self._emit(self._events.run_completed())
+
+    # ---- optional steps -----------------------------------------------------------------------
+
+    def _reason(self) -> Iterator[dict[str, Any]]:
+        events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
+        yield from self._emit(events.make("ReasoningStarted"))
+        parts: list[str] = []
+        stream = chain.stream(self._context(), task="reasoning")
+        try:
+            for chunk in stream:
+                self._check_cancelled()
+                if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
+                    parts.append(chunk.text)
+                    yield from self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text))
+                elif isinstance(chunk, Usage):
+                    self.state.metrics.add("reasoning_model", chain.active, chunk)
+        except ModelError as exc:
+            # As in Agno: a failed reasoning step does not fail the run, the agent answers without it.
+            logger.warning("reasoning model failed", extra={"provider": exc.provider, "error": type(exc).__name__})
+        finally:
+            stream.close()
+        reasoning = "".join(parts).strip()
+        if reasoning:
+            step = {"result": reasoning}
+            self.state.reasoning_content = reasoning
+            self.state.reasoning_steps = [step]
+            self.state.messages.append(
+                new_message("assistant", f"<thinking>\n{reasoning}\n</thinking>", int(self.ctx.clock()), reasoning_content=reasoning)
+            )
+            yield from self._emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning))
+        yield from self._emit(
+            events.make("ReasoningCompleted", content={"reasoning_steps": self.state.reasoning_steps or []}, content_type="ReasoningSteps")
+        )
+
+    def _update_memories(self) -> Iterator[dict[str, Any]]:
+        yield from self._emit(self._events.make("MemoryUpdateStarted"))
+        assert self.ctx.memory_store is not None
+        manager = MemoryManager(
+            self.agent.model_chain(self.ctx.sleep),
+            self.ctx.memory_store,
+            self.ctx.memories,
+            lambda model, usage: self.state.metrics.add("memory_model", model, usage),
+        )
+        try:
+            self.memories = manager.update(input_text(self.state.input))
+        except ModelError as exc:
+            logger.warning("memory update failed", extra={"provider": exc.provider, "error": type(exc).__name__})
+            self.memories = manager.memories
+        yield from self._emit(self._events.make("MemoryUpdateCompleted", memories=self.memories))
+
+    def _summarize(self) -> Iterator[dict[str, Any]]:
+        yield from self._emit(self._events.make("SessionSummaryStarted"))
+        conversation = history_messages(self.agent.history_runs(self.ctx)) + [
+            m for m in self.state.messages if m.get("role") in ("user", "assistant")
+        ]
+        try:
+            self.session_summary = create_session_summary(
+                self.agent.model_chain(self.ctx.sleep),
+                conversation,
+                previous=self.ctx.session_summary,
+                clock=self.ctx.clock,
+                book_usage=lambda model, usage: self.state.metrics.add("session_summary_model", model, usage),
+            )
+        except ModelError as exc:
+            logger.warning("session summary failed", extra={"provider": exc.provider, "error": type(exc).__name__})
+        yield from self._emit(self._events.make("SessionSummaryCompleted", session_summary=self.session_summary))
+
+    # ---- helpers ------------------------------------------------------------------------------
+
+    def _emit(self, event: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        if self.stream_events or event["event"] in ESSENTIAL_EVENTS:
+            yield event
+
+    def _check_cancelled(self) -> None:
+        if self.ctx.is_cancelled():
+            raise _Cancelled()
+
+    def _close_timing(self) -> None:
+        self.state.metrics.duration = self._previous_duration + (self.ctx.clock() - self._start)
+
+    def _context(self) -> list[dict[str, Any]]:
+        """What the model sees: system message, history, then this run's messages."""
+        messages = [with_file_text(m) for m in self.state.messages]
+        if messages and messages[0].get("role") == "system":
+            return [messages[0], *self._history, *messages[1:]]
+        return [*self._history, *messages]
+
+
+def _add_usage(a: Usage, b: Usage) -> Usage:
+    return Usage(**{f.name: getattr(a, f.name) + getattr(b, f.name) for f in fields(Usage)})

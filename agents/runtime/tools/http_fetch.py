@@ -1,0 +1,210 @@
+"""Fetch URLs for the model, without letting it reach the server's private network (SSRF).
+
+Every hop (the first URL and each redirect) is checked: http/https only, the host is resolved and
+refused when any address is loopback, private, link-local, multicast, reserved or otherwise not
+globally routable, unless the host or network is in ``allow_hosts``. The connection then goes to
+the address that was checked, so a DNS answer that changes between check and connect (rebinding)
+cannot redirect it. Proxy environment variables are ignored for the same reason.
+"""
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import socket
+import ssl
+import time
+from collections.abc import Iterable
+from urllib.parse import SplitResult, urljoin, urlsplit
+
+from agents.runtime.tools.function import tool
+from agents.runtime.tools.toolkit import Toolkit
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/xhtml")
+
+
+class FetchRefused(PermissionError):
+    """The URL, or an address it resolves to, is not allowed."""
+
+
+class HttpFetchTools(Toolkit):
+    id = "http"
+    name = "http"
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 10.0,
+        max_bytes: int = 200_000,
+        max_redirects: int = 5,
+        allow_hosts: Iterable[str] | str = (),
+        user_agent: str = "AgnoSite-HttpFetch/1.0",
+        **kwargs: object,
+    ) -> None:
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.max_redirects = max_redirects
+        self.user_agent = user_agent
+        self._hosts: set[str] = set()
+        self._networks: list[IPNetwork] = []
+        if isinstance(allow_hosts, str):  # "a.example, 10.0.0.0/8" from an environment variable
+            allow_hosts = [part for part in allow_hosts.split(",") if part.strip()]
+        for entry in allow_hosts:
+            entry = entry.strip()
+            try:
+                self._networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                self._hosts.add(entry.strip().lower().rstrip("."))
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+
+    @tool
+    def fetch_url(self, url: str) -> str:
+        """Fetch a web page or API response with an HTTP GET and return its text.
+
+        Args:
+            url: Absolute http:// or https:// URL.
+        """
+        current = url
+        for _ in range(self.max_redirects + 1):
+            parts = _check_url(current)
+            address = self._checked_address(parts)
+            status, content_type, location, body, truncated = self._get(parts, address)
+            if status in REDIRECT_STATUSES and location:
+                current = urljoin(current, location)
+                continue
+            return json.dumps(
+                {
+                    "url": current,
+                    "status": status,
+                    "content_type": content_type,
+                    "truncated": truncated,
+                    "content": _decode(body, content_type),
+                },
+                ensure_ascii=False,
+            )
+        raise FetchRefused(f"Too many redirects (more than {self.max_redirects})")
+
+    def _checked_address(self, parts: SplitResult) -> str:
+        host = (parts.hostname or "").lower().rstrip(".")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            addresses: list[IPAddress] = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except socket.gaierror as exc:
+                raise OSError(f"Could not resolve {host}: {exc}") from None
+            addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos))
+        if host not in self._hosts:
+            # Every address must pass: connecting to the first good one while another is private
+            # would let a hostile DNS record choose the target.
+            for address in addresses:
+                label = _forbidden(address)
+                if label and not any(_unmapped(address) in net for net in self._networks):
+                    raise FetchRefused(
+                        f"Refusing to fetch {host}: it resolves to {address} ({label} address) "
+                        "(allow it explicitly with allow_hosts)"
+                    )
+        return str(addresses[0])
+
+    def _get(self, parts: SplitResult, address: str) -> tuple[int, str, str | None, bytes, bool]:
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        connection: http.client.HTTPConnection
+        if parts.scheme == "https":
+            connection = _PinnedHTTPSConnection(host, port, address, self.timeout)
+        else:
+            connection = _PinnedHTTPConnection(host, port, address, self.timeout)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        deadline = time.monotonic() + self.timeout
+        try:
+            connection.request(
+                "GET", target, headers={"User-Agent": self.user_agent, "Accept": "*/*", "Accept-Encoding": "identity"}
+            )
+            response = connection.getresponse()
+            body = bytearray()
+            while len(body) <= self.max_bytes:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s")
+                chunk = response.read(min(65536, self.max_bytes + 1 - len(body)))
+                if not chunk:
+                    break
+                body.extend(chunk)
+            truncated = len(body) > self.max_bytes
+            content_type = response.getheader("Content-Type", "") or ""
+            return response.status, content_type, response.getheader("Location"), bytes(body[: self.max_bytes]), truncated
+        finally:
+            connection.close()
+
+
+def _check_url(url: str) -> SplitResult:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https"):
+        raise FetchRefused(f"Only http and https URLs can be fetched, not {parts.scheme or 'a relative URL'!r}")
+    if not parts.hostname:
+        raise FetchRefused("The URL has no host")
+    try:
+        parts.port  # noqa: B018 - validates the port
+    except ValueError:
+        raise FetchRefused("The URL has an invalid port") from None
+    return parts
+
+
+def _unmapped(address: IPAddress) -> IPAddress:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _forbidden(address: IPAddress) -> str | None:
+    address = _unmapped(address)
+    for label, flag in (
+        # Most specific first: link-local and loopback ranges are also "private" to ipaddress.
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("unspecified", address.is_unspecified),
+        ("reserved", address.is_reserved),
+        ("private", address.is_private),
+    ):
+        if flag:
+            return label
+    return None if address.is_global else "non-global"
+
+
+def _decode(body: bytes, content_type: str) -> str:
+    media = content_type.split(";")[0].strip().lower()
+    if media and not media.startswith(TEXT_TYPES) and not media.endswith(("+json", "+xml")):
+        return f"<{len(body)} bytes of {media} not shown>"
+    charset = "utf-8"
+    for param in content_type.split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip('"')
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._address = address
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        # SNI and certificate checks use the host name while the socket goes to the checked address.
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)

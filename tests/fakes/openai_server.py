@@ -1,0 +1,112 @@
+"""A scriptable OpenAI-compatible Chat Completions server (``POST /v1/chat/completions``).
+
+Drive the real ``openai`` SDK (or anything OpenAI-compatible) against it::
+
+    from tests.fakes.openai_server import Call, Failure, FakeOpenAIServer, Reply
+
+    with FakeOpenAIServer() as server:
+        server.push(
+            Reply(text="Hello there", usage=(12, 3)),                     # streamed word by word
+            Reply(tool_calls=[Call("add", {"a": 2, "b": 3}), Call("add", {"a": 1, "b": 1})]),
+            Failure(500, "upstream exploded"),                           # also 429, 401, 400 ...
+            lambda request: Reply(text=f"{len(request.messages)} messages"),
+        )
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)           # http://127.0.0.1:<port>/v1
+        ...
+        server.requests[0].body["messages"]                              # what the SDK sent
+
+Each request consumes one scripted item (FIFO); with the queue empty, ``server.default`` answers.
+Requests with ``"stream": true`` get SSE chunks (a final usage chunk when ``stream_options.
+include_usage`` is set, then ``data: [DONE]``); others get one ``chat.completion`` JSON body.
+See ``Reply`` for slowness (``delay``) and gating (``gate``), ``Failure`` for error injection.
+"""
+from __future__ import annotations
+
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.fakes._base import Call, Failure, FakeServer, Recorded, Reply, pieces
+
+__all__ = ["Call", "Failure", "FakeOpenAIServer", "Recorded", "Reply"]
+
+CREATED = 1_796_031_773
+ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error", 429: "rate_limit_error"}
+
+
+class FakeOpenAIServer(FakeServer):
+    paths = ("/v1/chat/completions", "/chat/completions")
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def respond(self, handler: BaseHTTPRequestHandler, recorded: Recorded, item: Reply | Failure) -> None:
+        if isinstance(item, Failure):
+            error = {"message": item.message, "type": item.type or ERROR_TYPES.get(item.status, "server_error"), "param": None, "code": None}
+            self.send_json(handler, item.status, {"error": error}, item.headers)
+            return
+        body = recorded.body if isinstance(recorded.body, dict) else {}
+        completion_id = item.id or self.next_id("chatcmpl-")
+        model = body.get("model", "fake-model")
+        calls = [(call.id or self.next_id("call_"), call) for call in item.tool_calls]
+        if body.get("stream"):
+            self._stream(handler, item, body, completion_id, model, calls)
+        else:
+            message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+            if calls:
+                message["tool_calls"] = [
+                    {"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}} for cid, c in calls
+                ]
+            if item.reasoning:
+                message["reasoning_content"] = item.reasoning
+            payload: dict[str, Any] = {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": CREATED,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            }
+            if item.usage is not None:
+                payload["usage"] = _usage(item.usage)
+            self.send_json(handler, 200, payload)
+
+    def _stream(self, handler: BaseHTTPRequestHandler, item: Reply, body: dict[str, Any], completion_id: str, model: str, calls: list[tuple[str, Call]]) -> None:
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        deltas += [{"reasoning_content": p} for p in pieces(item.reasoning, item.words_per_chunk)]
+        deltas += [{"content": p} for p in pieces(item.text, item.words_per_chunk)]
+        for index, (call_id, call) in enumerate(calls):
+            deltas.append({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": ""}}]})
+            for part in _split_args(call.arguments_json()):
+                deltas.append({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+        frames = [chunk(d) for d in deltas] + [chunk({}, "tool_calls" if calls else "stop")]
+        if item.usage is not None and (body.get("stream_options") or {}).get("include_usage"):
+            frames.append({"id": completion_id, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": [], "usage": _usage(item.usage)})
+
+        self.start_stream(handler)
+        for index, frame in enumerate(frames):
+            self.pace(item, index)
+            self.write_chunk(handler, f"data: {json.dumps(frame)}\n\n")
+        self.write_chunk(handler, "data: [DONE]\n\n")
+        self.end_stream(handler)
+
+
+def _usage(usage: tuple[int, int]) -> dict[str, int]:
+    return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": usage[0] + usage[1]}
+
+
+def _split_args(arguments: str) -> list[str]:
+    """Arguments arrive in pieces, as from the real API."""
+    if len(arguments) < 8:
+        return [arguments]
+    middle = len(arguments) // 2
+    return [arguments[:middle], arguments[middle:]]
