@@ -1,9 +1,16 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path
 
 from core import views as core_views
+from core.api.routing import route
+
+handler404 = "core.api.errors.not_found"
+handler500 = "core.api.errors.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    re_path(r"^health/?$", core_views.health, name="health"),
+    route("health", core_views.health, name="health"),
+    path("", include("agents.api.urls")),
+    path("", include("sessions.api.urls")),
+    path("", include("core.api.urls")),
 ]

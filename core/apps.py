@@ -23,4 +23,6 @@ class CoreConfig(AppConfig):
     verbose_name = "Platform"
 
     def ready(self) -> None:
+        from .api import openapi  # noqa: F401  (registers the drf-spectacular extensions)
+
         pre_migrate.connect(ensure_vector_extension, sender=self)

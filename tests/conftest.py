@@ -74,3 +74,23 @@ def _live_server_process(django_db_setup, django_db_blocker):
 def live_api(_live_server_process, transactional_db) -> str:
     """Base URL of a live server sharing the test database (transactional, so both see rows)."""
     return _live_server_process.url
+
+
+@pytest.fixture(scope="session")
+def _fake_openai_server():
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    server = FakeOpenAIServer().start()
+    # The code agents' OpenAI clients are built on first use, from these.
+    os.environ["OPENAI_API_KEY"] = "test-key"
+    os.environ["OPENAI_BASE_URL"] = server.base_url
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_openai(_fake_openai_server):
+    """The local OpenAI-compatible server the code agent ``openai-agent`` talks to; script it with push()."""
+    _fake_openai_server.reset()
+    yield _fake_openai_server
+    _fake_openai_server.reset()

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from agents.models import CancelIntent
 from sessions.models import Run, RunEvent, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, session_create
 
@@ -39,10 +40,16 @@ def make_memory(user_id: str | None = "alice", **fields: Any) -> UserMemory:
     return memory_create(user_id=user_id, **fields)
 
 
+def make_cancel_intent(user_id: str | None = "alice", **fields: Any) -> CancelIntent:
+    fields.setdefault("run_id", f"run-{next(_counter)}")
+    return CancelIntent.objects.create(user_id=user_id, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
     Run: make_run,
     RunEvent: make_event,
     UserMemory: make_memory,
+    CancelIntent: make_cancel_intent,
 }

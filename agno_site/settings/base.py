@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
     "core",
@@ -184,13 +185,35 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": AGENT_OS_NAME,
     "DESCRIPTION": "AgentOS-compatible API served by Agno Site.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from our own static files (drf-spectacular-sidecar), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The open (no-credentials) authenticator is not a security scheme; leave it out.
+    "AUTHENTICATION_WHITELIST": ["core.api.views.BrowserSessionAuthentication"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.openapi.strip_optional_slashes",
+    ],
 }
+
+# --- Agents -------------------------------------------------------------------------------------
+# Python modules that define agents in code (each exposes AGENTS, a list of runtime Agents).
+AGENT_MODULES = env.listing("AGENT_MODULES")
+# Root of the per-user folders the "workspace" toolkit works in.
+WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
+# Hosts or networks the "http" toolkit may fetch although they are private (e.g. an intranet).
+HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
+# Threads that execute agent runs inside each web process (a run holds one while it talks to its model).
+RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
 
 # --- Logging -----------------------------------------------------------------------------------
 LOG_LEVEL = env.string("LOG_LEVEL", "INFO").upper()

@@ -7,6 +7,7 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use
 os.environ.setdefault("ALLOWED_HOSTS", "*")
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="agno-site-test-"))
 os.environ["AGNO_SITE_IGNORE_DOTENV"] = "true"
+os.environ.setdefault("AGENT_MODULES", "tests.agents_for_tests")
 
 from .base import *  # noqa: E402,F403
 

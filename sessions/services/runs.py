@@ -237,3 +237,164 @@ def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int,
     )
 
 
+
+
+def _json_param(field_name: str, value: Any) -> Any:
+    from django.db import connection as conn
+
+    return Session._meta.get_field(field_name).get_db_prep_save(value, conn)
+
+
+def run_record(
+    *,
+    session_id: str,
+    owner_id: str | None,
+    create_session: bool,
+    session_type: str = SessionType.AGENT,
+    component_id: str = "",
+    component_data: Mapping[str, Any] | None = None,
+    run_id: str,
+    status: str,
+    input: Mapping[str, Any],
+    output: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]] = (),
+    session_state: Mapping[str, Any] | None = None,
+    summary: Mapping[str, Any] | None = None,
+    parent_run_id: str | None = None,
+    started_at: datetime | None = None,
+) -> Run:
+    """Write a finished (or paused) run and everything it changed, in one transaction.
+
+    One statement on the session (new: INSERT; existing: UPDATE ... RETURNING, which hands out
+    the run index and adds the usage), one INSERT of the run, one INSERT of its events. Nothing
+    reads the session's earlier runs, so the cost does not grow with the session.
+    """
+    now = timezone.now()
+    metrics = output.get("metrics") or {}
+    input_tokens = int(metrics.get("input_tokens") or 0)
+    output_tokens = int(metrics.get("output_tokens") or 0)
+    first_input = str(input.get("input_content") or "")
+    with transaction.atomic():
+        index: int | None = None
+        if create_session:
+            session = Session(
+                session_id=session_id,
+                user_id=owner_id,
+                session_type=session_type,
+                component_id=component_id,
+                component_data=dict(component_data) if component_data is not None else None,
+                session_name=session_name_from_input(first_input),
+                session_state=dict(session_state or {}),
+                summary=dict(summary) if summary is not None else None,
+                total_tokens=input_tokens + output_tokens,
+                next_run_index=1,
+                created_at=started_at or now,
+                updated_at=now,
+            )
+            try:
+                with transaction.atomic():
+                    session.save(force_insert=True)
+                index = 0
+            except IntegrityError:
+                index = None  # created meanwhile (the same caller, twice at once): append to it
+        if index is None:
+            assignments = [
+                "next_run_index = next_run_index + 1",
+                "updated_at = %s",
+                "session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END",
+                "total_tokens = total_tokens + %s",
+            ]
+            params: list[Any] = [now, session_name_from_input(first_input), input_tokens + output_tokens]
+            if session_state is not None:
+                assignments.append("session_state = %s")
+                params.append(_json_param("session_state", dict(session_state)))
+            if summary is not None:
+                assignments.append("summary = %s")
+                params.append(_json_param("summary", dict(summary)))
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s RETURNING next_run_index",
+                    [*params, session_id],
+                )
+                row = cursor.fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            index = int(row[0]) - 1
+        run = Run(
+            run_id=run_id,
+            session_id=session_id,
+            user_id=owner_id,
+            run_type=session_type,
+            component_id=component_id,
+            run_index=index,
+            parent_run_id=parent_run_id,
+            status=status,
+            input=dict(input),
+            content=content_text(output.get("content")),
+            run_data=dict(output),
+            model=str(output.get("model") or ""),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=input_tokens + output_tokens,
+            duration=metrics.get("duration"),
+            error=content_text(output.get("content")) if status == RunStatus.ERROR else "",
+            created_at=started_at or now,
+            updated_at=now,
+            started_at=started_at or now,
+            finished_at=now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None,
+        )
+        run.save(force_insert=True)
+        if events:
+            run_events_append(run=run, events=events)
+    return run
+
+
+def run_record_continued(
+    *,
+    run: Run,
+    status: str,
+    output: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]] = (),
+    first_event_index: int = 0,
+    session_state: Mapping[str, Any] | None = None,
+    summary: Mapping[str, Any] | None = None,
+) -> Run:
+    """Write a continued run (same run row) and its new events, in one transaction."""
+    now = timezone.now()
+    metrics = output.get("metrics") or {}
+    input_tokens = int(metrics.get("input_tokens") or 0)
+    output_tokens = int(metrics.get("output_tokens") or 0)
+    added = max(0, input_tokens + output_tokens - run.total_tokens)
+    with transaction.atomic():
+        run.status = status
+        run.run_data = dict(output)
+        run.content = content_text(output.get("content"))
+        run.input_tokens, run.output_tokens, run.total_tokens = input_tokens, output_tokens, input_tokens + output_tokens
+        run.duration = metrics.get("duration")
+        run.error = run.content if status == RunStatus.ERROR else ""
+        run.updated_at = now
+        run.finished_at = now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None
+        run.save(update_fields=["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"])
+        changes: dict[str, Any] = {"updated_at": now}
+        if added:
+            from django.db.models import F
+
+            changes["total_tokens"] = F("total_tokens") + added
+        if session_state is not None:
+            changes["session_state"] = dict(session_state)
+        if summary is not None:
+            changes["summary"] = dict(summary)
+        Session.objects.unscoped("keyed by the run's session; the caller checked access").filter(pk=run.session_id).update(**changes)
+        if events:
+            run_events_append(run=run, events=events, first_index=first_event_index)
+    return run
+
+
+def content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    import json
+
+    return json.dumps(content, ensure_ascii=False, default=str)

@@ -27,3 +27,30 @@ class Command(BaseCommand):
                     f"    username: {username}\n    password: {password}\n"
                     "  Change it at /admin/password_change/.\n"
                 ))
+        self._seed_demo_agent()
+
+    def _seed_demo_agent(self) -> None:
+        import os
+
+        from agents.models import AgentDefinition
+        from agents.services.definitions import definition_create
+
+        if AgentDefinition.objects.exists():
+            return
+        model = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:demo"
+        definition_create(
+            agent_id="demo",
+            name="Demo Agent",
+            description="A demo assistant: calculator, clock, files, and actions that ask before they act.",
+            model=model,
+            instructions=(
+                "You are a helpful assistant. Use the tools when they help. Sending email and booking "
+                "meetings need the user's approval; say what you are about to do."
+            ),
+            tools=["calculator", "datetime", "workspace", "demo_actions"],
+            add_history_to_context=True,
+            num_history_runs=5,
+            update_memory_on_run=True,
+            add_memories_to_context=True,
+        )
+        self.stdout.write(f"bootstrap: seeded the demo agent 'demo' on {model}")

@@ -1,0 +1,111 @@
+"""Agents in the admin: edit a draft, publish it; live agents only ever run published versions."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+
+from core.admin import OwnedModelAdmin, UserIdFilter
+
+from .models import AgentDefinition, AgentVersion, CancelIntent, Stage
+from .services.definitions import draft_for, next_version, publish_draft
+from .toolkits import toolkit_choices
+
+
+class AgentVersionForm(forms.ModelForm):
+    tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = AgentVersion
+        fields = "__all__"
+
+
+VERSION_FIELDS = (
+    "model", "fallback_models", "reasoning_model", "instructions", "tools", "add_history_to_context",
+    "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
+    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown", "notes",
+)
+
+
+class DraftVersionInline(admin.StackedInline):
+    """The one editable version. Publishing it makes it live and opens the next draft."""
+
+    model = AgentVersion
+    form = AgentVersionForm
+    verbose_name = "draft (not live until published)"
+    verbose_name_plural = "draft"
+    extra = 0
+    max_num = 1
+    can_delete = False
+    fields = ("version", *VERSION_FIELDS)
+    readonly_fields = ("version",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(stage=Stage.DRAFT)
+
+
+class PublishedVersionInline(admin.TabularInline):
+    model = AgentVersion
+    verbose_name = "published version"
+    verbose_name_plural = "published versions (the newest is live)"
+    extra = 0
+    can_delete = False
+    fields = ("version", "model", "tools", "published_at", "notes")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(stage=Stage.PUBLISHED).order_by("-version")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(AgentDefinition)
+class AgentDefinitionAdmin(admin.ModelAdmin):
+    list_display = ("agent_id", "name", "is_active", "live_version", "draft_version", "updated_at")
+    list_filter = ("is_active",)
+    search_fields = ("agent_id", "name", "description")
+    inlines = [DraftVersionInline, PublishedVersionInline]
+    actions = ["publish_drafts"]
+
+    @admin.display(description="live (published)")
+    def live_version(self, obj: AgentDefinition) -> str:
+        version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
+        return f"v{version.version} · {version.model}" if version else "— (not published)"
+
+    @admin.display(description="draft")
+    def draft_version(self, obj: AgentDefinition) -> str:
+        version = obj.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
+        return f"v{version.version}" if version else "—"
+
+    def save_formset(self, request, form, formset, change) -> None:
+        instances = formset.save(commit=False)
+        for instance in instances:
+            if instance.pk is None:
+                instance.definition = form.instance
+                instance.version = next_version(form.instance)
+                instance.stage = Stage.DRAFT
+            elif instance.stage != Stage.DRAFT:
+                continue  # published versions are never changed in place
+            instance.save()
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        draft_for(form.instance)  # a new definition starts with an (empty) draft v1
+
+    @admin.action(description="Publish the draft (users get it on their next run)")
+    def publish_drafts(self, request, queryset) -> None:
+        for definition in queryset:
+            version = publish_draft(definition)
+            if version is None:
+                self.message_user(request, f"{definition.agent_id}: no draft to publish", messages.WARNING)
+            else:
+                self.message_user(request, f"{definition.agent_id}: v{version.version} is live")
+
+
+
+@admin.register(CancelIntent)
+class CancelIntentAdmin(OwnedModelAdmin):
+    list_display = ("run_id", "user_id", "created_at")
+    list_filter = (UserIdFilter, "created_at")
+    search_fields = ("run_id", "user_id")
+    ordering = ("-created_at",)

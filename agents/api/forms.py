@@ -1,0 +1,135 @@
+"""Parsing the form fields of run, continue and resume requests exactly as AgentOS does."""
+from __future__ import annotations
+
+import base64
+import json
+import mimetypes
+from typing import Any
+
+from rest_framework.exceptions import UnsupportedMediaType
+
+from core.api import params
+from core.api.errors import BadRequest, invalid, missing
+
+from ..services.runs import RunRequest
+
+MEDIA_FIELDS = ("images", "audio", "videos", "input_files")
+FILES_METADATA_LIMIT = 8000
+TEXT_TYPES = {"application/json", "application/xml", "application/x-yaml", "application/yaml", "application/csv"}
+DOCUMENT_EXTENSIONS = {"pdf", "csv", "docx", "txt", "json", "md", "html", "xml", "yaml", "yml"}
+
+
+def form_data(request) -> Any:
+    """The form fields; a JSON (or any non-form) body reads as an empty form, as in AgentOS."""
+    try:
+        return request.data
+    except UnsupportedMediaType:
+        return {}
+
+
+def _json_or_none(raw: Any) -> Any:
+    if raw is None or raw == "":
+        return None
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def _object_or_dropped(raw: Any) -> dict[str, Any] | None:
+    value = _json_or_none(raw)
+    return value if isinstance(value, dict) else None
+
+
+def _media(data: Any, name: str) -> list[dict[str, Any]] | None:
+    raw = data.get(name)
+    if raw in (None, ""):
+        return None
+    value = _json_or_none(raw)
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise invalid(["body", name], f"Invalid {name}: expected a JSON array of objects")
+    return value
+
+
+def _uploaded_files(request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Uploaded ``files`` parts: images become image inputs, documents file inputs with content."""
+    images: list[dict[str, Any]] = []
+    documents: list[dict[str, Any]] = []
+    uploads = request.FILES.getlist("files") if hasattr(request, "FILES") else []
+    for upload in uploads:
+        content_type = (upload.content_type or mimetypes.guess_type(upload.name or "")[0] or "").split(";")[0].strip().lower()
+        extension = (upload.name or "").rsplit(".", 1)[-1].lower() if "." in (upload.name or "") else ""
+        body = upload.read()
+        if content_type.startswith("image/"):
+            images.append({"content": base64.b64encode(body).decode(), "mime_type": content_type, "format": extension or content_type.split("/")[1]})
+        elif content_type.startswith("text/") or content_type in TEXT_TYPES or extension in DOCUMENT_EXTENSIONS:
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            entry = {"mime_type": content_type or "application/octet-stream", "filename": upload.name, "format": extension or None}
+            if text is not None:
+                entry["content"] = text
+            else:
+                entry["content_base64"] = base64.b64encode(body).decode()
+            documents.append({key: value for key, value in entry.items() if value is not None})
+        else:
+            raise BadRequest("Unsupported file type")
+    return images, documents
+
+
+def parse_run_form(request) -> tuple[RunRequest, bool]:
+    """A RunRequest and the ``background`` flag from ``POST /agents/{id}/runs``."""
+    data = form_data(request)
+    message = data.get("message")
+    if message is None:
+        raise missing(["body", "message"])
+    metadata_raw = data.get("metadata")
+    metadata = _json_or_none(metadata_raw)
+    if metadata_raw not in (None, "") and metadata is not None and not isinstance(metadata, dict):
+        raise BadRequest("Invalid metadata parameter: expected a JSON object")
+    output_schema = None
+    if data.get("output_schema") not in (None, ""):
+        output_schema = _json_or_none(data.get("output_schema"))
+        if not isinstance(output_schema, dict) or output_schema.get("type") != "object":
+            raise invalid(["body", "output_schema"], "Invalid output_schema: the root must be a JSON schema with \"type\": \"object\"")
+    files_metadata = data.get("files_metadata")
+    if files_metadata is not None and len(str(files_metadata).encode()) > FILES_METADATA_LIMIT:
+        raise invalid(["body", "files_metadata"], f"files_metadata must be at most {FILES_METADATA_LIMIT} bytes", kind="string_too_long")
+    images = _media(data, "images")
+    input_files = _media(data, "input_files")
+    for name in ("audio", "videos"):
+        _media(data, name)  # validated like AgentOS; this runtime does not take audio or video yet
+    uploaded_images, uploaded_documents = _uploaded_files(request)
+    images = (images or []) + uploaded_images or None
+    files = (input_files or []) + uploaded_documents or None
+    add_history = data.get("add_history_to_context")
+    run = RunRequest(
+        message=str(message),
+        session_id=(data.get("session_id") or None),
+        user_id=(data.get("user_id") or None),
+        stream=params.boolean(data, "stream", True, where="body"),
+        stream_events=params.boolean(data, "stream_events", True, where="body"),
+        session_state=_object_or_dropped(data.get("session_state")),
+        metadata=metadata if isinstance(metadata, dict) else None,
+        dependencies=_object_or_dropped(data.get("dependencies")),
+        output_schema=output_schema,
+        add_history_to_context=None if add_history in (None, "") else params.boolean(data, "add_history_to_context", True, where="body"),
+        images=images,
+        files=files,
+        version=params.integer(data, "version", None, where="body"),
+    )
+    return run, params.boolean(data, "background", False, where="body")
+
+
+def parse_tools_field(data: Any) -> list[dict[str, Any]] | None:
+    raw = data.get("tools")
+    if raw in (None, ""):
+        return None
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        raise BadRequest("Invalid JSON in tools field") from None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise BadRequest("Invalid structure or content for tools: expected a JSON array of tool execution objects")
+    return value

@@ -1,0 +1,115 @@
+"""AgentOS response shapes for agents and runs (nulls dropped where AgentOS drops them)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone as dt_timezone
+from typing import Any
+
+from core.api.views import database_id
+from sessions.models import Run
+
+from ..registry import AgentEntry
+
+
+def drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
+    return {key: item for key, item in value.items() if item is not None}
+
+
+def agent_response(entry: AgentEntry) -> dict[str, Any]:
+    """``AgentResponse``: the detail shape, used by GET /agents and GET /agents/{id}."""
+    agent = entry.template
+    assert agent is not None
+    tools = [
+        {"name": function.name, "description": function.description, "parameters": function.parameters}
+        for function in agent.functions.values()
+    ]
+    body: dict[str, Any] = {
+        "id": entry.agent_id,
+        "name": entry.name,
+        "db_id": database_id(),
+        "filesystem": False,
+        "description": entry.description,
+        "is_factory": False,
+        "model": agent.model.to_dict(),
+        "tools": {"tools": tools} if tools else None,
+        "sessions": drop_nulls({
+            "session_table": "agno_sessions",
+            "add_history_to_context": agent.add_history_to_context or None,
+            "num_history_runs": agent.num_history_runs if agent.add_history_to_context else None,
+            "enable_session_summaries": agent.enable_session_summaries or None,
+            "search_past_sessions": agent.search_past_sessions or None,
+        }),
+        "memory": drop_nulls({
+            "update_memory_on_run": agent.update_memory_on_run or None,
+            "add_memories_to_context": agent.add_memories_to_context or None,
+        }) or None,
+        "reasoning": {"reasoning": agent.reasoning_model is not None, **({"reasoning_model": agent.reasoning_model.to_dict()} if agent.reasoning_model else {})},
+        "metadata": agent.metadata or None,
+        "is_component": entry.is_component,
+        "current_version": entry.version,
+        "stage": entry.stage,
+        "sandboxed": False,
+    }
+    return drop_nulls(body)
+
+
+def agent_summary(entry: AgentEntry) -> dict[str, Any]:
+    """``AgentSummaryResponse`` (in /config): ``model`` is ``{id, provider}`` there."""
+    agent = entry.template
+    assert agent is not None
+    return drop_nulls({
+        "id": entry.agent_id,
+        "name": entry.name,
+        "description": entry.description,
+        "db_id": database_id(),
+        "model": {"id": agent.model.id, "provider": agent.model.provider},
+        "metadata": agent.metadata or None,
+        "sandboxed": False,
+    })
+
+
+def iso_z(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt_timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The stored RunOutput of a run, as ``GET /agents/{id}/runs/{run_id}`` returns it."""
+    body = dict(run.run_data or {})
+    body.setdefault("run_id", run.run_id)
+    body.setdefault("session_id", run.session_id)
+    body.setdefault("agent_id", run.component_id)
+    if run.user_id is not None:
+        body.setdefault("user_id", run.user_id)
+    body.setdefault("input", run.input)
+    body.setdefault("created_at", int(run.created_at.timestamp()))
+    body["status"] = run.status
+    if events is not None:
+        body["events"] = events
+    return drop_nulls(body)
+
+
+def run_schema(run: Run) -> dict[str, Any]:
+    """``RunSchema`` for run listings (ISO timestamps, stringified input, no requirements)."""
+    data = run.run_data or {}
+    content = data.get("content")
+    return {
+        "run_id": run.run_id,
+        "parent_run_id": run.parent_run_id or "",
+        "agent_id": run.component_id,
+        "user_id": run.user_id,
+        "status": run.status,
+        "cancellation_stage": data.get("cancellation_stage"),
+        "run_input": str((run.input or {}).get("input_content", "")),
+        "content": content,
+        "run_response_format": "json" if isinstance(content, (dict, list)) else "text",
+        "reasoning_content": data.get("reasoning_content"),
+        "metrics": data.get("metrics"),
+        "messages": data.get("messages"),
+        "tools": data.get("tools"),
+        "events": data.get("events") or [],
+        "created_at": iso_z(run.created_at),
+        "session_state": data.get("session_state"),
+        "images": data.get("images"),
+        "files": data.get("files"),
+    }

@@ -1,0 +1,128 @@
+"""Documentation serializers for the /agents family (the views build their bodies directly,
+as AgentOS-shaped dicts; tests check the bodies against this document)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from core.api.schema import ErrorOut, ValidationErrorOut
+
+ERROR = ErrorOut
+VALIDATION_ERROR = ValidationErrorOut
+
+
+class ModelOut(serializers.Serializer):
+    name = serializers.CharField()
+    model = serializers.CharField()
+    provider = serializers.CharField()
+
+
+class ToolOut(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    parameters = serializers.DictField()
+
+
+class ToolsOut(serializers.Serializer):
+    tools = ToolOut(many=True)
+
+
+class AgentResponse(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    db_id = serializers.CharField()
+    description = serializers.CharField(required=False)
+    filesystem = serializers.BooleanField()
+    is_factory = serializers.BooleanField()
+    model = ModelOut()
+    tools = ToolsOut(required=False)
+    sessions = serializers.DictField(required=False)
+    memory = serializers.DictField(required=False)
+    reasoning = serializers.DictField(required=False)
+    metadata = serializers.DictField(required=False)
+    is_component = serializers.BooleanField()
+    current_version = serializers.IntegerField(required=False)
+    stage = serializers.CharField(required=False)
+    sandboxed = serializers.BooleanField()
+
+
+class RunForm(serializers.Serializer):
+    message = serializers.CharField(help_text="The user's input")
+    stream = serializers.BooleanField(required=False, default=True, help_text="Server-sent events (default) or one JSON RunOutput")
+    session_id = serializers.CharField(required=False, help_text="Continue this session; omitted: a new one")
+    user_id = serializers.CharField(required=False, help_text="Ignored when the caller is authenticated as a user")
+    background = serializers.BooleanField(required=False, default=False)
+    stream_events = serializers.BooleanField(required=False, default=True)
+    version = serializers.IntegerField(required=False, help_text="Run this stored version of a database agent")
+    session_state = serializers.CharField(required=False, help_text="JSON object merged into the session state")
+    metadata = serializers.CharField(required=False, help_text="JSON object")
+    dependencies = serializers.CharField(required=False, help_text="JSON object")
+    output_schema = serializers.CharField(required=False, help_text='JSON schema with "type": "object"')
+    add_history_to_context = serializers.BooleanField(required=False)
+    images = serializers.CharField(required=False, help_text="JSON array of image objects")
+    input_files = serializers.CharField(required=False, help_text="JSON array of file objects")
+    files = serializers.ListField(child=serializers.FileField(), required=False)
+    files_metadata = serializers.CharField(required=False, help_text="JSON array, at most 8000 bytes")
+
+
+class ContinueForm(serializers.Serializer):
+    tools = serializers.CharField(required=False, help_text="JSON array of the paused ToolExecution objects with decisions filled in")
+    session_id = serializers.CharField()
+    user_id = serializers.CharField(required=False)
+    stream = serializers.BooleanField(required=False, default=True)
+    stream_events = serializers.BooleanField(required=False, default=True)
+
+
+class ResumeForm(serializers.Serializer):
+    session_id = serializers.CharField(required=False)
+    last_event_index = serializers.IntegerField(required=False, help_text="The last event_index the client saw")
+
+
+class RunMetricsOut(serializers.Serializer):
+    input_tokens = serializers.IntegerField(required=False)
+    output_tokens = serializers.IntegerField(required=False)
+    total_tokens = serializers.IntegerField(required=False)
+    time_to_first_token = serializers.FloatField(required=False)
+    duration = serializers.FloatField(required=False)
+    details = serializers.DictField(required=False)
+
+
+class RunOutput(serializers.Serializer):
+    run_id = serializers.CharField()
+    agent_id = serializers.CharField(required=False)
+    agent_name = serializers.CharField(required=False)
+    session_id = serializers.CharField()
+    user_id = serializers.CharField(required=False)
+    input = serializers.DictField(required=False)
+    content = serializers.JSONField(required=False)
+    content_type = serializers.CharField(required=False)
+    reasoning_content = serializers.CharField(required=False)
+    model = serializers.CharField(required=False)
+    model_provider = serializers.CharField(required=False)
+    model_provider_data = serializers.DictField(required=False)
+    messages = serializers.ListField(child=serializers.DictField(), required=False)
+    metrics = RunMetricsOut(required=False)
+    tools = serializers.ListField(child=serializers.DictField(), required=False)
+    requirements = serializers.ListField(child=serializers.DictField(), required=False)
+    session_state = serializers.DictField(required=False)
+    metadata = serializers.DictField(required=False)
+    events = serializers.ListField(child=serializers.DictField(), required=False)
+    created_at = serializers.IntegerField(required=False)
+    status = serializers.ChoiceField(["PENDING", "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR", "REGENERATED"])
+    cancellation_stage = serializers.CharField(required=False)
+
+
+class BackgroundAccepted(serializers.Serializer):
+    run_id = serializers.CharField()
+    session_id = serializers.CharField()
+    status = serializers.CharField()
+
+
+class RunSchema(serializers.Serializer):
+    run_id = serializers.CharField()
+    parent_run_id = serializers.CharField(allow_blank=True)
+    agent_id = serializers.CharField()
+    user_id = serializers.CharField(allow_null=True)
+    status = serializers.CharField()
+    run_input = serializers.CharField(allow_blank=True)
+    content = serializers.JSONField(allow_null=True)
+    created_at = serializers.CharField()

@@ -1,0 +1,287 @@
+"""The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+
+from core.api import params
+from core.api.errors import BadRequest, Conflict, NotFound, missing
+from core.api.sse import control_frame, event_frame
+from core.api.views import AgentOSView, AsyncAgentOSView, FormView
+from core.tenancy import scope_queryset
+from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus, Session
+from sessions.services.runs import SessionNotFound
+
+from ..registry import agent_get, agent_list
+from ..runtime import InvalidContinuation
+from ..services.cancellation import cancel_request
+from ..services.executor import in_run_thread
+from ..services.runs import (
+    AgentNotFound,
+    RunNotContinuable,
+    RunNotFound,
+    continue_execute,
+    continue_prepare,
+    run_execute,
+    run_for_caller,
+    run_prepare,
+)
+from . import schema as docs
+from .forms import form_data, parse_run_form, parse_tools_field
+from .presenters import agent_response, run_output, run_schema
+from .streaming import sse_response, stream_in_thread
+
+# How often a resume tail looks for new events of a run executing elsewhere.
+TAIL_POLL_SECONDS = 0.25
+
+
+def _translate(exc: Exception) -> Exception:
+    if isinstance(exc, AgentNotFound):
+        return NotFound("Agent not found")
+    if isinstance(exc, SessionNotFound):
+        return NotFound("Session not found")
+    if isinstance(exc, RunNotFound):
+        return NotFound("Run not found")
+    if isinstance(exc, InvalidContinuation):
+        return BadRequest(str(exc))
+    if isinstance(exc, RunNotContinuable):
+        return Conflict(str(exc))
+    return exc
+
+
+async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return await in_run_thread(fn, *args, **kwargs)
+    except (AgentNotFound, SessionNotFound, RunNotFound, InvalidContinuation, RunNotContinuable) as exc:
+        raise _translate(exc) from None
+
+
+def _require_agent(agent_id: str) -> None:
+    if agent_get(agent_id) is None:
+        raise NotFound("Agent not found")
+
+
+class AgentListView(AgentOSView):
+    @extend_schema(operation_id="get_agents", tags=["Agents"], responses={200: docs.AgentResponse(many=True)})
+    def get(self, request):
+        return Response([agent_response(entry) for entry in agent_list()])
+
+
+class AgentDetailView(AgentOSView):
+    @extend_schema(operation_id="get_agent", tags=["Agents"], responses={200: docs.AgentResponse, 404: docs.ERROR})
+    def get(self, request, agent_id: str):
+        entry = agent_get(agent_id)
+        if entry is None:
+            raise NotFound("Agent not found")
+        return Response(agent_response(entry))
+
+
+class AgentRunsView(AsyncAgentOSView):
+    @extend_schema(
+        operation_id="create_agent_run",
+        tags=["Agents"],
+        request={"application/x-www-form-urlencoded": docs.RunForm, "multipart/form-data": docs.RunForm},
+        responses={
+            200: OpenApiResponse(docs.RunOutput, description="stream=false: the RunOutput; stream=true (the default): text/event-stream of run events"),
+            202: docs.BackgroundAccepted,
+            400: docs.ERROR,
+            404: docs.ERROR,
+            422: docs.VALIDATION_ERROR,
+        },
+    )
+    async def post(self, request, agent_id: str):
+        run_request, background = parse_run_form(request)
+        if background:
+            raise BadRequest("Background runs are not available on this server yet")
+        prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
+        if not run_request.stream:
+            output = await _call(run_execute, prepared, store_events=False)
+            return Response(output)
+        return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared)))
+
+    @extend_schema(
+        operation_id="list_agent_runs",
+        tags=["Agents"],
+        parameters=[
+            OpenApiParameter("session_id", str, required=True),
+            OpenApiParameter("status", str, description="exact, case-sensitive run status"),
+        ],
+        responses={200: docs.RunSchema(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    async def get(self, request, agent_id: str):
+        return Response(await sync_to_async(self._list)(request, agent_id))
+
+    def _list(self, request, agent_id: str) -> list[dict[str, Any]]:
+        _require_agent(agent_id)
+        session_id = request.query_params.get("session_id")
+        if not session_id:
+            raise missing(["query", "session_id"])
+        scope = self.principal.read_scope(request.query_params.get("user_id"))
+        if not scope_queryset(Session.objects, scope).filter(pk=session_id).exists():
+            raise NotFound("Session not found")
+        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=agent_id).order_by("run_index")
+        status = request.query_params.get("status")
+        if status:
+            runs = runs.filter(status=status)
+        return [run_schema(run) for run in runs]
+
+
+def _structural_events(run: Run) -> list[dict[str, Any]]:
+    """Stored events without the per-token RunContent deltas, as AgentOS keeps them."""
+    rows = scope_queryset(RunEvent.objects, run.user_id if run.user_id else None).filter(run_id=run.pk).exclude(event="RunContent").order_by("event_index")
+    return [row.payload for row in rows]
+
+
+class AgentRunDetailView(AgentOSView):
+    @extend_schema(
+        operation_id="get_agent_run",
+        tags=["Agents"],
+        parameters=[OpenApiParameter("session_id", str, required=True)],
+        responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, agent_id: str, run_id: str):
+        _require_agent(agent_id)
+        session_id = request.query_params.get("session_id")
+        if not session_id:
+            raise missing(["query", "session_id"])
+        try:
+            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
+        except RunNotFound:
+            raise NotFound("Run not found") from None
+        return Response(run_output(run, events=_structural_events(run)))
+
+
+class AgentRunCancelView(FormView):
+    @extend_schema(
+        operation_id="cancel_agent_run",
+        tags=["Agents"],
+        request=None,
+        parameters=[OpenApiParameter("session_id", str)],
+        responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
+    )
+    def post(self, request, agent_id: str, run_id: str):
+        _require_agent(agent_id)
+        principal = self.principal
+        session_id = request.query_params.get("session_id")
+        if principal.isolated:
+            if not session_id:
+                raise BadRequest("session_id is required for this action")
+            if not Session.objects.for_user(principal.user_id).filter(pk=session_id).exists():
+                raise NotFound("Run not found")
+            if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
+                raise NotFound("Run not found")
+        cancel_request(run_id=run_id, user_id=principal.user_id)
+        return Response({})
+
+
+class AgentRunContinueView(AsyncAgentOSView):
+    @extend_schema(
+        operation_id="continue_agent_run",
+        tags=["Agents"],
+        request={"application/x-www-form-urlencoded": docs.ContinueForm, "multipart/form-data": docs.ContinueForm},
+        responses={200: docs.RunOutput, 400: docs.ERROR, 404: docs.ERROR, 409: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    async def post(self, request, agent_id: str, run_id: str):
+        data = form_data(request)
+        tools = parse_tools_field(data)
+        session_id = data.get("session_id") or None
+        if not session_id:
+            raise BadRequest("session_id is required for this action")
+        stream = params.boolean(data, "stream", True, where="body")
+        stream_events = params.boolean(data, "stream_events", True, where="body")
+        prepared = await _call(
+            continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
+            requested_user_id=data.get("user_id") or None, tools=tools, stream_events=stream_events,
+        )
+        if not stream:
+            return Response(await _call(continue_execute, prepared, store_events=True, stream_events=stream_events))
+        execute = partial(continue_execute, prepared, store_events=True, stream_events=stream_events)
+        return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index))
+
+
+class AgentRunResumeView(AsyncAgentOSView):
+    """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
+
+    Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
+    """
+
+    @extend_schema(
+        operation_id="resume_agent_run_stream",
+        tags=["Agents"],
+        request={"application/x-www-form-urlencoded": docs.ResumeForm},
+        responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and run events"), 400: docs.ERROR, 404: docs.ERROR},
+    )
+    async def post(self, request, agent_id: str, run_id: str):
+        await sync_to_async(_require_agent)(agent_id)
+        data = form_data(request)
+        session_id = data.get("session_id") or None
+        if self.principal.isolated and not session_id:
+            raise BadRequest("session_id is required for this action")
+        last = params.integer(data, "last_event_index", None, where="body")
+        return sse_response(self._frames(run_id, session_id, last, agent_id))
+
+    async def _frames(self, run_id: str, session_id: str | None, last: int | None, agent_id: str) -> AsyncIterator[str]:
+        try:
+            run = await sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id, component_id=agent_id)
+        except RunNotFound:
+            yield control_frame("error", {"error": f"Run {run_id} not found in buffer or database"})
+            return
+        owner = run.user_id if run.user_id else None
+        after = -1 if last is None else last
+        events = await sync_to_async(_events_after)(owner, run.pk, after)
+        if run.status in TERMINAL_STATUSES or run.status == RunStatus.PAUSED:
+            if not events and after < 0:
+                total = await sync_to_async(_event_count)(owner, run.pk)
+                if total == 0:
+                    yield control_frame("replay", {
+                        "run_id": run.pk, "status": run.status, "total_events": 0,
+                        "message": f"Run {run.status} with no stored events: a run submitted without streaming keeps only its final output.",
+                    })
+                    return
+            yield control_frame("replay", {
+                "run_id": run.pk, "status": run.status, "total_events": len(events),
+                "message": "Run completed. Replaying stored events from database.",
+            })
+            for row in events:
+                yield event_frame({**row.payload, "event_index": row.event_index})
+            return
+        # Still running somewhere: catch up from the database, then follow it.
+        total = await sync_to_async(_event_count)(owner, run.pk)
+        yield control_frame("catch_up", {
+            "run_id": run.pk, "status": "running", "missed_events": len(events), "current_event_count": total,
+            "message": f"Catching up on {len(events)} missed events.",
+        })
+        for row in events:
+            after = row.event_index
+            yield event_frame({**row.payload, "event_index": row.event_index})
+        yield control_frame("subscribed", {
+            "run_id": run.pk, "status": "running", "current_event_count": total,
+            "message": "Subscribed to agent run. Receiving live events.",
+        })
+        while True:
+            await asyncio.sleep(TAIL_POLL_SECONDS)
+            status = await sync_to_async(_run_status)(owner, run.pk)
+            for row in await sync_to_async(_events_after)(owner, run.pk, after):
+                after = row.event_index
+                yield event_frame({**row.payload, "event_index": row.event_index})
+            if status in TERMINAL_STATUSES or status == RunStatus.PAUSED or status is None:
+                return
+
+
+def _events_after(owner: str | None, run_id: str, after: int) -> list[RunEvent]:
+    return list(scope_queryset(RunEvent.objects, owner).filter(run_id=run_id, event_index__gt=after).order_by("event_index"))
+
+
+def _event_count(owner: str | None, run_id: str) -> int:
+    return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()
+
+
+def _run_status(owner: str | None, run_id: str) -> str | None:
+    return scope_queryset(Run.objects, owner).filter(pk=run_id).values_list("status", flat=True).first()

@@ -1,0 +1,102 @@
+"""Agents defined in the database: editable in the admin, versioned, draft then published.
+
+Editing changes only the draft; a live agent runs its latest published version, so an edit
+never changes what users talk to until an operator publishes it. Definitions are platform
+configuration, shared by every user (not owned rows).
+"""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from core.tenancy import OwnedModel
+
+component_id_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", "Letters, digits, '-', '_' and '.'; 128 characters at most.")
+
+
+class Stage(models.TextChoices):
+    DRAFT = "draft"
+    PUBLISHED = "published"
+
+
+class AgentDefinition(models.Model):
+    agent_id = models.CharField(max_length=128, unique=True, validators=[component_id_validator], help_text="The id API clients use, e.g. demo-agent.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    is_active = models.BooleanField(default=True, help_text="Inactive agents are hidden and cannot be run.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["agent_id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.agent_id})"
+
+
+class AgentVersion(models.Model):
+    definition = models.ForeignKey(AgentDefinition, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.DRAFT)
+    model = models.CharField(max_length=200, default="offline:demo", help_text="provider:model_id, e.g. openai:gpt-4o-mini or offline:demo.")
+    fallback_models = models.JSONField(default=list, blank=True, help_text='Tried in order on retryable errors, e.g. ["openai:gpt-4o"].')
+    reasoning_model = models.CharField(max_length=200, blank=True, default="")
+    instructions = models.TextField(blank=True, default="")
+    tools = models.JSONField(default=list, blank=True, help_text="Toolkit ids from the registry, e.g. calculator, datetime.")
+    add_history_to_context = models.BooleanField(default=True)
+    num_history_runs = models.PositiveIntegerField(default=3)
+    update_memory_on_run = models.BooleanField(default=False)
+    add_memories_to_context = models.BooleanField(default=True)
+    enable_session_summaries = models.BooleanField(default=False)
+    search_past_sessions = models.BooleanField(default=False)
+    num_past_sessions_to_search = models.PositiveIntegerField(default=2)
+    tool_call_limit = models.PositiveIntegerField(null=True, blank=True)
+    markdown = models.BooleanField(default=True)
+    notes = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["definition", "-version"]
+        constraints = [models.UniqueConstraint(fields=["definition", "version"], name="agent_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.definition.agent_id} v{self.version} ({self.stage})"
+
+    def clean(self) -> None:
+        from .runtime.models import get_model
+        from .toolkits import TOOLKITS
+
+        for field in ("model", "reasoning_model"):
+            value = getattr(self, field)
+            if value:
+                try:
+                    get_model(value)  # parses the string; provider SDKs load only on first call
+                except ValueError as exc:
+                    raise ValidationError({field: str(exc)}) from None
+        if not isinstance(self.fallback_models, list) or not all(isinstance(item, str) for item in self.fallback_models):
+            raise ValidationError({"fallback_models": "A list of provider:model_id strings."})
+        for item in self.fallback_models:
+            try:
+                get_model(item)
+            except ValueError as exc:
+                raise ValidationError({"fallback_models": str(exc)}) from None
+        unknown = [tool for tool in self.tools if tool not in TOOLKITS] if isinstance(self.tools, list) else ["(not a list)"]
+        if unknown:
+            raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
+
+
+class CancelIntent(OwnedModel):
+    """A request to cancel a run, readable by every process (the run may not exist yet:
+    AgentOS records the intent so a cancel that races ahead of its run still applies)."""
+
+    run_id = models.CharField(max_length=64, primary_key=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "agno_cancel_intents"
+
+    def __str__(self) -> str:
+        return f"cancel {self.run_id}"

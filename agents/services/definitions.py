@@ -1,0 +1,62 @@
+"""Database-defined agents: create, draft, publish."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ..models import AgentDefinition, AgentVersion, Stage
+
+
+def next_version(definition: AgentDefinition) -> int:
+    return (definition.versions.aggregate(top=Max("version"))["top"] or 0) + 1
+
+
+def draft_for(definition: AgentDefinition) -> AgentVersion:
+    """The definition's editable draft; a new one copies the latest version."""
+    draft = definition.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
+    if draft is not None:
+        return draft
+    latest = definition.versions.order_by("-version").first()
+    version = next_version(definition)
+    if latest is None:
+        return AgentVersion.objects.create(definition=definition, version=version)
+    latest.pk = None
+    latest.version = version
+    latest.stage = Stage.DRAFT
+    latest.published_at = None
+    latest.created_at = timezone.now()
+    latest.save(force_insert=True)
+    return latest
+
+
+def publish_draft(definition: AgentDefinition) -> AgentVersion | None:
+    """Make the draft live and open the next draft. None when there is no draft."""
+    with transaction.atomic():
+        draft = definition.versions.select_for_update().filter(stage=Stage.DRAFT).order_by("-version").first()
+        if draft is None:
+            return None
+        draft.full_clean()
+        draft.stage = Stage.PUBLISHED
+        draft.published_at = timezone.now()
+        draft.save(update_fields=["stage", "published_at"])
+        definition.updated_at = timezone.now()
+        definition.save(update_fields=["updated_at"])
+        draft_for(definition)
+    return draft
+
+
+def definition_create(*, agent_id: str, name: str, description: str = "", publish: bool = True, **version_fields: Any) -> AgentDefinition:
+    """A new database agent with a first version (published unless ``publish=False``)."""
+    with transaction.atomic():
+        definition = AgentDefinition(agent_id=agent_id, name=name, description=description)
+        definition.full_clean()
+        definition.save()
+        version = AgentVersion(definition=definition, version=1, **version_fields)
+        version.full_clean()
+        version.save()
+        if publish:
+            publish_draft(definition)
+    return definition

@@ -1,0 +1,334 @@
+"""Running an agent for a user: the one entry point every transport goes through.
+
+``run_prepare`` does the reads (agent, session ownership, history, memories) and builds the
+runtime context; ``run_execute`` drives the runtime in the calling thread and records the run:
+one transaction for everything the run wrote (session, run row, events, memories). A provider
+failure or a bug in a tool ends the run as ERROR with its reason, never a lost run.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from core.auth import Principal
+from core.tenancy import scope_queryset
+from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
+from sessions.selectors import run_history
+from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_continued
+
+from ..registry import AgentEntry, agent_get
+from ..runtime import Agent, InvalidContinuation, RunContext
+from ..runtime.structured import OutputSchema
+from .cancellation import cancel_checker, forget_local
+from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
+
+logger = logging.getLogger("agno_site.runs")
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+class AgentNotFound(Exception):
+    def __init__(self) -> None:
+        super().__init__("Agent not found")
+
+
+class RunNotFound(Exception):
+    def __init__(self) -> None:
+        super().__init__("Run not found")
+
+
+class RunNotContinuable(Exception):
+    pass
+
+
+@dataclass
+class RunRequest:
+    """What a caller asks for, transport-neutral (form fields, chat messages, schedules)."""
+
+    message: str
+    session_id: str | None = None
+    user_id: str | None = None
+    stream: bool = True
+    stream_events: bool = True
+    session_state: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    dependencies: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    add_history_to_context: bool | None = None
+    images: list[dict[str, Any]] | None = None
+    files: list[dict[str, Any]] | None = None
+    version: int | None = None
+
+
+@dataclass
+class PreparedRun:
+    entry: AgentEntry
+    agent: Agent
+    run_id: str
+    session_id: str
+    owner_id: str | None
+    new_session: bool
+    ctx: RunContext
+    memory_store: BufferedMemoryStore | None
+    started_at: datetime
+    request: RunRequest | None = None
+    # Set for continuations: the stored run being resumed.
+    continued: Run | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    first_event_index: int = 0
+
+
+def agent_entry(agent_id: str, *, version: int | None = None) -> AgentEntry:
+    entry = agent_get(agent_id, version=version)
+    if entry is None:
+        raise AgentNotFound()
+    return entry
+
+
+def _agent_for(entry: AgentEntry, owner_id: str | None, request: RunRequest | None) -> Agent:
+    agent = entry.build(owner_id)
+    overrides: dict[str, Any] = {}
+    if request is not None and request.output_schema is not None:
+        overrides["output_schema"] = request.output_schema
+        overrides["output_schema_spec"] = OutputSchema.of(request.output_schema)
+    if request is not None and request.add_history_to_context is not None:
+        overrides["add_history_to_context"] = request.add_history_to_context
+    if overrides:
+        # Per-request options must not leak into a shared code agent: change a shallow copy.
+        agent = copy.copy(agent)
+        for name, value in overrides.items():
+            setattr(agent, name, value)
+    return agent
+
+
+def _context(
+    *,
+    agent: Agent,
+    run_id: str,
+    session: Session | None,
+    session_id: str,
+    owner_id: str | None,
+    history: list[dict[str, Any]],
+    session_state: dict[str, Any] | None,
+    dependencies: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | None,
+) -> tuple[RunContext, BufferedMemoryStore | None]:
+    wants_memories = agent.add_memories_to_context or agent.update_memory_on_run
+    memories = memories_for_context(user_id=owner_id) if wants_memories else []
+    store = (
+        BufferedMemoryStore.for_run(user_id=owner_id, agent_id=agent.id, memories=memories)
+        if agent.update_memory_on_run and owner_id
+        else None
+    )
+    past = StoredPastSessions(user=owner_id, current_session_id=session_id) if agent.search_past_sessions and owner_id else None
+    ctx = RunContext(
+        run_id=run_id,
+        session_id=session_id,
+        user_id=owner_id,
+        history=history,
+        memories=memories,
+        session_state=session_state,
+        session_summary=session.summary if session is not None else None,
+        memory_store=store,
+        past_sessions=past,
+        is_cancelled=cancel_checker(run_id),
+        dependencies=dependencies,
+        metadata=metadata,
+    )
+    return ctx, store
+
+
+def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> PreparedRun:
+    """Resolve the agent and the session for ``principal``; read history and memories."""
+    entry = agent_entry(agent_id, version=request.version)
+    scope = principal.read_scope(request.user_id)
+    owner_id = principal.owner(request.user_id)
+    session: Session | None = None
+    session_id = request.session_id or new_id()
+    if request.session_id:
+        session = scope_queryset(Session.objects, scope).filter(pk=request.session_id).first()
+        if session is None and Session.objects.unscoped("refuse another user's session id, reveal nothing").filter(pk=request.session_id).exists():
+            raise SessionNotFound(request.session_id)
+    if session is not None:
+        # Runs in an existing session belong to its owner (an admin may write into any).
+        owner_id = session.user_id
+    agent = _agent_for(entry, owner_id, request)
+    history = (
+        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs)
+        if session is not None and agent.add_history_to_context
+        else []
+    )
+    session_state = dict(session.session_state or {}) if session is not None else None
+    if request.session_state:
+        session_state = {**(session_state or {}), **request.session_state}
+    run_id = new_id()
+    ctx, store = _context(
+        agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
+        session_state=session_state, dependencies=request.dependencies, metadata=request.metadata,
+    )
+    return PreparedRun(
+        entry=entry, agent=agent, run_id=run_id, session_id=session_id, owner_id=owner_id,
+        new_session=session is None, ctx=ctx, memory_store=store, started_at=timezone.now(), request=request,
+    )
+
+
+def _owner_scope(owner_id: str | None) -> Any:
+    return owner_id if owner_id else None
+
+
+def _drive(prepared: PreparedRun, run_iter: Any, on_event: EventSink | None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """Iterate the runtime, forwarding events; an unexpected exception becomes a RunError."""
+    events: list[dict[str, Any]] = []
+    try:
+        for event in run_iter:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+        return run_iter.output, events, run_iter
+    except Exception as exc:  # a bug in a tool or provider adapter: record it, never lose the run
+        logger.exception("run %s failed unexpectedly", prepared.run_id)
+        output = dict(getattr(run_iter, "output", None) or {})
+        message = f"Internal error while running the agent ({type(exc).__name__})"
+        output.update({"run_id": prepared.run_id, "session_id": prepared.session_id, "status": RunStatus.ERROR, "content": message})
+        error_event = {
+            "created_at": int(time.time()), "event": "RunError", "agent_id": prepared.agent.id,
+            "agent_name": prepared.agent.name, "run_id": prepared.run_id, "session_id": prepared.session_id,
+            "nested_depth": 0, "content": message, "error_type": "internal_error",
+        }
+        events.append(error_event)
+        if on_event is not None:
+            on_event(error_event)
+        return output, events, run_iter
+
+
+def _component_data(agent: Agent) -> dict[str, Any]:
+    return {"name": agent.name, "agent_id": agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
+
+
+def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, store_events: bool = True) -> dict[str, Any]:
+    """Run to the end in this thread and record the run. Returns the RunOutput dict."""
+    request = prepared.request
+    assert request is not None
+    try:
+        run_iter = prepared.agent.start_run(
+            request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files
+        )
+        output, events, finished = _drive(prepared, run_iter, on_event)
+        with transaction.atomic():
+            run_record(
+                session_id=prepared.session_id,
+                owner_id=prepared.owner_id,
+                create_session=prepared.new_session,
+                session_type=SessionType.AGENT,
+                component_id=prepared.agent.id,
+                component_data=_component_data(prepared.agent),
+                run_id=prepared.run_id,
+                status=str(output.get("status") or RunStatus.ERROR),
+                input={"input_content": request.message, **({"images": request.images} if request.images else {}), **({"files": request.files} if request.files else {})},
+                output=output,
+                events=events if store_events else (),
+                session_state=output.get("session_state"),
+                summary=getattr(finished, "session_summary", None),
+                started_at=prepared.started_at,
+            )
+            if prepared.memory_store is not None:
+                prepared.memory_store.flush()
+        return output
+    finally:
+        forget_local(prepared.run_id)
+
+
+# ---- continuing a paused run ----------------------------------------------------------------
+
+
+def run_for_caller(*, principal: Principal, run_id: str, session_id: str | None, requested_user_id: str | None = None, component_id: str | None = None) -> Run:
+    """The run, if the caller may see it (and it belongs to ``component_id``); else RunNotFound."""
+    runs = scope_queryset(Run.objects, principal.read_scope(requested_user_id)).filter(pk=run_id)
+    if session_id is not None:
+        runs = runs.filter(session_id=session_id)
+    if component_id is not None:
+        runs = runs.filter(component_id=component_id)
+    run = runs.first()
+    if run is None:
+        raise RunNotFound()
+    return run
+
+
+def continue_prepare(
+    *,
+    principal: Principal,
+    agent_id: str,
+    run_id: str,
+    session_id: str,
+    requested_user_id: str | None,
+    tools: list[dict[str, Any]] | None,
+    stream_events: bool = True,
+) -> PreparedRun:
+    entry = agent_entry(agent_id)
+    run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
+    if run.status != RunStatus.PAUSED:
+        raise RunNotContinuable(f"Run {run_id} is {run.status}, not PAUSED: there is nothing to continue")
+    session = Session.objects.for_user(run.user_id).get(pk=run.session_id) if run.user_id else Session.objects.unscoped("ownerless run").get(pk=run.session_id)
+    agent = _agent_for(entry, run.user_id, None)
+    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
+    ctx, store = _context(
+        agent=agent, run_id=run.pk, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
+        session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
+    )
+    events = RunEvent.objects.for_user(run.user_id) if run.user_id else RunEvent.objects.unscoped("ownerless run")
+    top = events.filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
+    prepared = PreparedRun(
+        entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
+        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
+        first_event_index=(top if top is not None else -1) + 1,
+    )
+    # Validate the decisions now, so a bad request is a 400 before anything runs.
+    prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=ctx, stream_events=stream_events)
+    return prepared
+
+
+def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, store_events: bool = True, stream_events: bool = True) -> dict[str, Any]:
+    run = prepared.continued
+    assert run is not None
+    try:
+        run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
+        output, events, finished = _drive(prepared, run_iter, on_event)
+        with transaction.atomic():
+            run_record_continued(
+                run=run,
+                status=str(output.get("status") or RunStatus.ERROR),
+                output=output,
+                events=events if store_events else (),
+                first_event_index=prepared.first_event_index,
+                session_state=output.get("session_state"),
+                summary=getattr(finished, "session_summary", None),
+            )
+            if prepared.memory_store is not None:
+                prepared.memory_store.flush()
+        return output
+    finally:
+        forget_local(prepared.run_id)
+
+
+__all__ = [
+    "AgentNotFound",
+    "InvalidContinuation",
+    "PreparedRun",
+    "RunNotContinuable",
+    "RunNotFound",
+    "RunRequest",
+    "continue_execute",
+    "continue_prepare",
+    "run_execute",
+    "run_for_caller",
+    "run_prepare",
+]

@@ -1,0 +1,93 @@
+"""The toolkits an operator can give a database-defined agent, by stable id.
+
+Each entry builds the toolkit for one run's user: the Workspace is a folder per user under
+``WORKSPACE_ROOT``, so one user's agent never reads another user's files.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from .runtime.tools import tool
+from .runtime.tools.calculator import CalculatorTools
+from .runtime.tools.clock import DateTimeTools
+from .runtime.tools.http_fetch import HttpFetchTools
+from .runtime.tools.toolkit import Toolkit
+from .runtime.tools.workspace import Workspace
+
+
+class DemoActionTools(Toolkit):
+    """Tools with side effects a human must approve, to show human-in-the-loop without any setup.
+
+    Nothing leaves the server: the "email" is only reported back.
+    """
+
+    id = "demo_actions"
+    name = "demo_actions"
+
+    @tool(requires_confirmation=True)
+    def send_email(self, to: str, subject: str, body: str = "") -> str:
+        """Send an email (demo: nothing is sent). Needs the user's confirmation.
+
+        Args:
+            to: The recipient's address.
+            subject: The subject line.
+            body: The message text.
+        """
+        return f"Email to {to} with subject {subject!r} was queued (demo: nothing was sent)."
+
+    @tool(requires_user_input=True, user_input_fields=["date"])
+    def book_meeting(self, topic: str, date: str) -> str:
+        """Book a meeting (demo). Asks the user which date to use.
+
+        Args:
+            topic: What the meeting is about.
+            date: The day of the meeting, filled in by the user.
+        """
+        return f"Meeting about {topic!r} booked for {date} (demo: no calendar was touched)."
+
+
+def workspace_root_for(user_id: str | None) -> Path:
+    owner = user_id or "_shared"
+    folder = hashlib.sha256(owner.encode()).hexdigest()[:24]
+    path = Path(settings.WORKSPACE_ROOT) / folder
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True)
+class ToolkitEntry:
+    id: str
+    name: str
+    description: str
+    build: Callable[[str | None], Toolkit]
+
+
+TOOLKITS: dict[str, ToolkitEntry] = {
+    entry.id: entry
+    for entry in (
+        ToolkitEntry("calculator", "Calculator", "Arithmetic: add, subtract, multiply, divide, powers, roots.", lambda user_id: CalculatorTools()),
+        ToolkitEntry("datetime", "Date and time", "The current date and time in any time zone.", lambda user_id: DateTimeTools()),
+        ToolkitEntry(
+            "http",
+            "HTTP fetch",
+            "GET a public web page (private and loopback addresses refused).",
+            lambda user_id: HttpFetchTools(allow_hosts=settings.HTTP_FETCH_ALLOW_HOSTS),
+        ),
+        ToolkitEntry(
+            "workspace",
+            "Workspace files",
+            "Read, search and (with confirmation) write files in the user's own folder; credential files refused.",
+            lambda user_id: Workspace(workspace_root_for(user_id)),
+        ),
+        ToolkitEntry("demo_actions", "Demo actions", "send_email (needs confirmation) and book_meeting (asks for input).", lambda user_id: DemoActionTools()),
+    )
+}
+
+
+def toolkit_choices() -> list[tuple[str, str]]:
+    return [(entry.id, f"{entry.name}: {entry.description}") for entry in TOOLKITS.values()]

@@ -1,0 +1,110 @@
+"""Discovery endpoints: the landing JSON, /info and /config."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponseRedirect, JsonResponse
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from .views import AgentOSView
+
+
+def landing(request: HttpRequest):
+    """``GET /``: AgentOS's minimal landing JSON; a browser asking for HTML goes to the chat UI."""
+    accept = request.headers.get("Accept", "")
+    if "text/html" in accept:
+        return HttpResponseRedirect("/chat/")
+    body: dict[str, Any] = {"name": settings.AGENT_OS_NAME, "health": "/health", "info": "/info"}
+    if settings.DOCS_ENABLED:
+        body["docs"] = "/docs"
+    return JsonResponse(body)
+
+
+def auth_mode() -> str:
+    return getattr(settings, "AGENT_OS_AUTH_MODE", "none")
+
+
+class InfoView(AgentOSView):
+    """Lightweight, unauthenticated metadata."""
+
+    @extend_schema(
+        operation_id="get_info",
+        tags=["Core"],
+        responses={200: inline_serializer("InfoResponse", {
+            "os_id": serializers.CharField(), "name": serializers.CharField(allow_null=True),
+            "os_version": serializers.CharField(), "agno_version": serializers.CharField(),
+            "agent_count": serializers.IntegerField(), "team_count": serializers.IntegerField(),
+            "workflow_count": serializers.IntegerField(), "mcp": serializers.DictField(),
+            "auth_mode": serializers.ChoiceField(["none", "security_key", "jwt"]),
+            "user_isolation": serializers.BooleanField(),
+        })},
+    )
+    def get(self, request):
+        from agents.registry import agent_count
+
+        return Response({
+            "os_id": settings.AGENT_OS_ID,
+            "name": settings.AGENT_OS_NAME,
+            "os_version": "1.0.0",
+            "agno_version": AGNO_COMPATIBLE_VERSION,
+            "agent_count": agent_count(),
+            "team_count": 0,
+            "workflow_count": 0,
+            "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
+            "auth_mode": auth_mode(),
+            "user_isolation": getattr(settings, "AGENT_OS_USER_ISOLATION", False),
+        })
+
+
+# The AgentOS release whose wire API this server implements.
+AGNO_COMPATIBLE_VERSION = "3.1.10"
+
+
+class ConfigView(AgentOSView):
+    """What this OS offers: databases, models and the rosters the caller may see."""
+
+    @extend_schema(operation_id="config", tags=["Core"], responses={200: inline_serializer("ConfigResponse", {
+        "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
+        "available_models": serializers.ListField(child=serializers.DictField()),
+        "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
+        "session": serializers.DictField(), "memory": serializers.DictField(), "queue": serializers.DictField(),
+        "agents": serializers.ListField(child=serializers.DictField()), "teams": serializers.ListField(child=serializers.DictField()),
+        "workflows": serializers.ListField(child=serializers.DictField()), "interfaces": serializers.ListField(child=serializers.DictField()),
+    })})
+    def get(self, request):
+        from agents.api.presenters import agent_summary
+        from agents.registry import agent_list
+
+        from .views import database_id
+
+        agents = agent_list()
+        models: dict[tuple[str, str], dict[str, str]] = {}
+        for entry in agents:
+            model = entry.template.model if entry.template else None
+            if model is not None:
+                models.setdefault((model.id, model.provider), {"id": model.id, "provider": model.provider})
+        db = database_id()
+
+        def domain(table: str | None) -> dict[str, Any]:
+            entry: dict[str, Any] = {"db_id": db, "domain_config": {"display_name": db}}
+            if table:
+                entry["tables"] = [table]
+            return {"dbs": [entry]}
+
+        return Response({
+            "os_id": settings.AGENT_OS_ID,
+            "available_models": list(models.values()),
+            "os_database": db,
+            "databases": [db],
+            "session": domain("agno_sessions"),
+            "memory": domain("agno_memories"),
+            "filesystem": {"namespaces": []},
+            "queue": {"durable": False, "queue_per_session": False},
+            "agents": [agent_summary(entry) for entry in agents],
+            "teams": [],
+            "workflows": [],
+            "interfaces": [],
+        })

@@ -1,0 +1,142 @@
+"""One error shape for the whole API: AgentOS's ``{"detail": ...}``.
+
+Client errors are raised as ``APIError`` subclasses (or DRF's own exceptions) and rendered by
+``exception_handler``; validation errors use FastAPI's list shape (422), as AgentOS does.
+Anything unexpected stays a 500, is logged, and only its type is echoed.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+logger = logging.getLogger("agno_site.api")
+
+
+class APIError(Exception):
+    status_code = 400
+
+    def __init__(self, detail: Any, *, status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(detail if isinstance(detail, str) else repr(detail))
+        self.detail = detail
+        if status is not None:
+            self.status_code = status
+        self.headers = dict(headers or {})
+
+
+class BadRequest(APIError):
+    status_code = 400
+
+
+class Unauthorized(APIError):
+    status_code = 401
+
+
+class Forbidden(APIError):
+    status_code = 403
+
+
+class NotFound(APIError):
+    status_code = 404
+
+
+class Conflict(APIError):
+    status_code = 409
+
+
+class Unprocessable(APIError):
+    status_code = 422
+
+
+class TooManyRequests(APIError):
+    status_code = 429
+
+
+class NotImplementedByComponent(APIError):
+    status_code = 501
+
+
+class FeatureUnavailable(APIError):
+    status_code = 503
+
+
+def field_error(location: Sequence[str | int], message: str, *, kind: str = "value_error", value: Any = None, ctx: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": kind, "loc": list(location), "msg": message, "input": value}
+    if ctx:
+        error["ctx"] = dict(ctx)
+    return error
+
+
+def invalid(location: Sequence[str | int], message: str, *, kind: str = "value_error", value: Any = None, ctx: Mapping[str, Any] | None = None) -> Unprocessable:
+    """A 422 in FastAPI's shape for one field."""
+    return Unprocessable([field_error(location, message, kind=kind, value=value, ctx=ctx)])
+
+
+def missing(location: Sequence[str | int]) -> Unprocessable:
+    return Unprocessable([field_error(location, "Field required", kind="missing")])
+
+
+def _serializer_errors(errors: Any, prefix: list[str | int]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(errors, Mapping):
+        for key, value in errors.items():
+            location = prefix if key == "non_field_errors" else prefix + [key]
+            found += _serializer_errors(value, location)
+    elif isinstance(errors, list) and errors and all(isinstance(item, (str, drf.ErrorDetail)) for item in errors):
+        for item in errors:
+            code = getattr(item, "code", "invalid")
+            found.append(field_error(prefix, str(item), kind="missing" if code == "required" else code))
+    elif isinstance(errors, list):
+        for index, item in enumerate(errors):
+            if item:
+                found += _serializer_errors(item, prefix + [index])
+    else:
+        found.append(field_error(prefix, str(errors)))
+    return found
+
+
+def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
+    headers: dict[str, str] = {}
+    if isinstance(exc, APIError):
+        status, detail, headers = exc.status_code, exc.detail, exc.headers
+    elif isinstance(exc, drf.ValidationError):
+        status, detail = 422, _serializer_errors(exc.detail, ["body"])
+    elif isinstance(exc, drf.ParseError):
+        status, detail = 422, [field_error(["body"], "JSON decode error" if "JSON" in str(exc.detail) else str(exc.detail), kind="json_invalid")]
+    elif isinstance(exc, drf.UnsupportedMediaType):
+        status, detail = 415, f"Unsupported media type {exc.detail}"
+    elif isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+        status, detail = 401, str(exc.detail)
+    elif isinstance(exc, (drf.PermissionDenied, DjangoPermissionDenied)):
+        status, detail = 403, str(getattr(exc, "detail", "Forbidden"))
+    elif isinstance(exc, (drf.NotFound, Http404)):
+        status, detail = 404, "Not Found"
+    elif isinstance(exc, drf.MethodNotAllowed):
+        status, detail = 405, "Method Not Allowed"
+    elif isinstance(exc, drf.Throttled):
+        status, detail = 429, "Too many requests"
+        if exc.wait is not None:
+            headers["Retry-After"] = str(int(exc.wait) + 1)
+    elif isinstance(exc, drf.APIException):
+        status, detail = exc.status_code, str(exc.detail)
+    else:
+        return None
+    return Response({"detail": detail}, status=status, headers=headers or None)
+
+
+def server_error_body(exc: BaseException) -> dict[str, str]:
+    return {"detail": f"Internal server error ({type(exc).__name__})"}
+
+
+# Django-level handlers for paths DRF never sees (unknown URLs, crashes outside the API).
+def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse({"detail": "Not Found"}, status=404)
+
+
+def server_error(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"detail": "Internal server error"}, status=500)

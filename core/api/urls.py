@@ -1,0 +1,47 @@
+"""Discovery routes, the API docs, and the component families with nothing configured yet."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from . import discovery
+from .routing import route
+
+
+def empty_list(request, **kwargs) -> JsonResponse:
+    return JsonResponse([], safe=False)
+
+
+def not_found(detail: str):
+    def view(request, **kwargs) -> JsonResponse:
+        return JsonResponse({"detail": detail}, status=404)
+
+    return view
+
+
+urlpatterns = [
+    path("", discovery.landing, name="landing"),
+    route("info", discovery.InfoView.as_view(), name="info"),
+    route("config", discovery.ConfigView.as_view(), name="config"),
+    # No teams or workflows are configured yet: AgentOS then lists none and finds none.
+    route("teams", empty_list, name="teams"),
+    route("teams/{team_id}", not_found("Team not found")),
+    route("teams/{team_id}/runs", not_found("Team not found")),
+    route("teams/{team_id}/runs/{run_id}", not_found("Team not found")),
+    route("teams/{team_id}/runs/{run_id}/{action}", not_found("Team not found")),
+    route("workflows", empty_list, name="workflows"),
+    route("workflows/{workflow_id}", not_found("Workflow not found")),
+    route("workflows/{workflow_id}/runs", not_found("Workflow not found")),
+    route("workflows/{workflow_id}/runs/{run_id}", not_found("Workflow not found")),
+    route("workflows/{workflow_id}/runs/{run_id}/{action}", not_found("Workflow not found")),
+    path("", include("core.api.unavailable")),
+]
+
+if settings.DOCS_ENABLED:
+    urlpatterns += [
+        route("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+        route("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
+        route("redoc", SpectacularRedocView.as_view(url_name="openapi"), name="redoc"),
+    ]

@@ -1,0 +1,101 @@
+"""Agno's own AgentOSClient (agno 3.1.10) against a live Agno Site: agents, runs, config."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from agno.client.os import AgentOSClient
+from agno.run.agent import RunCompletedEvent, RunContentEvent, RunStartedEvent
+from agno.run.base import RunStatus
+from agno.utils.http import aclose_default_clients, close_sync_client
+
+from sessions.models import Run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run(coro):
+    """One event loop per call: the client's shared httpx clients are closed with it."""
+
+    async def main():
+        try:
+            return await coro
+        finally:
+            await aclose_default_clients()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        close_sync_client()
+
+
+@pytest.fixture
+def client(live_api: str) -> AgentOSClient:
+    return AgentOSClient(base_url=live_api, timeout=30)
+
+
+def test_config_lists_agents_models_and_databases(client: AgentOSClient) -> None:
+    config = client.get_config()
+    assert config.os_id == "agno-site"
+    assert [agent.id for agent in config.agents] == ["assistant", "hitl-agent", "openai-agent"]
+    assert {(model.id, model.provider) for model in config.available_models} == {("demo", "Offline"), ("gpt-4o-mini", "OpenAI")}
+    assert config.databases == [config.os_database]
+    assert (config.teams, config.workflows, config.interfaces) == ([], [], [])
+
+
+def test_list_and_get_agents(client: AgentOSClient) -> None:
+    agents = run(client.list_agents())
+    assert [(agent.id, agent.name) for agent in agents] == [("assistant", "Assistant"), ("hitl-agent", "HITL Agent"), ("openai-agent", "OpenAI Agent")]
+    detail = client.get_agent("assistant")
+    assert (detail.id, detail.name, detail.model.model, detail.model.provider) == ("assistant", "Assistant", "demo", "Offline")
+    assert "add" in {tool["name"] for tool in detail.tools["tools"]}
+
+
+def test_run_agent_returns_a_parsed_run_output(client: AgentOSClient) -> None:
+    output = run(client.run_agent("assistant", "hello client", session_id="c-1", user_id="alice", session_state={"plan": "pro"}))
+    assert output.status == RunStatus.completed
+    assert output.content == "(offline demo) You said: hello client This is the first message I see from you."
+    assert (output.session_id, output.user_id, output.agent_id) == ("c-1", "alice", "assistant")
+    assert output.session_state == {"plan": "pro"}
+    assert output.metrics.total_tokens > 0
+    assert [message.role for message in output.messages][-2:] == ["user", "assistant"]
+    assert Run.objects.for_user("alice").get(pk=output.run_id).status == "COMPLETED"
+
+
+def test_run_agent_stream_yields_typed_events(client: AgentOSClient) -> None:
+    async def collect():
+        return [event async for event in client.run_agent_stream("assistant", "stream for the client", user_id="alice")]
+
+    events = run(collect())
+    assert isinstance(events[0], RunStartedEvent)
+    assert isinstance(events[-1], RunCompletedEvent)
+    deltas = [event.content for event in events if isinstance(event, RunContentEvent)]
+    assert "".join(deltas) == events[-1].content
+
+
+def test_continue_agent_run_after_a_pause(client: AgentOSClient) -> None:
+    paused = run(client.run_agent("hitl-agent", '/call delete_file {"path": "a.txt"}', session_id="c-h", user_id="alice"))
+    assert paused.status == RunStatus.paused and paused.is_paused
+    tools = paused.tools
+    tools[0].confirmed = True
+    done = run(client.continue_agent_run("hitl-agent", paused.run_id, tools=tools, session_id="c-h", user_id="alice"))
+    assert done.status == RunStatus.completed
+    assert done.tools[0].result == "deleted a.txt"
+
+
+def test_continue_agent_run_stream(client: AgentOSClient) -> None:
+    paused = run(client.run_agent("hitl-agent", '/call delete_file {"path": "b.txt"}', session_id="c-hs", user_id="alice"))
+    tools = paused.tools
+    tools[0].confirmed = False
+    tools[0].confirmation_note = "not today"
+
+    async def collect():
+        return [event async for event in client.continue_agent_run_stream("hitl-agent", paused.run_id, tools=tools, session_id="c-hs", user_id="alice")]
+
+    events = run(collect())
+    assert events[0].event == "RunContinued" and isinstance(events[-1], RunCompletedEvent)
+    assert "not today" in events[-1].content
+
+
+def test_cancel_agent_run(client: AgentOSClient) -> None:
+    assert run(client.cancel_agent_run("assistant", "some-run-id")) is None

@@ -1,0 +1,79 @@
+"""Discovery routes, the docs switch, unknown paths and families not built yet."""
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+from django.urls import clear_url_caches
+
+pytestmark = pytest.mark.django_db
+
+
+def test_landing_json_and_browser_redirect(client) -> None:
+    assert client.get("/").json() == {"name": "Agno Site", "health": "/health", "info": "/info", "docs": "/docs"}
+    browser = client.get("/", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    assert (browser.status_code, browser["Location"]) == (302, "/chat/")
+
+
+def test_info_is_the_lightweight_public_metadata(client) -> None:
+    assert client.get("/info").json() == {
+        "os_id": "agno-site", "name": "Agno Site", "os_version": "1.0.0", "agno_version": "3.1.10",
+        "agent_count": 3, "team_count": 0, "workflow_count": 0,
+        "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
+        "auth_mode": "none", "user_isolation": False,
+    }
+
+
+def test_config_answers_the_clients_required_keys(client) -> None:
+    body = client.get("/config/").json()
+    assert {"os_id", "databases", "agents", "teams", "workflows", "interfaces"} <= set(body)
+    assert body["session"] == {"dbs": [{"db_id": "agno-site-db", "domain_config": {"display_name": "agno-site-db"}, "tables": ["agno_sessions"]}]}
+
+
+def test_openapi_document_and_docs_pages(client) -> None:
+    document = client.get("/openapi.json").json()
+    assert document["openapi"].startswith("3.")
+    assert "/agents/{agent_id}/runs" in document["paths"]
+    for page in ("/docs", "/redoc"):
+        html = client.get(page).content.decode()
+        assert "/static/drf_spectacular_sidecar/" in html and "cdn" not in html.lower()
+
+
+def test_docs_can_be_hidden() -> None:
+    from importlib import reload
+
+    import agno_site.urls
+    import core.api.urls
+    from django.test import Client
+
+    try:
+        with override_settings(DOCS_ENABLED=False):
+            reload(core.api.urls)
+            reload(agno_site.urls)
+            clear_url_caches()
+            hidden = Client()
+            assert hidden.get("/openapi.json").status_code == 404
+            assert hidden.get("/docs").status_code == 404
+            assert "docs" not in hidden.get("/").json()
+    finally:
+        reload(core.api.urls)
+        reload(agno_site.urls)
+        clear_url_caches()
+
+
+def test_unknown_paths_and_methods_are_json(client) -> None:
+    assert (client.get("/nope").status_code, client.get("/nope").json()) == (404, {"detail": "Not Found"})
+    response = client.delete("/agents")
+    assert (response.status_code, response.json()) == (405, {"detail": "Method Not Allowed"})
+
+
+@pytest.mark.parametrize("path", ["/knowledge/content", "/eval-runs", "/schedules", "/approvals/count", "/metrics"])
+def test_families_not_built_yet_answer_503(client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 503
+    assert response.json()["detail"].endswith("this Agno Site release does not serve this feature yet.")
+
+
+def test_no_teams_or_workflows_are_configured(client) -> None:
+    assert client.get("/teams").json() == [] and client.get("/workflows/").json() == []
+    assert client.get("/teams/crew").json() == {"detail": "Team not found"}
+    assert client.post("/workflows/flow/runs", {"message": "x"}).json() == {"detail": "Workflow not found"}
