@@ -1,11 +1,16 @@
-"""Reads of sessions and runs, always through the caller's scope (core.tenancy.scope_queryset)."""
+"""Reads of sessions, runs and memories, always through the caller's scope (core.tenancy.scope_queryset)."""
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from django.db.models import Count, Max
 
 from core.tenancy import scope_queryset
 
-from .models import Run, RunEvent, RunStatus, Session
+from .models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
 
 # Agno leaves these out of the model's history window (they never produced a usable answer).
 _NOT_IN_HISTORY = (RunStatus.PAUSED, RunStatus.CANCELLED, RunStatus.ERROR, RunStatus.REGENERATED)
@@ -47,3 +52,209 @@ def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list
     if after_index is not None:
         events = events.filter(event_index__gt=after_index)
     return list(events.order_by("event_index"))
+
+
+# --- API reads: sessions, session runs, memories ----------------------------------------------
+
+# Offsets and limits beyond a signed 64-bit integer make PostgreSQL and SQLite raise; a page that
+# far out is empty whatever the table holds.
+_SQL_INT_MAX = 2**63 - 1
+
+# sort_by values AgentOS accepts for sessions (its table's columns) -> our columns. Unknown
+# values fall back to the default, as AgentOS ignores them.
+SESSION_SORT_COLUMNS = {
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "session_id": "session_id",
+    "session_name": "session_name",
+    "session_type": "session_type",
+    "user_id": "user_id",
+    "agent_id": "component_id",
+    "team_id": "component_id",
+    "workflow_id": "component_id",
+    "component_id": "component_id",
+    "total_tokens": "total_tokens",
+}
+MEMORY_SORT_COLUMNS = {
+    "updated_at": "updated_at",
+    "created_at": "created_at",
+    "memory_id": "memory_id",
+    "memory": "memory",
+    "user_id": "user_id",
+    "agent_id": "agent_id",
+    "team_id": "team_id",
+    "topics": "topics_key",
+}
+
+
+def _window(queryset: Any, *, offset: int, limit: int) -> list[Any]:
+    if offset >= _SQL_INT_MAX:
+        return []
+    return list(queryset[offset : min(offset + limit, _SQL_INT_MAX)])
+
+
+def _ordering(column: str, *, descending: bool, tie_breaker: str) -> list[str]:
+    return [f"-{column}", f"-{tie_breaker}"] if descending else [column, tie_breaker]
+
+
+def session_list(
+    *,
+    user: Any,
+    session_type: str | None = None,
+    component_id: str | None = None,
+    session_name: str | None = None,
+    sort_by: str | None = None,
+    descending: bool = True,
+    offset: int = 0,
+    limit: int = 20,
+) -> tuple[list[Session], int]:
+    """One page of the caller's sessions and the total count: two queries whatever the page size."""
+    sessions = scope_queryset(Session.objects, user)
+    if session_type:
+        sessions = sessions.filter(session_type=session_type)
+    if component_id:
+        sessions = sessions.filter(component_id=component_id)
+    if session_name:
+        sessions = sessions.filter(session_name__icontains=session_name)
+    total = sessions.count()
+    column = SESSION_SORT_COLUMNS.get(sort_by or "", "created_at")
+    page = _window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    return page, total
+
+
+def session_chat_history(*, user: Any, session_id: str) -> list[dict[str, Any]]:
+    """The session's user and assistant messages, oldest first, in one query.
+
+    As Agno's ``get_chat_history``: top-level runs only (members' messages stay in their runs),
+    no system or tool messages, and no messages a run merely replayed from history.
+    """
+    stored = (
+        scope_queryset(Run.objects, user)
+        .filter(session_id=session_id, parent_run_id__isnull=True)
+        .order_by("run_index")
+        .values_list("run_data__messages", flat=True)
+    )
+    history: list[dict[str, Any]] = []
+    for messages in stored:
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, dict) or message.get("from_history"):
+                continue
+            if message.get("role") in ("user", "assistant"):
+                history.append(message)
+    return history
+
+
+def session_runs(
+    *,
+    user: Any,
+    session_id: str,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    statuses: Collection[str] | None = None,
+) -> tuple[Session, list[Run]] | None:
+    """The session and its runs (members' included) in run order: two queries; None if not visible."""
+    session = session_get(user=user, session_id=session_id)
+    if session is None:
+        return None
+    runs = scope_queryset(Run.objects, user).filter(session_id=session_id)
+    if created_after is not None:
+        runs = runs.filter(created_at__gte=created_after)
+    if created_before is not None:
+        runs = runs.filter(created_at__lt=created_before)
+    if statuses is not None:
+        runs = runs.filter(status__in=list(statuses))
+    return session, list(runs.order_by("run_index"))
+
+
+@dataclass(frozen=True)
+class SessionRunLookup:
+    session: Session | None
+    run: Run | None
+    session_has_runs: bool
+
+
+def session_run_get(*, user: Any, session_id: str, run_id: str) -> SessionRunLookup:
+    """A run of a session, with enough context to say which of the two is missing."""
+    session = session_get(user=user, session_id=session_id)
+    if session is None:
+        return SessionRunLookup(session=None, run=None, session_has_runs=False)
+    run = run_get(user=user, run_id=run_id, session_id=session_id)
+    if run is not None:
+        return SessionRunLookup(session=session, run=run, session_has_runs=True)
+    has_runs = scope_queryset(Run.objects, user).filter(session_id=session_id).exists()
+    return SessionRunLookup(session=session, run=None, session_has_runs=has_runs)
+
+
+def memory_get(*, user: Any, memory_id: str) -> UserMemory | None:
+    return scope_queryset(UserMemory.objects, user).filter(pk=memory_id).first()
+
+
+def memory_list(
+    *,
+    user: Any,
+    agent_id: str | None = None,
+    team_id: str | None = None,
+    topics: Sequence[str] = (),
+    search_content: str | None = None,
+    sort_by: str | None = None,
+    descending: bool = True,
+    offset: int = 0,
+    limit: int = 20,
+) -> tuple[list[UserMemory], int]:
+    """One page of memories and the total count: two queries whatever the page size.
+
+    A memory matches ``topics`` when it carries every one of them.
+    """
+    memories = scope_queryset(UserMemory.objects, user)
+    if agent_id:
+        memories = memories.filter(agent_id=agent_id)
+    if team_id:
+        memories = memories.filter(team_id=team_id)
+    for topic in topics:
+        memories = memories.filter(topics_key__contains=f",{topic},")
+    if search_content:
+        memories = memories.filter(memory__icontains=search_content)
+    total = memories.count()
+    column = MEMORY_SORT_COLUMNS.get(sort_by or "", "updated_at")
+    page = _window(memories.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    return page, total
+
+
+def memory_topics(*, user: Any) -> list[str]:
+    """Every distinct topic of the caller's memories, sorted (one query over distinct topic lists)."""
+    found: set[str] = set()
+    for topics in scope_queryset(UserMemory.objects, user).values_list("topics", flat=True).distinct():
+        if isinstance(topics, list):
+            found.update(str(topic) for topic in topics)
+    return sorted(found)
+
+
+def memory_user_stats(*, user: Any, offset: int = 0, limit: int = 20) -> tuple[list[dict[str, Any]], int]:
+    """Memories per user (count, last update), most recently active first: two queries."""
+    owned = scope_queryset(UserMemory.objects, user).filter(user_id__isnull=False)
+    total = owned.aggregate(users=Count("user_id", distinct=True))["users"] or 0
+    stats = (
+        owned.values("user_id")
+        .annotate(total_memories=Count("pk"), last_memory_updated_at=Max("updated_at"))
+        .order_by("-last_memory_updated_at", "user_id")
+    )
+    return _window(stats, offset=offset, limit=limit), total
+
+
+def memory_list_for_user(*, user_id: str) -> list[UserMemory]:
+    """All of one user's memories, oldest first (what memory optimization works on)."""
+    return list(UserMemory.objects.for_user(user_id).order_by("created_at", "pk"))
+
+
+def session_detail(*, user: Any, session_id: str, shape: str | None = None) -> tuple[Session, list[dict[str, Any]]] | None:
+    """A session and its chat history (two queries); None if not visible.
+
+    ``shape`` is the session type the caller wants the detail as (default: the session's own);
+    the workflow shape has no chat history, so none is read for it.
+    """
+    session = session_get(user=user, session_id=session_id)
+    if session is None:
+        return None
+    if (shape or session.session_type) == SessionType.WORKFLOW:
+        return session, []
+    return session, session_chat_history(user=user, session_id=session_id)

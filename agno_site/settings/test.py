@@ -8,6 +8,10 @@ os.environ.setdefault("ALLOWED_HOSTS", "*")
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="agno-site-test-"))
 os.environ["AGNO_SITE_IGNORE_DOTENV"] = "true"
 os.environ.setdefault("AGENT_MODULES", "tests.agents_for_tests")
+# Most tests run the open (no-auth) server; tests/security switches auth on per test.
+os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
+os.environ.setdefault("RATE_LIMIT_USER", "1000000/minute")
+os.environ.setdefault("RATE_LIMIT_ANONYMOUS", "1000000/minute")
 
 from .base import *  # noqa: E402,F403
 
@@ -21,3 +25,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not SQLite's shared-cache memory database: that one reports "table is locked"
     # to concurrent writers instead of waiting, which the file database in production never does.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
+else:
+    # Close connections after every request and run, so no server thread holds one when the
+    # test database is dropped.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -1,5 +1,19 @@
-"""Writes to sessions, runs, run events and memories (see runs.py and memories.py)."""
-from .memories import memory_create, memory_delete, memory_topics_key, memory_update
+"""Writes to sessions, runs, run events and memories (see runs.py, sessions.py and memories.py)."""
+from .memories import (
+    MemoriesChanged,
+    MemoryOptimization,
+    MemoryOptimizationError,
+    OptimizedMemory,
+    UnusableModel,
+    memory_create,
+    memory_delete,
+    memory_merge_plan,
+    memory_optimize,
+    memory_tokens,
+    memory_topics_key,
+    memory_update,
+    memory_upsert,
+)
 from .runs import (
     RunStatusConflict,
     SessionExists,
@@ -13,21 +27,42 @@ from .runs import (
     session_get_for_update,
     session_get_or_create,
 )
+from .sessions import (
+    SessionIdUnavailable,
+    session_create_for_caller,
+    session_delete,
+    session_rename,
+    session_update,
+)
 
 __all__ = [
+    "MemoriesChanged",
+    "MemoryOptimization",
+    "MemoryOptimizationError",
+    "OptimizedMemory",
     "RunStatusConflict",
     "SessionExists",
+    "SessionIdUnavailable",
     "SessionNotFound",
+    "UnusableModel",
     "memory_create",
     "memory_delete",
+    "memory_merge_plan",
+    "memory_optimize",
+    "memory_tokens",
     "memory_topics_key",
     "memory_update",
+    "memory_upsert",
     "new_id",
     "run_create",
     "run_events_append",
     "run_transition",
     "session_add_usage",
     "session_create",
+    "session_create_for_caller",
+    "session_delete",
     "session_get_for_update",
     "session_get_or_create",
+    "session_rename",
+    "session_update",
 ]
