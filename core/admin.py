@@ -4,10 +4,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
+
+from .models import AccessToken
+from .tenancy import ALL_USERS
 
 
 class UserIdFilter(admin.SimpleListFilter):
@@ -58,3 +62,65 @@ class OwnedModelAdmin(admin.ModelAdmin):
 def pretty_json(value: Any) -> str:
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
     return format_html('<pre class="agno-json">{}</pre>', text)
+
+
+class AccessTokenAdminForm(forms.ModelForm):
+    scopes_text = forms.CharField(
+        label="scopes", required=False,
+        help_text="Space- or comma-separated, e.g. agents:read agents:run sessions:read. agent_os:admin grants everything.",
+    )
+    ttl_days = forms.IntegerField(label="expires in (days)", required=False, min_value=1, initial=90, help_text="Empty: never expires.")
+
+    class Meta:
+        model = AccessToken
+        fields = ("name", "kind", "user_id")
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(OwnedModelAdmin):
+    """Personal access tokens and service accounts. The secret is shown once, at creation."""
+
+    form = AccessTokenAdminForm
+    list_display = ("name", "kind", "user_id", "token_prefix", "scope_list", "created_at", "expires_at", "last_used_at", "revoked_at")
+    list_filter = ("kind", UserIdFilter, "revoked_at", "created_at")
+    search_fields = ("name", "user_id", "token_prefix")
+    ordering = ("-created_at",)
+    actions = ["revoke"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("name", "kind", "user_id", "scopes_text", "ttl_days")
+        return ("name", "kind", "user_id", "token_prefix", "scopes", "created_by", "created_at", "expires_at", "last_used_at", "revoked_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return ("name", "kind", "user_id", "token_prefix", "scopes", "created_by", "created_at", "expires_at", "last_used_at", "revoked_at")
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: AccessToken) -> str:
+        return " ".join(obj.scopes)
+
+    def save_model(self, request, obj: AccessToken, form, change: bool) -> None:
+        if change:
+            return  # tokens are immutable; revoke and create a new one
+        from .services.tokens import access_token_create
+
+        created, secret = access_token_create(
+            name=form.cleaned_data["name"],
+            kind=form.cleaned_data["kind"],
+            user_id=form.cleaned_data.get("user_id") or None,
+            scopes=form.cleaned_data.get("scopes_text", ""),
+            ttl_days=form.cleaned_data.get("ttl_days"),
+            created_by=request.user.get_username(),
+        )
+        obj.pk = created.pk
+        messages.warning(request, f"Copy this token now, it is not shown again: {secret}")
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset) -> None:
+        from .services.tokens import access_token_revoke
+
+        for token in queryset:
+            access_token_revoke(token_id=token.pk, user=ALL_USERS)
+        self.message_user(request, f"Revoked {queryset.count()} token(s).")

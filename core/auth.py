@@ -2,30 +2,53 @@
 
 AgentOS semantics (agentos-api.md §4.2, §9.5): an authenticated identity wins over any
 ``user_id`` the request asserts; a caller bound to their identity ("isolated") only ever sees
-and writes their own rows; an admin, or an open (no-auth) server, may act for any user.
+and writes their own rows; only an admin (or an open, no-auth server, or the security-key root)
+may act for another user.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from django.conf import settings
+
+from .scopes import Scope, allows, holds_family, parse_scopes, readable_ids
 from .tenancy import ALL_USERS
+
+# A logged-in browser user may use every user-level capability on their own data.
+BROWSER = "session"
 
 
 @dataclass(frozen=True)
 class Principal:
     user_id: str | None = None
-    scopes: frozenset[str] = field(default_factory=frozenset)
+    scopes: tuple[Scope, ...] = ()
     is_admin: bool = False
     # True when every read and write must be the caller's own (user isolation).
     isolated: bool = False
-    # "none" | "security_key" | "jwt" | "session" | "token"
+    # "none" | "security_key" | "jwt" | "token" | "session"
     via: str = "none"
     session_id: str | None = None
+    token_id: int | None = None
 
-    # DRF reads these on request.user.
+    # DRF reads this on request.user.
     @property
     def is_authenticated(self) -> bool:
         return self.via != "none"
+
+    @property
+    def scope_enforced(self) -> bool:
+        """Bearer tokens carry scopes; the open server, the security key and browser users do not."""
+        return self.via in ("jwt", "token") and not self.is_admin
+
+    def can(self, resource: str, action: str, resource_id: str | None = None) -> bool:
+        return not self.scope_enforced or allows(self.scopes, resource, action, resource_id)
+
+    def holds_any(self, resource: str) -> bool:
+        return not self.scope_enforced or holds_family(self.scopes, resource)
+
+    def visible_ids(self, resource: str, action: str = "read") -> set[str] | None:
+        """Ids of ``resource`` this caller may ``action``; None means all."""
+        return None if not self.scope_enforced else readable_ids(self.scopes, resource, action)
 
     def read_scope(self, requested_user_id: str | None = None):
         """The core.tenancy scope for reads: forced to the caller when isolated."""
@@ -39,17 +62,53 @@ class Principal:
         """Whose name a new row is written under."""
         if self.isolated:
             return self.user_id
+        if self.is_admin:
+            return requested_user_id or self.user_id
         return self.user_id or requested_user_id or None
 
 
 OPEN = Principal()
+SECURITY_KEY_ROOT = Principal(is_admin=True, via="security_key")
 
 
 def principal_for_django_user(user) -> Principal:
     """A browser user logged in with Django's session: always bound to their own account."""
+    return Principal(user_id=user.get_username(), isolated=True, via=BROWSER)
+
+
+def principal_for_claims(claims: dict) -> Principal:
+    from .tokens import TokenError, check_subject
+
+    scopes = parse_scopes(claims.get(settings.JWT_SCOPES_CLAIM))
+    is_admin = any(scope.resource + ":" + scope.action == settings.ADMIN_SCOPE for scope in scopes if scope.resource_id == "*")
+    subject = claims.get(settings.JWT_USER_ID_CLAIM)
+    if subject is None:
+        user_id = None
+    else:
+        user_id = check_subject(subject)
+    session_id = claims.get(settings.JWT_SESSION_ID_CLAIM)
+    isolated = settings.AGENT_OS_USER_ISOLATION and not is_admin
+    if isolated and user_id is None:
+        raise TokenError("Invalid token subject")
     return Principal(
-        user_id=user.get_username(),
-        is_admin=False,
-        isolated=True,
-        via="session",
+        user_id=user_id,
+        scopes=scopes,
+        is_admin=is_admin,
+        isolated=isolated,
+        via="jwt",
+        session_id=session_id if isinstance(session_id, str) and session_id else None,
+    )
+
+
+def principal_for_access_token(token) -> Principal:
+    scopes = parse_scopes(token.scopes)
+    is_admin = settings.ADMIN_SCOPE in token.scopes
+    return Principal(
+        user_id=token.principal_id,
+        scopes=scopes,
+        is_admin=is_admin,
+        # Tokens always act for their own principal (AgentOS: service accounts are self-scoped).
+        isolated=not is_admin,
+        via="token",
+        token_id=token.pk,
     )

@@ -36,11 +36,19 @@ then
   pg_up=false
 fi
 
+# The API fuzz run (schemathesis) needs the plugins the main runs switch off.
+FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
+
 status=0
+sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
 echo "=== suite on SQLite ==="
-DATABASE_URL="sqlite:///$(mktemp -d)/agno_site.sqlite3" $PY -m pytest "$@" || status=1
+DATABASE_URL="$sqlite_url" $PY -m pytest "$@" || status=1
+echo "=== API fuzz on SQLite ==="
+DATABASE_URL="$sqlite_url" $PY -m pytest "${FUZZ[@]}" || status=1
 if $pg_up; then
   echo "=== suite on PostgreSQL ($TEST_DATABASE_URL) ==="
   DATABASE_URL="$TEST_DATABASE_URL" $PY -m pytest "$@" || status=1
+  echo "=== API fuzz on PostgreSQL ==="
+  DATABASE_URL="$TEST_DATABASE_URL" $PY -m pytest "${FUZZ[@]}" || status=1
 fi
 exit $status

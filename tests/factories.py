@@ -8,6 +8,8 @@ from typing import Any
 from django.utils import timezone
 
 from agents.models import CancelIntent
+from core.models import AccessToken
+from core.services.tokens import access_token_create
 from sessions.models import Run, RunEvent, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, session_create
 
@@ -45,6 +47,13 @@ def make_cancel_intent(user_id: str | None = "alice", **fields: Any) -> CancelIn
     return CancelIntent.objects.create(user_id=user_id, **fields)
 
 
+def make_access_token(user_id: str | None = "alice", **fields: Any) -> AccessToken:
+    fields.setdefault("name", f"token-{next(_counter)}")
+    fields.setdefault("scopes", ["agents:read"])
+    token, _secret = access_token_create(user_id=user_id, **fields)
+    return token
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -52,4 +61,5 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     RunEvent: make_event,
     UserMemory: make_memory,
     CancelIntent: make_cancel_intent,
+    AccessToken: make_access_token,
 }

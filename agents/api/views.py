@@ -63,18 +63,32 @@ async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
         raise _translate(exc) from None
 
 
+def visible_agents(principal) -> list:
+    """The agents ``principal`` may read (AgentOS: 403 when it holds no agent scope at all)."""
+    from rest_framework.exceptions import PermissionDenied
+
+    if not principal.holds_any("agents"):
+        raise PermissionDenied("Insufficient permissions. Required scope(s): agents:read")
+    ids = principal.visible_ids("agents")
+    return [entry for entry in agent_list() if ids is None or entry.agent_id in ids]
+
+
 def _require_agent(agent_id: str) -> None:
     if agent_get(agent_id) is None:
         raise NotFound("Agent not found")
 
 
 class AgentListView(AgentOSView):
+    # Filtered to the agents the caller may read; a token with no agent scope at all is refused.
+    authenticated_only = True
     @extend_schema(operation_id="get_agents", tags=["Agents"], responses={200: docs.AgentResponse(many=True)})
     def get(self, request):
-        return Response([agent_response(entry) for entry in agent_list()])
+        return Response([agent_response(entry) for entry in visible_agents(self.principal)])
 
 
 class AgentDetailView(AgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
     @extend_schema(operation_id="get_agent", tags=["Agents"], responses={200: docs.AgentResponse, 404: docs.ERROR})
     def get(self, request, agent_id: str):
         entry = agent_get(agent_id)
@@ -84,6 +98,9 @@ class AgentDetailView(AgentOSView):
 
 
 class AgentRunsView(AsyncAgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
     @extend_schema(
         operation_id="create_agent_run",
         tags=["Agents"],
@@ -98,6 +115,8 @@ class AgentRunsView(AsyncAgentOSView):
     )
     async def post(self, request, agent_id: str):
         run_request, background = parse_run_form(request)
+        if self.principal.session_id:
+            run_request.session_id = self.principal.session_id  # a token bound to one session
         if background:
             raise BadRequest("Background runs are not available on this server yet")
         prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
@@ -140,6 +159,8 @@ def _structural_events(run: Run) -> list[dict[str, Any]]:
 
 
 class AgentRunDetailView(AgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
     @extend_schema(
         operation_id="get_agent_run",
         tags=["Agents"],
@@ -159,6 +180,9 @@ class AgentRunDetailView(AgentOSView):
 
 
 class AgentRunCancelView(FormView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
     @extend_schema(
         operation_id="cancel_agent_run",
         tags=["Agents"],
@@ -182,6 +206,9 @@ class AgentRunCancelView(FormView):
 
 
 class AgentRunContinueView(AsyncAgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
     @extend_schema(
         operation_id="continue_agent_run",
         tags=["Agents"],
@@ -207,6 +234,9 @@ class AgentRunContinueView(AsyncAgentOSView):
 
 
 class AgentRunResumeView(AsyncAgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.

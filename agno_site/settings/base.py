@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -77,6 +78,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -188,6 +190,9 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
+    # The document and the docs pages are public in every auth mode, as in AgentOS.
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "TITLE": AGENT_OS_NAME,
     "DESCRIPTION": "AgentOS-compatible API served by Agno Site.",
     "VERSION": "1.0.0",
@@ -198,12 +203,71 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # The open (no-credentials) authenticator is not a security scheme; leave it out.
-    "AUTHENTICATION_WHITELIST": ["core.api.views.BrowserSessionAuthentication"],
+    "AUTHENTICATION_WHITELIST": [
+        "core.api.authentication.BearerAuthentication",
+        "core.api.authentication.BrowserSessionAuthentication",
+    ],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.openapi.strip_optional_slashes",
     ],
 }
+
+# --- Authentication and authorization (README: Security) ------------------------------------
+# JWT (RBAC scopes, user isolation) when verification keys or a JWKS file are set; else a static
+# security key when OS_SECURITY_KEY is set; else none (development only).
+# Comma-separated (PEM has no commas); JWT_VERIFICATION_KEYS_FILE may hold them instead.
+JWT_VERIFICATION_KEYS = [key.strip() for key in (env.secret("JWT_VERIFICATION_KEYS") or "").split(",") if key.strip()]
+JWT_JWKS_FILE = env.string("JWT_JWKS_FILE")
+JWT_ALGORITHMS = env.listing("JWT_ALGORITHMS", ["HS256", "RS256", "ES256"])
+JWT_AUDIENCE = env.string("JWT_AUDIENCE", AGENT_OS_ID)
+JWT_VERIFY_AUDIENCE = env.boolean("JWT_VERIFY_AUDIENCE", True)
+JWT_ISSUER = env.string("JWT_ISSUER")
+JWT_LEEWAY_SECONDS = env.integer("JWT_LEEWAY_SECONDS", 10, minimum=0, maximum=300)
+JWT_USER_ID_CLAIM = env.string("JWT_USER_ID_CLAIM", "sub")
+JWT_SCOPES_CLAIM = env.string("JWT_SCOPES_CLAIM", "scopes")
+JWT_SESSION_ID_CLAIM = env.string("JWT_SESSION_ID_CLAIM", "session_id")
+# Signs tokens minted by `manage.py issue_token` (default: the first verification key).
+JWT_SIGNING_KEY = env.secret("JWT_SIGNING_KEY")
+OS_SECURITY_KEY = env.secret("OS_SECURITY_KEY")
+ADMIN_SCOPE = env.string("ADMIN_SCOPE", "agent_os:admin")
+# Under JWT, a non-admin caller only ever sees and changes their own data.
+USER_ISOLATION = env.boolean("USER_ISOLATION", True)
+ALLOW_UNAUTHENTICATED = env.boolean("ALLOW_UNAUTHENTICATED", False)
+
+if JWT_VERIFICATION_KEYS or JWT_JWKS_FILE:
+    AGENT_OS_AUTH_MODE = "jwt"
+elif OS_SECURITY_KEY:
+    AGENT_OS_AUTH_MODE = "security_key"
+else:
+    AGENT_OS_AUTH_MODE = "none"
+if AGENT_OS_AUTH_MODE == "none" and not DEBUG and not ALLOW_UNAUTHENTICATED:
+    raise ImproperlyConfigured(
+        "No authentication configured with DEBUG=false: set JWT_VERIFICATION_KEYS or JWT_JWKS_FILE "
+        "(JWT), or OS_SECURITY_KEY, or ALLOW_UNAUTHENTICATED=true to serve an open API on purpose"
+    )
+for _algorithm in JWT_ALGORITHMS:
+    if _algorithm.lower() == "none" or not _algorithm[:2] in {"HS", "RS", "ES", "PS", "Ed"}:
+        raise ImproperlyConfigured(f"JWT_ALGORITHMS: {_algorithm!r} is not an allowed signature algorithm")
+AGENT_OS_USER_ISOLATION = AGENT_OS_AUTH_MODE == "jwt" and USER_ISOLATION
+
+# Per-principal request limits (DRF throttling rates: "<n>/second|minute|hour|day").
+RATE_LIMIT_USER = env.string("RATE_LIMIT_USER", "1200/minute")
+RATE_LIMIT_ANONYMOUS = env.string("RATE_LIMIT_ANONYMOUS", "300/minute")
+CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
+CORS_ALLOW_CREDENTIALS = True
+CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
+CORS_PREFLIGHT_MAX_AGE = 600
+CORS_ALLOW_HEADERS = ["authorization", "content-type", "idempotency-key", "x-csrftoken", "accept"]
+
+# Tracebacks and error reports never show credentials (Django's filter misses Authorization).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "core.logging.CredentialFilter"
+
+CACHES = (
+    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    if REDIS_URL
+    else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+)
 
 # --- Agents -------------------------------------------------------------------------------------
 # Python modules that define agents in code (each exposes AGENTS, a list of runtime Agents).

@@ -24,11 +24,13 @@ def landing(request: HttpRequest):
 
 
 def auth_mode() -> str:
-    return getattr(settings, "AGENT_OS_AUTH_MODE", "none")
+    return settings.AGENT_OS_AUTH_MODE
 
 
 class InfoView(AgentOSView):
     """Lightweight, unauthenticated metadata."""
+
+    public = True
 
     @extend_schema(
         operation_id="get_info",
@@ -55,7 +57,7 @@ class InfoView(AgentOSView):
             "workflow_count": 0,
             "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
             "auth_mode": auth_mode(),
-            "user_isolation": getattr(settings, "AGENT_OS_USER_ISOLATION", False),
+            "user_isolation": settings.AGENT_OS_USER_ISOLATION,
         })
 
 
@@ -65,6 +67,8 @@ AGNO_COMPATIBLE_VERSION = "3.1.10"
 
 class ConfigView(AgentOSView):
     """What this OS offers: databases, models and the rosters the caller may see."""
+
+    scope_family = "config"
 
     @extend_schema(operation_id="config", tags=["Core"], responses={200: inline_serializer("ConfigResponse", {
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
@@ -80,7 +84,8 @@ class ConfigView(AgentOSView):
 
         from .views import database_id
 
-        agents = agent_list()
+        ids = self.principal.visible_ids("agents")
+        agents = [entry for entry in agent_list() if ids is None or entry.agent_id in ids]
         models: dict[tuple[str, str], dict[str, str]] = {}
         for entry in agents:
             model = entry.template.model if entry.template else None

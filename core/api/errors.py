@@ -112,6 +112,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
         status, detail = 415, f"Unsupported media type {exc.detail}"
     elif isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
         status, detail = 401, str(exc.detail)
+        headers["WWW-Authenticate"] = getattr(exc, "auth_header", None) or "Bearer"
     elif isinstance(exc, (drf.PermissionDenied, DjangoPermissionDenied)):
         status, detail = 403, str(getattr(exc, "detail", "Forbidden"))
     elif isinstance(exc, (drf.NotFound, Http404)):

@@ -4,8 +4,20 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
+class BearerScheme(OpenApiAuthenticationExtension):
+    target_class = "core.api.authentication.BearerAuthentication"
+    name = "bearer"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A JWT from the configured identity provider, an agno_pat_ access token, or OS_SECURITY_KEY.",
+        }
+
+
 class BrowserSessionScheme(OpenApiAuthenticationExtension):
-    target_class = "core.api.views.BrowserSessionAuthentication"
+    target_class = "core.api.authentication.BrowserSessionAuthentication"
     name = "browserSession"
 
     def get_security_definition(self, auto_schema):

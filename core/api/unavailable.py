@@ -18,7 +18,6 @@ UNAVAILABLE_FAMILIES = {
     "registry": "Registry",
     "queue": "Queue",
     "learnings": "Learnings",
-    "service-accounts": "Service Accounts",
     "databases": "Databases",
     "filesystem": "Filesystem",
 }

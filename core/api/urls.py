@@ -6,7 +6,7 @@ from django.http import JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import discovery
+from . import discovery, service_accounts
 from .routing import route
 
 
@@ -36,6 +36,8 @@ urlpatterns = [
     route("workflows/{workflow_id}/runs", not_found("Workflow not found")),
     route("workflows/{workflow_id}/runs/{run_id}", not_found("Workflow not found")),
     route("workflows/{workflow_id}/runs/{run_id}/{action}", not_found("Workflow not found")),
+    route("service-accounts", service_accounts.ServiceAccountsView.as_view(), name="service-accounts"),
+    route("service-accounts/{service_account_id}", service_accounts.ServiceAccountDetailView.as_view(), name="service-account"),
     path("", include("core.api.unavailable")),
 ]
 

@@ -10,32 +10,16 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from rest_framework.authentication import BaseAuthentication, SessionAuthentication
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from core.auth import OPEN, Principal, principal_for_django_user
+from core.auth import OPEN, Principal
 
-from .errors import BadRequest, NotFound
-
-
-class BrowserSessionAuthentication(SessionAuthentication):
-    """A logged-in browser user (chat UI). CSRF is enforced on unsafe methods, as DRF does."""
-
-    def authenticate(self, request: Request):
-        user = getattr(request._request, "user", None)
-        if user is None or not user.is_active or not user.is_authenticated:
-            return None
-        self.enforce_csrf(request)
-        return (principal_for_django_user(user), None)
-
-
-class OpenAuthentication(BaseAuthentication):
-    """No credentials configured: everyone is the open principal (AgentOS auth_mode "none")."""
-
-    def authenticate(self, request: Request):
-        return (OPEN, None)
+from .authentication import BearerAuthentication, BrowserSessionAuthentication, OpenAuthentication
+from .errors import BadRequest, NotFound, invalid
+from .parsers import StrictFormParser, StrictJSONParser, StrictMultiPartParser
+from .permissions import AgentOSPermission
+from .throttling import PrincipalRateThrottle
 
 
 def database_id() -> str:
@@ -43,9 +27,19 @@ def database_id() -> str:
 
 
 class AgentOSView(APIView):
-    authentication_classes = [BrowserSessionAuthentication, OpenAuthentication]
-    permission_classes: list = []
-    parser_classes = [JSONParser]
+    """Subclasses declare ``scope_family`` (or ``public`` / ``authenticated_only``): see permissions."""
+
+    authentication_classes = [BearerAuthentication, BrowserSessionAuthentication, OpenAuthentication]
+    permission_classes = [AgentOSPermission]
+    throttle_classes = [PrincipalRateThrottle]
+    parser_classes = [StrictJSONParser]
+    scope_family: str | None = None
+    public = False
+    authenticated_only = False
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        refuse_null_characters(request.query_params, kwargs)
 
     @property
     def principal(self) -> Principal:
@@ -70,7 +64,7 @@ class AgentOSView(APIView):
 class FormView(AgentOSView):
     """Run, continue and resume endpoints take form fields (urlencoded or multipart)."""
 
-    parser_classes = [FormParser, MultiPartParser]
+    parser_classes = [StrictFormParser, StrictMultiPartParser]
 
 
 class AsyncAgentOSView(FormView):
@@ -99,3 +93,13 @@ class AsyncAgentOSView(FormView):
 
     async def options(self, request, *args, **kwargs):  # type: ignore[override]
         return super().options(request, *args, **kwargs)
+
+
+def refuse_null_characters(params: Any, path: dict[str, Any]) -> None:
+    """A NUL in a path or query parameter is a 422 (PostgreSQL cannot even compare against one)."""
+    for name, value in path.items():
+        if isinstance(value, str) and "\x00" in value:
+            raise invalid(["path", name], "Null characters are not allowed.", kind="null_characters_not_allowed", value=value)
+    for name, values in params.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            raise invalid(["query", name], "Null characters are not allowed.", kind="null_characters_not_allowed")

@@ -4,11 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
-from rest_framework.request import Request
-
 from core.api.views import AgentOSView
-
-from .inputs import refuse_null_characters
 
 
 class BodySchema(AutoSchema):
@@ -29,10 +25,11 @@ class BodySchema(AutoSchema):
 
 
 class SessionsAPIView(AgentOSView):
-    """Every /sessions and /memories view: documented bodies, and no NUL reaching the database."""
+    """Every /sessions view (scope family "sessions"): documented bodies."""
 
     schema = BodySchema()
+    scope_family = "sessions"
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        refuse_null_characters(request.query_params, kwargs)
+
+class MemoriesAPIView(SessionsAPIView):
+    scope_family = "memories"

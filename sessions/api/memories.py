@@ -25,7 +25,7 @@ from sessions.services import (
 )
 
 from . import inputs as q
-from .base import SessionsAPIView
+from .base import MemoriesAPIView
 from .inputs import json_body, sort_order_param, topics_param
 from .serializers import (
     DeleteMemoriesIn,
@@ -47,7 +47,7 @@ USER_ID_REQUIRED = "User ID is required"
 MEMORY_ID_MAX_LENGTH = UserMemory._meta.get_field("memory_id").max_length
 
 
-class MemoriesView(SessionsAPIView):
+class MemoriesView(MemoriesAPIView):
     """POST (create), GET (list) and DELETE (bulk) on /memories."""
 
     @extend_schema(
@@ -125,7 +125,7 @@ class MemoriesView(SessionsAPIView):
         return Response(status=204)
 
 
-class MemoryDetailView(SessionsAPIView):
+class MemoryDetailView(MemoriesAPIView):
     """GET, PATCH (upsert) and DELETE on /memories/{memory_id}."""
 
     @extend_schema(
@@ -196,7 +196,7 @@ class MemoryDetailView(SessionsAPIView):
         return Response(status=204)
 
 
-class MemoryTopicsView(SessionsAPIView):
+class MemoryTopicsView(MemoriesAPIView):
     @extend_schema(
         operation_id="get_memory_topics",
         summary="Get Memory Topics",
@@ -210,7 +210,7 @@ class MemoryTopicsView(SessionsAPIView):
         return Response(memory_topics(user=self.principal.read_scope(params.get("user_id"))))
 
 
-class UserMemoryStatsView(SessionsAPIView):
+class UserMemoryStatsView(MemoriesAPIView):
     @extend_schema(
         operation_id="get_user_memory_stats",
         summary="Get User Memory Statistics",
@@ -228,7 +228,7 @@ class UserMemoryStatsView(SessionsAPIView):
         return Response(envelope([dict(UserStatsOut(row).data) for row in stats], window, total))
 
 
-class OptimizeMemoriesView(SessionsAPIView):
+class OptimizeMemoriesView(MemoriesAPIView):
     @extend_schema(
         operation_id="optimize_memories",
         summary="Optimize User Memories",

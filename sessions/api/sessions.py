@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, 
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.errors import BadRequest, Conflict, FeatureUnavailable, NotFound
+from core.api.errors import BadRequest, Conflict, NotFound
 from core.api.params import boolean, envelope, integer, page
 from sessions.models import SessionType
 from sessions.selectors import session_chat_history, session_detail, session_list, session_run_get, session_runs
@@ -76,7 +76,6 @@ SESSION_RUNS = PolymorphicProxySerializer(
     resource_type_field_name=None,
     many=True,
 )
-NO_MEDIA_STORAGE = "Media storage is not configured on AgentOS"
 
 _EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
 _LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
@@ -186,7 +185,7 @@ class SessionsView(SessionsAPIView):
         tags=TAGS,
         parameters=[q.query_param("user_id", "Only delete this user's sessions (forced to the caller under user isolation)"), q.DB_ID, q.TABLE, q.DELETE_MEDIA],
         request=DeleteSessionsIn,
-        responses={204: None, **errors(400, 404, 422), 503: ErrorOut},
+        responses={204: None, **errors(400, 404, 422)},
     )
     def delete(self, request: Request) -> Response:
         params = request.query_params
@@ -194,8 +193,8 @@ class SessionsView(SessionsAPIView):
         if len(body["session_ids"]) != len(body["session_types"]):
             raise BadRequest("Session IDs and session types must have the same length")
         self.check_db_selector(params)
-        if boolean(params, "delete_media", False):
-            raise FeatureUnavailable(NO_MEDIA_STORAGE)
+        # This server stores no session media, so delete_media=true has nothing more to delete.
+        boolean(params, "delete_media", False)
         # Sessions are keyed by id alone; like AgentOS's own databases, the types are not checked.
         session_delete(user=self.principal.read_scope(params.get("user_id")), session_ids=body["session_ids"])
         return Response(status=204)
@@ -259,13 +258,12 @@ class SessionDetailView(SessionsAPIView):
         tags=TAGS,
         parameters=[q.SESSION_ID_PATH, q.USER_ID, q.DB_ID, q.TABLE, q.DELETE_MEDIA],
         request=None,
-        responses={204: None, **errors(400, 404, 422), 503: ErrorOut},
+        responses={204: None, **errors(400, 404, 422)},
     )
     def delete(self, request: Request, session_id: str) -> Response:
         params = request.query_params
         self.check_db_selector(params)
-        if boolean(params, "delete_media", False):
-            raise FeatureUnavailable(NO_MEDIA_STORAGE)
+        boolean(params, "delete_media", False)  # validated; no session media is stored
         session_delete(user=self.principal.read_scope(params.get("user_id")), session_ids=[session_id])
         return Response(status=204)
 

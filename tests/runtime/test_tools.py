@@ -174,3 +174,16 @@ def test_async_and_generator_tools_and_optional_coercion():
 
     assert fetch_number.execute({"n": "21"}) == 42
     assert count.execute({"upto": 4}) == "0123"
+
+
+def test_async_tools_run_even_when_the_calling_thread_has_an_event_loop():
+    import asyncio
+
+    @tool
+    async def double(n: int) -> int:
+        return n * 2
+
+    async def inside_a_loop():
+        return double.execute({"n": 4})
+
+    assert asyncio.run(inside_a_loop()) == 8

@@ -153,8 +153,7 @@ class Function:
             kwargs["dependencies"] = dependencies
         result = self.entrypoint(**kwargs)
         if inspect.iscoroutine(result):
-            # The runtime is synchronous (threads, Celery); an async tool gets its own loop.
-            result = asyncio.run(result)
+            result = _run_coroutine(result)
         elif inspect.isgenerator(result):
             result = "".join(str(item) for item in result)
         return result
@@ -191,6 +190,19 @@ def _coerce(value: Any, annotation: Any) -> Any:
     if annotation is bool and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     return value
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    """The runtime is synchronous (threads, Celery): an async tool gets an event loop of its own,
+    in another thread when this one already runs a loop (asyncio.run refuses to nest)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @overload

@@ -1,0 +1,77 @@
+"""DRF authentication for the API: bearer credentials, browser sessions, the open server.
+
+Order matters: a bearer header wins (API clients), then a logged-in browser session (chat UI),
+then, only when no authentication is configured, the open principal. A request none of them
+accept is unauthenticated; the permission check answers 401 with AgentOS's message.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
+from rest_framework.request import Request
+
+from core.auth import OPEN, SECURITY_KEY_ROOT, principal_for_access_token, principal_for_claims, principal_for_django_user
+from core.tokens import PAT_PREFIX, TokenError, access_token_lookup, security_key_matches, verify_jwt
+
+
+def bearer_token(request) -> str | None:
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if not header.strip():
+        return None
+    # AgentOS accepts the credential with or without the "Bearer " prefix.
+    return header[7:].strip() if header[:7].lower() == "bearer " else header.strip()
+
+
+def authenticate_bearer(token: str):
+    """The principal for a bearer credential; TokenError (a 401) when it is refused."""
+    if token.startswith(PAT_PREFIX):
+        return principal_for_access_token(access_token_lookup(token))
+    mode = settings.AGENT_OS_AUTH_MODE
+    if mode == "jwt":
+        return principal_for_claims(verify_jwt(token))
+    if mode == "security_key":
+        if security_key_matches(token):
+            return SECURITY_KEY_ROOT
+        raise TokenError("Invalid authentication token")
+    return None  # open server: any other header is ignored, as in AgentOS
+
+
+def missing_credentials_detail() -> str:
+    return "Authorization header missing" if settings.AGENT_OS_AUTH_MODE == "jwt" else "Authorization header required"
+
+
+class BearerAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request):
+        token = bearer_token(request._request)
+        if token is None:
+            return None
+        try:
+            principal = authenticate_bearer(token)
+        except TokenError as exc:
+            raise exceptions.AuthenticationFailed(str(exc)) from None
+        return None if principal is None else (principal, None)
+
+    def authenticate_header(self, request: Request) -> str:
+        # Makes DRF answer 401 (not 403) when credentials are missing or refused.
+        return "Bearer"
+
+
+class BrowserSessionAuthentication(SessionAuthentication):
+    """A logged-in browser user (chat UI). CSRF is enforced on unsafe methods, as DRF does."""
+
+    def authenticate(self, request: Request):
+        user = getattr(request._request, "user", None)
+        if user is None or not user.is_active or not user.is_authenticated:
+            return None
+        self.enforce_csrf(request)
+        return (principal_for_django_user(user), None)
+
+
+class OpenAuthentication(BaseAuthentication):
+    """No authentication configured (development, or ALLOW_UNAUTHENTICATED): the open principal."""
+
+    def authenticate(self, request: Request):
+        if settings.AGENT_OS_AUTH_MODE == "none":
+            return (OPEN, None)
+        return None

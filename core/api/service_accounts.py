@@ -1,0 +1,149 @@
+"""``/service-accounts``: bearer tokens for services (``sa:<name>``), minted by a JWT caller.
+
+The token is returned once; only its hash is stored. A service account acts only on its own
+data unless it holds the admin scope, which only an admin may grant.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from core.models import AccessToken, TokenKind
+from core.scopes import Scope
+from core.services.tokens import InvalidScopes, TokenNameTaken, access_token_create, access_token_revoke
+from core.tenancy import scope_queryset
+
+from .errors import Conflict, NotFound, Unauthorized, invalid
+from .schema import ErrorOut, ValidationErrorOut
+from .views import AgentOSView
+
+
+class ScopeIn(serializers.Serializer):
+    scope = serializers.CharField(max_length=200)
+    effect = serializers.ChoiceField(["allow", "deny"], default="allow")
+
+
+class ServiceAccountIn(serializers.Serializer):
+    name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", max_length=64)
+    scopes = ScopeIn(many=True, required=False, default=list)
+    expires_in_days = serializers.IntegerField(min_value=1, max_value=3650, default=90)
+    never_expires = serializers.BooleanField(default=False)
+    allow_privileged_scopes = serializers.BooleanField(default=False)
+
+
+class ScopeOut(serializers.Serializer):
+    id = serializers.CharField()
+    raw = serializers.CharField()
+    namespace = serializers.CharField()
+    sub_namespace = serializers.CharField(allow_null=True)
+    permission = serializers.CharField()
+    value = serializers.CharField()
+
+
+class ServiceAccountOut(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    principal = serializers.CharField()
+    user_id = serializers.CharField(allow_null=True)
+    token_prefix = serializers.CharField()
+    scopes = ScopeOut(many=True)
+    created_at = serializers.IntegerField()
+    expires_at = serializers.IntegerField(allow_null=True)
+    last_used_at = serializers.IntegerField(allow_null=True)
+    revoked_at = serializers.IntegerField(allow_null=True)
+    created_by = serializers.CharField(allow_null=True)
+    token = serializers.CharField(required=False, help_text="Only in the creation response")
+
+
+def _epoch(value) -> int | None:
+    return int(value.timestamp()) if value is not None else None
+
+
+def _scope_out(raw: str) -> dict[str, Any]:
+    parsed = Scope.parse(raw)
+    assert parsed is not None
+    return {
+        "id": raw,
+        "raw": raw,
+        "namespace": parsed.resource,
+        "sub_namespace": None if parsed.resource_id == "*" else parsed.resource_id,
+        "permission": "allow",
+        "value": parsed.action,
+    }
+
+
+def service_account_out(token: AccessToken, secret: str | None = None) -> dict[str, Any]:
+    body = {
+        "id": str(token.pk),
+        "name": token.name,
+        "principal": f"sa:{token.name}",
+        "user_id": token.user_id,
+        "token_prefix": token.token_prefix,
+        "scopes": [_scope_out(raw) for raw in token.scopes],
+        "created_at": _epoch(token.created_at),
+        "expires_at": _epoch(token.expires_at),
+        "last_used_at": _epoch(token.last_used_at),
+        "revoked_at": _epoch(token.revoked_at),
+        "created_by": token.created_by or None,
+    }
+    if secret is not None:
+        body["token"] = secret
+    return body
+
+
+class ServiceAccountsView(AgentOSView):
+    scope_family = "service_accounts"
+
+    @extend_schema(operation_id="list_service_accounts", tags=["Service Accounts"], responses={200: ServiceAccountOut(many=True), 401: ErrorOut, 403: ErrorOut})
+    def get(self, request):
+        principal = self.principal
+        tokens = scope_queryset(AccessToken.objects, principal.read_scope()).filter(kind=TokenKind.SERVICE).order_by("-created_at")
+        return Response([service_account_out(token) for token in tokens])
+
+    @extend_schema(
+        operation_id="create_service_account",
+        tags=["Service Accounts"],
+        request=ServiceAccountIn,
+        responses={201: ServiceAccountOut, 401: ErrorOut, 403: ErrorOut, 409: ErrorOut, 422: ValidationErrorOut},
+    )
+    def post(self, request):
+        principal = self.principal
+        if principal.via != "jwt":
+            raise Unauthorized("JWT authentication is required to mint a service account.")
+        body = ServiceAccountIn(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        scopes = [entry["scope"] for entry in data["scopes"] if entry["effect"] == "allow"]
+        if any(entry["effect"] == "deny" for entry in data["scopes"]):
+            raise invalid(["body", "scopes"], "deny scopes are not supported; list only what the account may do")
+        if settings.ADMIN_SCOPE in scopes and not (principal.is_admin and data["allow_privileged_scopes"]):
+            raise invalid(["body", "scopes"], f"{settings.ADMIN_SCOPE} needs an admin caller and allow_privileged_scopes=true")
+        try:
+            token, secret = access_token_create(
+                name=data["name"],
+                kind=TokenKind.SERVICE,
+                user_id=principal.user_id,
+                scopes=scopes,
+                ttl_days=None if data["never_expires"] else data["expires_in_days"],
+                created_by=principal.user_id or "",
+            )
+        except InvalidScopes as exc:
+            raise invalid(["body", "scopes"], str(exc)) from None
+        except TokenNameTaken as exc:
+            raise Conflict(str(exc)) from None
+        return Response(service_account_out(token, secret), status=status.HTTP_201_CREATED)
+
+
+class ServiceAccountDetailView(AgentOSView):
+    scope_family = "service_accounts"
+
+    @extend_schema(operation_id="revoke_service_account", tags=["Service Accounts"], responses={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut})
+    def delete(self, request, service_account_id: str):
+        valid_id = service_account_id.isdigit() and len(service_account_id) <= 18
+        if not valid_id or not access_token_revoke(token_id=int(service_account_id), user=self.principal.read_scope(), kind=TokenKind.SERVICE):
+            raise NotFound("Service account not found")
+        return Response(status=status.HTTP_204_NO_CONTENT)

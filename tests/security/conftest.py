@@ -1,0 +1,73 @@
+"""A server with JWT auth and user isolation on, two users with data, and token makers."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jwt
+import pytest
+
+from tests.factories import make_access_token, make_event, make_memory, make_run, make_session
+
+SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
+OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
+AUDIENCE = "agno-site"
+USER_SCOPES = [
+    "agents:read", "agents:run", "sessions:read", "sessions:write", "sessions:delete",
+    "memories:read", "memories:write", "memories:delete", "config:read",
+    "service_accounts:read", "service_accounts:write", "service_accounts:delete",
+]
+
+
+@pytest.fixture
+def jwt_server(settings):
+    settings.JWT_VERIFICATION_KEYS = [SECRET]
+    settings.JWT_JWKS_FILE = None
+    settings.JWT_ALGORITHMS = ["HS256", "RS256", "ES256"]
+    settings.JWT_AUDIENCE = AUDIENCE
+    settings.JWT_VERIFY_AUDIENCE = True
+    settings.AGENT_OS_AUTH_MODE = "jwt"
+    settings.USER_ISOLATION = True
+    settings.AGENT_OS_USER_ISOLATION = True
+    return settings
+
+
+def claims(sub: str | None = "alice", scopes: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    now = int(time.time())
+    body: dict[str, Any] = {"iat": now, "nbf": now, "exp": now + 600, "aud": AUDIENCE, "scopes": USER_SCOPES if scopes is None else scopes}
+    if sub is not None:
+        body["sub"] = sub
+    body.update(extra)
+    return body
+
+
+def token(sub: str | None = "alice", scopes: list[str] | None = None, *, key: str = SECRET, algorithm: str = "HS256", **extra: Any) -> str:
+    return jwt.encode(claims(sub, scopes, **extra), key, algorithm=algorithm)
+
+
+def auth(value: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {value}"}
+
+
+MARK = "ALICE-PRIVATE-7f3a"
+
+
+@pytest.fixture
+def alice_data(db) -> dict[str, str]:
+    """Alice's session, runs (one paused), event and memory, each carrying a marker string."""
+    session = make_session("alice", session_id="alice-sess", component_id="assistant", session_name=f"{MARK} plans")
+    run = make_run("alice", session=session, run_id="alice-run", status="COMPLETED", input={"input_content": f"{MARK} question"},
+                   run_data={"content": f"{MARK} answer", "messages": [{"role": "user", "content": f"{MARK} question"}]})
+    paused = make_run("alice", session=session, run_id="alice-paused", component_id="hitl-agent", status="PAUSED",
+                      run_data={"status": "PAUSED", "agent_id": "hitl-agent", "content": MARK})
+    make_event("alice", run=run, payload={"event": "RunCompleted", "content": MARK})
+    memory = make_memory("alice", memory=f"{MARK} likes tea", topics=["drinks"], memory_id="alice-memory")
+    robot = make_access_token("alice", name=f"{MARK}-bot", kind="service", scopes=["agents:read"])
+    return {"session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk)}
+
+
+def snapshot() -> dict[str, list]:
+    """Every owned row, to prove a refused request changed nothing."""
+    from core.tenancy import owned_models
+
+    return {model.__name__: sorted(map(repr, model.all_users.values_list())) for model in owned_models()}

@@ -1,0 +1,191 @@
+"""Every endpoint against every bad credential, a missing scope, and another user's ids.
+
+The list of endpoints is checked against the OpenAPI document, so a new endpoint cannot be
+added without joining this matrix.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jwt
+import pytest
+
+from tests.security.conftest import AUDIENCE, MARK, OTHER_SECRET, SECRET, auth, claims, snapshot, token
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    template: str  # the OpenAPI path
+    path: Callable[[dict[str, str]], str]
+    form: Callable[[dict[str, str]], dict[str, str]] | None = None
+    body: Callable[[dict[str, str]], Any] | None = None
+    query: Callable[[dict[str, str]], dict[str, str]] = field(default=lambda ids: {})
+    public: bool = False
+    # What bob (valid token, every user scope) gets when aiming at alice's data.
+    outsider_status: tuple[int, ...] = (404,)
+
+    def send(self, client, ids: dict[str, str], headers: dict[str, str]):
+        url = self.path(ids)
+        query = self.query(ids)
+        if query:
+            url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+        method = getattr(client, self.method.lower())
+        if self.form is not None:
+            return method(url, data=self.form(ids), **headers) if self.method == "POST" else method(url, **headers)
+        if self.body is not None:
+            return method(url, data=json.dumps(self.body(ids)), content_type="application/json", **headers)
+        return method(url, **headers)
+
+
+S = "alice-sess"
+ENDPOINTS = [
+    Call("GET", "/info", lambda i: "/info", public=True, outsider_status=(200,)),
+    Call("GET", "/config", lambda i: "/config", outsider_status=(200,)),
+    Call("GET", "/agents", lambda i: "/agents", outsider_status=(200,)),
+    Call("GET", "/agents/{agent_id}", lambda i: "/agents/assistant", outsider_status=(200,)),
+    Call("GET", "/agents/{agent_id}/runs", lambda i: "/agents/assistant/runs", query=lambda i: {"session_id": S}),
+    Call("POST", "/agents/{agent_id}/runs", lambda i: "/agents/assistant/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": S}),
+    Call("GET", "/agents/{agent_id}/runs/{run_id}", lambda i: f"/agents/assistant/runs/{i['run_id']}", query=lambda i: {"session_id": S}),
+    Call("POST", "/agents/{agent_id}/runs/{run_id}/cancel", lambda i: f"/agents/assistant/runs/{i['run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": S}),
+    Call("POST", "/agents/{agent_id}/runs/{run_id}/continue", lambda i: f"/agents/hitl-agent/runs/{i['paused_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": S, "stream": "false"}),
+    # Always 200 (errors are in-band frames); the outsider gets a "not found" frame.
+    Call("POST", "/agents/{agent_id}/runs/{run_id}/resume", lambda i: f"/agents/assistant/runs/{i['run_id']}/resume", form=lambda i: {"session_id": S}, outsider_status=(200,)),
+    Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("POST", "/sessions", lambda i: "/sessions", body=lambda i: {"session_id": "bobs-new", "user_id": "alice"}, outsider_status=(201,)),
+    Call("DELETE", "/sessions", lambda i: "/sessions", body=lambda i: {"session_ids": [S], "session_types": ["agent"]}, outsider_status=(204,)),
+    Call("GET", "/sessions/{session_id}", lambda i: f"/sessions/{S}"),
+    Call("PATCH", "/sessions/{session_id}", lambda i: f"/sessions/{S}", body=lambda i: {"session_name": "taken over"}),
+    Call("DELETE", "/sessions/{session_id}", lambda i: f"/sessions/{S}", outsider_status=(204,)),
+    Call("POST", "/sessions/{session_id}/rename", lambda i: f"/sessions/{S}/rename", body=lambda i: {"session_name": "taken over"}),
+    Call("GET", "/sessions/{session_id}/runs", lambda i: f"/sessions/{S}/runs"),
+    Call("GET", "/sessions/{session_id}/run-previews", lambda i: f"/sessions/{S}/run-previews"),
+    Call("GET", "/sessions/{session_id}/runs/{run_id}", lambda i: f"/sessions/{S}/runs/{i['run_id']}"),
+    Call("GET", "/sessions/{session_id}/media/{storage_key}", lambda i: f"/sessions/{S}/media/file.png"),
+    Call("GET", "/memories", lambda i: "/memories", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("POST", "/memories", lambda i: "/memories", body=lambda i: {"memory": "bob's", "user_id": "alice"}, outsider_status=(200,)),
+    Call("DELETE", "/memories", lambda i: "/memories", body=lambda i: {"memory_ids": [i["memory_id"]], "user_id": "alice"}, outsider_status=(204,)),
+    Call("GET", "/memories/{memory_id}", lambda i: f"/memories/{i['memory_id']}", query=lambda i: {"user_id": "alice"}),
+    Call("PATCH", "/memories/{memory_id}", lambda i: f"/memories/{i['memory_id']}", body=lambda i: {"memory": "taken over", "user_id": "alice"}),
+    Call("DELETE", "/memories/{memory_id}", lambda i: f"/memories/{i['memory_id']}", query=lambda i: {"user_id": "alice"}, outsider_status=(204,)),
+    Call("GET", "/memory_topics", lambda i: "/memory_topics", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("GET", "/user_memory_stats", lambda i: "/user_memory_stats", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("POST", "/optimize-memories", lambda i: "/optimize-memories", body=lambda i: {"user_id": "alice"}),
+    Call("GET", "/service-accounts", lambda i: "/service-accounts", outsider_status=(200,)),
+    Call("POST", "/service-accounts", lambda i: "/service-accounts", body=lambda i: {"name": "bobs-bot", "scopes": [{"scope": "agents:read"}]}, outsider_status=(201,)),
+    Call("DELETE", "/service-accounts/{service_account_id}", lambda i: f"/service-accounts/{i['service_account_id']}"),
+]
+PROTECTED = [call for call in ENDPOINTS if not call.public]
+
+
+def ids_of(call: Call) -> str:
+    return f"{call.method} {call.template}"
+
+
+def test_the_matrix_covers_every_operation_in_the_openapi_document(client) -> None:
+    document = client.get("/openapi.json").json()
+    operations = {f"{method.upper()} {path}" for path, item in document["paths"].items() for method in item if method in {"get", "post", "put", "patch", "delete"}}
+    assert operations == {ids_of(call) for call in ENDPOINTS}
+
+
+def _bad_credentials() -> dict[str, dict[str, str]]:
+    now = int(time.time())
+    good = token("alice")
+    header, payload, signature = good.split(".")
+    forged_payload = jwt.utils.base64url_encode(json.dumps(claims("bob")).encode()).decode()
+    unsigned = jwt.encode(claims("alice"), None, algorithm="none")
+    return {
+        "no token": {},
+        "garbage": auth("not-a-jwt"),
+        "expired": auth(token("alice", exp=now - 120, iat=now - 720, nbf=now - 720)),
+        "not yet valid": auth(token("alice", nbf=now + 600)),
+        "wrong key": auth(token("alice", key=OTHER_SECRET)),
+        "alg none": auth(unsigned),
+        "tampered payload": auth(f"{header}.{forged_payload}.{signature}"),
+        "wrong audience": auth(token("alice", aud="another-os")),
+        "no audience": auth(jwt.encode({k: v for k, v in claims("alice").items() if k != "aud"}, SECRET, algorithm="HS256")),
+        "reserved subject": auth(token("sa:robot")),
+        "no expiry": auth(jwt.encode({k: v for k, v in claims("alice").items() if k != "exp"}, SECRET, algorithm="HS256")),
+    }
+
+
+BAD_CREDENTIALS = list(_bad_credentials())
+
+
+@pytest.mark.parametrize("case", BAD_CREDENTIALS)
+@pytest.mark.parametrize("call", PROTECTED, ids=ids_of)
+def test_bad_credentials_are_401_and_change_nothing(client, jwt_server, alice_data, call: Call, case: str) -> None:
+    before = snapshot()
+    response = call.send(client, alice_data, _bad_credentials()[case])
+    assert response.status_code == 401, (case, response.status_code, response.content[:300])
+    assert response["WWW-Authenticate"] == "Bearer"
+    detail = response.json()["detail"]
+    assert isinstance(detail, str) and MARK not in detail
+    assert snapshot() == before
+
+
+def test_the_401_details_name_the_problem(client, jwt_server, alice_data) -> None:
+    credentials = _bad_credentials()
+    details = {case: client.get("/sessions", **credentials[case]).json()["detail"] for case in credentials}
+    assert details["no token"] == "Authorization header missing"
+    assert details["expired"] == "Token has expired"
+    assert details["wrong audience"] == "Invalid token audience - token not valid for this AgentOS instance"
+    assert details["alg none"] == "Invalid token: The specified alg value is not allowed"
+    assert details["reserved subject"] == "Invalid token subject"
+    assert details["wrong key"] == details["tampered payload"] == "Invalid token: Signature verification failed"
+    assert details["no audience"].startswith('Invalid token: Token is missing the "aud" claim')
+    assert details["no expiry"].startswith('Invalid token: Token is missing the "exp" claim')
+
+
+@pytest.mark.parametrize("call", [c for c in PROTECTED], ids=ids_of)
+def test_a_token_without_the_scope_is_403_and_changes_nothing(client, jwt_server, alice_data, call: Call) -> None:
+    before = snapshot()
+    response = call.send(client, alice_data, auth(token("alice", ["evals:read"])))
+    assert response.status_code == 403, (response.status_code, response.content[:300])
+    assert response.json()["detail"].startswith("Insufficient permissions. Required scope(s): ")
+    assert snapshot() == before
+
+
+# Transactional: runs execute in their own threads and connections, which must see alice's rows.
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("call", PROTECTED, ids=ids_of)
+def test_another_users_ids_in_path_query_and_body_reach_nothing_of_theirs(client, jwt_server, alice_data, call: Call) -> None:
+    before = snapshot()
+    response = call.send(client, alice_data, auth(token("bob")))
+    assert response.status_code in call.outsider_status, (response.status_code, response.content[:300])
+    body = response.content.decode() if not response.streaming else b"".join(response).decode()
+    assert MARK not in body
+    after = snapshot()
+    # Whatever bob's request created is bob's; nothing of alice's changed.
+    for model, rows in before.items():
+        alice_before = [row for row in rows if "'alice'" in row]
+        alice_after = [row for row in after[model] if "'alice'" in row]
+        assert alice_after == alice_before, model
+
+
+@pytest.mark.django_db(transaction=True)
+def test_what_an_outsider_creates_is_their_own(client, jwt_server, alice_data) -> None:
+    from sessions.models import Session, UserMemory
+
+    bob = auth(token("bob"))
+    client.post("/sessions", data=json.dumps({"session_id": "made-by-bob", "user_id": "alice"}), content_type="application/json", **bob)
+    client.post("/memories", data=json.dumps({"memory": "mine", "user_id": "alice"}), content_type="application/json", **bob)
+    response = client.post("/agents/assistant/runs", data={"message": "hi", "stream": "false", "user_id": "alice"}, **bob)
+    assert response.json()["user_id"] == "bob"
+    assert Session.all_users.get(pk="made-by-bob").user_id == "bob"
+    assert set(UserMemory.all_users.filter(memory="mine").values_list("user_id", flat=True)) == {"bob"}
+    assert Session.all_users.get(pk=response.json()["session_id"]).user_id == "bob"
+
+
+def test_an_admin_may_act_for_another_user(client, jwt_server, alice_data) -> None:
+    admin = auth(token("root", ["agent_os:admin"]))
+    assert client.get(f"/sessions/{alice_data['session_id']}", **admin).status_code == 200
+    listed = client.get("/sessions", {"user_id": "alice"}, **admin).json()
+    assert [item["session_id"] for item in listed["data"]] == ["alice-sess"]
+    created = client.post("/memories", data=json.dumps({"memory": "set by admin", "user_id": "alice"}), content_type="application/json", **admin).json()
+    assert created["user_id"] == "alice"
