@@ -3,8 +3,10 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+# Chart.js, marked and DOMPurify from npm (package-lock.json), served by the project itself.
+VENDOR_STAMP := chat/static_vendor/.installed
 
-.PHONY: run test install install-dev migrate bench clean
+.PHONY: run test install install-dev migrate bench screenshots clean
 
 run: install migrate
 	$(PY) manage.py serve
@@ -12,8 +14,8 @@ run: install migrate
 test: install-dev
 	bash scripts/test.sh
 
-install: $(VENV)/.installed-runtime
-install-dev: $(VENV)/.installed-dev
+install: $(VENV)/.installed-runtime $(VENDOR_STAMP)
+install-dev: $(VENV)/.installed-dev $(VENDOR_STAMP)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +28,10 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
 	$(PIP) install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
+$(VENDOR_STAMP): package.json package-lock.json scripts/vendor_static.sh
+	bash scripts/vendor_static.sh
+	touch $@
+
 migrate: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py bootstrap
@@ -33,5 +39,9 @@ migrate: install
 bench: install-dev
 	$(PY) -m bench
 
+# Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
+screenshots: install-dev
+	SCREENSHOTS_DIR=docs $(PY) -m pytest tests/ui -q -k screenshot
+
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var node_modules chat/static_vendor

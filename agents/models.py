@@ -100,3 +100,82 @@ class CancelIntent(OwnedModel):
 
     def __str__(self) -> str:
         return f"cancel {self.run_id}"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# The run status a job's status reads as in API answers (AgentOS's mapping).
+JOB_TO_RUN_STATUS = {
+    JobStatus.QUEUED: "PENDING",
+    JobStatus.RUNNING: "RUNNING",
+    JobStatus.PAUSED: "PAUSED",
+    JobStatus.COMPLETED: "COMPLETED",
+    JobStatus.FAILED: "ERROR",
+    JobStatus.CANCELLED: "CANCELLED",
+}
+
+
+class Job(OwnedModel):
+    """A durable background run: accepted means this row (and the run's PENDING row) committed.
+
+    Workers claim queued jobs with a conditional update under the queue lock, hold a lease they
+    renew by heartbeats, and fence their final write on (locked_by, attempt): a worker that lost
+    its lease cannot overwrite what its successor wrote. The id is the run id.
+    """
+
+    id = models.CharField(max_length=64, primary_key=True)
+    job_type = models.CharField(max_length=16, default="run")  # "run" | "continue"
+    component_type = models.CharField(max_length=16, default="agent")
+    component_id = models.CharField(max_length=255)
+    session_id = models.CharField(max_length=255, db_index=True)
+    payload = models.JSONField(default=dict)
+    stream = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    attempt = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=1)
+    # Per-user deduplication: the owner (or "" for anonymous callers) and the client's key.
+    idempotency_scope = models.CharField(max_length=255, blank=True, default="")
+    idempotency_key = models.CharField(max_length=512, null=True, blank=True)
+    available_at = models.DateTimeField(default=timezone.now)
+    locked_by = models.CharField(max_length=128, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "agno_jobs"
+        indexes = [
+            models.Index(fields=["status", "available_at", "created_at"], name="job_claim"),
+            models.Index(fields=["session_id", "status"], name="job_session_status"),
+            models.Index(fields=["user_id", "status"], name="job_user_status"),
+            models.Index(fields=["status", "lease_expires_at"], name="job_lease"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["idempotency_scope", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="job_idempotency_unique_per_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.component_id} {self.id} ({self.status})"
+
+
+class QueueLock(models.Model):
+    """One row that claims lock (FOR UPDATE) so concurrency caps hold across workers."""
+
+    name = models.CharField(max_length=32, primary_key=True)
+
+    class Meta:
+        db_table = "agno_queue_lock"

@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP (with streaming) through Django, WebSockets through Channels."""
+"""ASGI entry point: HTTP (with streaming) through Django, WebSockets through Channels,
+and the lifespan that runs the embedded background worker."""
 import os
 
 from django.core.asgi import get_asgi_application
@@ -11,11 +12,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from agno_site.lifespan import LifespanApp  # noqa: E402
 from agno_site.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+# The lifespan wrapper starts the embedded background worker when there is no broker.
+application = LifespanApp(router)

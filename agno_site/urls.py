@@ -8,7 +8,9 @@ handler404 = "core.api.errors.not_found"
 handler500 = "core.api.errors.server_error"
 
 urlpatterns = [
+    path("admin/", include("chat.console.urls")),
     path("admin/", admin.site.urls),
+    path("chat/", include("chat.urls")),
     route("health", core_views.health, name="health"),
     path("", include("agents.api.urls")),
     path("", include("sessions.api.urls")),

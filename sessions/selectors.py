@@ -12,8 +12,6 @@ from core.tenancy import scope_queryset
 
 from .models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
 
-# Agno leaves these out of the model's history window (they never produced a usable answer).
-_NOT_IN_HISTORY = (RunStatus.PAUSED, RunStatus.CANCELLED, RunStatus.ERROR, RunStatus.REGENERATED)
 
 
 def session_get(*, user: Any, session_id: str) -> Session | None:
@@ -35,11 +33,9 @@ def run_history(*, user: Any, session_id: str, limit: int, exclude_run_id: str |
     """
     if limit <= 0:
         return []
-    runs = (
-        scope_queryset(Run.objects, user)
-        .filter(session_id=session_id, parent_run_id__isnull=True)
-        .exclude(status__in=_NOT_IN_HISTORY)
-    )
+    # Only finished answers: not errors, pauses or cancellations (as Agno), nor runs still queued
+    # or executing (a background run must not see itself).
+    runs = scope_queryset(Run.objects, user).filter(session_id=session_id, parent_run_id__isnull=True, status=RunStatus.COMPLETED)
     if exclude_run_id:
         runs = runs.exclude(pk=exclude_run_id)
     rows = list(runs.order_by("-run_index").values_list("run_data", flat=True)[:limit])

@@ -94,3 +94,14 @@ def fake_openai(_fake_openai_server):
     _fake_openai_server.reset()
     yield _fake_openai_server
     _fake_openai_server.reset()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_embedded_worker_at_exit():
+    """Background runs started by tests wake this process's embedded worker; stop it at the end
+    so no thread holds the test database when it is dropped."""
+    yield
+    import agents.worker as module
+
+    if module._worker is not None:
+        module._worker.stop()

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from agents.models import CancelIntent
+from agents.models import CancelIntent, Job
 from core.models import AccessToken
 from core.services.tokens import access_token_create
 from sessions.models import Run, RunEvent, Session, UserMemory
@@ -54,6 +54,13 @@ def make_access_token(user_id: str | None = "alice", **fields: Any) -> AccessTok
     return token
 
 
+def make_job(user_id: str | None = "alice", **fields: Any) -> Job:
+    session = fields.pop("session", None) or make_session(user_id)
+    fields.setdefault("id", f"job-{next(_counter)}")
+    fields.setdefault("component_id", "assistant")
+    return Job.objects.create(user_id=user_id, session_id=session.pk, payload={"message": "hi"}, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -62,4 +69,5 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     UserMemory: make_memory,
     CancelIntent: make_cancel_intent,
     AccessToken: make_access_token,
+    Job: make_job,
 }

@@ -1,7 +1,6 @@
 """The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume."""
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -12,19 +11,25 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from core.api import params
-from core.api.errors import BadRequest, Conflict, NotFound, missing
+from core.api.errors import BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView
 from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus, Session
 from sessions.services.runs import SessionNotFound
 
+from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..services.cancellation import cancel_request
 from ..services.executor import in_run_thread
+from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, job_cancel, job_continue, job_submit, waiting_on
+from ..services.tail import follow
 from ..services.runs import (
     AgentNotFound,
+    RunRequest,
+    agent_entry,
+    session_for_run,
     RunNotContinuable,
     RunNotFound,
     continue_execute,
@@ -38,11 +43,13 @@ from .forms import form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output, run_schema
 from .streaming import sse_response, stream_in_thread
 
-# How often a resume tail looks for new events of a run executing elsewhere.
-TAIL_POLL_SECONDS = 0.25
 
 
 def _translate(exc: Exception) -> Exception:
+    if isinstance(exc, QueueFull):
+        return TooManyRequests("Job queue is full", headers={"Retry-After": "5"})
+    if isinstance(exc, (SessionBusy, IdempotencyConflict)):
+        return Conflict(str(exc))
     if isinstance(exc, AgentNotFound):
         return NotFound("Agent not found")
     if isinstance(exc, SessionNotFound):
@@ -59,7 +66,7 @@ def _translate(exc: Exception) -> Exception:
 async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
     try:
         return await in_run_thread(fn, *args, **kwargs)
-    except (AgentNotFound, SessionNotFound, RunNotFound, InvalidContinuation, RunNotContinuable) as exc:
+    except (AgentNotFound, SessionNotFound, RunNotFound, InvalidContinuation, RunNotContinuable, QueueFull, SessionBusy, IdempotencyConflict) as exc:
         raise _translate(exc) from None
 
 
@@ -89,6 +96,7 @@ class AgentListView(AgentOSView):
 class AgentDetailView(AgentOSView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
+
     @extend_schema(operation_id="get_agent", tags=["Agents"], responses={200: docs.AgentResponse, 404: docs.ERROR})
     def get(self, request, agent_id: str):
         entry = agent_get(agent_id)
@@ -101,6 +109,7 @@ class AgentRunsView(AsyncAgentOSView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
     scope_actions = {"POST": "run"}
+
     @extend_schema(
         operation_id="create_agent_run",
         tags=["Agents"],
@@ -118,12 +127,34 @@ class AgentRunsView(AsyncAgentOSView):
         if self.principal.session_id:
             run_request.session_id = self.principal.session_id  # a token bound to one session
         if background:
-            raise BadRequest("Background runs are not available on this server yet")
+            return await self._background(request, agent_id, run_request)
         prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
         if not run_request.stream:
             output = await _call(run_execute, prepared, store_events=False)
             return Response(output)
         return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared)))
+
+    async def _background(self, request, agent_id: str, run_request: RunRequest):
+        """Accept a durable background run: 202 once the job is committed, or a tail of its events."""
+        key = request.headers.get("Idempotency-Key") or None
+        if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
+            raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
+        strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
+        accepted = await _call(self._accept, agent_id, run_request, key, strategy)
+        job = accepted.job
+        if not run_request.stream:
+            return Response({"run_id": job.pk, "session_id": job.session_id, "status": accepted.run_status}, status=202)
+        return sse_response(_tail_frames(job.pk, job.user_id, -1))
+
+    def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
+        agent_entry(agent_id, version=run_request.version)
+        session, session_id, owner_id = session_for_run(principal=self.principal, session_id=run_request.session_id, requested_user_id=run_request.user_id)
+        payload = {name: getattr(run_request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
+        run_input = {"input_content": run_request.message, **({"images": run_request.images} if run_request.images else {}), **({"files": run_request.files} if run_request.files else {})}
+        return job_submit(
+            owner_id=owner_id, session=session, session_id=session_id, component_id=agent_id, payload=payload,
+            input=run_input, stream=run_request.stream, idempotency_key=key, strategy=strategy,
+        )
 
     @extend_schema(
         operation_id="list_agent_runs",
@@ -161,6 +192,7 @@ def _structural_events(run: Run) -> list[dict[str, Any]]:
 class AgentRunDetailView(AgentOSView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
+
     @extend_schema(
         operation_id="get_agent_run",
         tags=["Agents"],
@@ -176,13 +208,20 @@ class AgentRunDetailView(AgentOSView):
             run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
         except RunNotFound:
             raise NotFound("Run not found") from None
-        return Response(run_output(run, events=_structural_events(run)))
+        body = run_output(run, events=_structural_events(run))
+        if run.status == RunStatus.PENDING:
+            job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
+            blocker = waiting_on(job) if job is not None else None
+            if blocker:
+                body["waiting_on"] = blocker
+        return Response(body)
 
 
 class AgentRunCancelView(FormView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
     scope_actions = {"POST": "run"}
+
     @extend_schema(
         operation_id="cancel_agent_run",
         tags=["Agents"],
@@ -202,6 +241,7 @@ class AgentRunCancelView(FormView):
             if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
                 raise NotFound("Run not found")
         cancel_request(run_id=run_id, user_id=principal.user_id)
+        job_cancel(job_id=run_id)  # a queued or paused background run ends now; a running one at its next step
         return Response({})
 
 
@@ -209,6 +249,7 @@ class AgentRunContinueView(AsyncAgentOSView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
     scope_actions = {"POST": "run"}
+
     @extend_schema(
         operation_id="continue_agent_run",
         tags=["Agents"],
@@ -223,6 +264,11 @@ class AgentRunContinueView(AsyncAgentOSView):
             raise BadRequest("session_id is required for this action")
         stream = params.boolean(data, "stream", True, where="body")
         stream_events = params.boolean(data, "stream_events", True, where="body")
+        if params.boolean(data, "background", False, where="body"):
+            job = await _call(self._requeue, run_id, session_id, agent_id, data.get("user_id") or None, tools, stream_events)
+            if not stream:
+                return Response({"run_id": job.pk, "session_id": job.session_id, "status": "PENDING"}, status=202)
+            return sse_response(_tail_frames(job.pk, job.user_id, job.payload.get("resume_after", -1)))
         prepared = await _call(
             continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
             requested_user_id=data.get("user_id") or None, tools=tools, stream_events=stream_events,
@@ -233,14 +279,25 @@ class AgentRunContinueView(AsyncAgentOSView):
         return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index))
 
 
+    def _requeue(self, run_id: str, session_id: str, agent_id: str, requested_user_id: str | None, tools, stream_events: bool):
+        """A paused background run goes back on the queue with the decisions (same run id)."""
+        run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
+        continue_prepare(principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, tools=tools, stream_events=stream_events)
+        job = job_continue(job_id=run.pk, tools=tools or [], stream_events=stream_events)
+        if job is None:
+            raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
+        return job
+
+
 class AgentRunResumeView(AsyncAgentOSView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
     """
+
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
 
     @extend_schema(
         operation_id="resume_agent_run_stream",
@@ -282,7 +339,7 @@ class AgentRunResumeView(AsyncAgentOSView):
             for row in events:
                 yield event_frame({**row.payload, "event_index": row.event_index})
             return
-        # Still running somewhere: catch up from the database, then follow it.
+        # Still queued or running somewhere: catch up from the database, then follow it live.
         total = await sync_to_async(_event_count)(owner, run.pk)
         yield control_frame("catch_up", {
             "run_id": run.pk, "status": "running", "missed_events": len(events), "current_event_count": total,
@@ -295,14 +352,14 @@ class AgentRunResumeView(AsyncAgentOSView):
             "run_id": run.pk, "status": "running", "current_event_count": total,
             "message": "Subscribed to agent run. Receiving live events.",
         })
-        while True:
-            await asyncio.sleep(TAIL_POLL_SECONDS)
-            status = await sync_to_async(_run_status)(owner, run.pk)
-            for row in await sync_to_async(_events_after)(owner, run.pk, after):
-                after = row.event_index
-                yield event_frame({**row.payload, "event_index": row.event_index})
-            if status in TERMINAL_STATUSES or status == RunStatus.PAUSED or status is None:
-                return
+        async for frame in _tail_frames(run.pk, owner, after):
+            yield frame
+
+
+async def _tail_frames(run_id: str, owner: str | None, after: int) -> AsyncIterator[str]:
+    """SSE frames of a run's events after ``after`` until it ends (durable, resumable)."""
+    async for event in follow(run_id, owner, after):
+        yield event_frame(event)
 
 
 def _events_after(owner: str | None, run_id: str, after: int) -> list[RunEvent]:
@@ -311,7 +368,3 @@ def _events_after(owner: str | None, run_id: str, after: int) -> list[RunEvent]:
 
 def _event_count(owner: str | None, run_id: str) -> int:
     return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()
-
-
-def _run_status(owner: str | None, run_id: str) -> str | None:
-    return scope_queryset(Run.objects, owner).filter(pk=run_id).values_list("status", flat=True).first()

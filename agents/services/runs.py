@@ -23,13 +23,14 @@ from core.auth import Principal
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
 from sessions.selectors import run_history
-from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_continued
+from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update
 
 from ..registry import AgentEntry, agent_get
 from ..runtime import Agent, InvalidContinuation, RunContext
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
+from .jobs import job_follow_run
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -150,27 +151,45 @@ def _context(
 def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> PreparedRun:
     """Resolve the agent and the session for ``principal``; read history and memories."""
     entry = agent_entry(agent_id, version=request.version)
-    scope = principal.read_scope(request.user_id)
-    owner_id = principal.owner(request.user_id)
+    session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
+    return prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
+
+
+def session_for_run(*, principal: Principal, session_id: str | None, requested_user_id: str | None) -> tuple[Session | None, str, str | None]:
+    """(existing session or None, its id, the run's owner). Another user's session is not found."""
+    scope = principal.read_scope(requested_user_id)
+    owner_id = principal.owner(requested_user_id)
     session: Session | None = None
-    session_id = request.session_id or new_id()
-    if request.session_id:
-        session = scope_queryset(Session.objects, scope).filter(pk=request.session_id).first()
-        if session is None and Session.objects.unscoped("refuse another user's session id, reveal nothing").filter(pk=request.session_id).exists():
-            raise SessionNotFound(request.session_id)
+    if session_id:
+        session = scope_queryset(Session.objects, scope).filter(pk=session_id).first()
+        if session is None and Session.objects.unscoped("refuse another user's session id, reveal nothing").filter(pk=session_id).exists():
+            raise SessionNotFound(session_id)
     if session is not None:
         # Runs in an existing session belong to its owner (an admin may write into any).
         owner_id = session.user_id
+    return session, session_id or new_id(), owner_id
+
+
+def prepare_for_owner(
+    *,
+    entry: AgentEntry,
+    owner_id: str | None,
+    session: Session | None,
+    session_id: str,
+    request: RunRequest,
+    run_id: str | None = None,
+) -> PreparedRun:
+    """Everything a run needs, read for its owner (access was checked by the caller)."""
     agent = _agent_for(entry, owner_id, request)
     history = (
-        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs)
+        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, exclude_run_id=run_id)
         if session is not None and agent.add_history_to_context
         else []
     )
     session_state = dict(session.session_state or {}) if session is not None else None
     if request.session_state:
         session_state = {**(session_state or {}), **request.session_state}
-    run_id = new_id()
+    run_id = run_id or new_id()
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
         session_state=session_state, dependencies=request.dependencies, metadata=request.metadata,
@@ -273,27 +292,31 @@ def continue_prepare(
     tools: list[dict[str, Any]] | None,
     stream_events: bool = True,
 ) -> PreparedRun:
-    entry = agent_entry(agent_id)
+    agent_entry(agent_id)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
-    if run.status != RunStatus.PAUSED:
-        raise RunNotContinuable(f"Run {run_id} is {run.status}, not PAUSED: there is nothing to continue")
-    session = Session.objects.for_user(run.user_id).get(pk=run.session_id) if run.user_id else Session.objects.unscoped("ownerless run").get(pk=run.session_id)
+    session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
+    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools)
+    # Validate the decisions now, so a bad request is a 400 before anything runs.
+    prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
+    return prepared
+
+
+def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True) -> PreparedRun:
+    if require_paused and run.status != RunStatus.PAUSED:
+        raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
+    entry = agent_entry(run.component_id)
     agent = _agent_for(entry, run.user_id, None)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run.pk, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
         session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
     )
-    events = RunEvent.objects.for_user(run.user_id) if run.user_id else RunEvent.objects.unscoped("ownerless run")
-    top = events.filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
-    prepared = PreparedRun(
+    top = scope_queryset(RunEvent.objects, _owner_scope(run.user_id)).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
+    return PreparedRun(
         entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
         first_event_index=(top if top is not None else -1) + 1,
     )
-    # Validate the decisions now, so a bad request is a 400 before anything runs.
-    prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=ctx, stream_events=stream_events)
-    return prepared
 
 
 def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, store_events: bool = True, stream_events: bool = True) -> dict[str, Any]:
@@ -303,7 +326,7 @@ def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None
         run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
         output, events, finished = _drive(prepared, run_iter, on_event)
         with transaction.atomic():
-            run_record_continued(
+            run_record_update(
                 run=run,
                 status=str(output.get("status") or RunStatus.ERROR),
                 output=output,
@@ -312,6 +335,7 @@ def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),
             )
+            job_follow_run(run_id=run.pk, run_status=str(output.get("status") or RunStatus.ERROR))
             if prepared.memory_store is not None:
                 prepared.memory_store.flush()
         return output

@@ -142,7 +142,6 @@ CELERY_TASK_IGNORE_RESULT = True
 # (a new PostgreSQL connection per task costs ~15 ms).
 CELERY_DB_REUSE_MAX = 1000
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 7200}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 if REDIS_URL:
@@ -278,6 +277,32 @@ WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
 HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
 # Threads that execute agent runs inside each web process (a run holds one while it talks to its model).
 RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
+
+# --- Background runs (the durable job queue) --------------------------------------------------
+AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 32, minimum=1)
+AGENTOS_BACKGROUND_MAX_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_PER_USER", 8, minimum=1)
+AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = env.integer("AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH", 1000, minimum=0)
+AGENTOS_BACKGROUND_MAX_ATTEMPTS = env.integer("AGENTOS_BACKGROUND_MAX_ATTEMPTS", 1, minimum=1)
+AGENTOS_BACKGROUND_LEASE_SECONDS = env.integer("AGENTOS_BACKGROUND_LEASE_SECONDS", 60, minimum=3)
+AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = env.integer("AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS", 5, minimum=0)
+AGENTOS_BACKGROUND_TIMEOUT_SECONDS = env.integer("AGENTOS_BACKGROUND_TIMEOUT_SECONDS", 3600, minimum=1)
+AGENTOS_IDEMPOTENCY_TTL_SECONDS = env.integer("AGENTOS_IDEMPOTENCY_TTL_SECONDS", 86400, minimum=1)
+# Without a broker (no REDIS_URL) each web process runs this many job threads itself.
+EMBEDDED_WORKER_THREADS = env.integer("EMBEDDED_WORKER_THREADS", 4, minimum=0)
+# How often the reaper looks for expired leases (Celery beat, or the embedded worker).
+AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
+}
+CELERY_TASK_SOFT_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 60
+CELERY_TASK_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 120
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Above the hard time limit, else Redis redelivers a task that is still running.
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 600,
+    # Scan for the unacknowledged tasks of a dead worker every 10 s (kombu's default throttles to ~100 s).
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+}
 
 # --- Logging -----------------------------------------------------------------------------------
 LOG_LEVEL = env.string("LOG_LEVEL", "INFO").upper()

@@ -10,6 +10,8 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from rest_framework.exceptions import NotAcceptable
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -26,9 +28,21 @@ def database_id() -> str:
     return f"{settings.AGENT_OS_ID}-db"
 
 
+class LenientNegotiation(DefaultContentNegotiation):
+    """AgentOS never answers 406: a client asking for ``text/event-stream`` (or anything) gets JSON
+    bodies as JSON and streams as SSE."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except NotAcceptable:
+            return renderers[0], renderers[0].media_type
+
+
 class AgentOSView(APIView):
     """Subclasses declare ``scope_family`` (or ``public`` / ``authenticated_only``): see permissions."""
 
+    content_negotiation_class = LenientNegotiation
     authentication_classes = [BearerAuthentication, BrowserSessionAuthentication, OpenAuthentication]
     permission_classes = [AgentOSPermission]
     throttle_classes = [PrincipalRateThrottle]

@@ -349,7 +349,7 @@ def run_record(
     return run
 
 
-def run_record_continued(
+def run_record_update(
     *,
     run: Run,
     status: str,
@@ -359,7 +359,7 @@ def run_record_continued(
     session_state: Mapping[str, Any] | None = None,
     summary: Mapping[str, Any] | None = None,
 ) -> Run:
-    """Write a continued run (same run row) and its new events, in one transaction."""
+    """Write a run whose row exists (continued, or a background run) and its new events."""
     now = timezone.now()
     metrics = output.get("metrics") or {}
     input_tokens = int(metrics.get("input_tokens") or 0)

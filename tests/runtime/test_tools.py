@@ -186,4 +186,8 @@ def test_async_tools_run_even_when_the_calling_thread_has_an_event_loop():
     async def inside_a_loop():
         return double.execute({"n": 4})
 
-    assert asyncio.run(inside_a_loop()) == 8
+    # In a thread of its own: the test runner's main thread may already run a loop (Playwright's).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        assert pool.submit(asyncio.run, inside_a_loop()).result() == 8

@@ -18,4 +18,4 @@ class Command(BaseCommand):
         host = host or settings.AGENT_OS_HOST
         port = port or settings.AGENT_OS_PORT
         self.stdout.write(f"Agno Site on http://{host}:{port}/")
-        uvicorn.run("agno_site.asgi:application", host=host, port=port, log_level="info", lifespan="off")
+        uvicorn.run("agno_site.asgi:application", host=host, port=port, log_level="info", lifespan="on")

@@ -1,0 +1,372 @@
+"""The durable job queue: accept, claim, heartbeat, finish, cancel, requeue, reap.
+
+The database is the truth. Accepting a background run commits the job row and the run's
+PENDING row together; workers (Celery or the embedded one) are told on commit. A claim is a
+conditional update under the queue lock, so the global cap, the per-user cap and "one run at a
+time per session" hold however many workers race. Terminal writes are fenced on
+(locked_by, attempt): a worker that lost its lease cannot overwrite its successor's result.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from core.tenancy import scope_queryset
+from sessions.models import Run, RunStatus, Session
+from sessions.services.runs import run_create, run_transition, session_get_or_create
+
+from ..models import JOB_TO_RUN_STATUS, Job, JobStatus, QueueLock
+
+logger = logging.getLogger("agno_site.jobs")
+
+ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
+STRATEGIES = ("enqueue", "reject", "interrupt")
+IDEMPOTENCY_KEY_MAX = 512
+WORKER_LOST = (
+    "Worker lost and attempt budget exhausted; the run was not re-executed. Raise "
+    "AGENTOS_BACKGROUND_MAX_ATTEMPTS to retry such runs, or requeue it from the admin."
+)
+
+
+class QueueFull(Exception):
+    pass
+
+
+class SessionBusy(Exception):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"A run is already in progress in session {session_id}; retry later or use session_strategy=enqueue or interrupt")
+
+
+class IdempotencyConflict(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Accepted:
+    job: Job
+    run_status: str
+    duplicate: bool
+
+
+def worker_name() -> str:
+    import os
+    import socket
+
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _lock_queue() -> None:
+    """Serialize claims and admissions (PostgreSQL: a row lock; SQLite: its single writer)."""
+    if not QueueLock.objects.select_for_update().filter(pk="jobs").exists():
+        # The migration creates the row; a flushed (test) database may lack it.
+        QueueLock.objects.bulk_create([QueueLock(name="jobs")], ignore_conflicts=True)
+        QueueLock.objects.select_for_update().filter(pk="jobs").exists()
+
+
+def _jobs():
+    """Jobs as the queue sees them: every user's (workers and the reaper act for all users)."""
+    return Job.objects.unscoped("the queue itself: claims, caps and reaping span every user")
+
+
+def _existing_for_key(scope: str, key: str) -> Job | None:
+    return _jobs().filter(idempotency_scope=scope, idempotency_key=key).first()
+
+
+def _check_duplicate(job: Job, *, component_id: str, stream: bool) -> None:
+    if job.component_id != component_id:
+        raise IdempotencyConflict("Idempotency-Key was already used by a different component; reuse a key only to retry the identical submission")
+    if job.stream != stream and not job.stream:
+        raise IdempotencyConflict(f"Idempotency-Key was used by a non-streaming submission; poll run {job.id} instead of attaching a stream")
+    if job.stream != stream:
+        raise IdempotencyConflict(f"Idempotency-Key was used by a streaming submission of run {job.id}; resume it instead")
+
+
+def job_submit(
+    *,
+    owner_id: str | None,
+    session: Session | None,
+    session_id: str,
+    component_id: str,
+    payload: dict[str, Any],
+    input: dict[str, Any],
+    stream: bool,
+    idempotency_key: str | None = None,
+    strategy: str = "enqueue",
+    run_id: str | None = None,
+) -> Accepted:
+    """Accept a background run: the job and the PENDING run row (and a new session), in one transaction."""
+    now = timezone.now()
+    scope = owner_id or ""
+    key = idempotency_key or None
+    with transaction.atomic():
+        _lock_queue()
+        if key is not None:
+            existing = _existing_for_key(scope, key)
+            if existing is not None and existing.created_at < now - timedelta(seconds=settings.AGENTOS_IDEMPOTENCY_TTL_SECONDS):
+                _jobs().filter(pk=existing.pk).update(idempotency_key=None)  # expired: the key is free again
+                existing = None
+            if existing is not None:
+                _check_duplicate(existing, component_id=component_id, stream=stream)
+                status = Run.objects.unscoped("the job's own run").filter(pk=existing.pk).values_list("status", flat=True).first()
+                return Accepted(existing, status or JOB_TO_RUN_STATUS[existing.status], duplicate=True)
+        depth = settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH
+        if depth and _jobs().filter(status=JobStatus.QUEUED).count() >= depth:
+            raise QueueFull("Job queue is full")
+        if session is None:
+            session, _created = session_get_or_create(user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id)
+        busy = list(_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
+        if busy and strategy == "reject":
+            raise SessionBusy(session.pk)
+        if busy and strategy == "interrupt":
+            from .cancellation import cancel_request
+
+            for job_id, status in busy:
+                if status == JobStatus.RUNNING:
+                    cancel_request(run_id=job_id, user_id=owner_id)  # its worker stops at the next step
+                else:
+                    job_cancel(job_id=job_id, reason="interrupted by a newer run in the session")
+        job = Job(
+            id=run_id or str(uuid.uuid4()),
+            user_id=owner_id,
+            component_id=component_id,
+            session_id=session.pk,
+            payload=payload,
+            stream=stream,
+            max_attempts=settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
+            idempotency_scope=scope,
+            idempotency_key=key,
+            created_at=now,
+            updated_at=now,
+            available_at=now,
+        )
+        try:
+            with transaction.atomic():
+                job.save(force_insert=True)
+        except IntegrityError:
+            raise IdempotencyConflict("Idempotency-Key is being used by a concurrent submission; retry") from None
+        run_create(session=session, run_id=job.id, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now)
+        transaction.on_commit(dispatch)
+    return Accepted(job, RunStatus.PENDING, duplicate=False)
+
+
+def dispatch() -> None:
+    """Tell the workers there is work (Celery when a broker is configured, else the embedded worker)."""
+    if settings.REDIS_URL:
+        from ..tasks import drain_queue
+
+        try:
+            drain_queue.delay()
+        except Exception:  # the broker is down: the job is committed; beat's reaper re-dispatches
+            logger.warning("could not reach the broker; queued jobs wait for the next reaper pass", exc_info=True)
+    else:
+        from ..worker import embedded_worker
+
+        embedded_worker().wake()
+
+
+def job_claim(*, worker: str, lease_seconds: int | None = None) -> Job | None:
+    """Claim the oldest job that may start now, or None. Caps and session order hold."""
+    lease = timedelta(seconds=lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_queue()
+        running = _jobs().filter(status=JobStatus.RUNNING)
+        if running.count() >= settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY:
+            return None
+        full_users = set(
+            running.values("user_id").annotate(n=Count("id")).filter(n__gte=settings.AGENTOS_BACKGROUND_MAX_PER_USER).values_list("user_id", flat=True)
+        )
+        busy_sessions = set(_jobs().filter(status__in=(JobStatus.RUNNING, JobStatus.PAUSED)).values_list("session_id", flat=True))
+        candidates = _jobs().filter(status=JobStatus.QUEUED, available_at__lte=now).order_by("created_at", "id")
+        if busy_sessions:
+            candidates = candidates.exclude(session_id__in=busy_sessions)
+        if full_users:
+            candidates = candidates.exclude(user_id__in=[u for u in full_users if u is not None])
+            if None in full_users:
+                candidates = candidates.exclude(user_id__isnull=True)
+        seen_sessions: set[str] = set()
+        for job in candidates.only("id", "session_id", "user_id", "attempt")[:200]:
+            # One run at a time per session, in submission order: only a session's oldest queued job may go.
+            if job.session_id in seen_sessions:
+                continue
+            seen_sessions.add(job.session_id)
+            claimed = _jobs().filter(pk=job.pk, status=JobStatus.QUEUED).update(
+                status=JobStatus.RUNNING, locked_by=worker, lease_expires_at=now + lease,
+                attempt=job.attempt + 1, started_at=now, updated_at=now,
+            )
+            if claimed:
+                run_transition(run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
+                return _jobs().get(pk=job.pk)
+    return None
+
+
+def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:
+    """Extend the lease; False when this worker no longer holds the job (stop working on it)."""
+    now = timezone.now()
+    return bool(
+        _jobs()
+        .filter(pk=job_id, status=JobStatus.RUNNING, locked_by=worker, attempt=attempt)
+        .update(lease_expires_at=now + timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS), updated_at=now)
+    )
+
+
+def job_fence(job_id: str, worker: str, attempt: int):
+    """The job row, if (and only if) this worker's attempt still owns it; locks it for the final write."""
+    return (
+        _jobs()
+        .select_for_update()
+        .filter(pk=job_id, status=JobStatus.RUNNING, locked_by=worker, attempt=attempt)
+        .first()
+    )
+
+
+def job_settle(*, job: Job, run_status: str, error: str = "") -> None:
+    """Mark a fenced job terminal (or paused) to match its run. Call inside the fenced transaction."""
+    now = timezone.now()
+    status = {
+        RunStatus.COMPLETED: JobStatus.COMPLETED,
+        RunStatus.PAUSED: JobStatus.PAUSED,
+        RunStatus.CANCELLED: JobStatus.CANCELLED,
+    }.get(run_status, JobStatus.FAILED)
+    _jobs().filter(pk=job.pk).update(
+        status=status, error=error[:2000], lease_expires_at=None, updated_at=now,
+        completed_at=None if status == JobStatus.PAUSED else now,
+    )
+
+
+def job_cancel(*, job_id: str, reason: str = "cancelled before execution") -> bool:
+    """Tombstone a job that has not started (or is paused): its run ends CANCELLED at once.
+
+    A running job is not touched here; its worker sees the cancel intent at its next step.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        job = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.QUEUED, JobStatus.PAUSED)).first()
+        if job is None:
+            return False
+        stage = "PENDING" if job.status == JobStatus.QUEUED else "PAUSED"
+        _jobs().filter(pk=job.pk).update(status=JobStatus.CANCELLED, lease_expires_at=None, updated_at=now, completed_at=now)
+        run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
+        if run is not None:
+            data = {**(run.run_data or {}), "status": RunStatus.CANCELLED, "content": reason, "cancellation_stage": stage}
+            run_transition(
+                run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.PAUSED, RunStatus.RUNNING], to=RunStatus.CANCELLED,
+                run_data=data, content=reason,
+            )
+    return True
+
+
+def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: bool = True) -> Job | None:
+    """Queue a paused background run again, with the human's decisions; None if it has no paused job."""
+    from sessions.models import RunEvent
+
+    now = timezone.now()
+    with transaction.atomic():
+        job = _jobs().select_for_update().filter(pk=job_id, status=JobStatus.PAUSED).first()
+        if job is None:
+            return None
+        top = RunEvent.objects.unscoped("the job's own run").filter(run_id=job.pk).order_by("-event_index").values_list("event_index", flat=True).first()
+        payload = {**job.payload, "tools": tools, "stream_events": stream_events, "resume_after": -1 if top is None else top}
+        _jobs().filter(pk=job.pk).update(
+            job_type="continue", payload=payload, status=JobStatus.QUEUED, max_attempts=job.attempt + settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
+            available_at=now, locked_by="", lease_expires_at=None, updated_at=now, completed_at=None,
+        )
+        # Polls read PENDING from here on, as for any accepted background run.
+        run_transition(run_id=job.pk, expected=RunStatus.PAUSED, to=RunStatus.PENDING)
+        transaction.on_commit(dispatch)
+    return _jobs().get(pk=job.pk)
+
+
+def job_follow_run(*, run_id: str, run_status: str) -> None:
+    """A paused background run was continued inline: its job follows the run's new status."""
+    if run_status == RunStatus.PAUSED:
+        return
+    status = {RunStatus.COMPLETED: JobStatus.COMPLETED, RunStatus.CANCELLED: JobStatus.CANCELLED}.get(run_status, JobStatus.FAILED)
+    now = timezone.now()
+    _jobs().filter(pk=run_id, status=JobStatus.PAUSED).update(status=status, updated_at=now, completed_at=now)
+
+
+def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
+    """An operator gives a failed or cancelled job another attempt (same run id)."""
+    from .cancellation import cancel_clear
+
+    now = timezone.now()
+    with transaction.atomic():
+        job = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.FAILED, JobStatus.CANCELLED)).first()
+        if job is None:
+            return None
+        if clear_cancellation:
+            cancel_clear(run_id=job.pk)
+        _jobs().filter(pk=job.pk).update(
+            status=JobStatus.QUEUED, max_attempts=job.attempt + 1, available_at=now, locked_by="",
+            lease_expires_at=None, error="", completed_at=None, updated_at=now,
+        )
+        run_transition(run_id=job.pk, expected=[RunStatus.ERROR, RunStatus.CANCELLED], to=RunStatus.PENDING, error="", finished_at=None)
+        transaction.on_commit(dispatch)
+    return _jobs().get(pk=job.pk)
+
+
+def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
+    """Expired leases: requeue while attempts remain, else fail the run visibly ("worker lost")."""
+    now = now or timezone.now()
+    retried: list[str] = []
+    failed: list[str] = []
+    with transaction.atomic():
+        _lock_queue()
+        for job in _jobs().filter(status=JobStatus.RUNNING, lease_expires_at__lt=now).select_for_update():
+            if job.attempt < job.max_attempts:
+                delay = settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS * (2 ** max(0, job.attempt - 1))
+                _jobs().filter(pk=job.pk).update(
+                    status=JobStatus.QUEUED, locked_by="", lease_expires_at=None, updated_at=now,
+                    available_at=now + timedelta(seconds=min(delay, 10 * settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS)),
+                    error=f"worker {job.locked_by} lost on attempt {job.attempt}; retrying",
+                )
+                run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.PENDING)
+                retried.append(job.pk)
+            else:
+                _jobs().filter(pk=job.pk).update(status=JobStatus.FAILED, lease_expires_at=None, error=WORKER_LOST, updated_at=now, completed_at=now)
+                run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
+                data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
+                run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
+                failed.append(job.pk)
+        if retried:
+            transaction.on_commit(dispatch)
+    if retried or failed:
+        logger.warning("reaper: %d job(s) requeued, %d failed after losing their worker", len(retried), len(failed))
+    return retried, failed
+
+
+def job_for_caller(*, user: Any, job_id: str) -> Job | None:
+    return scope_queryset(Job.objects, user).filter(pk=job_id).first()
+
+
+def queue_stats() -> dict[str, Any]:
+    counts = dict(_jobs().values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    oldest = _jobs().filter(status=JobStatus.QUEUED).order_by("created_at").values_list("created_at", flat=True).first()
+    return {
+        "counts": counts,
+        "oldest_queued_age_seconds": int((timezone.now() - oldest).total_seconds()) if oldest else None,
+    }
+
+
+def waiting_on(job: Job) -> str | None:
+    """The run a queued job waits behind in its session, if any."""
+    if job.status != JobStatus.QUEUED:
+        return None
+    blocker = (
+        _jobs()
+        .filter(Q(status__in=(JobStatus.RUNNING, JobStatus.PAUSED)) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
+        .exclude(pk=job.pk)
+        .order_by("created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
+    return blocker

@@ -1,0 +1,134 @@
+"""Live run events, from the process executing a run to every client following it.
+
+With Redis (``REDIS_URL``) events go through the Channels layer (a group per run), so a client
+on any replica sees a run executing on any worker. Without Redis the embedded worker runs in
+the web process and a thread-safe in-process hub does the same. Either way this is only the
+fast path: the database holds every event, and followers poll it when the live path is quiet
+or down, so a Redis fault delays events but never loses one.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+
+logger = logging.getLogger("agno_site.live")
+
+_LOG_EVERY_SECONDS = 30.0
+_last_failure_log = 0.0
+
+
+def group_name(run_id: str) -> str:
+    return f"run.{run_id}"
+
+
+class _LocalHub:
+    """In-process publish/subscribe: publishers are threads, subscribers asyncio queues."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Queue]]] = defaultdict(set)
+
+    def publish(self, run_id: str, event: dict[str, Any]) -> None:
+        with self._lock:
+            targets = list(self._subscribers.get(run_id, ()))
+        for loop, queue in targets:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, event)
+            except RuntimeError:
+                pass  # that subscriber's loop is gone
+
+    def add(self, run_id: str, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+        with self._lock:
+            self._subscribers[run_id].add((loop, queue))
+
+    def remove(self, run_id: str, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+        with self._lock:
+            subscribers = self._subscribers.get(run_id)
+            if subscribers is not None:
+                subscribers.discard((loop, queue))
+                if not subscribers:
+                    del self._subscribers[run_id]
+
+
+hub = _LocalHub()
+
+
+def _uses_channel_layer() -> bool:
+    return bool(settings.REDIS_URL)
+
+
+def publish(run_id: str, event: dict[str, Any]) -> None:
+    """Best effort: a failure is logged (rarely) and the run goes on; the database has the event."""
+    global _last_failure_log
+    if not _uses_channel_layer():
+        hub.publish(run_id, event)
+        return
+    try:
+        from channels.layers import get_channel_layer
+
+        async_to_sync(get_channel_layer().group_send)(group_name(run_id), {"type": "run.event", "event": event})
+    except Exception:
+        now = time.monotonic()
+        if now - _last_failure_log > _LOG_EVERY_SECONDS:
+            _last_failure_log = now
+            logger.warning("live events unavailable (followers fall back to the database)", exc_info=True)
+
+
+class Subscription:
+    """Live events of one run for an async follower. ``get`` returns None on timeout."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.loop = asyncio.get_running_loop()
+        self.channel: str | None = None
+        self.layer = None
+
+    async def __aenter__(self) -> Subscription:
+        if not _uses_channel_layer():
+            hub.add(self.run_id, self.loop, self.queue)
+        else:
+            try:
+                from channels.layers import get_channel_layer
+
+                self.layer = get_channel_layer()
+                self.channel = await asyncio.wait_for(self.layer.new_channel(), timeout=2)
+                await asyncio.wait_for(self.layer.group_add(group_name(self.run_id), self.channel), timeout=2)
+            except Exception:
+                logger.warning("live events unavailable for run %s; following the database", self.run_id)
+                self.layer = self.channel = None
+        return self
+
+    async def get(self, timeout: float) -> dict[str, Any] | None:
+        if self.layer is not None and self.channel is not None:
+            try:
+                message = await asyncio.wait_for(self.layer.receive(self.channel), timeout=timeout)
+                return message.get("event")
+            except asyncio.TimeoutError:
+                return None
+            except Exception:
+                logger.warning("live events lost for run %s; following the database", self.run_id)
+                self.layer = None
+                return None
+        if _uses_channel_layer():  # the layer failed: the caller polls the database meanwhile
+            await asyncio.sleep(timeout)
+            return None
+        try:
+            return await asyncio.wait_for(self.queue.get(), timeout=timeout)
+        except asyncio.TimeoutError:
+            return None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        hub.remove(self.run_id, self.loop, self.queue)
+        if self.layer is not None and self.channel is not None:
+            try:
+                await asyncio.wait_for(self.layer.group_discard(group_name(self.run_id), self.channel), timeout=2)
+            except Exception:
+                pass

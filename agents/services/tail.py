@@ -1,0 +1,72 @@
+"""Following a run from any process: stored events after an index, then live ones, in order.
+
+Events carry a per-run ``event_index``. The follower subscribes before reading the database,
+emits strictly in index order (holding early live events until the gap is filled from the
+database) and never twice, and ends when the run reaches a terminal or paused status and every
+stored event has been sent. The database is polled whenever the live path is quiet, so a lost
+live event, or Redis being down, only delays delivery.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from core.tenancy import scope_queryset
+from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
+
+from .live import Subscription
+
+POLL_SECONDS = 0.25
+_ENDS = set(TERMINAL_STATUSES) | {RunStatus.PAUSED}
+
+
+def _stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
+    rows = scope_queryset(RunEvent.objects, owner).filter(run_id=run_id, event_index__gt=after).order_by("event_index")
+    return [{**row.payload, "event_index": row.event_index} for row in rows]
+
+
+def _status(owner: str | None, run_id: str) -> str | None:
+    return scope_queryset(Run.objects, owner).filter(pk=run_id).values_list("status", flat=True).first()
+
+
+def stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
+    return _stored_after(owner, run_id, after)
+
+
+async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterator[dict[str, Any]]:
+    """Yield the run's events with ``event_index`` > ``after`` until the run ends."""
+    pending: dict[int, dict[str, Any]] = {}
+    async with Subscription(run_id) as live:
+        stored = await sync_to_async(_stored_after)(owner, run_id, after)
+        for event in stored:
+            pending[event["event_index"]] = event
+        while True:
+            while after + 1 in pending:
+                after += 1
+                yield pending.pop(after)
+            pending = {index: event for index, event in pending.items() if index > after}
+            event = await live.get(timeout=POLL_SECONDS)
+            if event is not None and "event_index" in event:
+                if event["event_index"] > after:
+                    pending[event["event_index"]] = event
+                if after + 1 in pending:
+                    continue
+            # Quiet, or a gap: the database has every event that was flushed.
+            for stored_event in await sync_to_async(_stored_after)(owner, run_id, after):
+                pending.setdefault(stored_event["event_index"], stored_event)
+            if after + 1 in pending:
+                continue
+            status = await sync_to_async(_status)(owner, run_id)
+            if status is None:
+                return
+            if status in _ENDS:
+                # The final write commits the last events with the status: one more read gets them.
+                for stored_event in await sync_to_async(_stored_after)(owner, run_id, after):
+                    pending.setdefault(stored_event["event_index"], stored_event)
+                for index in sorted(pending):
+                    if index > after:
+                        after = index
+                        yield pending[index]
+                return

@@ -1,0 +1,96 @@
+"""The embedded worker: with no broker configured, each web process executes the job table itself.
+
+Same table, same claims, leases, fencing and reaping as the Celery workers, so the guarantees
+are the same: a job accepted before a restart is picked up after it.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+from django.db import OperationalError, connections
+
+from .services.background import job_execute
+from .services.jobs import job_claim, job_reap, worker_name
+
+logger = logging.getLogger("agno_site.jobs")
+
+IDLE_POLL_SECONDS = 1.0
+
+
+class EmbeddedWorker:
+    def __init__(self, threads: int) -> None:
+        self.name = worker_name()
+        self.size = threads
+        self._condition = threading.Condition()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def running(self) -> bool:
+        return any(thread.is_alive() for thread in self._threads)
+
+    def start(self) -> EmbeddedWorker:
+        if self.running or self.size <= 0:
+            return self
+        self._stopping.clear()
+        self._threads = [threading.Thread(target=self._work, args=(f"{self.name}-{i}",), name=f"agno-job-{i}", daemon=True) for i in range(self.size)]
+        self._threads.append(threading.Thread(target=self._reap, name="agno-reaper", daemon=True))
+        for thread in self._threads:
+            thread.start()
+        logger.info("embedded worker %s started with %d thread(s)", self.name, self.size)
+        return self
+
+    def wake(self) -> None:
+        self.start()
+        with self._condition:
+            self._condition.notify_all()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        with self._condition:
+            self._condition.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=timeout)
+        self._threads = []
+
+    def _work(self, worker: str) -> None:
+        try:
+            while not self._stopping.is_set():
+                try:
+                    job = job_claim(worker=worker)
+                except OperationalError:  # SQLite busy beyond its timeout: try again shortly
+                    job = None
+                if job is not None:
+                    try:
+                        job_execute(job, worker)
+                    except Exception:
+                        logger.exception("job %s crashed its worker thread; the reaper will settle it", job.pk)
+                    continue
+                with self._condition:
+                    self._condition.wait(IDLE_POLL_SECONDS)
+        finally:
+            connections.close_all()
+
+    def _reap(self) -> None:
+        try:
+            while not self._stopping.wait(settings.AGENTOS_REAPER_INTERVAL_SECONDS):
+                try:
+                    job_reap()
+                except Exception:
+                    logger.exception("reaper pass failed")
+        finally:
+            connections.close_all()
+
+
+_worker: EmbeddedWorker | None = None
+_lock = threading.Lock()
+
+
+def embedded_worker() -> EmbeddedWorker:
+    global _worker
+    with _lock:
+        if _worker is None:
+            _worker = EmbeddedWorker(settings.EMBEDDED_WORKER_THREADS)
+        return _worker

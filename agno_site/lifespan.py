@@ -1,0 +1,53 @@
+"""ASGI lifespan: the embedded worker starts with the web process and drains on shutdown.
+
+Only without a broker (no REDIS_URL): then each web process executes background runs itself,
+and on start-up picks up jobs accepted before a restart.
+"""
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import sync_to_async
+
+logger = logging.getLogger("agno_site.jobs")
+
+
+def _start() -> None:
+    from django.conf import settings
+
+    if settings.REDIS_URL or settings.EMBEDDED_WORKER_THREADS <= 0:
+        return
+    from agents.worker import embedded_worker
+
+    embedded_worker().start()
+
+
+def _stop() -> None:
+    from agents.worker import _worker
+
+    if _worker is not None:
+        _worker.stop(timeout=30)
+
+
+class LifespanApp:
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await sync_to_async(_start, thread_sensitive=False)()
+                except Exception as exc:  # a broken database must not stop the server from answering /health
+                    logger.exception("embedded worker did not start")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await sync_to_async(_stop, thread_sensitive=False)()
+                await send({"type": "lifespan.shutdown.complete"})
+                return

@@ -1,0 +1,12 @@
+"""Mounted at /admin/ ahead of the admin's own routes; every page needs a staff login."""
+from django.contrib import admin
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("dashboard/", admin.site.admin_view(views.dashboard), name="console-dashboard"),
+    path("userdata/", admin.site.admin_view(views.userdata), name="console-userdata"),
+    path("userdata/export/", admin.site.admin_view(views.userdata_export), name="console-userdata-export"),
+    path("userdata/erase/", admin.site.admin_view(views.userdata_erase_view), name="console-userdata-erase"),
+]

@@ -1,0 +1,91 @@
+"""Operator console pages inside the Django admin: the dashboard, and one user's data."""
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET, require_http_methods
+
+from core.services.userdata import userdata_counts, userdata_erase, userdata_export_chunks
+from core.tenancy import owned_models
+
+from .selectors import DEFAULT_PERIOD, PERIODS, dashboard_data
+
+
+def _context(request: HttpRequest, title: str, **extra) -> dict:
+    return {**admin.site.each_context(request), "title": title, **extra}
+
+
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    try:
+        days = int(request.GET.get("days", DEFAULT_PERIOD))
+    except ValueError:
+        days = DEFAULT_PERIOD
+    data = dashboard_data(days=days)
+    return render(request, "admin/console/dashboard.html", _context(
+        request, "Dashboard", dashboard=data, chart_data=data.chart_data(), periods=PERIODS,
+    ))
+
+
+def _require(request: HttpRequest, action: str) -> None:
+    """Exporting needs view permission on every owned table; erasing needs delete permission."""
+    perms = [f"{model._meta.app_label}.{action}_{model._meta.model_name}" for model in owned_models()]
+    if not request.user.has_perms(perms):
+        raise PermissionDenied
+
+
+def _user_id(request: HttpRequest) -> str:
+    return (request.GET.get("user_id") or request.POST.get("user_id") or "").strip()
+
+
+@require_GET
+def userdata(request: HttpRequest) -> HttpResponse:
+    _require(request, "view")
+    user_id = _user_id(request)
+    counts = userdata_counts(user_id=user_id) if user_id else None
+    return render(request, "admin/console/userdata.html", _context(
+        request, "User data", user_id=user_id, counts=counts, total=sum(counts.values()) if counts else 0,
+    ))
+
+
+@require_GET
+def userdata_export(request: HttpRequest) -> HttpResponse:
+    _require(request, "view")
+    user_id = _user_id(request)
+    if not user_id:
+        return redirect("console-userdata")
+    # Joined, not streamed: under ASGI Django would buffer a sync iterator anyway (and warn).
+    response = HttpResponse("".join(userdata_export_chunks(user_id=user_id)), content_type="application/json")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in user_id)[:80] or "user"
+    response["Content-Disposition"] = f'attachment; filename="userdata-{safe}.json"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def userdata_erase_view(request: HttpRequest) -> HttpResponse:
+    _require(request, "delete")
+    user_id = _user_id(request)
+    if not user_id:
+        return redirect("console-userdata")
+    page = f"{reverse('console-userdata')}?{urlencode({'user_id': user_id})}"
+    if request.method == "POST":
+        # The operator types the user id again: a misclick cannot erase an account.
+        if request.POST.get("confirm", "").strip() != user_id:
+            messages.error(request, "The confirmation did not match the user id; nothing was erased.")
+        else:
+            erasure = userdata_erase(user_id=user_id, delete_account=request.POST.get("delete_account") == "on")
+            account = " Their login account was deleted too." if erasure.account_deleted else ""
+            messages.success(request, f"Erased {erasure.total} rows belonging to {user_id}.{account}")
+            return redirect(page)
+    counts = userdata_counts(user_id=user_id)
+    has_account = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: user_id}).exists()
+    return render(request, "admin/console/userdata_erase.html", _context(
+        request, "Erase user data", user_id=user_id, counts=counts, total=sum(counts.values()), has_account=has_account,
+        back_url=page,
+    ))

@@ -1,0 +1,141 @@
+// The AgentOS REST API as the browser sees it: same-origin fetch with the Django session,
+// the CSRF token on writes, and every failure turned into a sentence a person can act on.
+
+export class ApiError extends Error {
+  constructor(message, status = 0) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+export const NETWORK_MESSAGE = "Couldn't reach the server. Check your connection and try again.";
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  if (meta && meta.content) return meta.content;
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+const KNOWN_DETAILS = {
+  "Agent not found": "This agent is not available any more.",
+  "Session not found": "This conversation doesn't exist, or it was deleted.",
+  "Run not found": "That reply can't be found any more; it may have been deleted.",
+};
+
+export function describeFailure(status, detail) {
+  if (typeof detail === "string" && /csrf/i.test(detail)) {
+    return "This page is out of date. Reload it and try again.";
+  }
+  if (status === 401 || status === 403) return "You are signed out. Sign in again to continue.";
+  if (Array.isArray(detail) && detail.length) {
+    return "The request was not accepted: " + detail.map((item) => item.msg || String(item)).join("; ");
+  }
+  if (typeof detail === "string" && detail) {
+    if (KNOWN_DETAILS[detail]) return KNOWN_DETAILS[detail];
+    if (/^Session with id .* not found$|^Agent Session with id .* not found$/.test(detail)) {
+      return KNOWN_DETAILS["Session not found"];
+    }
+    return detail;
+  }
+  if (status === 404) return "Not found. It may have been deleted.";
+  if (status === 409) return "That can't be done right now: the reply is no longer waiting for you.";
+  if (status === 429) return "Too many requests right now. Wait a moment and try again.";
+  if (status >= 500) return `The server had a problem (error ${status}). Try again in a moment.`;
+  return `The request failed (error ${status}).`;
+}
+
+async function failureFrom(response) {
+  let detail = null;
+  try {
+    detail = (await response.json()).detail;
+  } catch {
+    // not JSON (a proxy's error page): the status alone has to do
+  }
+  return new ApiError(describeFailure(response.status, detail), response.status);
+}
+
+/** fetch() with the session cookie and CSRF token; resolves to an OK Response or throws ApiError. */
+export async function request(method, url, { form, json, signal, accept = "application/json" } = {}) {
+  const headers = { Accept: accept };
+  let body;
+  if (method !== "GET" && method !== "HEAD") headers["X-CSRFToken"] = csrfToken();
+  if (form) body = new URLSearchParams(form); // AgentOS run routes take form fields, not JSON
+  if (json !== undefined) {
+    body = JSON.stringify(json);
+    headers["Content-Type"] = "application/json";
+  }
+  let response;
+  try {
+    response = await fetch(url, { method, headers, body, credentials: "same-origin", signal, cache: "no-store" });
+  } catch (error) {
+    if (error && error.name === "AbortError") throw error;
+    throw new ApiError(NETWORK_MESSAGE, 0);
+  }
+  if (response.redirected && new URL(response.url).pathname.startsWith("/chat/login")) {
+    throw new ApiError(describeFailure(401, null), 401);
+  }
+  if (!response.ok) throw await failureFrom(response);
+  return response;
+}
+
+export async function getJSON(url, options) {
+  const response = await request("GET", url, options);
+  return response.json();
+}
+
+export function query(path, params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * The routes the chat uses. ``userId`` rides along on every call: the server ignores it for a
+ * logged-in browser (the session's user wins), and it keeps the page to the user's own rows if
+ * the login has lapsed on a server that runs without API authentication.
+ */
+export function makeApi(userId) {
+  const who = { user_id: userId };
+  return {
+    agents: () => getJSON("/agents"),
+    sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
+      getJSON(query("/sessions", { type: "agent", page, limit, session_name: name, sort_by: "updated_at", sort_order: "desc", ...who })),
+    sessionRuns: (id) => getJSON(query(`/sessions/${enc(id)}/runs`, who)),
+    renameSession: (id, name) => request("POST", query(`/sessions/${enc(id)}/rename`, who), { json: { session_name: name } }),
+    deleteSession: (id) => request("DELETE", query(`/sessions/${enc(id)}`, who)),
+    run: (agentId, runId, sessionId) =>
+      getJSON(query(`/agents/${enc(agentId)}/runs/${enc(runId)}`, { session_id: sessionId, ...who })),
+    startRun: (agentId, { message, sessionId }, signal) =>
+      request("POST", `/agents/${enc(agentId)}/runs`, {
+        // Background runs are durable: a reload or a dropped connection does not stop them.
+        form: { message, stream: "true", background: "true", ...who, ...(sessionId ? { session_id: sessionId } : {}) },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
+    continueRun: (agentId, runId, { sessionId, tools, background = true }, signal) =>
+      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+        form: { session_id: sessionId, tools: JSON.stringify(tools), stream: "true", ...(background ? { background: "true" } : {}), ...who },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
+    resumeRun: (agentId, runId, { sessionId, lastEventIndex }, signal) =>
+      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/resume`, {
+        form: {
+          session_id: sessionId,
+          ...who,
+          ...(lastEventIndex != null && lastEventIndex >= 0 ? { last_event_index: lastEventIndex } : {}),
+        },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
+    cancelRun: (agentId, runId, sessionId) =>
+      request("POST", query(`/agents/${enc(agentId)}/runs/${enc(runId)}/cancel`, { session_id: sessionId, ...who })),
+  };
+}

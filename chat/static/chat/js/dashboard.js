@@ -1,0 +1,98 @@
+// The operator dashboard's charts, drawn by Chart.js (loaded before this module as window.Chart).
+const data = JSON.parse(document.getElementById("dashboard-data").textContent);
+const { Chart } = window;
+
+const STATUS_COLORS = {
+  COMPLETED: "#2e7d32",
+  ERROR: "#c62828",
+  CANCELLED: "#8d6e63",
+  PAUSED: "#f9a825",
+  RUNNING: "#1565c0",
+  PENDING: "#7e57c2",
+  REGENERATED: "#90a4ae",
+};
+
+const css = getComputedStyle(document.documentElement);
+Chart.defaults.color = css.getPropertyValue("--body-quiet-color").trim() || "#666";
+Chart.defaults.borderColor = css.getPropertyValue("--hairline-color").trim() || "#ddd";
+Chart.defaults.maintainAspectRatio = false;
+Chart.defaults.animation = matchMedia("(prefers-reduced-motion: reduce)").matches ? false : { duration: 300 };
+
+const labels = data.labels.map((day) => day.slice(5)); // MM-DD
+const canvas = (id) => document.getElementById(id);
+
+// Statuses that never happened in the period would only clutter the legend.
+const statuses = Object.entries(data.runsByStatus).filter(([, counts]) => counts.some(Boolean));
+
+new Chart(canvas("chart-runs"), {
+  type: "bar",
+  data: {
+    labels,
+    datasets: statuses.map(([status, counts]) => ({ label: status, data: counts, backgroundColor: STATUS_COLORS[status] || "#999", stack: "runs" })),
+  },
+  options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+});
+
+new Chart(canvas("chart-tokens"), {
+  type: "bar",
+  data: {
+    labels,
+    datasets: [
+      { label: "input", data: data.tokens.input, backgroundColor: "#42a5f5", stack: "tokens" },
+      { label: "output", data: data.tokens.output, backgroundColor: "#ab47bc", stack: "tokens" },
+    ],
+  },
+  options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+});
+
+new Chart(canvas("chart-duration"), {
+  type: "line",
+  data: {
+    labels,
+    datasets: [
+      { label: "p50 (s)", data: data.durationP50, borderColor: "#1565c0", backgroundColor: "#1565c0", spanGaps: true, tension: 0.2 },
+      { label: "p95 (s)", data: data.durationP95, borderColor: "#ef6c00", backgroundColor: "#ef6c00", spanGaps: true, tension: 0.2 },
+    ],
+  },
+  options: { scales: { y: { beginAtZero: true, title: { display: true, text: "seconds" } } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+});
+
+new Chart(canvas("chart-errors"), {
+  type: "line",
+  data: {
+    labels,
+    datasets: [{
+      label: "error rate",
+      data: data.errorRate.map((rate) => (rate === null ? null : Math.round(rate * 1000) / 10)),
+      borderColor: "#c62828",
+      backgroundColor: "rgba(198, 40, 40, 0.15)",
+      fill: true,
+      spanGaps: true,
+      tension: 0.2,
+    }],
+  },
+  options: { scales: { y: { beginAtZero: true, suggestedMax: 10, ticks: { callback: (value) => `${value}%` } } }, plugins: { legend: { display: false } } },
+});
+
+new Chart(canvas("chart-queue"), {
+  type: "bar",
+  data: {
+    labels: ["pending", "running", "paused"],
+    datasets: [{ label: "runs", data: [data.queue.pending, data.queue.running, data.queue.paused], backgroundColor: [STATUS_COLORS.PENDING, STATUS_COLORS.RUNNING, STATUS_COLORS.PAUSED] }],
+  },
+  options: { indexAxis: "y", scales: { x: { beginAtZero: true, ticks: { precision: 0 } } }, plugins: { legend: { display: false } } },
+});
+
+new Chart(canvas("chart-agents"), {
+  type: "bar",
+  data: {
+    labels: data.busiestAgents.map((row) => row.agent),
+    datasets: [
+      { label: "runs", data: data.busiestAgents.map((row) => row.runs), backgroundColor: "#1565c0" },
+      { label: "errors", data: data.busiestAgents.map((row) => row.errors), backgroundColor: "#c62828" },
+    ],
+  },
+  options: { indexAxis: "y", scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } },
+});
+
+document.body.dataset.chartsReady = "true";

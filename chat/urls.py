@@ -1,0 +1,12 @@
+from django.urls import path
+
+from . import views
+
+app_name = "chat"
+
+urlpatterns = [
+    path("", views.chat_home, name="home"),
+    path("s/<str:session_id>/", views.chat_session, name="session"),
+    path("login/", views.LoginView.as_view(), name="login"),
+    path("logout/", views.LogoutView.as_view(), name="logout"),
+]

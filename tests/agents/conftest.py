@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+
+
+@pytest.fixture
+def worker(settings):
+    """The embedded worker of this process, stopped (and forgotten) after the test."""
+    import agents.worker as module
+
+    settings.AGENTOS_REAPER_INTERVAL_SECONDS = 1
+    module._worker = None
+    yield module.embedded_worker
+    if module._worker is not None:
+        module._worker.stop()
+    module._worker = None
+
+
+def wait_for(probe, timeout: float = 20.0, interval: float = 0.05):
+    """Poll ``probe`` until it returns something truthy (a condition with a deadline, not a sleep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not met in time")

@@ -1,0 +1,59 @@
+"""The chat pages without a browser: who gets what."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from tests.factories import make_session
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice(client):
+    user = get_user_model().objects.create_user(username="alice", password="x-long-password")
+    client.force_login(user)
+    return user
+
+
+def test_a_browser_opening_the_site_lands_on_the_chat(client):
+    response = client.get("/", HTTP_ACCEPT="text/html")
+    assert response.status_code in (301, 302) and response["Location"] == "/chat/"
+    response = client.get("/chat/")
+    assert response.status_code == 302 and response["Location"] == "/chat/login/?next=/chat/"
+
+
+def test_login_page_and_login(client):
+    get_user_model().objects.create_user(username="alice", password="x-long-password")
+    page = client.get("/chat/login/")
+    assert page.status_code == 200 and b'autocomplete="current-password"' in page.content
+    bad = client.post("/chat/login/", {"username": "alice", "password": "wrong"})
+    assert bad.status_code == 200 and b'role="alert"' in bad.content
+    good = client.post("/chat/login/", {"username": "alice", "password": "x-long-password"})
+    assert good.status_code == 302 and good["Location"] == "/chat/"
+
+
+def test_chat_page_serves_its_assets_from_the_project(client, alice):
+    page = client.get("/chat/")
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "/static/vendor/marked/marked.esm.js" in body and "/static/vendor/dompurify/purify.es.mjs" in body
+    assert "http://" not in body.replace("http://www.w3.org", "") and "https://" not in body
+    assert 'name="csrf-token"' in body
+
+
+def test_own_session_page_opens_and_another_users_is_a_404(client, alice):
+    mine = make_session("alice", component_id="assistant")
+    theirs = make_session("bob", component_id="assistant")
+    assert client.get(f"/chat/s/{mine.session_id}/").status_code == 200
+    response = client.get(f"/chat/s/{theirs.session_id}/")
+    assert response.status_code == 404
+    assert theirs.session_id not in response.content.decode()
+    assert client.get("/chat/s/does-not-exist/").status_code == 404
+
+
+def test_logout_is_post_only(client, alice):
+    assert client.get("/chat/logout/").status_code == 405
+    response = client.post("/chat/logout/")
+    assert response.status_code == 302 and response["Location"] == "/chat/login/"
+    assert client.get("/chat/").status_code == 302
