@@ -130,7 +130,7 @@ class AgentRunsView(AsyncAgentOSView):
             return await self._background(request, agent_id, run_request)
         prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
         if not run_request.stream:
-            output = await _call(run_execute, prepared, store_events=False)
+            output = await _call(run_execute, prepared)
             return Response(output)
         return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared)))
 
@@ -274,8 +274,8 @@ class AgentRunContinueView(AsyncAgentOSView):
             requested_user_id=data.get("user_id") or None, tools=tools, stream_events=stream_events,
         )
         if not stream:
-            return Response(await _call(continue_execute, prepared, store_events=True, stream_events=stream_events))
-        execute = partial(continue_execute, prepared, store_events=True, stream_events=stream_events)
+            return Response(await _call(continue_execute, prepared, streamed=False, stream_events=stream_events))
+        execute = partial(continue_execute, prepared, streamed=True, stream_events=stream_events)
         return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index))
 
 

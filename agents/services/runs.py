@@ -233,7 +233,13 @@ def _component_data(agent: Agent) -> dict[str, Any]:
     return {"name": agent.name, "agent_id": agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
 
 
-def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, store_events: bool = True) -> dict[str, Any]:
+def stored_events(events: list[dict[str, Any]], *, streamed: bool) -> list[dict[str, Any]]:
+    """The events a run keeps: all of a streamed run's (its replay is token by token); a
+    non-streamed run's without the per-token RunContent deltas (RunCompleted has the text)."""
+    return events if streamed else [event for event in events if event.get("event") != "RunContent"]
+
+
+def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> dict[str, Any]:
     """Run to the end in this thread and record the run. Returns the RunOutput dict."""
     request = prepared.request
     assert request is not None
@@ -254,7 +260,7 @@ def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, sto
                 status=str(output.get("status") or RunStatus.ERROR),
                 input={"input_content": request.message, **({"images": request.images} if request.images else {}), **({"files": request.files} if request.files else {})},
                 output=output,
-                events=events if store_events else (),
+                events=stored_events(events, streamed=request.stream),
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),
                 started_at=prepared.started_at,
@@ -319,7 +325,7 @@ def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[s
     )
 
 
-def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, store_events: bool = True, stream_events: bool = True) -> dict[str, Any]:
+def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, streamed: bool = True, stream_events: bool = True) -> dict[str, Any]:
     run = prepared.continued
     assert run is not None
     try:
@@ -330,7 +336,7 @@ def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None
                 run=run,
                 status=str(output.get("status") or RunStatus.ERROR),
                 output=output,
-                events=events if store_events else (),
+                events=stored_events(events, streamed=streamed),
                 first_event_index=prepared.first_event_index,
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),

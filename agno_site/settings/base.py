@@ -209,6 +209,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.openapi.strip_optional_slashes",
+        "core.api.openapi.declare_common_errors",
+        "core.api.openapi.overlapping_alternatives",
     ],
 }
 

@@ -30,3 +30,44 @@ def strip_optional_slashes(result, generator, request, public):
         (path.rstrip("/") or "/"): item for path, item in result.get("paths", {}).items()
     }
     return result
+
+
+# What any authenticated operation may answer besides its own responses.
+_COMMON_ERRORS = {
+    "401": "No credentials, or credentials that were refused",
+    "403": "The credentials lack the scope this operation needs (or a CSRF token, for a browser)",
+    "422": "A query, path or body value was invalid",
+    "429": "Too many requests; retry after the Retry-After header's seconds",
+}
+_PUBLIC = {("/info", "get")}
+
+
+def declare_common_errors(result, generator, request, public):
+    """Every operation documents the errors every operation can give (auth, scopes, limits)."""
+    error_ref = {"$ref": "#/components/schemas/ErrorOut"}
+    validation_ref = {"$ref": "#/components/schemas/ValidationErrorOut"}
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas.setdefault("ErrorOut", {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]})
+    schemas.setdefault("ValidationErrorOut", {"type": "object", "properties": {"detail": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}]}}, "required": ["detail"]})
+    for path, item in result.get("paths", {}).items():
+        for method, operation in item.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            responses = operation.setdefault("responses", {})
+            for status, description in _COMMON_ERRORS.items():
+                if (path, method) in _PUBLIC and status in ("401", "403"):
+                    continue
+                if status not in responses:
+                    schema = validation_ref if status == "422" else error_ref
+                    responses[status] = {"description": description, "content": {"application/json": {"schema": schema}}}
+    return result
+
+
+def overlapping_alternatives(result, generator, request, public):
+    """Response shapes chosen by a query parameter (session detail by ``type``) share their
+    optional fields, so one body can match several: document them as anyOf, not oneOf."""
+    for schema in result.get("components", {}).get("schemas", {}).values():
+        alternatives = schema.get("oneOf")
+        if alternatives and "discriminator" not in schema and all("$ref" in item for item in alternatives):
+            schema["anyOf"] = schema.pop("oneOf")
+    return result

@@ -274,7 +274,8 @@ def run_record(
     input_tokens = int(metrics.get("input_tokens") or 0)
     output_tokens = int(metrics.get("output_tokens") or 0)
     first_input = str(input.get("input_content") or "")
-    with transaction.atomic():
+    # Part of the caller's transaction when there is one (no savepoint: nothing here is retried).
+    with transaction.atomic(savepoint=False):
         index: int | None = None
         if create_session:
             session = Session(
@@ -365,7 +366,7 @@ def run_record_update(
     input_tokens = int(metrics.get("input_tokens") or 0)
     output_tokens = int(metrics.get("output_tokens") or 0)
     added = max(0, input_tokens + output_tokens - run.total_tokens)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         run.status = status
         run.run_data = dict(output)
         run.content = content_text(output.get("content"))

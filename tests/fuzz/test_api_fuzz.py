@@ -1,7 +1,8 @@
 """Schemathesis over our own OpenAPI document, as two users with data of their own.
 
-Every generated request is sent as alice and as bob: no response may be a 5xx, and none may
-carry the other user's data. Runs in its own pytest invocation (scripts/test.sh), because the
+Every generated request is sent as alice and as bob: no response may be a 5xx, none may
+carry the other user's data, and every response must be one the document declares (status
+code, content type, body schema). Runs in its own pytest invocation (scripts/test.sh), because the
 schemathesis and hypothesis plugins slow down every other run.
 """
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings as hypothesis_settings
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import content_type_conformance, not_a_server_error, response_schema_conformance, status_code_conformance
 
 from agno_site.asgi import application
 from tests.factories import make_memory, make_run, make_session
@@ -34,5 +35,5 @@ def test_no_server_errors_and_no_other_users_data(case, two_users) -> None:
     for user, other in (("alice", "bob"), ("bob", "alice")):
         headers = {"Authorization": auth(token(user))["HTTP_AUTHORIZATION"]}
         response = case.call(headers=headers)
-        case.validate_response(response, checks=[not_a_server_error])
+        case.validate_response(response, checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance])
         assert MARKS[other] not in response.text, (user, case.method, case.path)

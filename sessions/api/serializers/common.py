@@ -61,6 +61,8 @@ def output(field: serializers.Field) -> serializers.Field:
     """An output field that may be null or (where nulls are dropped) absent."""
     field.allow_null = True
     field.required = False
+    # Serializers deep-copy their fields by re-instantiating them from the constructor kwargs.
+    field._kwargs = {**field._kwargs, "allow_null": True, "required": False}
     return field
 
 
