@@ -11,7 +11,6 @@ import os
 import socket
 
 from celery import shared_task
-from django.conf import settings
 
 from .models import Job, JobStatus
 from .services.background import job_execute

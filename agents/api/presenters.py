@@ -1,7 +1,6 @@
 """AgentOS response shapes for agents and runs (nulls dropped where AgentOS drops them)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
 from typing import Any
 
 from core.api.views import database_id
@@ -67,12 +66,6 @@ def agent_summary(entry: AgentEntry) -> dict[str, Any]:
     })
 
 
-def iso_z(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(dt_timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The stored RunOutput of a run, as ``GET /agents/{id}/runs/{run_id}`` returns it."""
     body = dict(run.run_data or {})
@@ -87,29 +80,3 @@ def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str
     if events is not None:
         body["events"] = events
     return drop_nulls(body)
-
-
-def run_schema(run: Run) -> dict[str, Any]:
-    """``RunSchema`` for run listings (ISO timestamps, stringified input, no requirements)."""
-    data = run.run_data or {}
-    content = data.get("content")
-    return {
-        "run_id": run.run_id,
-        "parent_run_id": run.parent_run_id or "",
-        "agent_id": run.component_id,
-        "user_id": run.user_id,
-        "status": run.status,
-        "cancellation_stage": data.get("cancellation_stage"),
-        "run_input": str((run.input or {}).get("input_content", "")),
-        "content": content,
-        "run_response_format": "json" if isinstance(content, (dict, list)) else "text",
-        "reasoning_content": data.get("reasoning_content"),
-        "metrics": data.get("metrics"),
-        "messages": data.get("messages"),
-        "tools": data.get("tools"),
-        "events": data.get("events") or [],
-        "created_at": iso_z(run.created_at),
-        "session_state": data.get("session_state"),
-        "images": data.get("images"),
-        "files": data.get("files"),
-    }

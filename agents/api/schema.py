@@ -115,14 +115,3 @@ class BackgroundAccepted(serializers.Serializer):
     run_id = serializers.CharField()
     session_id = serializers.CharField()
     status = serializers.CharField()
-
-
-class RunSchema(serializers.Serializer):
-    run_id = serializers.CharField()
-    parent_run_id = serializers.CharField(allow_blank=True)
-    agent_id = serializers.CharField()
-    user_id = serializers.CharField(allow_null=True)
-    status = serializers.CharField()
-    run_input = serializers.CharField(allow_blank=True)
-    content = serializers.JSONField(allow_null=True)
-    created_at = serializers.CharField()

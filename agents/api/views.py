@@ -16,6 +16,8 @@ from core.api.sse import control_frame, event_frame
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView
 from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus, Session
+from sessions.api.serializers import render_run, run_by_own_kind, stored_run
+from sessions.api.serializers.runs import RunOut
 from sessions.services.runs import SessionNotFound
 
 from ..models import Job
@@ -40,7 +42,7 @@ from ..services.runs import (
 )
 from . import schema as docs
 from .forms import form_data, parse_run_form, parse_tools_field
-from .presenters import agent_response, run_output, run_schema
+from .presenters import agent_response, run_output
 from .streaming import sse_response, stream_in_thread
 
 
@@ -163,7 +165,7 @@ class AgentRunsView(AsyncAgentOSView):
             OpenApiParameter("session_id", str, required=True),
             OpenApiParameter("status", str, description="exact, case-sensitive run status"),
         ],
-        responses={200: docs.RunSchema(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+        responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
     async def get(self, request, agent_id: str):
         return Response(await sync_to_async(self._list)(request, agent_id))
@@ -180,7 +182,7 @@ class AgentRunsView(AsyncAgentOSView):
         status = request.query_params.get("status")
         if status:
             runs = runs.filter(status=status)
-        return [run_schema(run) for run in runs]
+        return [render_run(*run_by_own_kind(stored_run(run)), keep_nulls=False) for run in runs]
 
 
 def _structural_events(run: Run) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from core.tenancy import ALL_USERS, scope_queryset
+from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
 

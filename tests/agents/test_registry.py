@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.urls import reverse
 
-from agents.models import AgentDefinition, AgentVersion, Stage
+from agents.models import AgentDefinition, Stage
 from agents.registry import agent_get, agent_list
 from agents.services.definitions import definition_create, draft_for, publish_draft
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import jwt
 import pytest
 
-from tests.security.conftest import AUDIENCE, MARK, OTHER_SECRET, SECRET, auth, claims, snapshot, token
+from tests.security.conftest import MARK, OTHER_SECRET, SECRET, auth, claims, snapshot, token
 
 pytestmark = pytest.mark.django_db
 
