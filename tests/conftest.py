@@ -105,3 +105,24 @@ def _stop_embedded_worker_at_exit():
 
     if module._worker is not None:
         module._worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_server_errors(request):
+    """No request made by any test may end in a 500 (issue: every client error is a 4xx).
+
+    Django signals every unhandled exception of a request, in the test client and in the live
+    server alike; a test that means to provoke one can say so with ``@pytest.mark.allow_500``.
+    """
+    from django.core.signals import got_request_exception
+
+    errors: list[str] = []
+
+    def record(sender, request=None, **kwargs):
+        errors.append(getattr(request, "path", "?"))
+
+    got_request_exception.connect(record, weak=False)
+    yield
+    got_request_exception.disconnect(record)
+    if errors and "allow_500" not in request.keywords:
+        pytest.fail(f"requests ended in a server error: {errors}")
