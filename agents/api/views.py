@@ -38,6 +38,7 @@ from ..services.runs import (
     continue_prepare,
     run_execute,
     run_for_caller,
+    run_inline,
     run_prepare,
 )
 from . import schema as docs
@@ -130,10 +131,10 @@ class AgentRunsView(AsyncAgentOSView):
             run_request.session_id = self.principal.session_id  # a token bound to one session
         if background:
             return await self._background(request, agent_id, run_request)
-        prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
         if not run_request.stream:
-            output = await _call(run_execute, prepared)
-            return Response(output)
+            # One hop to a run thread for the whole run: reads, model, recording.
+            return Response(await _call(run_inline, principal=self.principal, agent_id=agent_id, request=run_request))
+        prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
         return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared)))
 
     async def _background(self, request, agent_id: str, run_request: RunRequest):

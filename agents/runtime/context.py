@@ -71,3 +71,6 @@ class RunContext:
     sleep: Callable[[float], None] = time.sleep
     dependencies: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
+    # False when nobody follows the text as it arrives (a non-streamed run): providers may then
+    # answer in one piece, which costs less than a chunk per token.
+    incremental: bool = True

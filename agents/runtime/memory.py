@@ -59,7 +59,7 @@ class MemoryManager:
         ]
         for _ in range(MAX_MEMORY_TURNS):
             text, calls = "", []
-            for chunk in self.chain.stream(messages, tools=specs, task="memory"):
+            for chunk in self.chain.stream(messages, tools=specs, task="memory", incremental=False):
                 if isinstance(chunk, TextDelta):
                     text += chunk.text
                 elif isinstance(chunk, ToolCall):

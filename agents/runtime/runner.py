@@ -193,6 +193,7 @@ class AgentRun:
             tools=specs,
             tool_choice="none" if self._limit_reached and specs else "auto",
             output_schema=schema.schema if schema is not None else None,
+            incremental=self.ctx.incremental,
         )
         try:
             for chunk in stream:
@@ -390,7 +391,7 @@ class AgentRun:
         events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
         yield from self._emit(events.make("ReasoningStarted"))
         parts: list[str] = []
-        stream = chain.stream(self._context(), task="reasoning")
+        stream = chain.stream(self._context(), task="reasoning", incremental=self.ctx.incremental)
         try:
             for chunk in stream:
                 self._check_cancelled()

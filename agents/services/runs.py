@@ -122,6 +122,7 @@ def _context(
     session_state: dict[str, Any] | None,
     dependencies: Mapping[str, Any] | None,
     metadata: Mapping[str, Any] | None,
+    incremental: bool = True,
 ) -> tuple[RunContext, BufferedMemoryStore | None]:
     wants_memories = agent.add_memories_to_context or agent.update_memory_on_run
     memories = memories_for_context(user_id=owner_id) if wants_memories else []
@@ -144,6 +145,7 @@ def _context(
         is_cancelled=cancel_checker(run_id),
         dependencies=dependencies,
         metadata=metadata,
+        incremental=incremental,
     )
     return ctx, store
 
@@ -178,8 +180,13 @@ def prepare_for_owner(
     session_id: str,
     request: RunRequest,
     run_id: str | None = None,
+    followed: bool | None = None,
 ) -> PreparedRun:
-    """Everything a run needs, read for its owner (access was checked by the caller)."""
+    """Everything a run needs, read for its owner (access was checked by the caller).
+
+    ``followed``: someone may watch the text arrive (default: the run is streamed). A
+    non-followed run lets providers answer in one piece.
+    """
     agent = _agent_for(entry, owner_id, request)
     history = (
         run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, exclude_run_id=run_id)
@@ -193,6 +200,7 @@ def prepare_for_owner(
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
         session_state=session_state, dependencies=request.dependencies, metadata=request.metadata,
+        incremental=request.stream if followed is None else followed,
     )
     return PreparedRun(
         entry=entry, agent=agent, run_id=run_id, session_id=session_id, owner_id=owner_id,
@@ -270,6 +278,11 @@ def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> 
         return output
     finally:
         forget_local(prepared.run_id)
+
+
+def run_inline(*, principal: Principal, agent_id: str, request: RunRequest) -> dict[str, Any]:
+    """Prepare and execute a run in this thread (a non-streamed API run). Returns the RunOutput."""
+    return run_execute(run_prepare(principal=principal, agent_id=agent_id, request=request))
 
 
 # ---- continuing a paused run ----------------------------------------------------------------

@@ -79,7 +79,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "core.middleware.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -123,9 +123,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         ),
         "transaction_mode": "IMMEDIATE",
     }
-else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 60, minimum=0)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Connections are kept between requests (and between runs in the run threads): opening one costs
+# more than a whole run's queries (SQLite re-runs its PRAGMAs, PostgreSQL authenticates).
+DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 600, minimum=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, Celery, Channels -----------------------------------------------------------------

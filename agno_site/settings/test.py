@@ -25,7 +25,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not SQLite's shared-cache memory database: that one reports "table is locked"
     # to concurrent writers instead of waiting, which the file database in production never does.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
-else:
-    # Close connections after every request and run, so no server thread holds one when the
-    # test database is dropped.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+# Close connections after every request and run, so no server thread holds one when the test
+# database is dropped.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -93,8 +93,9 @@ class AsyncAgentOSView(FormView):
         self.request = request
         self.headers = self.default_response_headers
         try:
-            # Authentication may read the database (sessions, tokens).
-            await sync_to_async(self.initial)(request, *args, **kwargs)
+            # Authentication may read the database (sessions, tokens). Not on Django's one
+            # thread for sync code: that would serialize every concurrent run's start.
+            await sync_to_async(self.initial, thread_sensitive=False)(request, *args, **kwargs)
             method = request.method.lower()
             handler = getattr(self, method, None) if method in self.http_method_names else None
             if handler is None:

@@ -40,6 +40,21 @@ def test_openai_streams_text_deltas_and_usage(openai_server):
     }
 
 
+def test_openai_answers_in_one_piece_when_nobody_follows_the_text(openai_server):
+    openai_server.push(Reply(text="Hello there, friend.", usage=(12, 4), id="chatcmpl-one", tool_calls=[Call("add", {"a": 1, "b": 2}, id="call_1")]))
+
+    chunks = list(get_model("openai:gpt-4o-mini").stream([{"role": "user", "content": "hi"}], tools=[ADD], incremental=False))
+
+    assert chunks == [
+        ProviderData({"id": "chatcmpl-one"}),
+        TextDelta("Hello there, friend."),
+        ToolCall(id="call_1", name="add", arguments='{"a": 1, "b": 2}'),
+        Usage(input_tokens=12, output_tokens=4, total_tokens=16),
+    ]
+    body = openai_server.requests[0].body
+    assert "stream" not in body and body["tools"][0]["function"]["name"] == "add"
+
+
 def test_openai_returns_several_complete_tool_calls_in_one_turn(openai_server):
     openai_server.push(
         Reply(tool_calls=[Call("add", {"a": 2, "b": 3}, id="call_1"), Call("add", {"a": 10, "b": 20}, id="call_2")], usage=(30, 9))

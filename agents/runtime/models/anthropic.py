@@ -72,7 +72,9 @@ class Claude(Model):
         tool_choice: ToolChoice = "auto",
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
+        incremental: bool = True,
     ) -> Iterator[ModelChunk]:
+        # Always streamed (``incremental`` is a hint this provider does not need to act on).
         client = self._get_client()
         import anthropic
         import httpx2

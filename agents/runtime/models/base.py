@@ -91,8 +91,13 @@ class Model(ABC):
         tool_choice: ToolChoice = "auto",
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
+        incremental: bool = True,
     ) -> Iterator[ModelChunk]:
         """Stream one model turn.
+
+        ``incremental=False``: nobody watches the text arrive (a non-streamed run, the memory
+        and summary models), so a provider may make one non-streaming call and yield the whole
+        answer as a single delta, which is cheaper than parsing a chunk per token.
 
         Raises ``RetryableModelError`` or ``FatalModelError``; either may happen before the first
         chunk or in the middle of the stream.

@@ -55,6 +55,7 @@ class ModelChain:
         tool_choice: ToolChoice = "auto",
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
+        incremental: bool = True,
     ) -> Iterator[ModelChunk]:
         last_error: RetryableModelError | None = None
         for model in self.models:
@@ -62,7 +63,8 @@ class ModelChain:
                 self.active = model
                 streamed = False
                 chunks = model.stream(
-                    messages, tools=tools, tool_choice=tool_choice, output_schema=output_schema, task=task
+                    messages, tools=tools, tool_choice=tool_choice, output_schema=output_schema, task=task,
+                    incremental=incremental,
                 )
                 try:
                     for chunk in chunks:

@@ -97,6 +97,7 @@ class OfflineModel(Model):
         tool_choice: ToolChoice = "auto",
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
+        incremental: bool = True,
     ) -> Iterator[ModelChunk]:
         input_tokens = sum(_words(m) for m in messages)
         user_index, user_text = _last_user(messages)

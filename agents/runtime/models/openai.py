@@ -80,17 +80,15 @@ class OpenAIChat(Model):
         tool_choice: ToolChoice = "auto",
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
+        incremental: bool = True,
     ) -> Iterator[ModelChunk]:
         client = self._get_client()
         import httpx2
         import openai
 
-        params: dict[str, Any] = {
-            "model": self.id,
-            "messages": to_openai_messages(messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        params: dict[str, Any] = {"model": self.id, "messages": to_openai_messages(messages)}
+        if incremental:
+            params.update(stream=True, stream_options={"include_usage": True})
         if tools:
             params["tools"] = [
                 {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
@@ -109,6 +107,9 @@ class OpenAIChat(Model):
 
         try:
             response = client.chat.completions.create(**params)
+            if not incremental:
+                yield from _read_whole(response)
+                return
             try:
                 yield from _read_stream(response)
             finally:
@@ -117,6 +118,38 @@ class OpenAIChat(Model):
             raise _classify(exc, self.provider) from exc
         except httpx2.TransportError as exc:
             raise RetryableModelError(f"OpenAI connection failed: {exc}", provider=self.provider) from exc
+
+
+def _usage(usage: Any) -> Usage:
+    details = getattr(usage, "completion_tokens_details", None)
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        total_tokens=usage.total_tokens or 0,
+        reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        cache_read_tokens=(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
+    )
+
+
+def _read_whole(completion: Any) -> Iterator[ModelChunk]:
+    """A non-streaming answer as the same chunks a stream gives, the text in one delta."""
+    if getattr(completion, "id", None):
+        yield ProviderData({"id": completion.id})
+    choice = completion.choices[0] if completion.choices else None
+    message = choice.message if choice is not None else None
+    if message is not None:
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            yield ReasoningDelta(reasoning)
+        if message.content:
+            yield TextDelta(message.content)
+        for index, call in enumerate(message.tool_calls or []):
+            function = getattr(call, "function", None)
+            if function is not None:
+                yield ToolCall(id=call.id or f"call_{index}", name=function.name, arguments=function.arguments or "{}")
+    if getattr(completion, "usage", None):
+        yield _usage(completion.usage)
 
 
 def _read_stream(response: Any) -> Iterator[ModelChunk]:
@@ -154,15 +187,7 @@ def _read_stream(response: Any) -> Iterator[ModelChunk]:
         entry = calls[index]
         yield ToolCall(id=entry["id"] or f"call_{index}", name=entry["name"], arguments=entry["arguments"] or "{}")
     if usage is not None:
-        details = getattr(usage, "completion_tokens_details", None)
-        prompt_details = getattr(usage, "prompt_tokens_details", None)
-        yield Usage(
-            input_tokens=usage.prompt_tokens or 0,
-            output_tokens=usage.completion_tokens or 0,
-            total_tokens=usage.total_tokens or 0,
-            reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
-            cache_read_tokens=(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
-        )
+        yield _usage(usage)
 
 
 def _classify(exc: Exception, provider: str) -> ModelError:
