@@ -28,6 +28,7 @@ from . import inputs as q
 from .base import MemoriesAPIView
 from .inputs import json_body, sort_order_param, topics_param
 from .serializers import (
+    render,
     DeleteMemoriesIn,
     ErrorOut,
     MemoryIn,
@@ -107,7 +108,7 @@ class MemoriesView(MemoriesAPIView):
             offset=window.offset,
             limit=window.limit,
         )
-        items = [dict(MemoryOut(memory_data(memory)).data) for memory in memories]
+        items = [render(MemoryOut, memory_data(memory)) for memory in memories]
         return Response(envelope(items, window, total))
 
     @extend_schema(
@@ -225,7 +226,7 @@ class UserMemoryStatsView(MemoriesAPIView):
         stats, total = memory_user_stats(
             user=self.principal.read_scope(params.get("user_id")), offset=window.offset, limit=window.limit
         )
-        return Response(envelope([dict(UserStatsOut(row).data) for row in stats], window, total))
+        return Response(envelope([render(UserStatsOut, row) for row in stats], window, total))
 
 
 class OptimizeMemoriesView(MemoriesAPIView):

@@ -33,6 +33,7 @@ from . import inputs as q
 from .base import SessionsAPIView
 from .inputs import json_body, session_type_param, sort_order_param, status_param
 from .serializers import (
+    render,
     RUN_STATUSES,
     AgentSessionDetailOut,
     CreateSessionIn,
@@ -144,7 +145,7 @@ class SessionsView(SessionsAPIView):
             offset=window.offset,
             limit=window.limit,
         )
-        items = [drop_nulls(SessionOut(session_item_data(session)).data) for session in sessions]
+        items = [drop_nulls(render(SessionOut, session_item_data(session))) for session in sessions]
         return Response(envelope(items, window, total))
 
     @extend_schema(
@@ -355,7 +356,7 @@ class SessionRunPreviewsView(SessionsAPIView):
         session, runs = found
         shape = requested_type or session.session_type
         listed = (classify_run(stored_run(run), shape=shape, session=session) for run in runs)
-        previews = [RunPreviewOut(run_preview_data(kind, data)).data for kind, data in filter(None, listed)]
+        previews = [render(RunPreviewOut, run_preview_data(kind, data)) for kind, data in filter(None, listed)]
         return Response([drop_nulls(preview) for preview in previews])
 
 

@@ -6,6 +6,7 @@ the ``*_data`` functions build from our rows the way AgentOS builds them from it
 on. Views drop null keys afterwards where AgentOS declares ``response_model_exclude_none``.
 """
 from .common import (
+    render,
     RUN_STATUSES,
     SESSION_TYPES,
     ErrorOut,
@@ -53,6 +54,7 @@ from .sessions import (
 )
 
 __all__ = [
+    "render",
     "RUN_STATUSES",
     "SESSION_TYPES",
     "AgentSessionDetailOut",

@@ -1,6 +1,8 @@
 """Shared pieces of the /sessions and /memories serializers: timestamps, JSON fields, errors, paging."""
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -55,6 +57,20 @@ class StringListField(serializers.JSONField):
 @extend_schema_field({"oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": True}]})
 class ContentField(serializers.JSONField):
     """Run content: text, or a JSON object for structured output."""
+
+
+@functools.lru_cache(maxsize=None)
+def _renderer(serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    return serializer_class()
+
+
+def render(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    """``serializer_class(data).data`` without building a serializer per object.
+
+    DRF deep-copies every field of a serializer for each new instance, which cost more than the
+    whole rest of a list endpoint; one instance per class renders any number of objects.
+    """
+    return dict(_renderer(serializer_class).to_representation(data))
 
 
 def output(field: serializers.Field) -> serializers.Field:

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from sessions.models import UserMemory
 
-from .common import FIELD_REQUIRED, IsoZDateTimeField, PaginationInfoOut, StringListField, Text, output
+from .common import FIELD_REQUIRED, IsoZDateTimeField, PaginationInfoOut, StringListField, Text, output, render
 
 class MemoryIn(serializers.Serializer):
     """``UserMemoryCreateSchema`` (create, and the whole replacement on PATCH)."""
@@ -65,7 +65,7 @@ def memory_data(memory: UserMemory | Any) -> dict[str, Any]:
 
 
 def render_memory(memory: UserMemory | Any) -> dict[str, Any]:
-    return dict(MemoryOut(memory_data(memory)).data)
+    return render(MemoryOut, memory_data(memory))
 
 
 class PaginatedMemoriesOut(serializers.Serializer):

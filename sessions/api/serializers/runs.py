@@ -14,6 +14,7 @@ from rest_framework import serializers
 from sessions.models import Run, Session, SessionType
 
 from .common import (
+    render,
     PREVIEW_CHARS,
     RUN_STATUSES,
     ContentField,
@@ -349,7 +350,7 @@ RUN_OUT: dict[str, type[serializers.Serializer]] = {
 
 
 def render_run(kind: str, data: dict[str, Any], *, keep_nulls: bool) -> dict[str, Any]:
-    rendered = RUN_OUT[kind](data).data
+    rendered = render(RUN_OUT[kind], data)
     return dict(rendered) if keep_nulls else drop_nulls(rendered)
 
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from sessions.models import Session, SessionType
 
 from .common import (
+    render,
     FIELD_REQUIRED,
     SESSION_TYPES,
     IsoZDateTimeField,
@@ -243,5 +244,5 @@ SESSION_DETAIL_OUT: dict[str, type[serializers.Serializer]] = {
 def render_session_detail(
     session: Session, *, shape: str, chat_history: list[dict[str, Any]], keep_nulls: bool
 ) -> dict[str, Any]:
-    data = SESSION_DETAIL_OUT[shape](session_detail_data(session, shape=shape, chat_history=chat_history)).data
+    data = render(SESSION_DETAIL_OUT[shape], session_detail_data(session, shape=shape, chat_history=chat_history))
     return dict(data) if keep_nulls else drop_nulls(data)
