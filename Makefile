@@ -36,8 +36,13 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py bootstrap
 
+# The benchmarks of bench/README.md (about ten minutes; the machine should be otherwise idle).
 bench: install-dev
-	$(PY) -m bench
+	$(PY) -m bench.run_write_cost sqlite
+	$(PY) -m bench.run_write_cost postgres
+	$(PY) -m bench.inprocess_runs sqlite
+	$(PY) -m bench.inprocess_runs postgres
+	$(PY) -m bench.compare
 
 # Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
 screenshots: install-dev
