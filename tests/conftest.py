@@ -90,10 +90,13 @@ def _fake_openai_server():
 
 @pytest.fixture
 def fake_openai(_fake_openai_server):
-    """The local OpenAI-compatible server the code agent ``openai-agent`` talks to; script it with push()."""
+    """The local OpenAI-compatible server the code agent ``openai-agent`` talks to; script it with
+    push(), or set ``default`` (restored after the test)."""
+    default = _fake_openai_server.default
     _fake_openai_server.reset()
     yield _fake_openai_server
     _fake_openai_server.reset()
+    _fake_openai_server.default = default
 
 
 @pytest.fixture(scope="session", autouse=True)

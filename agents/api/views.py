@@ -25,52 +25,57 @@ from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..services.cancellation import cancel_request
 from ..services.executor import in_run_thread
-from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, job_cancel, job_continue, job_submit, waiting_on
-from ..services.tail import follow
+from ..services.jobs import (
+    IDEMPOTENCY_KEY_MAX,
+    STRATEGIES,
+    IdempotencyConflict,
+    QueueFull,
+    SessionBusy,
+    job_cancel,
+    job_continue,
+    job_submit,
+    waiting_on,
+)
 from ..services.runs import (
     AgentNotFound,
-    RunRequest,
-    agent_entry,
-    session_for_run,
     RunNotContinuable,
     RunNotFound,
+    RunRequest,
+    agent_entry,
     continue_execute,
     continue_prepare,
     run_execute,
     run_for_caller,
     run_inline,
     run_prepare,
+    session_for_run,
 )
+from ..services.tail import follow
 from . import schema as docs
 from .forms import form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
 from .streaming import sse_response, stream_in_thread
 
 
-
-def _translate(exc: Exception) -> Exception:
-    if isinstance(exc, QueueFull):
-        return TooManyRequests("Job queue is full", headers={"Retry-After": "5"})
-    if isinstance(exc, (SessionBusy, IdempotencyConflict)):
-        return Conflict(str(exc))
-    if isinstance(exc, AgentNotFound):
-        return NotFound("Agent not found")
-    if isinstance(exc, SessionNotFound):
-        return NotFound("Session not found")
-    if isinstance(exc, RunNotFound):
-        return NotFound("Run not found")
-    if isinstance(exc, InvalidContinuation):
-        return BadRequest(str(exc))
-    if isinstance(exc, RunNotContinuable):
-        return Conflict(str(exc))
-    return exc
+# Service exceptions -> the AgentOS error each one is on the wire.
+_SERVICE_ERRORS = {
+    AgentNotFound: lambda exc: NotFound("Agent not found"),
+    SessionNotFound: lambda exc: NotFound("Session not found"),
+    RunNotFound: lambda exc: NotFound("Run not found"),
+    InvalidContinuation: lambda exc: BadRequest(str(exc)),
+    RunNotContinuable: lambda exc: Conflict(str(exc)),
+    SessionBusy: lambda exc: Conflict(str(exc)),
+    IdempotencyConflict: lambda exc: Conflict(str(exc)),
+    QueueFull: lambda exc: TooManyRequests("Job queue is full", headers={"Retry-After": "5"}),
+}
 
 
 async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
+    """Run a service in a run thread, turning its exceptions into API errors."""
     try:
         return await in_run_thread(fn, *args, **kwargs)
-    except (AgentNotFound, SessionNotFound, RunNotFound, InvalidContinuation, RunNotContinuable, QueueFull, SessionBusy, IdempotencyConflict) as exc:
-        raise _translate(exc) from None
+    except tuple(_SERVICE_ERRORS) as exc:
+        raise _SERVICE_ERRORS[type(exc)](exc) from None
 
 
 def visible_agents(principal) -> list:
@@ -91,6 +96,7 @@ def _require_agent(agent_id: str) -> None:
 class AgentListView(AgentOSView):
     # Filtered to the agents the caller may read; a token with no agent scope at all is refused.
     authenticated_only = True
+
     @extend_schema(operation_id="get_agents", tags=["Agents"], responses={200: docs.AgentResponse(many=True)})
     def get(self, request):
         return Response([agent_response(entry) for entry in visible_agents(self.principal)])
@@ -122,7 +128,9 @@ class AgentRunsView(AsyncAgentOSView):
             202: docs.BackgroundAccepted,
             400: docs.ERROR,
             404: docs.ERROR,
+            409: OpenApiResponse(docs.ERROR, description="background: the session has a run in progress (session_strategy=reject), or an Idempotency-Key was reused differently"),
             422: docs.VALIDATION_ERROR,
+            429: OpenApiResponse(docs.ERROR, description="background: the job queue is full"),
         },
     )
     async def post(self, request, agent_id: str):

@@ -60,6 +60,12 @@ def cancel_local(run_id: str) -> None:
         _local.add(run_id)
 
 
+def cancelled_locally(run_id: str) -> bool:
+    """Whether this process has been told to stop ``run_id`` (e.g. its stream's client left)."""
+    with _lock:
+        return run_id in _local
+
+
 def forget_local(run_id: str) -> None:
     with _lock:
         _local.discard(run_id)

@@ -73,7 +73,8 @@ def test_background_stream_carries_event_indexes_and_ends(live_api, worker) -> N
 
 def test_resume_after_a_disconnect_misses_and_repeats_nothing(live_api, worker, fake_openai) -> None:
     gate = threading.Event()
-    fake_openai.push(Reply(text="one two three four five six seven eight", gate=gate, gate_after=3))
+    # As the default reply, so the gate holds whichever request of this run reaches the model.
+    fake_openai.default = Reply(text="one two three four five six seven eight", gate=gate, gate_after=3)
     seen = []
     with httpx.stream("POST", f"{live_api}/agents/openai-agent/runs", data={"message": "slow", "background": "true", "user_id": "alice", "session_id": "bg-r"}, timeout=30) as response:
         buffer = ""
@@ -139,16 +140,13 @@ class TestBounds:
         settings.EMBEDDED_WORKER_THREADS = 4
         gate = threading.Event()
         fake_openai.default = Reply(text="done", gate=gate, gate_after=0)
-        try:
-            ids = [submit(live_api, "openai-agent", message=f"job {i}", user_id=user).json()["run_id"] for i, user in enumerate(["alice", "alice", "bob", "bob", "carol"])]
-            wait_for(lambda: Job.objects.unscoped("test").filter(status=JobStatus.RUNNING).count() == 2)
-            running = list(Job.objects.unscoped("test").filter(status=JobStatus.RUNNING).values_list("user_id", flat=True))
-            assert sorted(running) == ["alice", "bob"]  # one per user, two in all
-            gate.set()
-            for run_id in ids:
-                assert wait_for(lambda: finished(run_id)) == "COMPLETED"
-        finally:
-            fake_openai.default = Reply(text="Hello from the fake LLM. This is a short answer.")
+        ids = [submit(live_api, "openai-agent", message=f"job {i}", user_id=user).json()["run_id"] for i, user in enumerate(["alice", "alice", "bob", "bob", "carol"])]
+        wait_for(lambda: Job.objects.unscoped("test").filter(status=JobStatus.RUNNING).count() == 2)
+        running = list(Job.objects.unscoped("test").filter(status=JobStatus.RUNNING).values_list("user_id", flat=True))
+        assert sorted(running) == ["alice", "bob"]  # one per user, two in all
+        gate.set()
+        for run_id in ids:
+            assert wait_for(lambda: finished(run_id)) == "COMPLETED"
         jobs = list(Job.objects.unscoped("test").filter(pk__in=ids))
         # Measured from the recorded timings, not assumed: never more than 2 at once, 1 per user.
         moments = sorted([(job.started_at, 1, job.user_id) for job in jobs] + [(job.completed_at, -1, job.user_id) for job in jobs], key=lambda m: (m[0], m[1]))

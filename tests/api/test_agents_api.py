@@ -136,12 +136,19 @@ class TestStreaming:
         fake_openai.push(Reply(text="one two three four five six", gate=gate, gate_after=2))
         with httpx.stream("POST", f"{live_api}/agents/openai-agent/runs", data={"message": "talk slowly", "user_id": "alice", "session_id": "s-dc"}) as response:
             seen = []
+            run_id = None
             for line in response.iter_lines():
+                if line.startswith("data: ") and run_id is None:
+                    run_id = json.loads(line[6:])["run_id"]
                 if line.startswith("event: RunContent"):
                     seen.append(line)
                 if len(seen) >= 2:
                     break
-        # The client is gone; let the model go on so the run notices at its next step.
+        # The client is gone. Once the server has noticed, let the model go on: the run stops at
+        # its next step (releasing it sooner would race the disconnect against the answer).
+        from agents.services.cancellation import cancelled_locally
+
+        wait_for(lambda: cancelled_locally(run_id))
         gate.set()
         run = wait_for(lambda: Run.objects.for_user("alice").filter(session_id="s-dc").first())
         assert run.status == "CANCELLED"
