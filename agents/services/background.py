@@ -59,35 +59,60 @@ class _Lease(threading.Thread):
 
 
 class _Events:
-    """Numbers, publishes and (fenced) flushes a run's events."""
+    """Numbers, publishes and (fenced) flushes a run's events.
+
+    Events are written in batches, at most ``FLUSH_SECONDS`` after they happen: by the run thread
+    when events keep coming, and by a flusher thread when the run goes quiet (a slow model, a
+    tool, a pause), so a follower that missed the live event always finds it in the database.
+    """
 
     def __init__(self, run: Run, job: Job, worker: str, first_index: int) -> None:
         self.run, self.job, self.worker = run, job, worker
         self.next_index = first_index
         self.buffer: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
         self.last_flush = time.monotonic()
         self.fenced_out = False
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_while_quiet, name=f"events-{run.pk[:8]}", daemon=True)
+
+    def start(self) -> None:
+        self._flusher.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._flusher.join(timeout=5)
 
     def __call__(self, event: dict[str, Any]) -> None:
-        indexed = {**event, "event_index": self.next_index}
-        self.next_index += 1
+        with self.lock:
+            indexed = {**event, "event_index": self.next_index}
+            self.next_index += 1
+            self.buffer.append(indexed)
         publish(self.run.pk, indexed)
-        self.buffer.append(indexed)
         if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
 
+    def _flush_while_quiet(self) -> None:
+        try:
+            while not self._stop.wait(FLUSH_SECONDS):
+                if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+                    self.flush()
+        finally:
+            connections.close_all()  # this thread's own connection
+
     def flush(self) -> None:
-        if not self.buffer or self.fenced_out:
-            return
-        with transaction.atomic():
-            if job_fence(self.job.pk, self.worker, self.job.attempt) is None:
-                self.fenced_out = True
+        with self.lock:
+            if not self.buffer or self.fenced_out:
                 return
-            self.write_buffer()
-        self.last_flush = time.monotonic()
+            with transaction.atomic():
+                if job_fence(self.job.pk, self.worker, self.job.attempt) is None:
+                    self.fenced_out = True
+                    return
+                self.write_buffer()
+            self.last_flush = time.monotonic()
 
     def write_buffer(self) -> None:
-        """Insert the buffered events (inside the caller's fenced transaction)."""
+        """Insert the buffered events (inside the caller's fenced transaction, lock held)."""
         if self.buffer:
             payloads = [{key: value for key, value in event.items() if key != "event_index"} for event in self.buffer]
             run_events_append(run=self.run, events=payloads, first_index=self.buffer[0]["event_index"])
@@ -106,9 +131,11 @@ def job_execute(job: Job, worker: str) -> str:
     events = _Events(run, job, worker, _next_event_index(run))
     lease = _Lease(job, worker)
     lease.start()
+    events.start()
     try:
         output, finished, prepared = _execute(job, run, session, events)
     finally:
+        events.stop()
         lease.stop.set()
         lease.join(timeout=5)
         forget_local(job.pk)
@@ -118,7 +145,8 @@ def job_execute(job: Job, worker: str) -> str:
         if fenced is None or lease.lost:
             logger.warning("job %s: lost its lease before finishing; its result is discarded", job.pk)
             return "LOST"
-        events.write_buffer()
+        with events.lock:
+            events.write_buffer()
         run_record_update(
             run=run,
             status=status,

@@ -99,6 +99,18 @@ def test_resume_after_a_disconnect_misses_and_repeats_nothing(live_api, worker, 
     assert stored == indexes
 
 
+def test_events_of_a_quiet_run_reach_the_database_while_it_waits(live_api, worker, fake_openai) -> None:
+    """A follower that missed the live events finds them stored, even when the run then goes
+    quiet (a slow model here): buffered events are flushed on a timer, not only by new ones."""
+    gate = threading.Event()
+    fake_openai.default = Reply(text="one two three", gate=gate, gate_after=1)
+    run_id = submit(live_api, "openai-agent", message="wait for me", user_id="alice").json()["run_id"]
+    stored = wait_for(lambda: list(RunEvent.objects.for_user("alice").filter(run_id=run_id).values_list("event", flat=True)) or None, timeout=5)
+    assert stored[0] == "RunStarted" and run_status(run_id) == "RUNNING"
+    gate.set()
+    assert wait_for(lambda: finished(run_id)) == "COMPLETED"
+
+
 class TestIdempotency:
     def test_same_key_same_request_is_the_same_run(self, live_api, worker) -> None:
         key = {"Idempotency-Key": "order-42"}
