@@ -171,8 +171,9 @@ def _execute(job: Job, run: Run, session: Session, events: _Events) -> tuple[dic
     else:
         request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
         entry = agent_entry(job.component_id, version=request.version)
-        # A background run can always be followed (resume), so its model streams.
-        prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=True)
+        # Token by token only when the submission streams; a stream=false background run is
+        # polled, and its events (structural ones, and the answer) still reach any follower.
+        prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
         run_iter = prepared.agent.start_run(request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
     output, _events, finished = _drive(prepared, run_iter, events)
     return output, finished, prepared

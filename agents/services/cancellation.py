@@ -36,16 +36,25 @@ def cancel_clear(*, run_id: str) -> None:
     CancelIntent.objects.unscoped("keyed by run id; the caller checked access to the run").filter(pk=run_id).delete()
 
 
+# A check this long after the previous one follows a blocking step (a model or tool call), where a
+# cancel is most likely to have arrived: ask the database then, whatever the poll interval.
+AFTER_A_PAUSE = 0.05
+
+
 def cancel_checker(run_id: str, *, poll_interval: float = 0.5, clock: Callable[[], float] = time.monotonic) -> Callable[[], bool]:
-    """A cheap ``is_cancelled()`` for one run."""
-    state = {"next_poll": clock() + poll_interval, "cancelled": False}
+    """A cheap ``is_cancelled()`` for one run: the database is asked at most every
+    ``poll_interval`` seconds while checks come quickly (a token stream), and at the first check
+    after a pause (a model or tool call returned)."""
+    state = {"next_poll": clock() + poll_interval, "last_check": clock(), "cancelled": False}
 
     def is_cancelled() -> bool:
         if state["cancelled"] or run_id in _local:
             state["cancelled"] = True
             return True
         now = clock()
-        if now >= state["next_poll"]:
+        paused = now - state["last_check"] >= AFTER_A_PAUSE
+        state["last_check"] = now
+        if now >= state["next_poll"] or paused:
             state["next_poll"] = now + poll_interval
             if CancelIntent.objects.unscoped("keyed by run id; polled by the process running it").filter(pk=run_id).exists():
                 state["cancelled"] = True

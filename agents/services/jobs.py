@@ -30,6 +30,8 @@ logger = logging.getLogger("agno_site.jobs")
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 STRATEGIES = ("enqueue", "reject", "interrupt")
 IDEMPOTENCY_KEY_MAX = 512
+# How many of the oldest queued jobs a claim looks at (several may wait behind one session).
+CLAIM_WINDOW = 50
 WORKER_LOST = (
     "Worker lost and attempt budget exhausted; the run was not re-executed. Raise "
     "AGENTOS_BACKGROUND_MAX_ATTEMPTS to retry such runs, or requeue it from the admin."
@@ -193,18 +195,19 @@ def job_claim(*, worker: str, lease_seconds: int | None = None) -> Job | None:
             if None in full_users:
                 candidates = candidates.exclude(user_id__isnull=True)
         seen_sessions: set[str] = set()
-        for job in candidates.only("id", "session_id", "user_id", "attempt")[:200]:
+        # Plain tuples of the oldest few: a claim's cost must not grow with the backlog.
+        for job_id, session_id, attempt in candidates.values_list("id", "session_id", "attempt")[:CLAIM_WINDOW]:
             # One run at a time per session, in submission order: only a session's oldest queued job may go.
-            if job.session_id in seen_sessions:
+            if session_id in seen_sessions:
                 continue
-            seen_sessions.add(job.session_id)
-            claimed = _jobs().filter(pk=job.pk, status=JobStatus.QUEUED).update(
+            seen_sessions.add(session_id)
+            claimed = _jobs().filter(pk=job_id, status=JobStatus.QUEUED).update(
                 status=JobStatus.RUNNING, locked_by=worker, lease_expires_at=now + lease,
-                attempt=job.attempt + 1, started_at=now, updated_at=now,
+                attempt=attempt + 1, started_at=now, updated_at=now,
             )
             if claimed:
-                run_transition(run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
-                return _jobs().get(pk=job.pk)
+                run_transition(run_id=job_id, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
+                return _jobs().get(pk=job_id)
     return None
 
 

@@ -15,7 +15,6 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 
 logger = logging.getLogger("agno_site.live")
@@ -64,21 +63,66 @@ def _uses_channel_layer() -> bool:
     return bool(settings.REDIS_URL)
 
 
-def publish(run_id: str, event: dict[str, Any]) -> None:
-    """Best effort: a failure is logged (rarely) and the run goes on; the database has the event."""
+class _Publisher:
+    """One event loop thread per process that sends to the Channels layer.
+
+    ``async_to_sync`` from a plain thread would start a new loop per call, and channels-redis
+    keeps its connections per loop: every event would open a Redis connection. Sends are handed
+    to this loop and not waited for; their order per run is kept (one loop, FIFO).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="live-events", daemon=True).start()
+            return self._loop
+
+    def send(self, run_id: str, event: dict[str, Any]) -> None:
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        future = asyncio.run_coroutine_threadsafe(
+            layer.group_send(group_name(run_id), {"type": "run.event", "event": event}), self.loop()
+        )
+        future.add_done_callback(_log_failure)
+
+
+def _log_failure(future) -> None:
     global _last_failure_log
+    if future.cancelled() or future.exception() is None:
+        return
+    now = time.monotonic()
+    if now - _last_failure_log > _LOG_EVERY_SECONDS:
+        _last_failure_log = now
+        logger.warning("live events unavailable (followers fall back to the database): %s", future.exception())
+
+
+_publisher = _Publisher()
+
+
+def publish(run_id: str, event: dict[str, Any]) -> None:
+    """Best effort and never blocking: a failure is logged (rarely) and the run goes on; the
+    database has the event."""
     if not _uses_channel_layer():
         hub.publish(run_id, event)
         return
     try:
-        from channels.layers import get_channel_layer
+        _publisher.send(run_id, event)
+    except Exception as exc:  # no layer configured correctly: same as Redis being down
+        _log_failure_now(exc)
 
-        async_to_sync(get_channel_layer().group_send)(group_name(run_id), {"type": "run.event", "event": event})
-    except Exception:
-        now = time.monotonic()
-        if now - _last_failure_log > _LOG_EVERY_SECONDS:
-            _last_failure_log = now
-            logger.warning("live events unavailable (followers fall back to the database)", exc_info=True)
+
+def _log_failure_now(exc: Exception) -> None:
+    global _last_failure_log
+    now = time.monotonic()
+    if now - _last_failure_log > _LOG_EVERY_SECONDS:
+        _last_failure_log = now
+        logger.warning("live events unavailable (followers fall back to the database): %s", exc)
 
 
 class Subscription:

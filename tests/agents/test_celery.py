@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -202,8 +203,14 @@ def test_cancel_from_another_process(live_api, cluster, fake_openai) -> None:
     cluster.worker("w1")
     run_id = submit(live_api, message="cancel me", session_id="c-1")["run_id"]
     wait_for(lambda: status_of(run_id) == "RUNNING")
+    fake_openai.wait_for_requests(1, timeout=20)  # the worker is inside its model call
+    called = time.monotonic()
     httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "c-1"})
-    gate.set()
+    # The protocol: the first check after a call that lasted AFTER_A_PAUSE asks the database.
+    from agents.services.cancellation import AFTER_A_PAUSE
+
+    wait_for(lambda: time.monotonic() - called > 2 * AFTER_A_PAUSE)
+    gate.set()  # the call returns; the worker's next check sees the cancel and stops
     assert wait_for(lambda: ended(run_id), timeout=30) == "CANCELLED"
     assert Job.objects.unscoped("test").get(pk=run_id).status == JobStatus.CANCELLED
 

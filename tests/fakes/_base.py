@@ -34,7 +34,8 @@ class Reply:
     ``reasoning`` is streamed first (``reasoning_content`` for OpenAI, a thinking block for
     Anthropic). ``delay`` sleeps that long before each chunk after the first (slowness).
     ``gate``: after the first ``gate_after`` chunks the server waits until the event is set
-    (deterministic cancel / disconnect tests), or ``gate_timeout`` seconds pass.
+    (deterministic cancel / disconnect tests), or ``gate_timeout`` seconds pass; a non-streamed
+    answer waits before it is sent at all.
     """
 
     text: str = ""

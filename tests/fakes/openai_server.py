@@ -53,6 +53,8 @@ class FakeOpenAIServer(FakeServer):
         if body.get("stream"):
             self._stream(handler, item, body, completion_id, model, calls)
         else:
+            if item.gate is not None:  # a whole answer is held back entirely
+                item.gate.wait(item.gate_timeout)
             message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
             if calls:
                 message["tool_calls"] = [
