@@ -1,0 +1,188 @@
+"""The configurations bench.background measures, and how each is started, frozen and stopped."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .background_record import AgentOSWatcher, CpuSampler, SiteTables
+from .compare import ROOT, STARTUP_DEADLINE_S, Bench, Model, ServerFailed, agentos_server, free_port, site_server, stop
+
+REDIS_URL = "redis://127.0.0.1:6379/13"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    server: str  # "agentos" | "site"
+    db: str  # "sqlite" | "postgres"
+    workers: int  # Celery worker processes; 0: the server process executes the runs itself
+    title: str
+
+
+CONFIGS = {
+    c.name: c
+    for c in (
+        Config("agentos-sqlite", "agentos", "sqlite", 0, "AgentOS 3.1.10, in-process (SQLite)"),
+        Config("agentos-postgres", "agentos", "postgres", 0, "AgentOS 3.1.10, in-process (PostgreSQL)"),
+        Config("embedded", "site", "sqlite", 0, "Agno Site, embedded worker, 4 threads (SQLite)"),
+        Config("celery-1", "site", "postgres", 1, "Agno Site + Celery, 1 worker (PostgreSQL + Redis)"),
+        Config("celery-2", "site", "postgres", 2, "Agno Site + Celery, 2 workers (PostgreSQL + Redis)"),
+    )
+}
+WORKER_CPUS = {1: [1], 2: [0, 1]}
+
+
+class Deployment:
+    """The processes of one configuration: the server, its workers, the readers of its tables."""
+
+    def __init__(self, bench: Bench, config: Config, model: Model, args: argparse.Namespace) -> None:
+        self.bench, self.config, self.model, self.args = bench, config, model, args
+        self.label = f"bg-{config.name}"
+        self.workers: list[subprocess.Popen] = []
+        self.server: subprocess.Popen | None = None
+        self.reader: SiteTables | AgentOSWatcher | None = None
+        self.sampler: CpuSampler | None = None
+        self.redis = None
+
+    def start(self) -> None:
+        bench, config = self.bench, self.config
+        bench.args.db = config.db  # Bench.database makes a database of the kind args.db names
+        self.db = bench.database(self.label)
+        port = free_port()
+        self.base_url = f"http://127.0.0.1:{port}"
+        if config.server == "agentos":
+            server = agentos_server(bench, self.model)
+            self.server = bench.start(self.label, server.command(self.db, port))
+        else:
+            server = site_server(bench, self.model)
+            env = {
+                **server.env(self.db),
+                # High enough never to cap: the queue's own bounds are not what is measured here.
+                "AGENTOS_BACKGROUND_MAX_CONCURRENCY": "64",
+                "AGENTOS_BACKGROUND_MAX_PER_USER": "64",
+                "AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH": str(max(1000, 2 * self.args.runs)),
+            }
+            env.pop("REDIS_URL", None)
+            if config.workers:
+                env["REDIS_URL"] = REDIS_URL
+                import redis
+
+                self.redis = redis.Redis.from_url(REDIS_URL)
+                self.redis.flushdb()
+            server.prepare(self.db)
+            # Lifespan on, as `make run` serves it: it starts the embedded worker (no REDIS_URL).
+            command = ["on" if part == "off" else part for part in server.command(self.db, port)]
+            self.server = bench.start(self.label, command, env)
+            celery = str(ROOT / ".venv" / "bin" / "celery")
+            host = socket.gethostname()
+            self.nodes = [f"bench-w{i + 1}@{host}" for i in range(config.workers)]
+            for i, cpu in enumerate(WORKER_CPUS.get(config.workers, [])):
+                pin = ["taskset", "-c", str(cpu)] if bench.server_pin else []
+                self.workers.append(bench.start(f"{self.label}-worker{i + 1}", [
+                    celery, "-A", "agno_site", "worker", "-P", "solo", "--without-gossip", "--without-mingle",
+                    "--without-heartbeat", "-l", "warning", "-n", self.nodes[i],
+                ], env, pin=pin))
+        bench.wait_healthy(self.label, self.server, self.base_url)
+        self._wait_workers_ready()
+        if config.server == "agentos":
+            self.reader = AgentOSWatcher(self.db, self.args.watch_interval).start()
+        else:
+            self.reader = SiteTables(self.db)
+        processes = {
+            "server": [self.server.pid], "workers": [w.pid for w in self.workers],
+            "model": [self.model.process.pid], "bench": [os.getpid()],
+        }
+        if self.redis is not None:
+            processes["redis"] = [int(self.redis.info("server")["process_id"])]
+        self.sampler = CpuSampler(processes, self.db.postgres_name, self.reader.backend_pids)
+
+    def _wait_workers_ready(self) -> None:
+        if not self.workers:
+            return
+        from celery import Celery
+
+        app = Celery(broker=REDIS_URL)
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        waiting = set(self.nodes)
+        try:
+            while waiting:
+                self._check_alive()
+                replies = app.control.ping(destination=sorted(waiting), timeout=0.5) or []
+                waiting -= {node for reply in replies for node in reply}
+                if waiting and time.monotonic() > deadline:
+                    raise ServerFailed(f"Celery workers {sorted(waiting)} did not answer a ping in {STARTUP_DEADLINE_S} s")
+        finally:
+            app.close()
+
+    def freeze(self) -> None:
+        for worker in self.workers:
+            os.kill(worker.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                os.kill(worker.pid, signal.SIGCONT)
+
+    def wait_finished(self, deadline_s: float) -> bool:
+        """Until no accepted run is queued or running (every 202 is in by then), or the deadline."""
+        deadline = time.monotonic() + deadline_s
+        while self.reader.unfinished():
+            if time.monotonic() > deadline:
+                return False
+            self._check_alive()
+            time.sleep(0.05)
+        return True
+
+    def wait_broker_idle(self, deadline_s: float = 120) -> float | None:
+        """Celery: until the workers have taken every drain_queue message (one was sent per run)."""
+        if self.redis is None:
+            return 0.0
+        started = time.monotonic()
+        while self.redis.llen("celery") or self.redis.hlen("unacked"):
+            if time.monotonic() - started > deadline_s:
+                return None
+            self._check_alive()
+            time.sleep(0.05)
+        return time.monotonic() - started
+
+    def redis_stats(self) -> dict[str, int]:
+        if self.redis is None:
+            return {}
+        stats = self.redis.info("stats")
+        return {"connections": stats["total_connections_received"], "commands": stats["total_commands_processed"]}
+
+    def events_per_run(self) -> float | None:
+        """Agno Site: run events stored per run, over every run so far (they are alike)."""
+        if not isinstance(self.reader, SiteTables):
+            return None
+        conn = self.reader.conn
+        runs = conn.execute("SELECT count(*) FROM agno_runs").fetchone()[0]
+        events = conn.execute("SELECT count(*) FROM agno_run_events").fetchone()[0]
+        return round(events / runs, 1) if runs else None
+
+    def _check_alive(self) -> None:
+        for name, process in [(self.label, self.server), *((f"{self.label}-worker{i + 1}", w) for i, w in enumerate(self.workers))]:
+            if process.poll() is not None:
+                raise ServerFailed(f"{name} exited with {process.returncode}:\n{self.bench.log_tail(name)}")
+
+    def executing_pids(self) -> list[int]:
+        return [w.pid for w in self.workers] or [self.server.pid]
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+        if self.sampler is not None:
+            self.sampler.close()
+        self.thaw()  # a stopped process would only act on SIGTERM once continued
+        for worker in self.workers:
+            stop(worker)
+        if self.server is not None:
+            stop(self.server)
+        if self.redis is not None:
+            self.redis.flushdb()  # the bench's own Redis database: leave nothing behind
+            self.redis.close()
