@@ -10,15 +10,15 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from agno_site.lifespan import LifespanApp  # noqa: E402
 from agno_site.routing import websocket_urlpatterns  # noqa: E402
+from core.websocket import OriginCheck  # noqa: E402
 
 router = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": OriginCheck(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 # The lifespan wrapper starts the embedded background worker when there is no broker.

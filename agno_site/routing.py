@@ -1,4 +1,11 @@
-"""WebSocket routes (Channels)."""
+"""WebSocket routes (Channels). The ASGI app wraps them in the allowed-hosts origin check and
+Django's session auth, so a browser's login works and other sites' pages cannot connect."""
 from __future__ import annotations
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from agents.consumers import RunSocket
+
+websocket_urlpatterns = [
+    path("ws/runs", RunSocket.as_asgi()),
+]

@@ -15,7 +15,7 @@ from core.api.errors import BadRequest, Conflict, NotFound, TooManyRequests, inv
 from core.api.sse import control_frame, event_frame
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView
 from core.tenancy import scope_queryset
-from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus, Session
+from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
 from sessions.services.runs import SessionNotFound
@@ -23,7 +23,6 @@ from sessions.services.runs import SessionNotFound
 from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
-from ..services.cancellation import cancel_request
 from ..services.executor import in_run_thread
 from ..services.jobs import (
     IDEMPOTENCY_KEY_MAX,
@@ -31,7 +30,6 @@ from ..services.jobs import (
     IdempotencyConflict,
     QueueFull,
     SessionBusy,
-    job_cancel,
     job_continue,
     job_submit,
     waiting_on,
@@ -42,6 +40,7 @@ from ..services.runs import (
     RunNotFound,
     RunRequest,
     agent_entry,
+    cancel_for_caller,
     continue_execute,
     continue_prepare,
     run_execute,
@@ -50,7 +49,7 @@ from ..services.runs import (
     run_prepare,
     session_for_run,
 )
-from ..services.tail import follow
+from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
@@ -242,17 +241,12 @@ class AgentRunCancelView(FormView):
     )
     def post(self, request, agent_id: str, run_id: str):
         _require_agent(agent_id)
-        principal = self.principal
-        session_id = request.query_params.get("session_id")
-        if principal.isolated:
-            if not session_id:
-                raise BadRequest("session_id is required for this action")
-            if not Session.objects.for_user(principal.user_id).filter(pk=session_id).exists():
-                raise NotFound("Run not found")
-            if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
-                raise NotFound("Run not found")
-        cancel_request(run_id=run_id, user_id=principal.user_id)
-        job_cancel(job_id=run_id)  # a queued or paused background run ends now; a running one at its next step
+        try:
+            cancel_for_caller(principal=self.principal, run_id=run_id, session_id=request.query_params.get("session_id"))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        except RunNotFound:
+            raise NotFound("Run not found") from None
         return Response({})
 
 
@@ -331,51 +325,11 @@ class AgentRunResumeView(AsyncAgentOSView):
         except RunNotFound:
             yield control_frame("error", {"error": f"Run {run_id} not found in buffer or database"})
             return
-        owner = run.user_id if run.user_id else None
-        after = -1 if last is None else last
-        events = await sync_to_async(_events_after)(owner, run.pk, after)
-        if run.status in TERMINAL_STATUSES or run.status == RunStatus.PAUSED:
-            if not events and after < 0:
-                total = await sync_to_async(_event_count)(owner, run.pk)
-                if total == 0:
-                    yield control_frame("replay", {
-                        "run_id": run.pk, "status": run.status, "total_events": 0,
-                        "message": f"Run {run.status} with no stored events: a run submitted without streaming keeps only its final output.",
-                    })
-                    return
-            yield control_frame("replay", {
-                "run_id": run.pk, "status": run.status, "total_events": len(events),
-                "message": "Run completed. Replaying stored events from database.",
-            })
-            for row in events:
-                yield event_frame({**row.payload, "event_index": row.event_index})
-            return
-        # Still queued or running somewhere: catch up from the database, then follow it live.
-        total = await sync_to_async(_event_count)(owner, run.pk)
-        yield control_frame("catch_up", {
-            "run_id": run.pk, "status": "running", "missed_events": len(events), "current_event_count": total,
-            "message": f"Catching up on {len(events)} missed events.",
-        })
-        for row in events:
-            after = row.event_index
-            yield event_frame({**row.payload, "event_index": row.event_index})
-        yield control_frame("subscribed", {
-            "run_id": run.pk, "status": "running", "current_event_count": total,
-            "message": "Subscribed to agent run. Receiving live events.",
-        })
-        async for frame in _tail_frames(run.pk, owner, after):
-            yield frame
+        async for kind, data in resume(run, -1 if last is None else last):
+            yield event_frame(data) if kind == "event" else control_frame(kind, data)
 
 
 async def _tail_frames(run_id: str, owner: str | None, after: int) -> AsyncIterator[str]:
     """SSE frames of a run's events after ``after`` until it ends (durable, resumable)."""
     async for event in follow(run_id, owner, after):
         yield event_frame(event)
-
-
-def _events_after(owner: str | None, run_id: str, after: int) -> list[RunEvent]:
-    return list(scope_queryset(RunEvent.objects, owner).filter(run_id=run_id, event_index__gt=after).order_by("event_index"))
-
-
-def _event_count(owner: str | None, run_id: str) -> int:
-    return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()

@@ -28,9 +28,9 @@ from sessions.services.runs import SessionNotFound, new_id, run_record, run_reco
 from ..registry import AgentEntry, agent_get
 from ..runtime import Agent, InvalidContinuation, RunContext
 from ..runtime.structured import OutputSchema
-from .cancellation import cancel_checker, forget_local
+from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
-from .jobs import job_follow_run
+from .jobs import job_cancel, job_follow_run
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -299,6 +299,24 @@ def run_for_caller(*, principal: Principal, run_id: str, session_id: str | None,
     if run is None:
         raise RunNotFound()
     return run
+
+
+def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | None) -> None:
+    """Ask a run to stop, wherever it executes; RunNotFound when an isolated caller may not see it.
+
+    An isolated caller names the session (AgentOS's rule), and that session must be theirs. The
+    run may not exist yet (an inline run is recorded when it ends), so the request is recorded by
+    run id; a run id that lives in another session is refused, never cancelled.
+    """
+    if principal.isolated:
+        if not session_id:
+            raise ValueError("session_id is required for this action")
+        if not Session.objects.for_user(principal.user_id).filter(pk=session_id).exists():
+            raise RunNotFound()
+        if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
+            raise RunNotFound()
+    cancel_request(run_id=run_id, user_id=principal.user_id)
+    job_cancel(job_id=run_id)  # a queued or paused background run ends now; a running one at its next step
 
 
 def continue_prepare(

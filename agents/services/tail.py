@@ -35,6 +35,49 @@ def stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, A
     return _stored_after(owner, run_id, after)
 
 
+def _event_count(owner: str | None, run_id: str) -> int:
+    return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()
+
+
+async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """A run the caller may see, from ``after``: ``("event", event)`` items and AgentOS's controls.
+
+    Controls are ``("replay" | "catch_up" | "subscribed", data)``: an ended run replays its stored
+    events; a queued or running one catches up from the database and is then followed live.
+    SSE frames them as ``event:`` frames, the WebSocket as JSON messages.
+    """
+    owner = run.user_id or None
+    events = await sync_to_async(_stored_after)(owner, run.pk, after)
+    if run.status in _ENDS:
+        if not events and after < 0 and await sync_to_async(_event_count)(owner, run.pk) == 0:
+            yield "replay", {
+                "run_id": run.pk, "status": run.status, "total_events": 0,
+                "message": f"Run {run.status} with no stored events: a run submitted without streaming keeps only its final output.",
+            }
+            return
+        yield "replay", {
+            "run_id": run.pk, "status": run.status, "total_events": len(events),
+            "message": "Run completed. Replaying stored events from database.",
+        }
+        for event in events:
+            yield "event", event
+        return
+    total = await sync_to_async(_event_count)(owner, run.pk)
+    yield "catch_up", {
+        "run_id": run.pk, "status": "running", "missed_events": len(events), "current_event_count": total,
+        "message": f"Catching up on {len(events)} missed events.",
+    }
+    for event in events:
+        after = event["event_index"]
+        yield "event", event
+    yield "subscribed", {
+        "run_id": run.pk, "status": "running", "current_event_count": total,
+        "message": "Subscribed to agent run. Receiving live events.",
+    }
+    async for event in follow(run.pk, owner, after):
+        yield "event", event
+
+
 async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterator[dict[str, Any]]:
     """Yield the run's events with ``event_index`` > ``after`` until the run ends."""
     pending: dict[int, dict[str, Any]] = {}

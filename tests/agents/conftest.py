@@ -4,6 +4,8 @@ import time
 
 import pytest
 
+from tests.security.conftest import jwt_server  # noqa: F401 (a fixture: JWT auth with isolation)
+
 
 @pytest.fixture
 def worker(settings):

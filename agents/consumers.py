@@ -1,0 +1,202 @@
+"""``/ws/runs``: follow and cancel runs over one WebSocket.
+
+The protocol is AgentOS's ``/workflows/ws`` (agentos-api.md §4.9) applied to any run: the client
+sends JSON objects with an ``action``; control messages come back as JSON objects with an
+``event``, and run events as the SSE-framed strings AgentOS puts in text frames, so one parser
+serves both transports.
+
+    → {"action": "ping"}                                        ← {"event": "pong"}
+    → {"action": "authenticate", "token": "…"}                  ← {"event": "authenticated", …} | auth_error
+    → {"action": "reconnect", "run_id": "…", "session_id": "…", "last_event_index": 4}
+                                        ← replay | catch_up + subscribed (JSON), then "event: …\\ndata: …"
+    → {"action": "cancel", "run_id": "…", "session_id": "…"}    ← {"event": "cancel_requested", …}
+
+Who may do what is decided by the functions REST uses: the bearer credential of the handshake or
+of ``authenticate`` (``authenticate_bearer``), else the browser's login, else the open server;
+then ``run_for_caller`` / ``cancel_for_caller`` and the same scopes (``<family>:<id>:run``).
+Another user's run is "not found", exactly like one that does not exist.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+
+from core.api.authentication import authenticate_bearer
+from core.auth import OPEN, Principal, principal_for_django_user
+from core.tokens import TokenError
+
+from .services.runs import RunNotFound, cancel_for_caller, run_for_caller
+from .services.tail import resume
+
+log = logging.getLogger(__name__)
+
+FAMILIES = {"agent": "agents", "team": "teams", "workflow": "workflows"}
+MAX_FOLLOWS = 16
+
+
+def _handshake_credential(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            header = value.decode("latin-1").strip()
+            return (header[7:].strip() if header[:7].lower() == "bearer " else header) or None
+    return None
+
+
+def _event_text(event: dict[str, Any]) -> str:
+    """A run event as AgentOS sends it on its WebSocket: an SSE frame, JSON with default spacing."""
+    return f"event: {event.get('event', 'message')}\ndata: {json.dumps(event, default=str)}\n\n"
+
+
+class RunSocket(AsyncJsonWebsocketConsumer):
+    principal: Principal | None = None
+
+    async def connect(self) -> None:
+        self.follows: dict[str, asyncio.Task] = {}
+        await self.accept()
+        refused = None
+        credential = _handshake_credential(self.scope)
+        if credential is not None:
+            try:
+                self.principal = await database_sync_to_async(authenticate_bearer)(credential) or self._anonymous()
+            except TokenError as exc:
+                refused = str(exc)
+        else:
+            user = self.scope.get("user")
+            if user is not None and user.is_authenticated and user.is_active:
+                self.principal = principal_for_django_user(user)
+            else:
+                self.principal = self._anonymous()
+        needs_auth = self.principal is None
+        await self.send_json({
+            "event": "connected",
+            "message": "Connected to Agno Site. Please authenticate to continue." if needs_auth else "Connected to Agno Site.",
+            "requires_auth": needs_auth,
+        })
+        if refused:
+            await self.send_json({"event": "auth_error", "error": refused, "error_type": "invalid_token"})
+
+    @staticmethod
+    def _anonymous() -> Principal | None:
+        return OPEN if settings.AGENT_OS_AUTH_MODE == "none" else None
+
+    async def disconnect(self, code: int) -> None:
+        # Leaving stops following; the runs themselves go on (they are durable, and can be resumed).
+        for task in self.follows.values():
+            task.cancel()
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except ValueError:
+            return None
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("action"), str):
+            await self._error('Messages are JSON objects with an "action"', "invalid_message")
+            return
+        action = content["action"]
+        if action == "ping":
+            await self.send_json({"event": "pong"})
+            return
+        if action == "authenticate":
+            await self._authenticate(content.get("token"))
+            return
+        handler = {"reconnect": self._reconnect, "cancel": self._cancel}.get(action)
+        if handler is None:
+            await self._error(f"Unknown action: {action}", "unknown_action")
+            return
+        if self.principal is None:
+            await self.send_json({
+                "event": "auth_required",
+                "error": "Authentication required. Send authenticate action with valid token.",
+            })
+            return
+        run_id, session_id = content.get("run_id"), content.get("session_id")
+        if not isinstance(run_id, str) or not run_id:
+            await self._error("run_id is required", "invalid_message")
+            return
+        if session_id is not None and not isinstance(session_id, str):
+            await self._error("session_id must be a string", "invalid_message")
+            return
+        if self.principal.isolated and not session_id:
+            await self._error("session_id is required for this action", "invalid_message")
+            return
+        await handler(content, run_id, session_id or None)
+
+    async def _authenticate(self, token: Any) -> None:
+        if not isinstance(token, str) or not token.strip():
+            await self.send_json({"event": "auth_error", "error": "token is required", "error_type": "invalid_token"})
+            return
+        try:
+            principal = await database_sync_to_async(authenticate_bearer)(token.strip())
+        except TokenError as exc:
+            await self.send_json({"event": "auth_error", "error": str(exc), "error_type": "invalid_token"})
+            return
+        self.principal = principal or OPEN
+        await self.send_json({"event": "authenticated", "message": "Authentication successful. You can now send commands."})
+
+    async def _visible_run(self, run_id: str, session_id: str | None):
+        """The run, if this caller may see it and holds ``run`` on its component; else None (reported)."""
+        try:
+            run = await database_sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id)
+        except RunNotFound:
+            await self._error(f"Run {run_id} not found", "not_found", run_id=run_id)
+            return None
+        if not self.principal.can(FAMILIES.get(run.run_type, "agents"), "run", run.component_id):
+            await self._error("Insufficient permissions", "forbidden", run_id=run_id)
+            return None
+        return run
+
+    async def _reconnect(self, content: dict[str, Any], run_id: str, session_id: str | None) -> None:
+        last = content.get("last_event_index")
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < -1):
+            await self._error("last_event_index must be an integer ≥ -1", "invalid_message")
+            return
+        if run_id not in self.follows and len(self.follows) >= MAX_FOLLOWS:
+            await self._error(f"At most {MAX_FOLLOWS} runs can be followed on one connection", "too_many")
+            return
+        run = await self._visible_run(run_id, session_id)
+        if run is None:
+            return
+        previous = self.follows.pop(run_id, None)
+        if previous is not None:
+            previous.cancel()
+        self.follows[run_id] = asyncio.create_task(self._follow(run, -1 if last is None else last))
+
+    async def _follow(self, run, after: int) -> None:
+        try:
+            async for kind, data in resume(run, after):
+                if kind == "event":
+                    await self.send(text_data=_event_text(data))
+                else:
+                    await self.send_json({"event": kind, **data})
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a broken follow must not take the connection down
+            log.exception("following run %s failed", run.pk)
+            await self._error("Following the run failed; reconnect to resume", "server_error", run_id=run.pk)
+        finally:
+            if self.follows.get(run.pk) is asyncio.current_task():
+                del self.follows[run.pk]
+
+    async def _cancel(self, content: dict[str, Any], run_id: str, session_id: str | None) -> None:
+        run = await self._visible_run(run_id, session_id)
+        if run is None:
+            return
+        try:
+            await database_sync_to_async(cancel_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id)
+        except (RunNotFound, ValueError):
+            await self._error(f"Run {run_id} not found", "not_found", run_id=run_id)
+            return
+        await self.send_json({"event": "cancel_requested", "run_id": run_id})
+
+    async def _error(self, error: str, error_type: str, **extra: Any) -> None:
+        await self.send_json({"event": "error", "error": error, "error_type": error_type, **extra})
+
