@@ -90,13 +90,19 @@ class AgentVersion(models.Model):
 
 class CancelIntent(OwnedModel):
     """A request to cancel a run, readable by every process (the run may not exist yet:
-    AgentOS records the intent so a cancel that races ahead of its run still applies)."""
+    AgentOS records the intent so a cancel that races ahead of its run still applies).
 
-    run_id = models.CharField(max_length=64, primary_key=True)
+    ``user_id`` binds the intent to runs of that user (an isolated caller can only stop their
+    own run, even one not yet recorded); null applies to the run whoever owns it (an admin, an
+    operator, the open server). Several callers may ask, so a run can have several intents.
+    """
+
+    run_id = models.CharField(max_length=64, db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         db_table = "agno_cancel_intents"
+        constraints = [models.UniqueConstraint(fields=["run_id", "user_id"], name="agno_cancel_intent_once_per_user")]
 
     def __str__(self) -> str:
         return f"cancel {self.run_id}"

@@ -245,14 +245,18 @@ def job_settle(*, job: Job, run_status: str, error: str = "") -> None:
     )
 
 
-def job_cancel(*, job_id: str, reason: str = "cancelled before execution") -> bool:
+def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner: str | None = None) -> bool:
     """Tombstone a job that has not started (or is paused): its run ends CANCELLED at once.
 
-    A running job is not touched here; its worker sees the cancel intent at its next step.
+    ``owner`` limits it to that user's job (an isolated caller); None: whoever's. A running job
+    is not touched here; its worker sees the cancel intent at its next step.
     """
     now = timezone.now()
     with transaction.atomic():
-        job = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.QUEUED, JobStatus.PAUSED)).first()
+        jobs = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.QUEUED, JobStatus.PAUSED))
+        if owner is not None:
+            jobs = jobs.filter(user_id=owner)
+        job = jobs.first()
         if job is None:
             return False
         stage = "PENDING" if job.status == JobStatus.QUEUED else "PAUSED"

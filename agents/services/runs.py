@@ -142,7 +142,7 @@ def _context(
         session_summary=session.summary if session is not None else None,
         memory_store=store,
         past_sessions=past,
-        is_cancelled=cancel_checker(run_id),
+        is_cancelled=cancel_checker(run_id, owner_id),
         dependencies=dependencies,
         metadata=metadata,
         incremental=incremental,
@@ -304,19 +304,20 @@ def run_for_caller(*, principal: Principal, run_id: str, session_id: str | None,
 def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | None) -> None:
     """Ask a run to stop, wherever it executes; RunNotFound when an isolated caller may not see it.
 
-    An isolated caller names the session (AgentOS's rule), and that session must be theirs. The
-    run may not exist yet (an inline run is recorded when it ends), so the request is recorded by
-    run id; a run id that lives in another session is refused, never cancelled.
+    An isolated caller names the session (AgentOS's rule); a session or run of another user is
+    "not found". The run may not be recorded yet (an inline run is written when it ends, on a
+    session that may be new), so the intent is kept by run id, bound to the caller: it can only
+    ever stop the caller's own run.
     """
     if principal.isolated:
         if not session_id:
             raise ValueError("session_id is required for this action")
-        if not Session.objects.for_user(principal.user_id).filter(pk=session_id).exists():
+        if Session.objects.unscoped("another user's session must look missing").filter(pk=session_id).exclude(user_id=principal.user_id).exists():
             raise RunNotFound()
         if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
             raise RunNotFound()
-    cancel_request(run_id=run_id, user_id=principal.user_id)
-    job_cancel(job_id=run_id)  # a queued or paused background run ends now; a running one at its next step
+    cancel_request(run_id=run_id, user_id=principal.user_id if principal.isolated else None)
+    job_cancel(job_id=run_id, owner=principal.user_id if principal.isolated else None)  # a queued or paused background run ends now
 
 
 def continue_prepare(

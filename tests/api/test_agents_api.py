@@ -257,7 +257,7 @@ class TestPollCancelResume:
 
         response = httpx.post(f"{live_api}/agents/assistant/runs/does-not-exist/cancel")
         assert (response.status_code, response.json()) == (200, {})
-        assert CancelIntent.objects.unscoped("test").filter(pk="does-not-exist").exists()
+        assert CancelIntent.objects.unscoped("test").filter(run_id="does-not-exist", user_id=None).exists()
         assert httpx.post(f"{live_api}/agents/nope/runs/x/cancel").status_code == 404
 
     def test_resume_replays_stored_events_after_an_index(self, live_api: str) -> None:

@@ -1,0 +1,95 @@
+"""Cancel intents are bound to the requester: a caller can only ever stop their own run."""
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+from agents.models import CancelIntent
+from agents.services.cancellation import cancel_checker, cancel_request, forget_local
+from sessions.models import Run
+from tests.agents.conftest import wait_for
+from tests.factories import make_run, make_session
+from tests.fakes._base import Reply
+from tests.security.conftest import token
+
+
+@pytest.mark.django_db
+class TestBinding:
+    def test_an_intent_stops_only_the_named_owners_run(self) -> None:
+        cancel_request(run_id="r-bound", user_id="bob")
+        assert cancel_checker("r-bound", "alice")() is False
+        assert cancel_checker("r-bound", None)() is False
+        assert cancel_checker("r-bound", "bob")() is True
+        forget_local("r-bound")  # another process: only the database knows
+        assert cancel_checker("r-bound", "alice", poll_interval=0)() is False
+        assert cancel_checker("r-bound", "bob", poll_interval=0)() is True
+
+    def test_an_unbound_intent_stops_whoevers_run(self) -> None:
+        cancel_request(run_id="r-any", user_id=None)
+        forget_local("r-any")
+        assert cancel_checker("r-any", "alice", poll_interval=0)() is True
+        assert cancel_checker("r-any", None, poll_interval=0)() is True
+
+    def test_several_callers_may_ask_and_asking_twice_is_one_intent(self) -> None:
+        for user in ("bob", "bob", "alice", None, None):
+            cancel_request(run_id="r-many", user_id=user)
+        rows = sorted(CancelIntent.objects.unscoped("test").filter(run_id="r-many").values_list("user_id", flat=True), key=str)
+        assert rows == [None, "alice", "bob"]
+
+
+def _start(live_api: str, headers: dict[str, str], session_id: str):
+    """Start a streamed inline run held by the model; return its open lines and its run id."""
+    client = httpx.Client(timeout=30)
+    response = client.send(client.build_request("POST", f"{live_api}/agents/openai-agent/runs", headers=headers,
+                                                data={"message": "talk slowly", "session_id": session_id}), stream=True)
+    lines = response.iter_lines()
+    for line in lines:
+        if line.startswith("data: "):
+            return lines, json.loads(line[6:])["run_id"]
+    raise AssertionError("no event")
+
+
+def _rest(lines) -> list[str]:
+    """The names of the events still to come, to the end of the stream."""
+    return [line[len("event: "):] for line in lines if line.startswith("event: ")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_on_a_brand_new_session_stops_the_callers_run_and_nobody_elses(live_api, fake_openai, jwt_server) -> None:
+    alice, bob = ({"Authorization": f"Bearer {token(user)}"} for user in ("alice", "bob"))
+    # Bob knows Alice's in-flight run id (not yet recorded, on a session not yet written): his
+    # cancel is accepted, as AgentOS's always is, but it is bound to him and Alice's run goes on.
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four", gate=gate, gate_after=1))
+    response, run_id = _start(live_api, alice, "new-a1")
+    cancelled = httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "bobs-own"}, headers=bob)
+    assert (cancelled.status_code, cancelled.json()) == (200, {})
+    gate.set()
+    assert _rest(response)[-1] == "RunCompleted"
+    assert Run.objects.for_user("alice").get(pk=run_id).status == "COMPLETED"
+    # Now recorded in Alice's session: Bob's cancel of it is "not found".
+    refused = httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "new-a1"}, headers=bob)
+    assert refused.status_code == 404
+
+    # Alice cancels her own run on a session that does not exist yet: it stops.
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four", gate=gate, gate_after=1))
+    response, run_id = _start(live_api, alice, "new-a2")
+    cancelled = httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "new-a2"}, headers=alice)
+    assert (cancelled.status_code, cancelled.json()) == (200, {})
+    gate.set()
+    assert _rest(response)[-1] == "RunCancelled"
+    assert wait_for(lambda: Run.objects.for_user("alice").filter(pk=run_id).values_list("status", flat=True).first()) == "CANCELLED"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_another_users_session_still_looks_missing(live_api, jwt_server) -> None:
+    session = make_session("alice", session_id="alice-own", component_id="openai-agent")
+    make_run("alice", session=session, run_id="alice-own-run", status="COMPLETED")
+    response = httpx.post(f"{live_api}/agents/openai-agent/runs/some-run/cancel", params={"session_id": "alice-own"},
+                          headers={"Authorization": f"Bearer {token('bob')}"})
+    assert response.status_code == 404 and response.json() == {"detail": "Run not found"}
+    assert not CancelIntent.objects.unscoped("test").exists()
