@@ -161,7 +161,8 @@ class Job(OwnedModel):
     class Meta:
         db_table = "agno_jobs"
         indexes = [
-            models.Index(fields=["status", "available_at", "created_at"], name="job_claim"),
+            # The claim reads queued jobs oldest first and stops after a few: an ordered scan.
+            models.Index(fields=["status", "created_at", "id"], name="job_claim_order"),
             models.Index(fields=["session_id", "status"], name="job_session_status"),
             models.Index(fields=["user_id", "status"], name="job_user_status"),
             models.Index(fields=["status", "lease_expires_at"], name="job_lease"),

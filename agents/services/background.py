@@ -128,7 +128,9 @@ def job_execute(job: Job, worker: str) -> str:
     """Run a claimed job to its end. Returns the run's final status (or "LOST")."""
     run = scope_queryset(Run.objects, job.user_id).get(pk=job.pk)
     session = scope_queryset(Session.objects, job.user_id).get(pk=job.session_id)
-    events = _Events(run, job, worker, _next_event_index(run))
+    # A run's first execution has no events yet; a retry or a continuation carries on numbering.
+    first_index = 0 if job.job_type == "run" and job.attempt == 1 else _next_event_index(run)
+    events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
     lease.start()
     events.start()
