@@ -164,6 +164,22 @@ def test_anthropic_streams_text_thinking_and_usage(anthropic_server):
     }
 
 
+def test_anthropic_answers_in_one_piece_when_nobody_follows_the_text(anthropic_server):
+    anthropic_server.push(AReply(reasoning="Hmm.", text="Hello there.", tool_calls=[ACall("add", {"a": 1, "b": 2}, id="toolu_1")], usage=(21, 7), id="msg_2"))
+
+    chunks = list(get_model("anthropic:claude-test").stream([{"role": "user", "content": "hi"}], tools=[ADD], incremental=False))
+
+    assert chunks == [
+        ProviderData({"id": "msg_2"}),
+        ReasoningDelta("Hmm."),
+        TextDelta("Hello there."),
+        ToolCall(id="toolu_1", name="add", arguments='{"a": 1, "b": 2}'),
+        Usage(input_tokens=21, output_tokens=7, total_tokens=28),
+    ]
+    body = anthropic_server.requests[0].body
+    assert "stream" not in body and body["tools"][0]["name"] == "add"
+
+
 def test_anthropic_tool_use_round_trip_shapes(anthropic_server):
     anthropic_server.push(AReply(tool_calls=[ACall("add", {"a": 1, "b": 2}, id="toolu_1"), ACall("add", {"a": 3, "b": 4}, id="toolu_2")]))
     model = get_model("anthropic:claude-test")

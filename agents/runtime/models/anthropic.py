@@ -1,6 +1,8 @@
 """Anthropic Messages API through the official ``anthropic`` SDK (imported on first use)."""
 from __future__ import annotations
 
+import json
+
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -74,7 +76,6 @@ class Claude(Model):
         task: Task = "chat",
         incremental: bool = True,
     ) -> Iterator[ModelChunk]:
-        # Always streamed (``incremental`` is a hint this provider does not need to act on).
         client = self._get_client()
         import anthropic
         import httpx2
@@ -84,7 +85,6 @@ class Claude(Model):
             "model": self.id,
             "max_tokens": self.max_tokens,
             "messages": converted,
-            "stream": True,
         }
         if system:
             params["system"] = system
@@ -99,7 +99,13 @@ class Claude(Model):
         # Messages API has no response_format.
 
         try:
-            response = client.messages.create(**params)
+            # The SDK's untyped call, as for OpenAI: its client, errors and SSE decoding, without
+            # building typed request and event objects (most of the SDK's CPU per call).
+            if not incremental:
+                message = client.post(_MESSAGES, body=params, cast_to=object)
+                yield from _read_whole(message)
+                return
+            response = client.post(_MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.Stream[object])
             try:
                 yield from _read_stream(response)
             finally:
@@ -110,45 +116,82 @@ class Claude(Model):
             raise RetryableModelError(f"Anthropic connection failed: {exc}", provider=self.provider) from exc
 
 
+_MESSAGES = "/v1/messages"
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    """A JSON object from the wire, or an empty one for anything else."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _usage(usage: Mapping[str, Any], output_tokens: int | None = None) -> Usage:
+    input_tokens = _int(usage.get("input_tokens"))
+    output = _int(usage.get("output_tokens")) if output_tokens is None else output_tokens
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output,
+        total_tokens=input_tokens + output,
+        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+    )
+
+
+def _read_whole(message: Any) -> Iterator[ModelChunk]:
+    """A non-streaming answer as the same chunks a stream gives."""
+    message = _dict(message)
+    if message.get("id"):
+        yield ProviderData({"id": message["id"]})
+    content = message.get("content")
+    for block in content if isinstance(content, list) else []:
+        block = _dict(block)
+        kind = block.get("type")
+        if kind == "thinking" and block.get("thinking"):
+            yield ReasoningDelta(block["thinking"])
+        elif kind == "text" and block.get("text"):
+            yield TextDelta(block["text"])
+        elif kind == "tool_use":
+            arguments = json.dumps(block.get("input") or {})
+            yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments)
+    yield _usage(_dict(message.get("usage")))
+
+
 def _read_stream(response: Any) -> Iterator[ModelChunk]:
-    input_tokens = output_tokens = cache_read = cache_write = 0
+    usage: Mapping[str, Any] = {}
+    output_tokens = 0
     blocks: dict[int, dict[str, str]] = {}
     for event in response:
-        kind = event.type
+        event = _dict(event)
+        kind = event.get("type")
         if kind == "message_start":
-            message = event.message
-            yield ProviderData({"id": message.id})
-            usage = message.usage
-            input_tokens = usage.input_tokens or 0
-            cache_read = getattr(usage, "cache_read_input_tokens", 0) or 0
-            cache_write = getattr(usage, "cache_creation_input_tokens", 0) or 0
-            output_tokens = getattr(usage, "output_tokens", 0) or 0
+            message = _dict(event.get("message"))
+            yield ProviderData({"id": message.get("id")})
+            usage = _dict(message.get("usage"))
+            output_tokens = _int(usage.get("output_tokens"))
         elif kind == "content_block_start":
-            block = event.content_block
-            if block.type == "tool_use":
-                blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+            block = _dict(event.get("content_block"))
+            if block.get("type") == "tool_use":
+                blocks[event.get("index")] = {"id": block.get("id") or "", "name": block.get("name") or "", "json": ""}
         elif kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta" and delta.text:
-                yield TextDelta(delta.text)
-            elif delta.type == "thinking_delta" and delta.thinking:
-                yield ReasoningDelta(delta.thinking)
-            elif delta.type == "input_json_delta" and event.index in blocks:
-                blocks[event.index]["json"] += delta.partial_json
+            delta = _dict(event.get("delta"))
+            delta_type = delta.get("type")
+            if delta_type == "text_delta" and delta.get("text"):
+                yield TextDelta(delta["text"])
+            elif delta_type == "thinking_delta" and delta.get("thinking"):
+                yield ReasoningDelta(delta["thinking"])
+            elif delta_type == "input_json_delta" and event.get("index") in blocks:
+                blocks[event["index"]]["json"] += delta.get("partial_json") or ""
         elif kind == "content_block_stop":
-            block_data = blocks.pop(event.index, None)
+            block_data = blocks.pop(event.get("index"), None)
             if block_data is not None:
                 yield ToolCall(id=block_data["id"], name=block_data["name"], arguments=block_data["json"] or "{}")
         elif kind == "message_delta":
             # message_delta carries the cumulative output token count.
-            output_tokens = getattr(event.usage, "output_tokens", output_tokens) or output_tokens
-    yield Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=input_tokens + output_tokens,
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-    )
+            output_tokens = _int(_dict(event.get("usage")).get("output_tokens")) or output_tokens
+    yield _usage(usage, output_tokens)
 
 
 def _classify(exc: Exception, provider: str) -> ModelError:

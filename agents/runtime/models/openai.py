@@ -106,10 +106,14 @@ class OpenAIChat(Model):
             params["max_tokens"] = self.max_tokens
 
         try:
-            response = client.chat.completions.create(**params)
+            # The SDK's untyped call: the same client (auth, base URL, timeouts, error types, SSE
+            # decoding) without converting the request through its TypedDicts and the answer into
+            # pydantic models, which cost three times the rest of the call (bench/README.md).
             if not incremental:
-                yield from _read_whole(response)
+                completion = client.post(_COMPLETIONS, body=params, cast_to=object)
+                yield from _read_whole(completion)
                 return
+            response = client.post(_COMPLETIONS, body=params, cast_to=object, stream=True, stream_cls=openai.Stream[object])
             try:
                 yield from _read_stream(response)
             finally:
@@ -120,73 +124,95 @@ class OpenAIChat(Model):
             raise RetryableModelError(f"OpenAI connection failed: {exc}", provider=self.provider) from exc
 
 
-def _usage(usage: Any) -> Usage:
-    details = getattr(usage, "completion_tokens_details", None)
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
+_COMPLETIONS = "/chat/completions"
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    """A JSON object from the wire, or an empty one for anything else (null, a list, a string)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _usage(usage: Mapping[str, Any]) -> Usage:
     return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        total_tokens=usage.total_tokens or 0,
-        reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
-        cache_read_tokens=(getattr(prompt_details, "cached_tokens", 0) or 0) if prompt_details else 0,
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        total_tokens=_int(usage.get("total_tokens")),
+        reasoning_tokens=_int(_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+        cache_read_tokens=_int(_dict(usage.get("prompt_tokens_details")).get("cached_tokens")),
     )
+
+
+def _reasoning(message: Mapping[str, Any]) -> str | None:
+    # Compatible servers (DeepSeek, vLLM, Ollama) put thinking in a non-standard field.
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return reasoning if isinstance(reasoning, str) and reasoning else None
 
 
 def _read_whole(completion: Any) -> Iterator[ModelChunk]:
     """A non-streaming answer as the same chunks a stream gives, the text in one delta."""
-    if getattr(completion, "id", None):
-        yield ProviderData({"id": completion.id})
-    choice = completion.choices[0] if completion.choices else None
-    message = choice.message if choice is not None else None
-    if message is not None:
-        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-        if isinstance(reasoning, str) and reasoning:
-            yield ReasoningDelta(reasoning)
-        if message.content:
-            yield TextDelta(message.content)
-        for index, call in enumerate(message.tool_calls or []):
-            function = getattr(call, "function", None)
-            if function is not None:
-                yield ToolCall(id=call.id or f"call_{index}", name=function.name, arguments=function.arguments or "{}")
-    if getattr(completion, "usage", None):
-        yield _usage(completion.usage)
+    completion = _dict(completion)
+    if completion.get("id"):
+        yield ProviderData({"id": completion["id"]})
+    choices = _list(completion.get("choices"))
+    message = _dict(_dict(choices[0]).get("message")) if choices else {}
+    reasoning = _reasoning(message)
+    if reasoning:
+        yield ReasoningDelta(reasoning)
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        yield TextDelta(content)
+    for index, call in enumerate(_list(message.get("tool_calls"))):
+        call = _dict(call)
+        function = _dict(call.get("function"))
+        if function:
+            yield ToolCall(id=call.get("id") or f"call_{index}", name=function.get("name") or "", arguments=function.get("arguments") or "{}")
+    if _dict(completion.get("usage")):
+        yield _usage(completion["usage"])
 
 
 def _read_stream(response: Any) -> Iterator[ModelChunk]:
     calls: dict[int, dict[str, str]] = {}
-    usage: Any = None
+    usage: Mapping[str, Any] = {}
     sent_provider_data = False
     for chunk in response:
-        if not sent_provider_data and getattr(chunk, "id", None):
+        chunk = _dict(chunk)
+        if not sent_provider_data and chunk.get("id"):
             sent_provider_data = True
-            yield ProviderData({"id": chunk.id})
-        if getattr(chunk, "usage", None):
-            usage = chunk.usage
-        for choice in chunk.choices or []:
-            delta = choice.delta
-            if delta is None:
-                continue
-            # Compatible servers (DeepSeek, vLLM, Ollama) put thinking in a non-standard field.
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-            if isinstance(reasoning, str) and reasoning:
+            yield ProviderData({"id": chunk["id"]})
+        if _dict(chunk.get("usage")):
+            usage = chunk["usage"]
+        for choice in _list(chunk.get("choices")):
+            delta = _dict(_dict(choice).get("delta"))
+            reasoning = _reasoning(delta)
+            if reasoning:
                 yield ReasoningDelta(reasoning)
-            if delta.content:
-                yield TextDelta(delta.content)
-            for call in delta.tool_calls or []:
-                index = call.index if call.index is not None else len(calls)
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                yield TextDelta(content)
+            for call in _list(delta.get("tool_calls")):
+                call = _dict(call)
+                index = call["index"] if isinstance(call.get("index"), int) else len(calls)
                 entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                if call.id:
-                    entry["id"] = call.id
-                if call.function is not None:
-                    if call.function.name and not entry["name"]:
-                        entry["name"] = call.function.name
-                    if call.function.arguments:
-                        entry["arguments"] += call.function.arguments
+                if call.get("id"):
+                    entry["id"] = call["id"]
+                function = _dict(call.get("function"))
+                if function.get("name") and not entry["name"]:
+                    entry["name"] = function["name"]
+                if function.get("arguments"):
+                    entry["arguments"] += function["arguments"]
     # Tool calls are only complete once the stream has ended.
     for index in sorted(calls):
         entry = calls[index]
         yield ToolCall(id=entry["id"] or f"call_{index}", name=entry["name"], arguments=entry["arguments"] or "{}")
-    if usage is not None:
+    if usage:
         yield _usage(usage)
 
 
