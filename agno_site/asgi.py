@@ -2,9 +2,10 @@
 and the lifespan that runs the embedded background worker."""
 import os
 
-from django.core.asgi import get_asgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agno_site.settings.local")
+
+from core.asgi import get_asgi_application  # noqa: E402  (Django's, keeping request threads)
+
 # Django must be set up before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.contrib.auth import middleware as auth_middleware
+from django.contrib.messages import middleware as messages_middleware
+from django.contrib.sessions import middleware as session_middleware
 from django.http import HttpResponse
+from django.middleware import clickjacking, common, csrf, security
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -54,3 +58,76 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         for key, value in found.headers:
             response[key] = value
         return response
+
+
+# Django's own middleware under ASGI: MiddlewareMixin runs every process_request and
+# process_response in Django's single thread for sync code, two thread hops per middleware per
+# request, all of them queued on that one thread. The hooks below never block (headers, cookies,
+# lazy objects), so they run on the event loop; the two that can touch the database (saving a
+# session, reading stored messages) still hop, and only when they have something to do.
+
+
+class InlineHooks:
+    """For a MiddlewareMixin whose hooks only compute: call them without leaving the event loop."""
+
+    async def __acall__(self, request):
+        response = self.process_request(request) if hasattr(self, "process_request") else None
+        response = response or await self.get_response(request)
+        if hasattr(self, "process_response"):
+            response = self.process_response(request, response)
+        return response
+
+
+class SecurityMiddleware(InlineHooks, security.SecurityMiddleware):
+    pass
+
+
+class CommonMiddleware(InlineHooks, common.CommonMiddleware):
+    pass
+
+
+class XFrameOptionsMiddleware(InlineHooks, clickjacking.XFrameOptionsMiddleware):
+    pass
+
+
+class AuthenticationMiddleware(InlineHooks, auth_middleware.AuthenticationMiddleware):
+    """Sets a lazy ``request.user``: nothing is read until a view asks."""
+
+
+class SessionMiddleware(InlineHooks, session_middleware.SessionMiddleware):
+    """The session is read lazily; it is saved, in a thread, only when a view used it."""
+
+    async def __acall__(self, request):
+        self.process_request(request)
+        response = await self.get_response(request)
+        if request.session.accessed:
+            return await sync_to_async(self.process_response, thread_sensitive=True)(request, response)
+        return self.process_response(request, response)
+
+
+class MessageMiddleware(InlineHooks, messages_middleware.MessageMiddleware):
+    """Stored messages may live in the session: written back in a thread, when there are any."""
+
+    async def __acall__(self, request):
+        self.process_request(request)
+        response = await self.get_response(request)
+        storage = request._messages
+        if storage.used or storage.added_new:
+            return await sync_to_async(self.process_response, thread_sensitive=True)(request, response)
+        return self.process_response(request, response)
+
+
+class CsrfViewMiddleware(InlineHooks, csrf.CsrfViewMiddleware):
+    """Under ASGI, checks the token in a thread (it may parse a form body) for views that are not
+    exempt: the API's views are, so API requests never leave the event loop here."""
+
+    def __init__(self, get_response):
+        super().__init__(get_response)
+        if self.async_mode:  # Django picks the hook up from the instance, as it finds it
+            self.process_view = self._process_view_async
+
+    async def _process_view_async(self, request, callback, callback_args, callback_kwargs):
+        if getattr(callback, "csrf_exempt", False):
+            return None
+        check = super().process_view
+        return await sync_to_async(check, thread_sensitive=True)(request, callback, callback_args, callback_kwargs)

@@ -77,15 +77,16 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
+    # Django's own middleware, with hooks that stay on the event loop (see core.middleware).
+    "core.middleware.SecurityMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "core.middleware.StaticFilesMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.SessionMiddleware",
+    "core.middleware.CommonMiddleware",
+    "core.middleware.CsrfViewMiddleware",
+    "core.middleware.AuthenticationMiddleware",
+    "core.middleware.MessageMiddleware",
+    "core.middleware.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "agno_site.urls"

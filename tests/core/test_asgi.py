@@ -1,0 +1,121 @@
+"""The ASGI request cycle: kept request threads (core.asgi) and Django's middleware that stays on
+the event loop (core.middleware), still enforcing what it enforced."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+
+import httpx
+import pytest
+from asgiref.testing import ApplicationCommunicator
+from django.http import JsonResponse
+from django.urls import path
+
+from core.asgi import ASGIHandler, RequestThreads
+
+# Both requests must be inside this view at once for either to pass the barrier.
+_together = threading.Barrier(2, timeout=10)
+
+
+def where(request):
+    return JsonResponse({"thread": threading.get_ident()})
+
+
+def meet(request):
+    _together.wait()
+    return JsonResponse({"thread": threading.get_ident()})
+
+
+urlpatterns = [path("where", where), path("meet", meet)]
+
+
+def _scope(path: str) -> dict:
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+    }
+
+
+def _run(make_coroutine):
+    """Run a coroutine on a loop of its own, in a thread of its own (whatever this thread runs)."""
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(make_coroutine())
+        except BaseException as exc:  # handed to the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+async def _get(app: ASGIHandler, path: str) -> tuple[int, dict]:
+    communicator = ApplicationCommunicator(app, _scope(path))
+    await communicator.send_input({"type": "http.request", "body": b""})
+    start = await communicator.receive_output(10)
+    body = await communicator.receive_output(10)
+    await communicator.wait(10)
+    return start["status"], json.loads(body["body"])
+
+
+@pytest.mark.urls(__name__)
+class TestRequestThreads:
+    def test_the_sync_code_of_successive_requests_runs_on_one_kept_thread(self) -> None:
+        app = ASGIHandler()
+
+        async def two_requests():
+            return [await _get(app, "/where") for _ in range(2)]
+
+        (status_1, first), (status_2, second) = _run(two_requests)
+        assert status_1 == status_2 == 200
+        assert first["thread"] == second["thread"]
+        assert len(app.threads._idle) == 1
+
+    def test_concurrent_requests_each_get_a_thread_of_their_own(self) -> None:
+        app = ASGIHandler()
+
+        async def together():
+            return await asyncio.gather(_get(app, "/meet"), _get(app, "/meet"))
+
+        # Were the two requests queued on one thread, the first would wait at the barrier forever.
+        (status_1, first), (status_2, second) = _run(together)
+        assert status_1 == status_2 == 200
+        assert first["thread"] != second["thread"]
+        assert len(app.threads._idle) == 2
+
+    def test_threads_beyond_the_idle_allowance_end_with_their_burst(self) -> None:
+        threads = RequestThreads(keep_idle=1)
+        first, second = threads.acquire(), threads.acquire()
+        assert first is not second
+        threads.release(first)
+        threads.release(second)
+        assert threads._idle == [first]
+        assert second._shutdown and not first._shutdown
+        assert threads.acquire() is first
+        first.shutdown()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model) -> None:
+    """Sessions, CSRF and login run their hooks on the event loop now: the live ASGI server must
+    still refuse a form or an API write without the token, and keep a login."""
+    django_user_model.objects.create_user("carol", password="pw", is_staff=True)
+    with httpx.Client(base_url=live_api, follow_redirects=False, timeout=10) as browser:
+        login_page = browser.get("/admin/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text).group(1)
+        assert browser.post("/admin/login/", data={"username": "carol", "password": "pw"}).status_code == 403
+        logged_in = browser.post("/admin/login/?next=/admin/", data={"username": "carol", "password": "pw", "csrfmiddlewaretoken": token})
+        assert logged_in.status_code == 302 and "sessionid" in browser.cookies
+        assert browser.get("/admin/").status_code == 200
+        refused = browser.post("/sessions", json={"session_id": "s1"})
+        assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+        made = browser.post("/sessions", json={"session_id": "s1"}, headers={"X-CSRFToken": browser.cookies["csrftoken"]})
+        assert made.status_code == 201 and made.json()["user_id"] == "carol"
