@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -30,8 +30,6 @@ logger = logging.getLogger("agno_site.jobs")
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 STRATEGIES = ("enqueue", "reject", "interrupt")
 IDEMPOTENCY_KEY_MAX = 512
-# How many of the oldest queued jobs a claim looks at (several may wait behind one session).
-CLAIM_WINDOW = 50
 WORKER_LOST = (
     "Worker lost and attempt budget exhausted; the run was not re-executed. Raise "
     "AGENTOS_BACKGROUND_MAX_ATTEMPTS to retry such runs, or requeue it from the admin."
@@ -174,43 +172,56 @@ def dispatch() -> None:
         embedded_worker().wake()
 
 
+# The claim, as one statement: the oldest ready job that may start now, taken. A job may start
+# when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs or
+# waits paused in its session, and no older ready job of its session waits before it (one run at a
+# time per session, in submission order). Under the queue lock, so the caps hold across workers.
+_CLAIM = """
+UPDATE agno_jobs
+SET status = %(running)s, locked_by = %(worker)s, lease_expires_at = %(lease_until)s,
+    attempt = attempt + 1, started_at = %(now)s, updated_at = %(now)s
+WHERE status = %(queued)s
+  AND (SELECT COUNT(*) FROM agno_jobs g WHERE g.status = %(running)s) < %(global_cap)s
+  AND id = (
+    SELECT j.id FROM agno_jobs j
+    WHERE j.status = %(queued)s AND j.available_at <= %(now)s
+      AND NOT EXISTS (
+        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status IN (%(running)s, %(paused)s))
+      AND NOT EXISTS (
+        SELECT 1 FROM agno_jobs e
+        WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= %(now)s
+          AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id)))
+      AND (
+        SELECT COUNT(*) FROM agno_jobs u
+        WHERE u.status = %(running)s AND (u.user_id = j.user_id OR (u.user_id IS NULL AND j.user_id IS NULL))
+      ) < %(user_cap)s
+    ORDER BY j.created_at, j.id
+    LIMIT 1)
+RETURNING *
+"""
+
+
 def job_claim(*, worker: str, lease_seconds: int | None = None) -> Job | None:
     """Claim the oldest job that may start now, or None. Caps and session order hold."""
     lease = timedelta(seconds=lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
     now = timezone.now()
-    ready = _jobs().filter(status=JobStatus.QUEUED, available_at__lte=now)
     # Nothing to start is the usual answer to the extra drain tasks a burst of submissions sends:
     # give it without taking the queue lock.
-    if not ready.exists():
+    if not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=now).exists():
         return None
+    moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
+    params = {
+        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED,
+        "worker": worker, "now": moment(now), "lease_until": moment(now + lease),
+        "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
+    }
     with transaction.atomic():
         _lock_queue()
-        running = dict(_jobs().filter(status=JobStatus.RUNNING).values("user_id").annotate(n=Count("id")).values_list("user_id", "n"))
-        if sum(running.values()) >= settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY:
-            return None
-        full_users = {user for user, count in running.items() if count >= settings.AGENTOS_BACKGROUND_MAX_PER_USER}
-        # A session with a running or paused run starts nothing else (the database checks, however many).
-        busy_sessions = _jobs().filter(status__in=(JobStatus.RUNNING, JobStatus.PAUSED)).values("session_id")
-        candidates = ready.exclude(session_id__in=busy_sessions).order_by("created_at", "id")
-        if full_users:
-            candidates = candidates.exclude(user_id__in=[u for u in full_users if u is not None])
-            if None in full_users:
-                candidates = candidates.exclude(user_id__isnull=True)
-        seen_sessions: set[str] = set()
-        # Plain tuples of the oldest few, read in index order: a claim's cost must not grow with the backlog.
-        for job_id, session_id, attempt in candidates.values_list("id", "session_id", "attempt")[:CLAIM_WINDOW]:
-            # One run at a time per session, in submission order: only a session's oldest queued job may go.
-            if session_id in seen_sessions:
-                continue
-            seen_sessions.add(session_id)
-            claimed = _jobs().filter(pk=job_id, status=JobStatus.QUEUED).update(
-                status=JobStatus.RUNNING, locked_by=worker, lease_expires_at=now + lease,
-                attempt=attempt + 1, started_at=now, updated_at=now,
-            )
-            if claimed:
-                run_transition(run_id=job_id, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
-                return _jobs().get(pk=job_id)
-    return None
+        # The plain manager: the queue spans every user (the statement names the rows it takes).
+        claimed = next(iter(Job.all_users.raw(_CLAIM, params)), None)
+        if claimed is not None:
+            run_transition(run_id=claimed.pk, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
+    return claimed
 
 
 def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:

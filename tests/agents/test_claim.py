@@ -1,0 +1,82 @@
+"""The claim (agents.services.jobs.job_claim), driven directly: which queued job a worker may take."""
+from __future__ import annotations
+
+import pytest
+
+from agents.models import Job, JobStatus
+from agents.services.jobs import job_claim, job_settle, job_submit
+from sessions.models import Run, RunStatus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def no_worker(settings):
+    settings.EMBEDDED_WORKER_THREADS = 0  # only these tests claim
+    settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY = 10
+    settings.AGENTOS_BACKGROUND_MAX_PER_USER = 10
+
+
+def queue(user: str | None, session_id: str) -> str:
+    accepted = job_submit(
+        owner_id=user, session=None, session_id=session_id, component_id="assistant",
+        payload={}, input={"input_content": "hi"}, stream=False,
+    )
+    return accepted.job.pk
+
+
+def finish(job_id: str) -> None:
+    job_settle(job=Job.objects.unscoped("test").get(pk=job_id), run_status=RunStatus.COMPLETED)
+
+
+def test_the_oldest_ready_job_is_taken_and_its_run_starts() -> None:
+    first, second = queue("alice", "s1"), queue("bob", "s2")
+    claimed = job_claim(worker="w1", lease_seconds=30)
+    assert claimed.pk == first
+    assert (claimed.status, claimed.locked_by, claimed.attempt) == (JobStatus.RUNNING, "w1", 1)
+    assert claimed.lease_expires_at > claimed.started_at
+    assert Run.objects.unscoped("test").get(pk=first).status == RunStatus.RUNNING
+    assert Job.objects.unscoped("test").get(pk=second).status == JobStatus.QUEUED
+
+
+def test_a_session_runs_one_job_at_a_time_in_submission_order() -> None:
+    first, second, other = queue("alice", "s1"), queue("alice", "s1"), queue("alice", "s2")
+    assert job_claim(worker="w").pk == first
+    assert job_claim(worker="w").pk == other  # s1 is busy: its second job waits, s2's goes
+    assert job_claim(worker="w") is None
+    finish(first)
+    assert job_claim(worker="w").pk == second
+
+
+def test_the_global_cap_and_the_per_user_cap_hold(settings) -> None:
+    settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY = 2
+    settings.AGENTOS_BACKGROUND_MAX_PER_USER = 1
+    alice_1, alice_2, bob, carol = queue("alice", "a1"), queue("alice", "a2"), queue("bob", "b1"), queue("carol", "c1")
+    assert [job_claim(worker="w").pk, job_claim(worker="w").pk] == [alice_1, bob]  # alice_2 waits on her cap
+    assert job_claim(worker="w") is None  # two run: the global cap
+    finish(bob)
+    assert job_claim(worker="w").pk == carol  # alice_2 is older, but alice is at her cap
+    finish(alice_1)
+    assert job_claim(worker="w").pk == alice_2
+    assert job_claim(worker="w") is None
+
+
+def test_jobs_without_a_user_share_one_per_user_cap(settings) -> None:
+    settings.AGENTOS_BACKGROUND_MAX_PER_USER = 1
+    first, second = queue(None, "n1"), queue(None, "n2")
+    assert job_claim(worker="w").pk == first
+    assert job_claim(worker="w") is None
+    finish(first)
+    assert job_claim(worker="w").pk == second
+
+
+def test_a_capped_users_backlog_never_holds_back_another_user(settings) -> None:
+    """However many of one capped user's jobs wait in front, the next user's job is found."""
+    settings.AGENTOS_BACKGROUND_MAX_PER_USER = 1
+    assert job_claim(worker="w") is None
+    busy = queue("alice", "a0")
+    assert job_claim(worker="w").pk == busy
+    for n in range(60):
+        queue("alice", f"a{n + 1}")
+    bobs = queue("bob", "b1")
+    assert job_claim(worker="w").pk == bobs
