@@ -44,6 +44,7 @@ bench: install-dev
 	$(PY) -m bench.inprocess_runs postgres
 	$(PY) -m bench.compare
 	$(PY) -m bench.background
+	$(PY) -m bench.sdk_call
 
 # Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
 screenshots: install-dev
