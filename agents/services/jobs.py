@@ -147,11 +147,14 @@ def job_submit(
             updated_at=now,
             available_at=now,
         )
-        try:
-            with transaction.atomic():
-                job.save(force_insert=True)
-        except IntegrityError:
-            raise IdempotencyConflict("Idempotency-Key is being used by a concurrent submission; retry") from None
+        if key is None and run_id is None:
+            job.save(force_insert=True)  # a fresh uuid: nothing to collide with, no savepoint needed
+        else:
+            try:
+                with transaction.atomic():
+                    job.save(force_insert=True)
+            except IntegrityError:
+                raise IdempotencyConflict("Idempotency-Key is being used by a concurrent submission; retry") from None
         run_create(session=session, run_id=job.id, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now)
         transaction.on_commit(dispatch)
     return Accepted(job, RunStatus.PENDING, duplicate=False)

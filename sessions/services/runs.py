@@ -156,10 +156,11 @@ def run_create(
     run_data: Mapping[str, Any] | None = None,
     created_at: datetime | None = None,
 ) -> Run:
-    """Insert a run row at the end of its session. Must run inside a transaction."""
+    """Insert a run row at the end of its session (in the caller's transaction, if there is one)."""
     now = created_at or timezone.now()
     input_data = dict(input or {})
-    with transaction.atomic():
+    # No savepoint: nothing here is retried, so a failure rolls back the caller's whole write.
+    with transaction.atomic(savepoint=False):
         index = _take_run_index(
             session_id=session.pk, first_input=str(input_data.get("input_content") or ""), now=now
         )

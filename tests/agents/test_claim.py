@@ -80,3 +80,29 @@ def test_a_capped_users_backlog_never_holds_back_another_user(settings) -> None:
         queue("alice", f"a{n + 1}")
     bobs = queue("bob", "b1")
     assert job_claim(worker="w").pk == bobs
+
+
+def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    queue("bob", "b1")  # a flushed test database has no queue-lock row until the first submission
+    with CaptureQueriesContext(connection) as new_session:
+        queue("alice", "s1")
+    with CaptureQueriesContext(connection) as known_session:
+        queue("alice", "s1")
+    with CaptureQueriesContext(connection) as claim:
+        job_claim(worker="w")
+
+    def statements(captured) -> list[str]:
+        return [query["sql"].split(None, 1)[0].upper() for query in captured.captured_queries]
+
+    # Accepting: the queue lock, the depth check, the session, the session's active jobs, then
+    # the job, the run index and the run. Only a new session's insert needs a savepoint (a
+    # concurrent request may create it first).
+    assert statements(new_session) == [
+        "BEGIN", "SELECT", "SELECT", "SELECT", "SAVEPOINT", "INSERT", "RELEASE", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
+    ]
+    assert statements(known_session) == ["BEGIN", "SELECT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
+    # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status.
+    assert statements(claim) == ["SELECT", "BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]

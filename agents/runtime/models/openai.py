@@ -150,10 +150,15 @@ def _usage(usage: Mapping[str, Any]) -> Usage:
     )
 
 
-def _reasoning(message: Mapping[str, Any]) -> str | None:
+def _text(message: Mapping[str, Any]) -> Iterator[ModelChunk]:
+    """The thinking and the text of a message, or of a stream's delta."""
     # Compatible servers (DeepSeek, vLLM, Ollama) put thinking in a non-standard field.
     reasoning = message.get("reasoning_content") or message.get("reasoning")
-    return reasoning if isinstance(reasoning, str) and reasoning else None
+    if isinstance(reasoning, str) and reasoning:
+        yield ReasoningDelta(reasoning)
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        yield TextDelta(content)
 
 
 def _read_whole(completion: Any) -> Iterator[ModelChunk]:
@@ -163,12 +168,7 @@ def _read_whole(completion: Any) -> Iterator[ModelChunk]:
         yield ProviderData({"id": completion["id"]})
     choices = _list(completion.get("choices"))
     message = _dict(_dict(choices[0]).get("message")) if choices else {}
-    reasoning = _reasoning(message)
-    if reasoning:
-        yield ReasoningDelta(reasoning)
-    content = message.get("content")
-    if isinstance(content, str) and content:
-        yield TextDelta(content)
+    yield from _text(message)
     for index, call in enumerate(_list(message.get("tool_calls"))):
         call = _dict(call)
         function = _dict(call.get("function"))
@@ -191,12 +191,7 @@ def _read_stream(response: Any) -> Iterator[ModelChunk]:
             usage = chunk["usage"]
         for choice in _list(chunk.get("choices")):
             delta = _dict(_dict(choice).get("delta"))
-            reasoning = _reasoning(delta)
-            if reasoning:
-                yield ReasoningDelta(reasoning)
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                yield TextDelta(content)
+            yield from _text(delta)
             for call in _list(delta.get("tool_calls")):
                 call = _dict(call)
                 index = call["index"] if isinstance(call.get("index"), int) else len(calls)
