@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 
 from celery import shared_task
 
@@ -20,7 +21,11 @@ logger = logging.getLogger("agno_site.jobs")
 
 
 def _worker_id() -> str:
-    return f"celery-{socket.gethostname()}-{os.getpid()}"
+    """Who holds a job: the process, and the thread when the worker runs a threads pool."""
+    worker = f"celery-{socket.gethostname()}-{os.getpid()}"
+    if threading.current_thread() is not threading.main_thread():
+        worker += f"/{threading.get_native_id()}"
+    return worker
 
 
 @shared_task(name="agno_site.drain_queue", acks_late=True, ignore_result=True)

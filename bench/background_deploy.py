@@ -22,6 +22,7 @@ class Config:
     db: str  # "sqlite" | "postgres"
     workers: int  # Celery worker processes; 0: the server process executes the runs itself
     title: str
+    threads: int = 0  # Celery's threads pool with this many threads per worker; 0: -P solo
 
 
 CONFIGS = {
@@ -32,6 +33,7 @@ CONFIGS = {
         Config("embedded", "site", "sqlite", 0, "Agno Site, embedded worker, 4 threads (SQLite)"),
         Config("celery-1", "site", "postgres", 1, "Agno Site + Celery, 1 worker (PostgreSQL + Redis)"),
         Config("celery-2", "site", "postgres", 2, "Agno Site + Celery, 2 workers (PostgreSQL + Redis)"),
+        Config("celery-1-threads", "site", "postgres", 1, "Agno Site + Celery, 1 worker, 2 threads (PostgreSQL + Redis)", threads=2),
     )
 }
 WORKER_CPUS = {1: [1], 2: [0, 1]}
@@ -81,10 +83,11 @@ class Deployment:
             celery = str(ROOT / ".venv" / "bin" / "celery")
             host = socket.gethostname()
             self.nodes = [f"bench-w{i + 1}@{host}" for i in range(config.workers)]
+            pool = ["-P", "threads", "-c", str(config.threads)] if config.threads else ["-P", "solo"]
             for i, cpu in enumerate(WORKER_CPUS.get(config.workers, [])):
                 pin = ["taskset", "-c", str(cpu)] if bench.server_pin else []
                 self.workers.append(bench.start(f"{self.label}-worker{i + 1}", [
-                    celery, "-A", "agno_site", "worker", "-P", "solo", "--without-gossip", "--without-mingle",
+                    celery, "-A", "agno_site", "worker", *pool, "--without-gossip", "--without-mingle",
                     "--without-heartbeat", "-l", "warning", "-n", self.nodes[i],
                 ], env, pin=pin))
         bench.wait_healthy(self.label, self.server, self.base_url)

@@ -197,6 +197,24 @@ def test_the_concurrency_cap_holds_across_workers(live_api, cluster, fake_openai
     assert len({job.locked_by for job in jobs}) >= 2
 
 
+def test_a_threads_pool_worker_runs_jobs_side_by_side(live_api, cluster, fake_openai) -> None:
+    """One process with Celery's threads pool: its threads claim and run separate jobs at once."""
+    fake_openai.default = Reply(text="a b c d e", delay=0.5)
+    worker = cluster.worker("w1", pool="threads", concurrency=2)
+    ids = [submit(live_api, message=f"job {i}", session_id=f"thr-{i}", user_id=f"user-{i}")["run_id"] for i in range(4)]
+    for run_id in ids:
+        assert wait_for(lambda: ended(run_id), timeout=90) == "COMPLETED"
+    jobs = list(Job.objects.unscoped("test").filter(pk__in=ids))
+    moments = sorted([(job.started_at, 1) for job in jobs] + [(job.completed_at, -1) for job in jobs])
+    level = peak = 0
+    for _, delta in moments:
+        level += delta
+        peak = max(peak, level)
+    assert peak == 2  # two threads, two runs at once
+    holders = {job.locked_by for job in jobs}
+    assert len(holders) == 2 and all(holder.split("/")[0].endswith(f"-{worker.pid}") for holder in holders)
+
+
 def test_cancel_from_another_process(live_api, cluster, fake_openai) -> None:
     gate = threading.Event()
     fake_openai.push(Reply(text="a b c d e f", gate=gate, gate_after=2))
