@@ -207,19 +207,21 @@ RETURNING *
 def job_claim(*, worker: str, lease_seconds: int | None = None) -> Job | None:
     """Claim the oldest job that may start now, or None. Caps and session order hold."""
     lease = timedelta(seconds=lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
-    now = timezone.now()
     # Nothing to start is the usual answer to the extra drain tasks a burst of submissions sends:
     # give it without taking the queue lock.
-    if not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=now).exists():
+    if not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
         return None
     moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
-    params = {
-        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED,
-        "worker": worker, "now": moment(now), "lease_until": moment(now + lease),
-        "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
-    }
     with transaction.atomic():
         _lock_queue()
+        # The clock is read once the lock is held: a job that finished while this claim waited
+        # for the lock must not appear to overlap the one that takes its place.
+        now = timezone.now()
+        params = {
+            "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED,
+            "worker": worker, "now": moment(now), "lease_until": moment(now + lease),
+            "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
+        }
         # The plain manager: the queue spans every user (the statement names the rows it takes).
         claimed = next(iter(Job.all_users.raw(_CLAIM, params)), None)
         if claimed is not None:

@@ -161,6 +161,16 @@ def ended(run_id: str) -> str | None:
     return status if status in ("COMPLETED", "ERROR", "CANCELLED") else None
 
 
+def peak_running(jobs: list[Job]) -> int:
+    """The most jobs that ran at once, from their own recorded start and end times."""
+    moments = sorted([(job.started_at, 1) for job in jobs] + [(job.completed_at, -1) for job in jobs])
+    level = peak = 0
+    for _, delta in moments:
+        level += delta
+        peak = max(peak, level)
+    return peak
+
+
 def test_a_killed_worker_loses_no_accepted_job(live_api, cluster, fake_openai) -> None:
     fake_openai.default = SLOW
     cluster.worker("w1")
@@ -188,11 +198,7 @@ def test_the_concurrency_cap_holds_across_workers(live_api, cluster, fake_openai
     for run_id in ids:
         assert wait_for(lambda: ended(run_id), timeout=90) == "COMPLETED"
     jobs = list(Job.objects.unscoped("test").filter(pk__in=ids))
-    moments = sorted([(job.started_at, 1) for job in jobs] + [(job.completed_at, -1) for job in jobs])
-    level = peak = 0
-    for _, delta in moments:
-        level += delta
-        peak = max(peak, level)
+    peak = peak_running(jobs)
     assert peak == 2  # measured from the jobs' own timings: 4 worker slots, never more than 2 runs
     assert len({job.locked_by for job in jobs}) >= 2
 
@@ -205,11 +211,7 @@ def test_a_threads_pool_worker_runs_jobs_side_by_side(live_api, cluster, fake_op
     for run_id in ids:
         assert wait_for(lambda: ended(run_id), timeout=90) == "COMPLETED"
     jobs = list(Job.objects.unscoped("test").filter(pk__in=ids))
-    moments = sorted([(job.started_at, 1) for job in jobs] + [(job.completed_at, -1) for job in jobs])
-    level = peak = 0
-    for _, delta in moments:
-        level += delta
-        peak = max(peak, level)
+    peak = peak_running(jobs)
     assert peak == 2  # two threads, two runs at once
     holders = {job.locked_by for job in jobs}
     assert len(holders) == 2 and all(holder.split("/")[0].endswith(f"-{worker.pid}") for holder in holders)
