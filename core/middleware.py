@@ -61,10 +61,10 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
 
 
 # Django's own middleware under ASGI: MiddlewareMixin runs every process_request and
-# process_response in Django's single thread for sync code, two thread hops per middleware per
-# request, all of them queued on that one thread. The hooks below never block (headers, cookies,
-# lazy objects), so they run on the event loop; the two that can touch the database (saving a
-# session, reading stored messages) still hop, and only when they have something to do.
+# process_response in the request's thread for sync code, two thread hops per middleware per
+# request. The hooks below never block (headers, cookies, lazy objects), so they run on the event
+# loop; the ones that can touch the database or parse a body (saving a session, writing stored
+# messages, the CSRF check of a view that is not exempt) still hop, and only when they have work.
 
 
 class InlineHooks:
