@@ -27,7 +27,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from core.api.authentication import authenticate_bearer
+from core.api.authentication import authenticate_bearer, credential_from_header
 from core.auth import OPEN, Principal, principal_for_django_user
 from core.tokens import TokenError
 
@@ -43,8 +43,7 @@ MAX_FOLLOWS = 16
 def _handshake_credential(scope: dict[str, Any]) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
-            header = value.decode("latin-1").strip()
-            return (header[7:].strip() if header[:7].lower() == "bearer " else header) or None
+            return credential_from_header(value.decode("latin-1")) or None
     return None
 
 

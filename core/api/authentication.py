@@ -15,12 +15,17 @@ from core.auth import OPEN, SECURITY_KEY_ROOT, principal_for_access_token, princ
 from core.tokens import PAT_PREFIX, TokenError, access_token_lookup, security_key_matches, verify_jwt
 
 
-def bearer_token(request) -> str | None:
-    header = request.META.get("HTTP_AUTHORIZATION", "")
+def credential_from_header(header: str) -> str | None:
+    """The credential of an ``Authorization`` header value (None: no header; a bare prefix
+    gives "", which no credential check accepts)."""
     if not header.strip():
         return None
     # AgentOS accepts the credential with or without the "Bearer " prefix.
     return header[7:].strip() if header[:7].lower() == "bearer " else header.strip()
+
+
+def bearer_token(request) -> str | None:
+    return credential_from_header(request.META.get("HTTP_AUTHORIZATION", ""))
 
 
 def authenticate_bearer(token: str):
