@@ -93,13 +93,8 @@ class _Publisher:
 
 
 def _log_failure(future) -> None:
-    global _last_failure_log
-    if future.cancelled() or future.exception() is None:
-        return
-    now = time.monotonic()
-    if now - _last_failure_log > _LOG_EVERY_SECONDS:
-        _last_failure_log = now
-        logger.warning("live events unavailable (followers fall back to the database): %s", future.exception())
+    if not future.cancelled() and future.exception() is not None:
+        _log_failure_now(future.exception())
 
 
 _publisher = _Publisher()
