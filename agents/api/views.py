@@ -74,7 +74,8 @@ async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
     try:
         return await in_run_thread(fn, *args, **kwargs)
     except tuple(_SERVICE_ERRORS) as exc:
-        raise _SERVICE_ERRORS[type(exc)](exc) from None
+        translate = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
+        raise translate(exc) from None
 
 
 def visible_agents(principal) -> list:
