@@ -65,3 +65,19 @@ def parse_arguments(arguments: str) -> dict[str, Any]:
 def schema_title(schema: Mapping[str, Any]) -> str:
     title = str(schema.get("title") or "output")
     return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in title)[:64]
+
+
+# Reading the SDKs' untyped answers: JSON as it came off the wire, whatever a compatible server put
+# in a field (a null, a list where an object belongs) reads as empty, never as an error.
+
+
+def json_object(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def json_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def json_int(value: Any) -> int:
+    return value if isinstance(value, int) else 0

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, parse_arguments, required_env, status_error
+from agents.runtime.models._common import image_url, json_int, json_object, parse_arguments, required_env, status_error
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -119,35 +118,26 @@ class Claude(Model):
 _MESSAGES = "/v1/messages"
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    """A JSON object from the wire, or an empty one for anything else."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def _usage(usage: Mapping[str, Any], output_tokens: int | None = None) -> Usage:
-    input_tokens = _int(usage.get("input_tokens"))
-    output = _int(usage.get("output_tokens")) if output_tokens is None else output_tokens
+    input_tokens = json_int(usage.get("input_tokens"))
+    output = json_int(usage.get("output_tokens")) if output_tokens is None else output_tokens
     return Usage(
         input_tokens=input_tokens,
         output_tokens=output,
         total_tokens=input_tokens + output,
-        cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        cache_read_tokens=json_int(usage.get("cache_read_input_tokens")),
+        cache_write_tokens=json_int(usage.get("cache_creation_input_tokens")),
     )
 
 
 def _read_whole(message: Any) -> Iterator[ModelChunk]:
     """A non-streaming answer as the same chunks a stream gives."""
-    message = _dict(message)
+    message = json_object(message)
     if message.get("id"):
         yield ProviderData({"id": message["id"]})
     content = message.get("content")
     for block in content if isinstance(content, list) else []:
-        block = _dict(block)
+        block = json_object(block)
         kind = block.get("type")
         if kind == "thinking" and block.get("thinking"):
             yield ReasoningDelta(block["thinking"])
@@ -156,7 +146,7 @@ def _read_whole(message: Any) -> Iterator[ModelChunk]:
         elif kind == "tool_use":
             arguments = json.dumps(block.get("input") or {})
             yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments)
-    yield _usage(_dict(message.get("usage")))
+    yield _usage(json_object(message.get("usage")))
 
 
 def _read_stream(response: Any) -> Iterator[ModelChunk]:
@@ -164,19 +154,19 @@ def _read_stream(response: Any) -> Iterator[ModelChunk]:
     output_tokens = 0
     blocks: dict[int, dict[str, str]] = {}
     for event in response:
-        event = _dict(event)
+        event = json_object(event)
         kind = event.get("type")
         if kind == "message_start":
-            message = _dict(event.get("message"))
+            message = json_object(event.get("message"))
             yield ProviderData({"id": message.get("id")})
-            usage = _dict(message.get("usage"))
-            output_tokens = _int(usage.get("output_tokens"))
+            usage = json_object(message.get("usage"))
+            output_tokens = json_int(usage.get("output_tokens"))
         elif kind == "content_block_start":
-            block = _dict(event.get("content_block"))
+            block = json_object(event.get("content_block"))
             if block.get("type") == "tool_use":
                 blocks[event.get("index")] = {"id": block.get("id") or "", "name": block.get("name") or "", "json": ""}
         elif kind == "content_block_delta":
-            delta = _dict(event.get("delta"))
+            delta = json_object(event.get("delta"))
             delta_type = delta.get("type")
             if delta_type == "text_delta" and delta.get("text"):
                 yield TextDelta(delta["text"])
@@ -190,7 +180,7 @@ def _read_stream(response: Any) -> Iterator[ModelChunk]:
                 yield ToolCall(id=block_data["id"], name=block_data["name"], arguments=block_data["json"] or "{}")
         elif kind == "message_delta":
             # message_delta carries the cumulative output token count.
-            output_tokens = _int(_dict(event.get("usage")).get("output_tokens")) or output_tokens
+            output_tokens = json_int(json_object(event.get("usage")).get("output_tokens")) or output_tokens
     yield _usage(usage, output_tokens)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, required_env, schema_title, status_error
+from agents.runtime.models._common import image_url, json_int, json_list, json_object, required_env, schema_title, status_error
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -127,26 +127,13 @@ class OpenAIChat(Model):
 _COMPLETIONS = "/chat/completions"
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    """A JSON object from the wire, or an empty one for anything else (null, a list, a string)."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def _usage(usage: Mapping[str, Any]) -> Usage:
     return Usage(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
-        reasoning_tokens=_int(_dict(usage.get("completion_tokens_details")).get("reasoning_tokens")),
-        cache_read_tokens=_int(_dict(usage.get("prompt_tokens_details")).get("cached_tokens")),
+        input_tokens=json_int(usage.get("prompt_tokens")),
+        output_tokens=json_int(usage.get("completion_tokens")),
+        total_tokens=json_int(usage.get("total_tokens")),
+        reasoning_tokens=json_int(json_object(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+        cache_read_tokens=json_int(json_object(usage.get("prompt_tokens_details")).get("cached_tokens")),
     )
 
 
@@ -163,18 +150,18 @@ def _text(message: Mapping[str, Any]) -> Iterator[ModelChunk]:
 
 def _read_whole(completion: Any) -> Iterator[ModelChunk]:
     """A non-streaming answer as the same chunks a stream gives, the text in one delta."""
-    completion = _dict(completion)
+    completion = json_object(completion)
     if completion.get("id"):
         yield ProviderData({"id": completion["id"]})
-    choices = _list(completion.get("choices"))
-    message = _dict(_dict(choices[0]).get("message")) if choices else {}
+    choices = json_list(completion.get("choices"))
+    message = json_object(json_object(choices[0]).get("message")) if choices else {}
     yield from _text(message)
-    for index, call in enumerate(_list(message.get("tool_calls"))):
-        call = _dict(call)
-        function = _dict(call.get("function"))
+    for index, call in enumerate(json_list(message.get("tool_calls"))):
+        call = json_object(call)
+        function = json_object(call.get("function"))
         if function:
             yield ToolCall(id=call.get("id") or f"call_{index}", name=function.get("name") or "", arguments=function.get("arguments") or "{}")
-    if _dict(completion.get("usage")):
+    if json_object(completion.get("usage")):
         yield _usage(completion["usage"])
 
 
@@ -183,22 +170,22 @@ def _read_stream(response: Any) -> Iterator[ModelChunk]:
     usage: Mapping[str, Any] = {}
     sent_provider_data = False
     for chunk in response:
-        chunk = _dict(chunk)
+        chunk = json_object(chunk)
         if not sent_provider_data and chunk.get("id"):
             sent_provider_data = True
             yield ProviderData({"id": chunk["id"]})
-        if _dict(chunk.get("usage")):
+        if json_object(chunk.get("usage")):
             usage = chunk["usage"]
-        for choice in _list(chunk.get("choices")):
-            delta = _dict(_dict(choice).get("delta"))
+        for choice in json_list(chunk.get("choices")):
+            delta = json_object(json_object(choice).get("delta"))
             yield from _text(delta)
-            for call in _list(delta.get("tool_calls")):
-                call = _dict(call)
+            for call in json_list(delta.get("tool_calls")):
+                call = json_object(call)
                 index = call["index"] if isinstance(call.get("index"), int) else len(calls)
                 entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
                 if call.get("id"):
                     entry["id"] = call["id"]
-                function = _dict(call.get("function"))
+                function = json_object(call.get("function"))
                 if function.get("name") and not entry["name"]:
                     entry["name"] = function["name"]
                 if function.get("arguments"):
