@@ -93,8 +93,8 @@ class AsyncAgentOSView(FormView):
         self.request = request
         self.headers = self.default_response_headers
         try:
-            # Authentication may read the database (sessions, tokens). Not on Django's one
-            # thread for sync code: that would serialize every concurrent run's start.
+            # Authentication may read the database (sessions, tokens) or the throttle's cache:
+            # never on the event loop.
             await sync_to_async(self.initial, thread_sensitive=False)(request, *args, **kwargs)
             method = request.method.lower()
             handler = getattr(self, method, None) if method in self.http_method_names else None
