@@ -28,7 +28,6 @@ from . import inputs as q
 from .base import MemoriesAPIView
 from .inputs import json_body, sort_order_param, topics_param
 from .serializers import (
-    render,
     DeleteMemoriesIn,
     ErrorOut,
     MemoryIn,
@@ -40,6 +39,7 @@ from .serializers import (
     UserStatsOut,
     errors,
     memory_data,
+    render,
     render_memory,
 )
 

@@ -33,7 +33,6 @@ from . import inputs as q
 from .base import SessionsAPIView
 from .inputs import json_body, session_type_param, sort_order_param, status_param
 from .serializers import (
-    render,
     RUN_STATUSES,
     AgentSessionDetailOut,
     CreateSessionIn,
@@ -52,6 +51,7 @@ from .serializers import (
     classify_run,
     drop_nulls,
     errors,
+    render,
     render_run,
     render_session_detail,
     run_by_own_kind,

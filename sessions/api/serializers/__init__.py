@@ -6,7 +6,6 @@ the ``*_data`` functions build from our rows the way AgentOS builds them from it
 on. Views drop null keys afterwards where AgentOS declares ``response_model_exclude_none``.
 """
 from .common import (
-    render,
     RUN_STATUSES,
     SESSION_TYPES,
     ErrorOut,
@@ -15,6 +14,7 @@ from .common import (
     drop_nulls,
     errors,
     iso_z,
+    render,
 )
 from .memories import (
     DeleteMemoriesIn,

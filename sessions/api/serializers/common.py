@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
