@@ -487,10 +487,7 @@ def main() -> None:
     print(f"\n{report['pinning']}. {report['durability']}. Load average before/after: "
           f"{quiet['loadavg_before_measuring'][0]:.2f}/{os.getloadavg()[0]:.2f}. "
           f"Took {report['duration_s']:.0f} s. Results: {out}")
-    if args.keep:
-        print(f"Work folder (logs, databases): {bench.work}")
-    else:
-        shutil.rmtree(bench.work, ignore_errors=True)
+    bench.finish()
 
 
 if __name__ == "__main__":

@@ -142,6 +142,13 @@ class Bench:
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
 
+    def finish(self) -> None:
+        """Keep the work folder when asked to (--keep), else remove it."""
+        if self.args.keep:
+            print(f"Work folder (logs, databases): {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
     def log_tail(self, name: str, lines: int = 15) -> str:
         path = self.work / f"{name}.log"
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
@@ -468,10 +475,7 @@ def main() -> None:
         print("PostgreSQL itself is neither pinned nor counted in the server CPU figures; the PostgreSQL "
               "backends serving the server count as 'other work' on its CPU, so that is never near 0 here.")
     print(f"Load average before/after: {loadavg_before[0]:.2f}/{os.getloadavg()[0]:.2f}. Results: {out}")
-    if args.keep:
-        print(f"Work folder (logs, databases): {bench.work}")
-    else:
-        shutil.rmtree(bench.work, ignore_errors=True)
+    bench.finish()
 
 
 if __name__ == "__main__":
