@@ -33,7 +33,8 @@ def make_event(user_id: str | None = "alice", run: Run | None = None, **fields: 
     run = run or make_run(user_id)
     index = fields.pop("event_index", 0)
     payload = fields.pop("payload", {"event": "RunStarted", "run_id": run.run_id, "created_at": int(timezone.now().timestamp())})
-    return run_events_append(run=run, events=[payload], first_index=index)[0]
+    run_events_append(run=run, events=[payload], first_index=index)
+    return RunEvent.all_users.get(run_id=run.pk, event_index=index)
 
 
 def make_memory(user_id: str | None = "alice", **fields: Any) -> UserMemory:

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from core.inserts import Insert
 from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
@@ -79,12 +80,38 @@ def session_create(
         created_at=now,
         updated_at=now,
     )
-    try:
-        with transaction.atomic():
-            session.save(force_insert=True)
-    except IntegrityError:
-        raise SessionExists(session.session_id) from None
+    if not _insert_session(session):
+        raise SessionExists(session.session_id)
     return session
+
+
+# The rows every run writes, through statements compiled once (core.inserts).
+_SESSION_INSERT = Insert(
+    Session,
+    [field.attname for field in Session._meta.concrete_fields],
+    skip_conflict=True,
+)
+_RUN_INSERT = Insert(Run, [field.attname for field in Run._meta.concrete_fields])
+_EVENT_INSERT = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
+
+
+def _insert_run(run: Run) -> None:
+    _RUN_INSERT.row([getattr(run, field.attname) for field in _RUN_INSERT.fields])
+    run._state.adding = False
+    run._state.db = "default"
+
+
+def _insert_session(session: Session) -> bool:
+    """Insert ``session`` unless its id is taken (by anyone): True if it was inserted.
+
+    ``INSERT ... ON CONFLICT DO NOTHING``: no savepoint, and a taken id aborts nothing (on
+    PostgreSQL a failed INSERT would abort the caller's whole transaction).
+    """
+    inserted = _SESSION_INSERT.row([getattr(session, field.attname) for field in _SESSION_INSERT.fields]) == 1
+    if inserted:
+        session._state.adding = False
+        session._state.db = "default"
+    return inserted
 
 
 def session_get_or_create(
@@ -180,7 +207,7 @@ def run_create(
             updated_at=now,
             started_at=now if status == RunStatus.RUNNING else None,
         )
-        run.save(force_insert=True)
+        _insert_run(run)
     return run
 
 
@@ -210,22 +237,13 @@ def run_transition(
     return changed == 1
 
 
-def run_events_append(*, run: Run, events: Sequence[Mapping[str, Any]], first_index: int = 0) -> list[RunEvent]:
-    """Persist events in order, numbered from ``first_index`` (one INSERT for the batch)."""
+def run_events_append(*, run: Run, events: Sequence[Mapping[str, Any]], first_index: int = 0) -> None:
+    """Persist events in order, numbered from ``first_index`` (one statement for the batch)."""
     now = timezone.now()
-    rows = [
-        RunEvent(
-            run_id=run.pk,
-            user_id=run.user_id,
-            event_index=first_index + offset,
-            event=str(event.get("event", "")),
-            payload=dict(event),
-            created_at=now,
-        )
+    _EVENT_INSERT.rows(
+        (run.pk, run.user_id, first_index + offset, str(event.get("event", "")), dict(event), now)
         for offset, event in enumerate(events)
-    ]
-    RunEvent.objects.bulk_create(rows)
-    return rows
+    )
 
 
 def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int, now: datetime | None = None) -> None:
@@ -293,12 +311,8 @@ def run_record(
                 created_at=started_at or now,
                 updated_at=now,
             )
-            try:
-                with transaction.atomic():
-                    session.save(force_insert=True)
-                index = 0
-            except IntegrityError:
-                index = None  # created meanwhile (the same caller, twice at once): append to it
+            # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
+            index = 0 if _insert_session(session) else None
         if index is None:
             assignments = [
                 "next_run_index = next_run_index + 1",
@@ -313,10 +327,14 @@ def run_record(
             if summary is not None:
                 assignments.append("summary = %s")
                 params.append(_json_param("summary", dict(summary)))
+            # The owner is part of the key: a session id taken by someone else between the
+            # caller's access check and this write is not ours to append to.
+            owner_clause = "user_id = %s" if owner_id is not None else "user_id IS NULL"
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s RETURNING next_run_index",
-                    [*params, session_id],
+                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner_clause} "
+                    "RETURNING next_run_index",
+                    [*params, session_id, *([owner_id] if owner_id is not None else [])],
                 )
                 row = cursor.fetchone()
             if row is None:
@@ -345,7 +363,7 @@ def run_record(
             started_at=started_at or now,
             finished_at=now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None,
         )
-        run.save(force_insert=True)
+        _insert_run(run)
         if events:
             run_events_append(run=run, events=events)
     return run

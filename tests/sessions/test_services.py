@@ -3,7 +3,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core.tenancy import ALL_USERS
@@ -162,3 +162,52 @@ def test_run_get_is_scoped_and_checks_the_session() -> None:
     assert run_get(user="alice", run_id=run.pk, session_id="other") is None
     assert run_get(user="bob", run_id=run.pk) is None
     assert run_get(user=ALL_USERS, run_id=run.pk) == run
+
+
+@pytest.mark.django_db
+class TestRunRecord:
+    def record(self, owner: str | None, session_id: str, create_session: bool = True) -> Run:
+        from sessions.services.runs import run_record
+
+        return run_record(
+            session_id=session_id, owner_id=owner, create_session=create_session, component_id="demo",
+            run_id=f"r-{owner}-{session_id}", status=RunStatus.COMPLETED, input={"input_content": "hi"},
+            output={"content": "hello", "metrics": {"input_tokens": 3, "output_tokens": 4}},
+            events=[{"event": "RunStarted"}, {"event": "RunCompleted"}],
+        )
+
+    def test_a_new_session_is_written_with_its_run_and_events_without_a_savepoint(self) -> None:
+        with CaptureQueriesContext(connection) as captured:
+            run = self.record("alice", "s1")
+        # The session, the run, the events (one executemany); no SAVEPOINT, no SELECT.
+        sql = [q["sql"] for q in captured.captured_queries]
+        assert len(sql) == 3 and all("INSERT INTO" in statement for statement in sql), sql
+        session = Session.all_users.get(pk="s1")
+        assert (session.user_id, session.session_name, session.total_tokens, session.next_run_index) == ("alice", "hi", 7, 1)
+        assert (run.run_index, run.user_id) == (0, "alice")
+        assert list(run_events_after(user="alice", run_id=run.pk, after_index=None)) != []
+
+    def test_a_session_created_meanwhile_by_the_same_owner_is_appended_to(self) -> None:
+        self.record("alice", "s1")
+        second = self.record_as("alice", "s1", run_id="r-2")
+        assert second.run_index == 1
+        assert Session.all_users.get(pk="s1").next_run_index == 2
+
+    def test_a_session_taken_meanwhile_by_someone_else_is_not_written_to(self) -> None:
+        self.record("alice", "s1")
+        with pytest.raises(SessionNotFound), transaction.atomic():
+            self.record_as("bob", "s1", run_id="r-bob")
+        assert not Run.all_users.filter(pk="r-bob").exists()
+        assert Session.all_users.get(pk="s1").next_run_index == 1
+        with pytest.raises(SessionNotFound), transaction.atomic():
+            self.record_as(None, "s1", run_id="r-open")
+
+    def record_as(self, owner: str | None, session_id: str, *, run_id: str) -> Run:
+        from sessions.services.runs import run_record
+
+        # create_session=True: the caller's access check found no such session (it was created
+        # between that check and this write).
+        return run_record(
+            session_id=session_id, owner_id=owner, create_session=True, component_id="demo", run_id=run_id,
+            status=RunStatus.COMPLETED, input={"input_content": "again"}, output={"content": "ok"},
+        )

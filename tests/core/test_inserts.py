@@ -1,0 +1,99 @@
+"""core.inserts: Django's INSERT, compiled once, with values bound as Django would bind them."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from core.inserts import Insert
+from sessions.models import Run, RunEvent, RunStatus, Session
+from tests.factories import make_run
+
+SESSION_FIELDS = [field.attname for field in Session._meta.concrete_fields]
+
+
+def session_values(session_id: str, user_id: str | None = "alice"):
+    now = timezone.now()
+    values = {
+        "session_id": session_id, "user_id": user_id, "session_type": "agent", "component_id": "demo",
+        "session_name": "", "session_state": {"cart": ["tea", 2], "nested": {"ok": True}}, "metadata": None,
+        "summary": None, "component_data": {"name": "Demo"}, "metrics": {}, "total_tokens": 0, "next_run_index": 0,
+        "created_at": now - timedelta(minutes=5), "updated_at": now,
+    }
+    return [values[name] for name in SESSION_FIELDS]
+
+
+@pytest.mark.django_db
+def test_a_row_round_trips_json_datetimes_and_nulls() -> None:
+    values = session_values("s1")
+    assert Insert(Session, SESSION_FIELDS).row(values) == 1
+    stored = Session.all_users.get(pk="s1")
+    assert stored.session_state == {"cart": ["tea", 2], "nested": {"ok": True}}
+    assert stored.metadata is None
+    assert stored.component_data == {"name": "Demo"}
+    created = SESSION_FIELDS.index("created_at")
+    assert (stored.created_at, stored.updated_at) == (values[created], values[created + 1])
+    assert (stored.user_id, stored.session_type, stored.component_id) == ("alice", "agent", "demo")
+
+
+@pytest.mark.django_db
+def test_a_taken_key_is_skipped_without_breaking_the_transaction() -> None:
+    insert = Insert(Session, SESSION_FIELDS, skip_conflict=True)
+    with transaction.atomic():
+        assert insert.row(session_values("s1", "alice")) == 1
+        assert insert.row(session_values("s1", "bob")) == 0
+        # PostgreSQL would refuse every later statement of a transaction whose INSERT failed.
+        assert Session.all_users.filter(pk="s1").values_list("user_id", flat=True).get() == "alice"
+
+
+@pytest.mark.django_db
+def test_without_skip_conflict_a_taken_key_raises() -> None:
+    insert = Insert(Session, SESSION_FIELDS)
+    insert.row(session_values("s1"))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert.row(session_values("s1"))
+
+
+@pytest.mark.django_db
+def test_skip_conflict_only_skips_the_primary_key() -> None:
+    run = make_run("alice")
+    insert = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"], skip_conflict=True)
+    insert.row([run.pk, "alice", 0, "RunStarted", {}, timezone.now()])
+    # (run, event_index) is unique too, but it is not the key being skipped: that still raises.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert.row([run.pk, "alice", 0, "RunStarted", {}, timezone.now()])
+
+
+@pytest.mark.django_db
+def test_many_rows_are_one_statement_in_order() -> None:
+    run = make_run("alice")
+    insert = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
+    now = timezone.now()
+    with CaptureQueriesContext(connection) as captured:
+        insert.rows([run.pk, "alice", i, f"E{i}", {"i": i, "text": "é\u2028"}, now] for i in range(5))
+    assert len(captured.captured_queries) == 1
+    stored = list(RunEvent.all_users.filter(run_id=run.pk).order_by("event_index").values_list("event_index", "event", "payload"))
+    assert stored == [(i, f"E{i}", {"i": i, "text": "é\u2028"}) for i in range(5)]
+    with CaptureQueriesContext(connection) as nothing:
+        insert.rows([])
+    assert nothing.captured_queries == []
+
+
+@pytest.mark.django_db
+def test_text_choices_are_stored_as_their_plain_value() -> None:
+    run = make_run("alice")
+    fields = [field.attname for field in Run._meta.concrete_fields]
+    values = {field: getattr(run, field) for field in fields}
+    values.update(run_id="r2", run_index=1, status=RunStatus.COMPLETED)
+    Insert(Run, fields).row([values[name] for name in fields])
+    assert Run.all_users.filter(pk="r2", status="COMPLETED").exists()
+
+
+def test_unknown_columns_and_wrong_value_counts_are_refused() -> None:
+    with pytest.raises(ValueError, match="no column"):
+        Insert(Session, ["session_id", "nope"])
+    with pytest.raises(ValueError, match=f"expected {len(SESSION_FIELDS)} values"):
+        Insert(Session, SESSION_FIELDS).row(["s1"])
