@@ -95,12 +95,19 @@ class AuthenticationMiddleware(InlineHooks, auth_middleware.AuthenticationMiddle
 
 
 class SessionMiddleware(InlineHooks, session_middleware.SessionMiddleware):
-    """The session is read lazily; it is saved, in a thread, only when a view used it."""
+    """The session is read lazily; it is saved, in a thread, only when a view changed it.
+
+    A session that was only read (API authentication looks for one on every request) needs no
+    thread: Django's hook then only sets ``Vary: Cookie`` or expires an emptied session's cookie.
+    """
 
     async def __acall__(self, request):
+        from django.conf import settings
+
         self.process_request(request)
         response = await self.get_response(request)
-        if request.session.accessed:
+        session = request.session
+        if session.accessed and (session.modified or settings.SESSION_SAVE_EVERY_REQUEST):
             return await sync_to_async(self.process_response, thread_sensitive=True)(request, response)
         return self.process_response(request, response)
 

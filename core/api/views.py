@@ -10,9 +10,12 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.http import HttpResponse
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.auth import OPEN, Principal
@@ -104,10 +107,26 @@ class AsyncAgentOSView(FormView):
         except Exception as exc:
             response = self.handle_exception(exc)
         self.response = self.finalize_response(request, response, *args, **kwargs)
-        return self.response
+        return rendered_here(self.response)
 
     async def options(self, request, *args, **kwargs):  # type: ignore[override]
         return super().options(request, *args, **kwargs)
+
+
+def rendered_here(response: Any) -> Any:
+    """A JSON response, rendered on the event loop, as a plain HttpResponse.
+
+    Django renders a template response (DRF's ``Response`` is one) in the request's thread: one
+    more thread hop per request. A JSON body only needs serializing, and the async views' data is
+    plain (computed in a thread before it gets here), so it is rendered here. Other renderers and
+    streams pass through unchanged.
+    """
+    if not isinstance(response, Response) or not isinstance(getattr(response, "accepted_renderer", None), JSONRenderer):
+        return response
+    response.render()
+    plain = HttpResponse(response.content, status=response.status_code, headers=dict(response.items()))
+    plain.cookies = response.cookies
+    return plain
 
 
 def refuse_null_characters(params: Any, path: dict[str, Any]) -> None:

@@ -119,3 +119,31 @@ def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model
         assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
         made = browser.post("/sessions", json={"session_id": "s1"}, headers={"X-CSRFToken": browser.cookies["csrftoken"]})
         assert made.status_code == 201 and made.json()["user_id"] == "carol"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypatch) -> None:
+    """A non-streamed run's thread hops: Django's request_started and request_finished receivers,
+    DRF's authentication and the run itself. Rendering its JSON and a session that was only
+    looked at (authentication looks for one) stay on the loop; the response is unchanged."""
+    from asgiref import sync
+
+    hops: list[str] = []
+    original = sync.SyncToAsync.__init__
+
+    def record(self, func, *args, **kwargs):
+        hops.append(getattr(func, "__qualname__", repr(func)))
+        return original(self, func, *args, **kwargs)
+
+    monkeypatch.setattr(sync.SyncToAsync, "__init__", record)
+    response = httpx.post(f"{live_api}/agents/assistant/runs", data={"message": "hi", "stream": "false"}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["status"] == "COMPLETED"
+    assert "Cookie" in response.headers["vary"] and "set-cookie" not in response.headers
+    assert not any("render" in hop or "process_response" in hop for hop in hops), hops
+
+    # Errors are rendered the same way, in AgentOS's shape. (A session a view changes is still
+    # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
+    refused = httpx.post(f"{live_api}/agents/assistant/runs", data={"stream": "false"}, timeout=30)
+    assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "message"]
