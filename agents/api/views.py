@@ -5,7 +5,6 @@ from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
@@ -69,13 +68,21 @@ _SERVICE_ERRORS = {
 }
 
 
-async def _call(fn, /, *args: Any, **kwargs: Any) -> Any:
-    """Run a service in a run thread, turning its exceptions into API errors."""
+def _translated(fn, /, *args: Any, **kwargs: Any) -> Any:
+    """Call a service, turning its exceptions into API errors."""
     try:
-        return await in_run_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
     except tuple(_SERVICE_ERRORS) as exc:
         translate = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
         raise translate(exc) from None
+
+
+class AgentAsyncView(AsyncAgentOSView):
+    """Blocking work goes to the run threads (agents.services.executor), with service errors
+    turned into API errors."""
+
+    async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
+        return await in_run_thread(_translated, fn, *args, **kwargs)
 
 
 def visible_agents(principal) -> list:
@@ -114,7 +121,7 @@ class AgentDetailView(AgentOSView):
         return Response(agent_response(entry))
 
 
-class AgentRunsView(AsyncAgentOSView):
+class AgentRunsView(AgentAsyncView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
     scope_actions = {"POST": "run"}
@@ -134,28 +141,32 @@ class AgentRunsView(AsyncAgentOSView):
         },
     )
     async def post(self, request, agent_id: str):
+        kind, result, stream = self.prepared
+        if kind == "background":
+            job = result.job
+            if not stream:
+                return Response({"run_id": job.pk, "session_id": job.session_id, "status": result.run_status}, status=202)
+            return sse_response(_tail_frames(job.pk, job.user_id, -1))
+        if kind == "output":
+            return Response(result)
+        return sse_response(stream_in_thread(result.run_id, partial(run_execute, result)))
+
+    def prepare_post(self, request, agent_id: str) -> tuple[str, Any, bool]:
+        """In a run thread, once the caller is authenticated: a whole non-streamed run, a streamed
+        run's preparation (the stream then runs in a thread of its own), or a background run's
+        acceptance, committed before the 202."""
         run_request, background = parse_run_form(request)
         if self.principal.session_id:
             run_request.session_id = self.principal.session_id  # a token bound to one session
         if background:
-            return await self._background(request, agent_id, run_request)
+            key = request.headers.get("Idempotency-Key") or None
+            if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
+                raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
+            strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
+            return "background", _translated(self._accept, agent_id, run_request, key, strategy), run_request.stream
         if not run_request.stream:
-            # One hop to a run thread for the whole run: reads, model, recording.
-            return Response(await _call(run_inline, principal=self.principal, agent_id=agent_id, request=run_request))
-        prepared = await _call(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
-        return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared)))
-
-    async def _background(self, request, agent_id: str, run_request: RunRequest):
-        """Accept a durable background run: 202 once the job is committed, or a tail of its events."""
-        key = request.headers.get("Idempotency-Key") or None
-        if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
-            raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
-        strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
-        accepted = await _call(self._accept, agent_id, run_request, key, strategy)
-        job = accepted.job
-        if not run_request.stream:
-            return Response({"run_id": job.pk, "session_id": job.session_id, "status": accepted.run_status}, status=202)
-        return sse_response(_tail_frames(job.pk, job.user_id, -1))
+            return "output", _translated(run_inline, principal=self.principal, agent_id=agent_id, request=run_request), False
+        return "stream", _translated(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request), True
 
     def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
         agent_entry(agent_id, version=run_request.version)
@@ -177,9 +188,9 @@ class AgentRunsView(AsyncAgentOSView):
         responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
     async def get(self, request, agent_id: str):
-        return Response(await sync_to_async(self._list)(request, agent_id))
+        return Response(self.prepared)
 
-    def _list(self, request, agent_id: str) -> list[dict[str, Any]]:
+    def prepare_get(self, request, agent_id: str) -> list[dict[str, Any]]:
         _require_agent(agent_id)
         session_id = request.query_params.get("session_id")
         if not session_id:
@@ -251,7 +262,7 @@ class AgentRunCancelView(FormView):
         return Response({})
 
 
-class AgentRunContinueView(AsyncAgentOSView):
+class AgentRunContinueView(AgentAsyncView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
     scope_actions = {"POST": "run"}
@@ -263,6 +274,19 @@ class AgentRunContinueView(AsyncAgentOSView):
         responses={200: docs.RunOutput, 400: docs.ERROR, 404: docs.ERROR, 409: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
     async def post(self, request, agent_id: str, run_id: str):
+        kind, result, stream_events = self.prepared
+        if kind == "requeued":
+            return Response({"run_id": result.pk, "session_id": result.session_id, "status": "PENDING"}, status=202)
+        if kind == "requeued-stream":
+            return sse_response(_tail_frames(result.pk, result.user_id, result.payload.get("resume_after", -1)))
+        if kind == "output":
+            return Response(result)
+        execute = partial(continue_execute, result, streamed=True, stream_events=stream_events)
+        return sse_response(stream_in_thread(result.run_id, execute, index_from=result.first_event_index))
+
+    def prepare_post(self, request, agent_id: str, run_id: str) -> tuple[str, Any, bool]:
+        """In a run thread, once the caller is authenticated: the run back on the queue
+        (background), continued whole (stream=false), or prepared for its stream."""
         data = form_data(request)
         tools = parse_tools_field(data)
         session_id = data.get("session_id") or None
@@ -270,20 +294,17 @@ class AgentRunContinueView(AsyncAgentOSView):
             raise BadRequest("session_id is required for this action")
         stream = params.boolean(data, "stream", True, where="body")
         stream_events = params.boolean(data, "stream_events", True, where="body")
+        requested_user_id = data.get("user_id") or None
         if params.boolean(data, "background", False, where="body"):
-            job = await _call(self._requeue, run_id, session_id, agent_id, data.get("user_id") or None, tools, stream_events)
-            if not stream:
-                return Response({"run_id": job.pk, "session_id": job.session_id, "status": "PENDING"}, status=202)
-            return sse_response(_tail_frames(job.pk, job.user_id, job.payload.get("resume_after", -1)))
-        prepared = await _call(
+            job = _translated(self._requeue, run_id, session_id, agent_id, requested_user_id, tools, stream_events)
+            return ("requeued-stream" if stream else "requeued"), job, stream_events
+        prepared = _translated(
             continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
-            requested_user_id=data.get("user_id") or None, tools=tools, stream_events=stream_events,
+            requested_user_id=requested_user_id, tools=tools, stream_events=stream_events,
         )
         if not stream:
-            return Response(await _call(continue_execute, prepared, streamed=False, stream_events=stream_events))
-        execute = partial(continue_execute, prepared, streamed=True, stream_events=stream_events)
-        return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index))
-
+            return "output", _translated(continue_execute, prepared, streamed=False, stream_events=stream_events), stream_events
+        return "stream", prepared, stream_events
 
     def _requeue(self, run_id: str, session_id: str, agent_id: str, requested_user_id: str | None, tools, stream_events: bool):
         """A paused background run goes back on the queue with the decisions (same run id)."""
@@ -295,7 +316,7 @@ class AgentRunContinueView(AsyncAgentOSView):
         return job
 
 
-class AgentRunResumeView(AsyncAgentOSView):
+class AgentRunResumeView(AgentAsyncView):
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
@@ -312,21 +333,28 @@ class AgentRunResumeView(AsyncAgentOSView):
         responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and run events"), 400: docs.ERROR, 404: docs.ERROR},
     )
     async def post(self, request, agent_id: str, run_id: str):
-        await sync_to_async(_require_agent)(agent_id)
+        run, last = self.prepared
+        return sse_response(self._frames(run, run_id, last))
+
+    def prepare_post(self, request, agent_id: str, run_id: str) -> tuple[Run | None, int]:
+        """The run, if the caller may see it (None: reported in band), and the index to replay after."""
+        _require_agent(agent_id)
         data = form_data(request)
         session_id = data.get("session_id") or None
         if self.principal.isolated and not session_id:
             raise BadRequest("session_id is required for this action")
         last = params.integer(data, "last_event_index", None, where="body")
-        return sse_response(self._frames(run_id, session_id, last, agent_id))
-
-    async def _frames(self, run_id: str, session_id: str | None, last: int | None, agent_id: str) -> AsyncIterator[str]:
         try:
-            run = await sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id, component_id=agent_id)
+            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=agent_id)
         except RunNotFound:
+            run = None
+        return run, -1 if last is None else last
+
+    async def _frames(self, run: Run | None, run_id: str, last: int) -> AsyncIterator[str]:
+        if run is None:
             yield control_frame("error", {"error": f"Run {run_id} not found in buffer or database"})
             return
-        async for kind, data in resume(run, -1 if last is None else last):
+        async for kind, data in resume(run, last):
             yield event_frame(data) if kind == "event" else control_frame(kind, data)
 
 

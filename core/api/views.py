@@ -85,9 +85,21 @@ class FormView(AgentOSView):
 
 
 class AsyncAgentOSView(FormView):
-    """DRF's request cycle with async handlers (DRF itself only dispatches sync handlers)."""
+    """DRF's request cycle with async handlers (DRF itself only dispatches sync handlers).
+
+    Everything blocking that must happen before the handler runs in one thread hop: DRF's
+    ``initial()`` (authentication, permissions and throttles, which may read the database or the
+    cache), then the view's ``prepare_<method>()``, if it has one, whose result the handler finds
+    in ``self.prepared``. A view puts there what it reads or writes before answering (a whole
+    non-streamed run, a stream's preparation), so a request leaves the event loop once.
+    """
 
     view_is_async = True
+    prepared: Any = None
+
+    async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
+        """Run blocking ``fn`` off the event loop (agent views use their run threads)."""
+        return await sync_to_async(fn, thread_sensitive=False)(*args, **kwargs)
 
     async def dispatch(self, request, *args, **kwargs):  # type: ignore[override]
         self.args = args
@@ -96,11 +108,10 @@ class AsyncAgentOSView(FormView):
         self.request = request
         self.headers = self.default_response_headers
         try:
-            # Authentication may read the database (sessions, tokens) or the throttle's cache:
-            # never on the event loop.
-            await sync_to_async(self.initial, thread_sensitive=False)(request, *args, **kwargs)
             method = request.method.lower()
             handler = getattr(self, method, None) if method in self.http_method_names else None
+            prepare = getattr(self, f"prepare_{method}", None) if handler is not None else None
+            self.prepared = await self.in_thread(self._before_handler, prepare, request, *args, **kwargs)
             if handler is None:
                 self.http_method_not_allowed(request, *args, **kwargs)
             response = await handler(request, *args, **kwargs)
@@ -108,6 +119,10 @@ class AsyncAgentOSView(FormView):
             response = self.handle_exception(exc)
         self.response = self.finalize_response(request, response, *args, **kwargs)
         return rendered_here(self.response)
+
+    def _before_handler(self, prepare, request, *args: Any, **kwargs: Any) -> Any:
+        self.initial(request, *args, **kwargs)
+        return prepare(request, *args, **kwargs) if prepare is not None else None
 
     async def options(self, request, *args, **kwargs):  # type: ignore[override]
         return super().options(request, *args, **kwargs)

@@ -123,9 +123,10 @@ def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model
 
 @pytest.mark.django_db(transaction=True)
 def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypatch) -> None:
-    """A non-streamed run's thread hops: Django's request_started and request_finished receivers,
-    DRF's authentication and the run itself. Rendering its JSON and a session that was only
-    looked at (authentication looks for one) stay on the loop; the response is unchanged."""
+    """A non-streamed run leaves the event loop three times: Django's request_started and
+    request_finished receivers (in the request's thread), and one run thread for authentication
+    and the whole run. Rendering its JSON and a session that was only looked at (authentication
+    looks for one) stay on the loop; the response is unchanged."""
     from asgiref import sync
 
     hops: list[str] = []
@@ -142,6 +143,7 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     assert response.json()["status"] == "COMPLETED"
     assert "Cookie" in response.headers["vary"] and "set-cookie" not in response.headers
     assert not any("render" in hop or "process_response" in hop for hop in hops), hops
+    assert len(hops) == 2, hops  # the run thread is not an asgiref hop: run_in_executor
 
     # Errors are rendered the same way, in AgentOS's shape. (A session a view changes is still
     # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
