@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
 from django.conf import settings
@@ -68,12 +68,16 @@ class _Publisher:
 
     ``async_to_sync`` from a plain thread would start a new loop per call, and channels-redis
     keeps its connections per loop: every event would open a Redis connection. Sends are handed
-    to this loop and not waited for; their order per run is kept (one loop, FIFO).
+    to this loop and not waited for. One flush at a time sends what has accumulated, one group
+    message per run with that run's events in order: events that come while a send is under
+    way (a fast model's burst) travel together, and a lone event leaves at once.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._flushing = False
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -83,13 +87,42 @@ class _Publisher:
             return self._loop
 
     def send(self, run_id: str, event: dict[str, Any]) -> None:
+        loop = self.loop()
+        with self._lock:
+            self._pending.append((run_id, event))
+            if self._flushing:
+                return
+            self._flushing = True
+        try:
+            asyncio.run_coroutine_threadsafe(self._flush(), loop).add_done_callback(_log_failure)
+        except Exception:
+            with self._lock:
+                self._flushing = False
+            raise
+
+    async def _flush(self) -> None:
         from channels.layers import get_channel_layer
 
-        layer = get_channel_layer()
-        future = asyncio.run_coroutine_threadsafe(
-            layer.group_send(group_name(run_id), {"type": "run.event", "event": event}), self.loop()
-        )
-        future.add_done_callback(_log_failure)
+        try:
+            while True:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                    if not batch:
+                        self._flushing = False
+                        return
+                by_run: dict[str, list[dict[str, Any]]] = {}
+                for run_id, event in batch:
+                    by_run.setdefault(run_id, []).append(event)
+                layer = get_channel_layer()
+                for run_id, events in by_run.items():
+                    try:
+                        await layer.group_send(group_name(run_id), {"type": "run.events", "events": events})
+                    except Exception as exc:  # Redis down: these events wait in the database
+                        _log_failure_now(exc)
+        except BaseException:
+            with self._lock:
+                self._flushing = False
+            raise
 
 
 def _log_failure(future) -> None:
@@ -129,6 +162,7 @@ class Subscription:
         self.loop = asyncio.get_running_loop()
         self.channel: str | None = None
         self.layer = None
+        self._received: deque[dict[str, Any] | None] = deque()
 
     async def __aenter__(self) -> Subscription:
         if not _uses_channel_layer():
@@ -146,10 +180,15 @@ class Subscription:
         return self
 
     async def get(self, timeout: float) -> dict[str, Any] | None:
+        if self._received:
+            return self._received.popleft()
         if self.layer is not None and self.channel is not None:
             try:
                 message = await asyncio.wait_for(self.layer.receive(self.channel), timeout=timeout)
-                return message.get("event")
+                # "run.events" carries a batch in order; "run.event" one (a worker of the
+                # previous release, during a rolling deploy).
+                self._received.extend(message.get("events") or [message.get("event")])
+                return self._received.popleft()
             except asyncio.TimeoutError:
                 return None
             except Exception:
