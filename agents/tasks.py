@@ -33,7 +33,7 @@ def drain_queue() -> int:
     worker = _worker_id()
     done = 0
     while True:
-        job = job_claim(worker=worker)
+        job = job_claim(worker=worker, probe=done == 0)
         if job is None:
             return done
         job_execute(job, worker)

@@ -57,11 +57,13 @@ class EmbeddedWorker:
 
     def _work(self, worker: str) -> None:
         try:
+            busy = False  # just finished a job: claim again without probing first
             while not self._stopping.is_set():
                 try:
-                    job = job_claim(worker=worker)
+                    job = job_claim(worker=worker, probe=not busy)
                 except OperationalError:  # SQLite busy beyond its timeout: try again shortly
                     job = None
+                busy = job is not None
                 if job is not None:
                     try:
                         job_execute(job, worker)

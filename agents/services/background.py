@@ -24,7 +24,7 @@ from sessions.services.runs import run_events_append, run_record_update
 from ..models import Job
 from ..runtime import TERMINAL_EVENTS
 from .cancellation import cancel_local, forget_local
-from .jobs import job_fence, job_heartbeat, job_settle
+from .jobs import job_fence, job_heartbeat, job_settle_fenced
 from .live import publish
 from .runs import PreparedRun, RunRequest, _drive, agent_entry, prepare_for_owner
 
@@ -126,8 +126,8 @@ def _next_event_index(run: Run) -> int:
 
 def job_execute(job: Job, worker: str) -> str:
     """Run a claimed job to its end. Returns the run's final status (or "LOST")."""
-    run = scope_queryset(Run.objects, job.user_id).get(pk=job.pk)
-    session = scope_queryset(Session.objects, job.user_id).get(pk=job.session_id)
+    run = scope_queryset(Run.objects, job.user_id).select_related("session").get(pk=job.pk)
+    session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
     first_index = 0 if job.job_type == "run" and job.attempt == 1 else _next_event_index(run)
     events = _Events(run, job, worker, first_index)
@@ -142,9 +142,11 @@ def job_execute(job: Job, worker: str) -> str:
         lease.join(timeout=5)
         forget_local(job.pk)
     status = str(output.get("status") or RunStatus.ERROR)
+    error = str(output.get("content") or "") if status == RunStatus.ERROR else ""
     with transaction.atomic():
-        fenced = job_fence(job.pk, worker, job.attempt)
-        if fenced is None or lease.lost:
+        # Settling the job is the fence: it only matches while this attempt holds the job, and
+        # it locks the row until the run's write commits with it.
+        if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
             logger.warning("job %s: lost its lease before finishing; its result is discarded", job.pk)
             return "LOST"
         with events.lock:
@@ -158,7 +160,6 @@ def job_execute(job: Job, worker: str) -> str:
         )
         if prepared.memory_store is not None:
             prepared.memory_store.flush()
-        job_settle(job=fenced, run_status=status, error=str(output.get("content") or "") if status == RunStatus.ERROR else "")
     return status
 
 

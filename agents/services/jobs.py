@@ -204,12 +204,15 @@ RETURNING *
 """
 
 
-def job_claim(*, worker: str, lease_seconds: int | None = None) -> Job | None:
-    """Claim the oldest job that may start now, or None. Caps and session order hold."""
+def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = True) -> Job | None:
+    """Claim the oldest job that may start now, or None. Caps and session order hold.
+
+    ``probe``: first look, without the queue lock, whether anything is ready. Nothing is the usual
+    answer to the extra drain tasks a burst of submissions sends; a worker that has just finished
+    a job of a backlog skips the look (``probe=False``): there is most likely more.
+    """
     lease = timedelta(seconds=lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
-    # Nothing to start is the usual answer to the extra drain tasks a burst of submissions sends:
-    # give it without taking the queue lock.
-    if not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
+    if probe and not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
         return None
     moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
     with transaction.atomic():
@@ -249,18 +252,30 @@ def job_fence(job_id: str, worker: str, attempt: int):
     )
 
 
-def job_settle(*, job: Job, run_status: str, error: str = "") -> None:
-    """Mark a fenced job terminal (or paused) to match its run. Call inside the fenced transaction."""
+def _settled(run_status: str, error: str) -> dict[str, Any]:
     now = timezone.now()
     status = {
         RunStatus.COMPLETED: JobStatus.COMPLETED,
         RunStatus.PAUSED: JobStatus.PAUSED,
         RunStatus.CANCELLED: JobStatus.CANCELLED,
     }.get(run_status, JobStatus.FAILED)
-    _jobs().filter(pk=job.pk).update(
-        status=status, error=error[:2000], lease_expires_at=None, updated_at=now,
-        completed_at=None if status == JobStatus.PAUSED else now,
-    )
+    return {
+        "status": status, "error": error[:2000], "lease_expires_at": None, "updated_at": now,
+        "completed_at": None if status == JobStatus.PAUSED else now,
+    }
+
+
+def job_settle(*, job: Job, run_status: str, error: str = "") -> None:
+    """Mark a fenced job terminal (or paused) to match its run. Call inside the fenced transaction."""
+    _jobs().filter(pk=job.pk).update(**_settled(run_status, error))
+
+
+def job_settle_fenced(*, job: Job, worker: str, run_status: str, error: str = "") -> bool:
+    """Settle the job only if this worker's attempt still holds it: False, and nothing changed,
+    if not. In a transaction, the row stays locked until it commits (a fence and a settle in one
+    statement)."""
+    held = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt)
+    return held.update(**_settled(run_status, error)) == 1
 
 
 def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner: str | None = None) -> bool:

@@ -188,9 +188,12 @@ def prepare_for_owner(
     non-followed run lets providers answer in one piece.
     """
     agent = _agent_for(entry, owner_id, request)
+    # The session's run counter tells whether any run but this one (``run_id``, already indexed)
+    # was ever started in it: a session's first run has no history to read.
+    earlier_runs = session is not None and session.next_run_index > (1 if run_id is not None else 0)
     history = (
         run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, exclude_run_id=run_id)
-        if session is not None and agent.add_history_to_context
+        if earlier_runs and agent.add_history_to_context
         else []
     )
     session_state = dict(session.session_state or {}) if session is not None else None

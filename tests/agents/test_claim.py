@@ -106,3 +106,28 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
     assert statements(known_session) == ["BEGIN", "SELECT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
     # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status.
     assert statements(claim) == ["SELECT", "BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]
+    # A worker working through a backlog claims the next job without looking first.
+    with CaptureQueriesContext(connection) as next_claim:
+        assert job_claim(worker="w2", probe=False) is not None
+    assert statements(next_claim) == ["BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]
+    with CaptureQueriesContext(connection) as empty:
+        assert job_claim(worker="w2", probe=False) is None
+    assert statements(empty) == ["BEGIN", "SELECT", "UPDATE", "COMMIT"]
+
+
+def test_settling_is_fenced_by_the_attempt_that_holds_the_job() -> None:
+    from agents.services.jobs import job_settle_fenced
+
+    job_id = queue("alice", "s1")
+    claimed = job_claim(worker="w1")
+    stale = Job.objects.unscoped("test").get(pk=job_id)
+    assert not job_settle_fenced(job=claimed, worker="w2", run_status=RunStatus.COMPLETED)
+    stale.attempt = claimed.attempt + 1  # the reaper gave the job to a later attempt
+    assert not job_settle_fenced(job=stale, worker="w1", run_status=RunStatus.COMPLETED)
+    assert Job.objects.unscoped("test").get(pk=job_id).status == JobStatus.RUNNING
+    assert job_settle_fenced(job=claimed, worker="w1", run_status=RunStatus.ERROR, error="boom " * 1000)
+    settled = Job.objects.unscoped("test").get(pk=job_id)
+    assert (settled.status, len(settled.error), settled.lease_expires_at) == (JobStatus.FAILED, 2000, None)
+    assert settled.completed_at is not None
+    # Settled: no attempt holds it any more.
+    assert not job_settle_fenced(job=claimed, worker="w1", run_status=RunStatus.COMPLETED)
