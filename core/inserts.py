@@ -35,15 +35,16 @@ def _text(value: Any) -> Any:
 class Insert:
     """``INSERT INTO <model's table> (<fields>) VALUES (...)``, optionally skipping a taken key.
 
-    ``fields`` are attribute names (``session_id`` for a foreign key ``session``); values are given
-    in that order. With ``skip_conflict=True`` a row whose primary key exists is not inserted and
+    ``fields`` are attribute names (``session_id`` for a foreign key ``session``), every column by
+    default; values are given in that order. With ``skip_conflict=True`` a row whose primary key exists is not inserted and
     ``row()`` returns 0 (``ON CONFLICT (pk) DO NOTHING``, the same on SQLite and PostgreSQL): no
     savepoint, no IntegrityError to catch. Any other constraint violation still raises.
     """
 
-    def __init__(self, model: type[models.Model], fields: Sequence[str], *, skip_conflict: bool = False) -> None:
+    def __init__(self, model: type[models.Model], fields: Sequence[str] | None = None, *, skip_conflict: bool = False) -> None:
         self.model = model
         by_attname = {field.attname: field for field in model._meta.concrete_fields}
+        fields = list(by_attname) if fields is None else fields
         unknown = [name for name in fields if name not in by_attname]
         if unknown:
             raise ValueError(f"{model.__name__} has no column(s) {', '.join(unknown)}")
@@ -58,6 +59,15 @@ class Insert:
         with connections[using].cursor() as cursor:
             cursor.execute(sql, self._bind(values, adapters))
             return cursor.rowcount
+
+    def instance(self, obj: models.Model, *, using: str = "default") -> bool:
+        """Insert a model instance (its values for this statement's fields), as ``save()`` would
+        have; True if inserted. The instance then counts as saved to ``using``."""
+        inserted = self.row([getattr(obj, field.attname) for field in self.fields], using=using) == 1
+        if inserted:
+            obj._state.adding = False
+            obj._state.db = using
+        return inserted
 
     def rows(self, rows: Iterable[Sequence[Any]], *, using: str = "default") -> None:
         """Insert many rows with one statement (the driver's executemany)."""

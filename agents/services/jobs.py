@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from core.inserts import Insert
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
@@ -148,7 +149,7 @@ def job_submit(
             available_at=now,
         )
         if key is None and run_id is None:
-            job.save(force_insert=True)  # a fresh uuid: nothing to collide with, no savepoint needed
+            _JOB_INSERT.instance(job)  # a fresh uuid: nothing to collide with, no savepoint needed
         else:
             try:
                 with transaction.atomic():
@@ -158,6 +159,9 @@ def job_submit(
         run_create(session=session, run_id=job.id, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now)
         transaction.on_commit(dispatch)
     return Accepted(job, RunStatus.PENDING, duplicate=False)
+
+
+_JOB_INSERT = Insert(Job)
 
 
 def dispatch() -> None:

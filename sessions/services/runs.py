@@ -86,19 +86,9 @@ def session_create(
 
 
 # The rows every run writes, through statements compiled once (core.inserts).
-_SESSION_INSERT = Insert(
-    Session,
-    [field.attname for field in Session._meta.concrete_fields],
-    skip_conflict=True,
-)
-_RUN_INSERT = Insert(Run, [field.attname for field in Run._meta.concrete_fields])
+_SESSION_INSERT = Insert(Session, skip_conflict=True)
+_RUN_INSERT = Insert(Run)
 _EVENT_INSERT = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
-
-
-def _insert_run(run: Run) -> None:
-    _RUN_INSERT.row([getattr(run, field.attname) for field in _RUN_INSERT.fields])
-    run._state.adding = False
-    run._state.db = "default"
 
 
 def _insert_session(session: Session) -> bool:
@@ -107,11 +97,7 @@ def _insert_session(session: Session) -> bool:
     ``INSERT ... ON CONFLICT DO NOTHING``: no savepoint, and a taken id aborts nothing (on
     PostgreSQL a failed INSERT would abort the caller's whole transaction).
     """
-    inserted = _SESSION_INSERT.row([getattr(session, field.attname) for field in _SESSION_INSERT.fields]) == 1
-    if inserted:
-        session._state.adding = False
-        session._state.db = "default"
-    return inserted
+    return _SESSION_INSERT.instance(session)
 
 
 def session_get_or_create(
@@ -207,7 +193,7 @@ def run_create(
             updated_at=now,
             started_at=now if status == RunStatus.RUNNING else None,
         )
-        _insert_run(run)
+        _RUN_INSERT.instance(run)
     return run
 
 
@@ -363,7 +349,7 @@ def run_record(
             started_at=started_at or now,
             finished_at=now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None,
         )
-        _insert_run(run)
+        _RUN_INSERT.instance(run)
         if events:
             run_events_append(run=run, events=events)
     return run

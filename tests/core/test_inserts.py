@@ -97,3 +97,15 @@ def test_unknown_columns_and_wrong_value_counts_are_refused() -> None:
         Insert(Session, ["session_id", "nope"])
     with pytest.raises(ValueError, match=f"expected {len(SESSION_FIELDS)} values"):
         Insert(Session, SESSION_FIELDS).row(["s1"])
+
+
+@pytest.mark.django_db
+def test_an_instance_is_inserted_with_every_column_and_counts_as_saved() -> None:
+    now = timezone.now()
+    session = Session(session_id="s9", user_id="alice", component_id="demo", session_state={"a": 1}, created_at=now, updated_at=now)
+    insert = Insert(Session, skip_conflict=True)
+    assert insert.instance(session) is True
+    assert (session._state.adding, session._state.db) == (False, "default")
+    assert Session.all_users.get(pk="s9").session_state == {"a": 1}
+    again = Session(session_id="s9", user_id="bob", created_at=now, updated_at=now)
+    assert insert.instance(again) is False and again._state.adding
