@@ -19,7 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.inserts import Insert
+from core.statements import Insert, Update
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
@@ -66,10 +66,15 @@ def worker_name() -> str:
 
 def _lock_queue() -> None:
     """Serialize claims and admissions (PostgreSQL: a row lock; SQLite: its single writer)."""
-    if not QueueLock.objects.select_for_update().filter(pk="jobs").exists():
-        # The migration creates the row; a flushed (test) database may lack it.
-        QueueLock.objects.bulk_create([QueueLock(name="jobs")], ignore_conflicts=True)
-        QueueLock.objects.select_for_update().filter(pk="jobs").exists()
+    lock = "SELECT 1 FROM agno_queue_lock WHERE name = %s"
+    if connection.features.has_select_for_update:
+        lock += " " + connection.ops.for_update_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(lock, ["jobs"])
+        if cursor.fetchone() is None:
+            # The migration creates the row; a flushed (test) database may lack it.
+            QueueLock.objects.bulk_create([QueueLock(name="jobs")], ignore_conflicts=True)
+            cursor.execute(lock, ["jobs"])
 
 
 def _jobs():
@@ -278,8 +283,12 @@ def job_settle_fenced(*, job: Job, worker: str, run_status: str, error: str = ""
     """Settle the job only if this worker's attempt still holds it: False, and nothing changed,
     if not. In a transaction, the row stays locked until it commits (a fence and a settle in one
     statement)."""
-    held = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt)
-    return held.update(**_settled(run_status, error)) == 1
+    settled = _settled(run_status, error)
+    values = [settled[field.attname] for field in _JOB_SETTLE.fields]
+    return _JOB_SETTLE.row(job.pk, values, [JobStatus.RUNNING, worker, job.attempt]) == 1
+
+
+_JOB_SETTLE = Update(Job, ["status", "error", "lease_expires_at", "updated_at", "completed_at"], where=["status", "locked_by", "attempt"])
 
 
 def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner: str | None = None) -> bool:

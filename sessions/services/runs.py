@@ -13,7 +13,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from core.inserts import Insert
+from core.statements import Insert, Update
 from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
@@ -85,10 +85,11 @@ def session_create(
     return session
 
 
-# The rows every run writes, through statements compiled once (core.inserts).
+# The rows every run writes, through statements compiled once (core.statements).
 _SESSION_INSERT = Insert(Session, skip_conflict=True)
 _RUN_INSERT = Insert(Run)
 _EVENT_INSERT = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
+_RUN_RESULT = Update(Run, ["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"])
 
 
 def _insert_session(session: Session) -> bool:
@@ -380,17 +381,17 @@ def run_record_update(
         run.error = run.content if status == RunStatus.ERROR else ""
         run.updated_at = now
         run.finished_at = now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None
-        run.save(update_fields=["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"])
-        changes: dict[str, Any] = {"updated_at": now}
-        if added:
-            from django.db.models import F
-
-            changes["total_tokens"] = F("total_tokens") + added
+        _RUN_RESULT.row(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields])
+        # The run's session, keyed by id: the caller checked access.
+        assignments, params = ["updated_at = %s", "total_tokens = total_tokens + %s"], [now, added]
         if session_state is not None:
-            changes["session_state"] = dict(session_state)
+            assignments.append("session_state = %s")
+            params.append(_json_param("session_state", dict(session_state)))
         if summary is not None:
-            changes["summary"] = dict(summary)
-        Session.objects.unscoped("keyed by the run's session; the caller checked access").filter(pk=run.session_id).update(**changes)
+            assignments.append("summary = %s")
+            params.append(_json_param("summary", dict(summary)))
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s", [*params, run.session_id])
         if events:
             run_events_append(run=run, events=events, first_index=first_event_index)
     return run

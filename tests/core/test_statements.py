@@ -1,4 +1,4 @@
-"""core.inserts: Django's INSERT, compiled once, with values bound as Django would bind them."""
+"""core.statements: Django's INSERT, compiled once, and plain UPDATEs, with values bound as Django would bind them."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from core.inserts import Insert
+from core.statements import Insert, Update
 from sessions.models import Run, RunEvent, RunStatus, Session
 from tests.factories import make_run
 
@@ -109,3 +109,27 @@ def test_an_instance_is_inserted_with_every_column_and_counts_as_saved() -> None
     assert Session.all_users.get(pk="s9").session_state == {"a": 1}
     again = Session(session_id="s9", user_id="bob", created_at=now, updated_at=now)
     assert insert.instance(again) is False and again._state.adding
+
+
+@pytest.mark.django_db
+def test_an_update_by_key_binds_json_and_datetimes() -> None:
+    run = make_run("alice")
+    finished = timezone.now()
+    update = Update(Run, ["status", "run_data", "finished_at"])
+    assert update.row(run.pk, [RunStatus.COMPLETED, {"content": "done", "n": [1, 2]}, finished]) == 1
+    stored = Run.all_users.get(pk=run.pk)
+    assert (stored.status, stored.run_data, stored.finished_at) == ("COMPLETED", {"content": "done", "n": [1, 2]}, finished)
+    assert update.row("no-such-run", [RunStatus.ERROR, {}, None]) == 0
+
+
+@pytest.mark.django_db
+def test_an_update_with_conditions_changes_nothing_unless_they_hold() -> None:
+    run = make_run("alice")  # PENDING
+    fenced = Update(Run, ["status", "error"], where=["status", "user_id"])
+    assert fenced.row(run.pk, [RunStatus.ERROR, "x"], [RunStatus.RUNNING, "alice"]) == 0
+    assert fenced.row(run.pk, [RunStatus.ERROR, "x"], [RunStatus.PENDING, "bob"]) == 0
+    assert Run.all_users.get(pk=run.pk).status == RunStatus.PENDING
+    assert fenced.row(run.pk, [RunStatus.ERROR, "boom"], [RunStatus.PENDING, "alice"]) == 1
+    assert Run.all_users.filter(pk=run.pk).values_list("status", "error").get() == ("ERROR", "boom")
+    with pytest.raises(ValueError, match="2 values and 2 conditions"):
+        fenced.row(run.pk, [RunStatus.ERROR], [RunStatus.PENDING, "alice"])
