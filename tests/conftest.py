@@ -16,6 +16,28 @@ def require_service(name: str, reason: str) -> None:
     pytest.skip(message)
 
 
+def run_async(make_coroutine):
+    """Run a coroutine on a loop of its own, in a thread of its own: the test's thread may already
+    run an event loop (Playwright's sync API leaves one), where asyncio.run() refuses."""
+    import asyncio
+    import threading
+
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(make_coroutine())
+        except BaseException as exc:  # handed to the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 @pytest.fixture
 def on_postgres(settings) -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"

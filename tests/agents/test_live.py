@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.conftest import require_service
+from tests.conftest import require_service, run_async
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
 
@@ -59,7 +59,7 @@ def test_a_burst_of_events_arrives_in_order_in_fewer_messages(redis_layer, monke
             return received
 
     # The publisher's loop is a process-wide thread; the subscriber gets a loop of its own.
-    received = asyncio.run(scenario())
+    received = run_async(scenario)
     assert [event["event_index"] for event in received] == list(range(50))
     assert sum(sent) == 50
     assert len(sent) < 10, sent  # the burst travelled in a few messages, not 49
@@ -79,7 +79,7 @@ def test_events_of_two_runs_reach_only_their_own_followers(redis_layer) -> None:
             extra = await a.get(timeout=0.3)
             return got_a, got_b, extra
 
-    got_a, got_b, extra = asyncio.run(scenario())
+    got_a, got_b, extra = run_async(scenario)
     assert [(e["run"], e["event_index"]) for e in got_a] == [("a", 0), ("a", 1), ("a", 2)]
     assert [(e["run"], e["event_index"]) for e in got_b] == [("b", 0), ("b", 1), ("b", 2)]
     assert extra is None

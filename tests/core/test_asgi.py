@@ -14,6 +14,7 @@ from django.http import JsonResponse
 from django.urls import path
 
 from core.asgi import ASGIHandler, RequestThreads
+from tests.conftest import run_async
 
 # Both requests must be inside this view at once for either to pass the barrier.
 _together = threading.Barrier(2, timeout=10)
@@ -39,24 +40,6 @@ def _scope(path: str) -> dict:
     }
 
 
-def _run(make_coroutine):
-    """Run a coroutine on a loop of its own, in a thread of its own (whatever this thread runs)."""
-    outcome: dict = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = asyncio.run(make_coroutine())
-        except BaseException as exc:  # handed to the test's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(30)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
 async def _get(app: ASGIHandler, path: str) -> tuple[int, dict]:
     communicator = ApplicationCommunicator(app, _scope(path))
     await communicator.send_input({"type": "http.request", "body": b""})
@@ -74,7 +57,7 @@ class TestRequestThreads:
         async def two_requests():
             return [await _get(app, "/where") for _ in range(2)]
 
-        (status_1, first), (status_2, second) = _run(two_requests)
+        (status_1, first), (status_2, second) = run_async(two_requests)
         assert status_1 == status_2 == 200
         assert first["thread"] == second["thread"]
         assert len(app.threads._idle) == 1
@@ -86,7 +69,7 @@ class TestRequestThreads:
             return await asyncio.gather(_get(app, "/meet"), _get(app, "/meet"))
 
         # Were the two requests queued on one thread, the first would wait at the barrier forever.
-        (status_1, first), (status_2, second) = _run(together)
+        (status_1, first), (status_2, second) = run_async(together)
         assert status_1 == status_2 == 200
         assert first["thread"] != second["thread"]
         assert len(app.threads._idle) == 2
