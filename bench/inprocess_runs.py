@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -60,7 +61,9 @@ def measure(backend: str, runs: int) -> dict:
         with CaptureQueriesContext(connection) as queries:
             one(session_id, "counted")
         statements = [query["sql"] for query in queries.captured_queries]
-        writes = [sql for sql in statements if sql.split()[0].upper() in ("INSERT", "UPDATE", "DELETE")]
+        # Django logs an executemany (a run's events) as "<n> times: INSERT ...".
+        verbs = [re.sub(r"^\d+ times: ", "", sql).split()[0].upper() for sql in statements]
+        writes = [verb for verb in verbs if verb in ("INSERT", "UPDATE", "DELETE")]
         # SQLite logs BEGIN; psycopg opens transactions implicitly and logs only the COMMIT.
         transactions = sum(1 for sql in statements if sql.upper().startswith(("BEGIN", "COMMIT"))) // (2 if any(sql.upper().startswith("BEGIN") for sql in statements) else 1)
         return {
