@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from django.conf import settings
 from django.db import OperationalError, connections
@@ -32,14 +33,29 @@ class EmbeddedWorker:
         return any(thread.is_alive() for thread in self._threads)
 
     def start(self) -> EmbeddedWorker:
-        if self.running or self.size <= 0:
+        """Start the job threads and the reaper; restart any of them that has ended."""
+        if self.size <= 0:
             return self
-        self._stopping.clear()
-        self._threads = [threading.Thread(target=self._work, args=(f"{self.name}-{i}",), name=f"agno-job-{i}", daemon=True) for i in range(self.size)]
-        self._threads.append(threading.Thread(target=self._reap, name="agno-reaper", daemon=True))
-        for thread in self._threads:
-            thread.start()
-        logger.info("embedded worker %s started with %d thread(s)", self.name, self.size)
+        with self._condition:
+            if self._threads and all(thread.is_alive() for thread in self._threads):
+                return self
+            first = not self.running
+            if first:
+                self._stopping.clear()
+            wanted = [(self._work, (f"{self.name}-{i}",), f"agno-job-{i}") for i in range(self.size)]
+            wanted.append((self._reap, (), "agno-reaper"))
+            alive = {thread.name: thread for thread in self._threads if thread.is_alive()}
+            self._threads = []
+            for target, args, name in wanted:
+                thread = alive.get(name)
+                if thread is None:
+                    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+                    thread.start()
+                    if not first:
+                        logger.warning("embedded worker %s: restarted its thread %s", self.name, name)
+                self._threads.append(thread)
+        if first:
+            logger.info("embedded worker %s started with %d thread(s)", self.name, self.size)
         return self
 
     def wake(self) -> None:
@@ -63,6 +79,13 @@ class EmbeddedWorker:
                     job = job_claim(worker=worker, probe=not busy)
                 except OperationalError:  # SQLite busy beyond its timeout: try again shortly
                     job = None
+                except Exception:
+                    # The database went away (a lost connection, a failover): this thread must
+                    # outlive it, or accepted jobs would wait for a restart. Drop the connection
+                    # and claim again after a pause.
+                    _log_claim_failure(worker)
+                    connections.close_all()
+                    job = None
                 busy = job is not None
                 if job is not None:
                     try:
@@ -84,6 +107,18 @@ class EmbeddedWorker:
                     logger.exception("reaper pass failed")
         finally:
             connections.close_all()
+
+
+_LOG_EVERY_SECONDS = 30.0
+_last_claim_failure_log = 0.0
+
+
+def _log_claim_failure(worker: str) -> None:
+    global _last_claim_failure_log
+    now = time.monotonic()
+    if now - _last_claim_failure_log > _LOG_EVERY_SECONDS:
+        _last_claim_failure_log = now
+        logger.exception("embedded worker %s could not claim a job; retrying", worker)
 
 
 _worker: EmbeddedWorker | None = None
