@@ -130,29 +130,39 @@ class Update:
 
     ``fields`` and ``where`` are attribute names; the row is found by primary key and, with
     ``where``, only while those columns hold the given values (a fence: 0 rows when they do not).
+    A condition given a tuple of values is ``IN (...)``.
     """
 
     def __init__(self, model: type[models.Model], fields: Sequence[str], *, where: Sequence[str] = ()) -> None:
         self.model = model
         self.fields = _columns(model, fields)
         self.where = [model._meta.pk, *_columns(model, where)]
-        self._compiled: dict[str, tuple[str, list[Callable[[Any], Any] | None]]] = {}
+        self._compiled: dict[tuple[str, tuple[int | None, ...]], tuple[str, list[Callable[[Any], Any] | None]]] = {}
 
     def row(self, key: Any, values: Sequence[Any], where: Sequence[Any] = (), *, using: str = "default") -> int:
         if len(values) != len(self.fields) or len(where) != len(self.where) - 1:
             raise ValueError(f"expected {len(self.fields)} values and {len(self.where) - 1} conditions for {self.model.__name__}")
-        compiled = self._compiled.get(using)
+        shape = tuple(len(value) if isinstance(value, tuple) else None for value in where)
+        compiled = self._compiled.get((using, shape))
         if compiled is None:
-            compiled = self._compiled[using] = self._compile(using)
+            compiled = self._compiled[using, shape] = self._compile(using, shape)
         sql, adapters = compiled
+        flat = [item for value in where for item in (value if isinstance(value, tuple) else (value,))]
         with connections[using].cursor() as cursor:
-            cursor.execute(sql, _bind([*values, key, *where], adapters))
+            cursor.execute(sql, _bind([*values, key, *flat], adapters))
             return cursor.rowcount
 
-    def _compile(self, using: str) -> tuple[str, list[Callable[[Any], Any] | None]]:
+    def _compile(self, using: str, shape: tuple[int | None, ...]) -> tuple[str, list[Callable[[Any], Any] | None]]:
         connection = connections[using]
         quote = connection.ops.quote_name
         assignments = ", ".join(f"{quote(field.column)} = %s" for field in self.fields)
-        conditions = " AND ".join(f"{quote(field.column)} = %s" for field in self.where)
-        sql = f"UPDATE {quote(self.model._meta.db_table)} SET {assignments} WHERE {conditions}"
-        return sql, [_adapter(field, connection) for field in (*self.fields, *self.where)]
+        conditions, condition_fields = [], []
+        for field, arity in zip(self.where, (None, *shape)):
+            if arity is None:
+                conditions.append(f"{quote(field.column)} = %s")
+                condition_fields.append(field)
+            else:
+                conditions.append(f"{quote(field.column)} IN ({', '.join(['%s'] * arity)})")
+                condition_fields.extend([field] * arity)
+        sql = f"UPDATE {quote(self.model._meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"
+        return sql, [_adapter(field, connection) for field in (*self.fields, *condition_fields)]

@@ -237,8 +237,12 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
         # The plain manager: the queue spans every user (the statement names the rows it takes).
         claimed = next(iter(Job.all_users.raw(_CLAIM, params)), None)
         if claimed is not None:
-            run_transition(run_id=claimed.pk, expected=[RunStatus.PENDING, RunStatus.RUNNING], to=RunStatus.RUNNING)
+            # Its run starts (a retried job's run may still say RUNNING from the lost attempt).
+            _RUN_STARTED.row(claimed.pk, [RunStatus.RUNNING, now, now], [(RunStatus.PENDING, RunStatus.RUNNING)])
     return claimed
+
+
+_RUN_STARTED = Update(Run, ["status", "updated_at", "started_at"], where=["status"])
 
 
 def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:

@@ -133,3 +133,14 @@ def test_an_update_with_conditions_changes_nothing_unless_they_hold() -> None:
     assert Run.all_users.filter(pk=run.pk).values_list("status", "error").get() == ("ERROR", "boom")
     with pytest.raises(ValueError, match="2 values and 2 conditions"):
         fenced.row(run.pk, [RunStatus.ERROR], [RunStatus.PENDING, "alice"])
+
+
+@pytest.mark.django_db
+def test_a_condition_given_several_values_is_an_in_list() -> None:
+    run = make_run("alice")  # PENDING
+    started = Update(Run, ["status"], where=["status"])
+    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PAUSED, RunStatus.ERROR)]) == 0
+    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PENDING, RunStatus.RUNNING)]) == 1
+    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PENDING, RunStatus.RUNNING)]) == 1  # RUNNING matches too
+    assert started.row(run.pk, [RunStatus.COMPLETED], [RunStatus.RUNNING]) == 1  # one value: "="
+    assert Run.all_users.get(pk=run.pk).status == RunStatus.COMPLETED
