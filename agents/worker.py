@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 from django.conf import settings
 from django.db import OperationalError, connections
+
+from core.logging import Throttle
 
 from .services.background import job_execute
 from .services.jobs import job_claim, job_reap, worker_name
@@ -109,15 +110,11 @@ class EmbeddedWorker:
             connections.close_all()
 
 
-_LOG_EVERY_SECONDS = 30.0
-_last_claim_failure_log = 0.0
+_claim_failures = Throttle(30.0)
 
 
 def _log_claim_failure(worker: str) -> None:
-    global _last_claim_failure_log
-    now = time.monotonic()
-    if now - _last_claim_failure_log > _LOG_EVERY_SECONDS:
-        _last_claim_failure_log = now
+    if _claim_failures.due():
         logger.exception("embedded worker %s could not claim a job; retrying", worker)
 
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections import defaultdict, deque
 from typing import Any
 
 from django.conf import settings
 
+from core.logging import Throttle
+
 logger = logging.getLogger("agno_site.live")
 
-_LOG_EVERY_SECONDS = 30.0
-_last_failure_log = 0.0
+_failures = Throttle(30.0)
 
 
 def group_name(run_id: str) -> str:
@@ -146,10 +146,7 @@ def publish(run_id: str, event: dict[str, Any]) -> None:
 
 
 def _log_failure_now(exc: Exception) -> None:
-    global _last_failure_log
-    now = time.monotonic()
-    if now - _last_failure_log > _LOG_EVERY_SECONDS:
-        _last_failure_log = now
+    if _failures.due():
         logger.warning("live events unavailable (followers fall back to the database): %s", exc)
 
 
