@@ -125,8 +125,9 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     assert response.headers["content-type"] == "application/json"
     assert response.json()["status"] == "COMPLETED"
     assert "Cookie" in response.headers["vary"] and "set-cookie" not in response.headers
-    assert not any("render" in hop or "process_response" in hop for hop in hops), hops
-    assert len(hops) == 2, hops  # the run thread is not an asgiref hop: run_in_executor
+    # Only Django's signal receivers (request_finished's may come after the client has the
+    # response); the run thread is not an asgiref hop (run_in_executor).
+    assert hops and set(hops) <= {"Signal.asend.<locals>.sync_send", "HttpResponseBase.close"}, hops
 
     # Errors are rendered the same way, in AgentOS's shape. (A session a view changes is still
     # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
