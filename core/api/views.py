@@ -58,6 +58,9 @@ class AgentOSView(APIView):
         super().initial(request, *args, **kwargs)
         refuse_null_characters(request.query_params, kwargs)
 
+    def dispatch(self, request, *args: Any, **kwargs: Any):
+        return rendered_here(super().dispatch(request, *args, **kwargs))
+
     @property
     def principal(self) -> Principal:
         user = self.request.user
@@ -129,12 +132,12 @@ class AsyncAgentOSView(FormView):
 
 
 def rendered_here(response: Any) -> Any:
-    """A JSON response, rendered on the event loop, as a plain HttpResponse.
+    """A JSON response, rendered now, as a plain HttpResponse.
 
-    Django renders a template response (DRF's ``Response`` is one) in the request's thread: one
-    more thread hop per request. A JSON body only needs serializing, and the async views' data is
-    plain (computed in a thread before it gets here), so it is rendered here. Other renderers and
-    streams pass through unchanged.
+    Under ASGI Django renders a template response (DRF's ``Response`` is one) in a thread hop of
+    its own, after the view. A JSON body only needs serializing: sync views render it in the
+    thread they already run in, async views on the loop (their data is plain, computed in a
+    thread before it gets here). Other renderers and streams pass through unchanged.
     """
     if not isinstance(response, Response) or not isinstance(getattr(response, "accepted_renderer", None), JSONRenderer):
         return response

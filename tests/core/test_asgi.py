@@ -129,6 +129,13 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     # response); the run thread is not an asgiref hop (run_in_executor).
     assert hops and set(hops) <= {"Signal.asend.<locals>.sync_send", "HttpResponseBase.close"}, hops
 
+    # A sync API view renders its JSON in the thread it runs in: no hop of its own to render.
+    hops.clear()
+    listed = httpx.get(f"{live_api}/sessions", params={"limit": 5, "page": 1}, timeout=30)
+    assert listed.status_code == 200 and listed.headers["content-type"] == "application/json"
+    assert listed.json()["meta"]["page"] == 1
+    assert hops and not any("render" in hop or "process_response" in hop for hop in hops), hops
+
     # Errors are rendered the same way, in AgentOS's shape. (A session a view changes is still
     # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
     refused = httpx.post(f"{live_api}/agents/assistant/runs", data={"stream": "false"}, timeout=30)
