@@ -265,30 +265,17 @@ def job_fence(job_id: str, worker: str, attempt: int):
     )
 
 
-def _settled(run_status: str, error: str) -> dict[str, Any]:
+def job_settle_fenced(*, job: Job, worker: str, run_status: str, error: str = "") -> bool:
+    """Mark the job terminal (or paused) to match its run, only if this worker's attempt still
+    holds it: False, and nothing changed, if not. In a transaction, the row stays locked until it
+    commits (a fence and a settle in one statement)."""
     now = timezone.now()
     status = {
         RunStatus.COMPLETED: JobStatus.COMPLETED,
         RunStatus.PAUSED: JobStatus.PAUSED,
         RunStatus.CANCELLED: JobStatus.CANCELLED,
     }.get(run_status, JobStatus.FAILED)
-    return {
-        "status": status, "error": error[:2000], "lease_expires_at": None, "updated_at": now,
-        "completed_at": None if status == JobStatus.PAUSED else now,
-    }
-
-
-def job_settle(*, job: Job, run_status: str, error: str = "") -> None:
-    """Mark a fenced job terminal (or paused) to match its run. Call inside the fenced transaction."""
-    _jobs().filter(pk=job.pk).update(**_settled(run_status, error))
-
-
-def job_settle_fenced(*, job: Job, worker: str, run_status: str, error: str = "") -> bool:
-    """Settle the job only if this worker's attempt still holds it: False, and nothing changed,
-    if not. In a transaction, the row stays locked until it commits (a fence and a settle in one
-    statement)."""
-    settled = _settled(run_status, error)
-    values = [settled[field.attname] for field in _JOB_SETTLE.fields]
+    values = [status, error[:2000], None, now, None if status == JobStatus.PAUSED else now]
     return _JOB_SETTLE.row(job.pk, values, [JobStatus.RUNNING, worker, job.attempt]) == 1
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from agents.models import Job, JobStatus
-from agents.services.jobs import job_claim, job_settle, job_submit
+from agents.services.jobs import job_claim, job_settle_fenced, job_submit
 from sessions.models import Run, RunStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +26,8 @@ def queue(user: str | None, session_id: str) -> str:
 
 
 def finish(job_id: str) -> None:
-    job_settle(job=Job.objects.unscoped("test").get(pk=job_id), run_status=RunStatus.COMPLETED)
+    job = Job.objects.unscoped("test").get(pk=job_id)
+    assert job_settle_fenced(job=job, worker=job.locked_by, run_status=RunStatus.COMPLETED)
 
 
 def test_the_oldest_ready_job_is_taken_and_its_run_starts() -> None:
@@ -116,8 +117,6 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
 
 
 def test_settling_is_fenced_by_the_attempt_that_holds_the_job() -> None:
-    from agents.services.jobs import job_settle_fenced
-
     job_id = queue("alice", "s1")
     claimed = job_claim(worker="w1")
     stale = Job.objects.unscoped("test").get(pk=job_id)
