@@ -1,4 +1,4 @@
-"""INSERT and UPDATE statements compiled once, for the rows every run writes.
+"""INSERT, UPDATE and SELECT statements compiled once, for the rows every run writes and reads.
 
 ``Model.save()``, ``bulk_create()`` and ``QuerySet.update()`` compile their SQL on every call:
 Django's compilers walk every field of every row, preparing each value through the field's
@@ -9,6 +9,9 @@ compiler for its statement once per database, so the SQL (quoting, placeholders)
 conversions they need: JSON and datetime values through Django's adapters, strings and numbers as
 they are.
 
+``Select`` does the same for a read that runs for every run (a queryset compiled once, its values
+swapped per call, rows turned into instances the way the queryset would).
+
 They bypass ``save()``: no signals, no field defaults (Django's defaults are not the database's: a
 column left out of an INSERT must be nullable). Callers give every column's value.
 """
@@ -18,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.db import connections, models
+from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery
 
 # Values of these fields go to the driver as they are (a str subclass, such as a TextChoices
@@ -166,3 +170,114 @@ class Update:
                 condition_fields.extend([field] * arity)
         sql = f"UPDATE {quote(self.model._meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"
         return sql, [_adapter(field, connection) for field in (*self.fields, *condition_fields)]
+
+
+class Select:
+    """A queryset's ``SELECT``, compiled once per database and shape, its values swapped per call.
+
+    ``build(*args)`` returns the queryset, filtered (and scoped, for an owned model) as the
+    caller needs; ``Select`` calls it with stand-ins for the arguments, once per database and per
+    pattern of None arguments (``user_id IS NULL`` is not ``user_id = %s``), and finds where each
+    stand-in went in the statement's parameters. Arguments are strings or None. Rows become
+    instances as the queryset would make them: converters applied, ``select_related`` objects
+    attached. What the queryset evaluates lazily (``prefetch_related``, known related objects)
+    is refused at compile time.
+    """
+
+    def __init__(self, build: Callable[..., models.QuerySet]) -> None:
+        self.build = build
+        self._compiled: dict[tuple[str, tuple[bool, ...]], _CompiledSelect] = {}
+
+    def all(self, *args: str | None, using: str = "default") -> list[models.Model]:
+        return self._statement(args, using).fetch(args)
+
+    def one(self, *args: str | None, using: str = "default") -> models.Model:
+        """The single row; the model's DoesNotExist (or MultipleObjectsReturned) otherwise."""
+        compiled = self._statement(args, using)
+        rows = compiled.fetch(args)
+        if len(rows) == 1:
+            return rows[0]
+        model = compiled.model
+        if not rows:
+            raise model.DoesNotExist(f"{model.__name__} matching query does not exist.")
+        raise model.MultipleObjectsReturned(f"get() returned more than one {model.__name__}")
+
+    def _statement(self, args: Sequence[str | None], using: str) -> _CompiledSelect:
+        key = (using, tuple(arg is None for arg in args))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = _CompiledSelect(self.build, args, using)
+        return compiled
+
+
+class _CompiledSelect:
+    def __init__(self, build: Callable[..., models.QuerySet], args: Sequence[str | None], using: str) -> None:
+        stand_ins = [None if arg is None else f"\x00agno-select-{i}\x00" for i, arg in enumerate(args)]
+        queryset = build(*stand_ins)
+        check = getattr(queryset, "_check_scoped", None)
+        if check is not None:
+            check("evaluate")  # an owned model's read says whose rows it wants, as any other
+        if queryset._prefetch_related_lookups or queryset._known_related_objects:
+            raise ValueError("Select compiles one statement: no prefetch_related, no related managers")
+        compiler = queryset.query.get_compiler(using=using)
+        self.sql, params = compiler.as_sql()
+        position = {stand_in: i for i, stand_in in enumerate(stand_ins) if stand_in is not None}
+        # Each parameter: the index of the argument it stands for, or a constant of the query.
+        self.params: list[tuple[int | None, Any]] = [(position.get(param) if isinstance(param, str) else None, param) for param in params]
+        missing = set(position.values()) - {index for index, _ in self.params}
+        if missing:
+            raise ValueError(f"Select: argument(s) {sorted(missing)} did not reach the statement's parameters")
+        self.compiler, self.using = compiler, using
+        fields = [column[0] for column in compiler.select[: compiler.col_count]]
+        self.converters = compiler.get_converters(fields)
+        klass_info = compiler.klass_info
+        self.model = klass_info["model"]
+        start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        self.span = slice(start, end)
+        self.init_list = [column[0].target.attname for column in compiler.select[self.span]]
+        self.related = get_related_populators(klass_info, compiler.select, using)
+        self.annotations = list(compiler.annotation_col_map.items())
+
+    def fetch(self, args: Sequence[str | None]) -> list[models.Model]:
+        params = [value if index is None else args[index] for index, value in self.params]
+        with connections[self.using].cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        if self.converters:
+            rows = self.compiler.apply_converters(rows, self.converters)
+        objects = []
+        for row in rows:
+            obj = self.model.from_db(self.using, self.init_list, row[self.span])
+            for populator in self.related:
+                populator.populate(row, obj)
+            for name, position in self.annotations:
+                setattr(obj, name, row[position])
+            objects.append(obj)
+        return objects
+
+
+_readers: dict[tuple[type[models.Model], str, tuple[str, ...]], tuple[list[str], list[int], dict[int, Any], Any]] = {}
+
+
+def instances(model: type[models.Model], cursor: Any, *, using: str = "default") -> list[models.Model]:
+    """The rows a cursor holds (``SELECT *``, ``RETURNING *``) as instances of ``model``, with the
+    conversions Django applies to a queryset's rows; what ``raw()`` does, prepared once per shape.
+    A table's column order need not be the model's field order (``from_db`` wants the latter)."""
+    names = tuple(column[0] for column in cursor.description)
+    reader = _readers.get((model, using, names))
+    if reader is None:
+        by_column = {field.column: field for field in model._meta.concrete_fields}
+        unknown = [name for name in names if name not in by_column]
+        if unknown:
+            raise ValueError(f"{model.__name__} has no column(s) {', '.join(unknown)}")
+        position = {name: i for i, name in enumerate(names)}
+        present = [field for field in model._meta.concrete_fields if field.column in position]
+        compiler = model._default_manager.none().query.get_compiler(using=using)
+        converters = compiler.get_converters([by_column[name].get_col(model._meta.db_table) for name in names])
+        order = [position[field.column] for field in present]
+        reader = _readers[model, using, names] = ([field.attname for field in present], order, converters, compiler)
+    attnames, order, converters, compiler = reader
+    rows = cursor.fetchall()
+    if converters:
+        rows = compiler.apply_converters(rows, converters)
+    return [model.from_db(using, attnames, [row[i] for i in order]) for row in rows]

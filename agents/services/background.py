@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Max
 
+from core.statements import Select
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.services.runs import run_events_append, run_record_update
@@ -124,9 +125,13 @@ def _next_event_index(run: Run) -> int:
     return 0 if top is None else top + 1
 
 
+# The job's run and its session, in one read compiled once (the ORM compiles it on every call).
+_RUN_WITH_SESSION = Select(lambda run_id, user_id: scope_queryset(Run.objects, user_id).select_related("session").filter(pk=run_id))
+
+
 def job_execute(job: Job, worker: str) -> str:
     """Run a claimed job to its end. Returns the run's final status (or "LOST")."""
-    run = scope_queryset(Run.objects, job.user_id).select_related("session").get(pk=job.pk)
+    run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
     first_index = 0 if job.job_type == "run" and job.attempt == 1 else _next_event_index(run)

@@ -19,7 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.statements import Insert, Update
+from core.statements import Insert, Update, instances
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
@@ -234,8 +234,10 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
             "worker": worker, "now": moment(now), "lease_until": moment(now + lease),
             "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
         }
-        # The plain manager: the queue spans every user (the statement names the rows it takes).
-        claimed = next(iter(Job.all_users.raw(_CLAIM, params)), None)
+        # Every user's jobs: the queue spans them all (the statement names the rows it takes).
+        with connection.cursor() as cursor:
+            cursor.execute(_CLAIM, params)
+            claimed = next(iter(instances(Job, cursor)), None)
         if claimed is not None:
             # Its run starts (a retried job's run may still say RUNNING from the lost attempt).
             _RUN_STARTED.row(claimed.pk, [RunStatus.RUNNING, now, now], [(RunStatus.PENDING, RunStatus.RUNNING)])

@@ -1,4 +1,5 @@
-"""core.statements: Django's INSERT, compiled once, and plain UPDATEs, with values bound as Django would bind them."""
+"""core.statements: Django's INSERT and SELECT, compiled once, and plain UPDATEs, with values bound
+and rows read back as Django would."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -8,9 +9,10 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from core.statements import Insert, Update
+from core.statements import Insert, Select, Update, instances
+from core.tenancy import UnscopedQueryError, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
-from tests.factories import make_run
+from tests.factories import make_run, make_session
 
 SESSION_FIELDS = [field.attname for field in Session._meta.concrete_fields]
 
@@ -144,3 +146,56 @@ def test_a_condition_given_several_values_is_an_in_list() -> None:
     assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PENDING, RunStatus.RUNNING)]) == 1  # RUNNING matches too
     assert started.row(run.pk, [RunStatus.COMPLETED], [RunStatus.RUNNING]) == 1  # one value: "="
     assert Run.all_users.get(pk=run.pk).status == RunStatus.COMPLETED
+
+
+RUN_WITH_SESSION = Select(lambda run_id, user_id: scope_queryset(Run.objects, user_id).select_related("session").filter(pk=run_id))
+
+
+@pytest.mark.django_db
+def test_a_compiled_select_reads_as_the_queryset_does() -> None:
+    session = make_session("alice")
+    Session.all_users.filter(pk=session.pk).update(session_state={"k": [1, 2]})
+    run = make_run("alice", session=session)
+    expected = Run.all_users.select_related("session").get(pk=run.pk)
+    for _ in range(2):  # compiled on the first call, reused on the second
+        read = RUN_WITH_SESSION.one(run.pk, "alice")
+        assert [getattr(read, f.attname) for f in Run._meta.concrete_fields] == [getattr(expected, f.attname) for f in Run._meta.concrete_fields]
+        assert isinstance(read.created_at, type(expected.created_at)) and read.created_at.tzinfo is not None
+        with CaptureQueriesContext(connection) as queries:
+            assert read.session.session_state == {"k": [1, 2]}  # attached by select_related: no query
+        assert len(queries) == 0
+        assert read._state.adding is False and read._state.db == "default"
+
+
+@pytest.mark.django_db
+def test_a_compiled_select_keeps_the_scope_it_was_built_with() -> None:
+    run = make_run("alice")
+    shared = make_run(None)
+    with pytest.raises(Run.DoesNotExist):
+        RUN_WITH_SESSION.one(run.pk, "bob")  # another user's run: as missing
+    with pytest.raises(Run.DoesNotExist):
+        RUN_WITH_SESSION.one(run.pk, None)  # None: ownerless rows only
+    assert RUN_WITH_SESSION.one(shared.pk, None).pk == shared.pk
+    assert RUN_WITH_SESSION.all("no-such-run", "alice") == []
+
+
+def test_a_compiled_select_refuses_an_unscoped_owned_queryset() -> None:
+    unscoped = Select(lambda run_id: Run.objects.filter(pk=run_id))
+    with pytest.raises(UnscopedQueryError):
+        unscoped.all("any")
+
+
+def test_a_compiled_select_refuses_an_argument_that_is_not_a_parameter() -> None:
+    ignored = Select(lambda run_id: Run.all_users.all())
+    with pytest.raises(ValueError, match="did not reach"):
+        ignored.all("any")
+
+
+@pytest.mark.django_db
+def test_returned_rows_become_instances_with_django_conversions() -> None:
+    run = make_run("alice", run_data={"content": "hi"})
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE agno_runs SET status = %s WHERE run_id = %s RETURNING *", [RunStatus.RUNNING, run.pk])
+        [updated] = instances(Run, cursor)
+    assert (updated.pk, updated.status, updated.run_data) == (run.pk, RunStatus.RUNNING, {"content": "hi"})
+    assert updated.created_at == Run.all_users.get(pk=run.pk).created_at  # a datetime on SQLite too
