@@ -177,12 +177,3 @@ class Job(OwnedModel):
 
     def __str__(self) -> str:
         return f"{self.component_id} {self.id} ({self.status})"
-
-
-class QueueLock(models.Model):
-    """One row that claims lock (FOR UPDATE) so concurrency caps hold across workers."""
-
-    name = models.CharField(max_length=32, primary_key=True)
-
-    class Meta:
-        db_table = "agno_queue_lock"

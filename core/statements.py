@@ -9,6 +9,7 @@ compiler for its statement once per database, so the SQL (quoting, placeholders)
 conversions they need: JSON and datetime values through Django's adapters, strings and numbers as
 they are.
 
+``pipelined()`` sends the statements of a block to PostgreSQL without waiting for each answer.
 ``Select`` does the same for a read that runs for every run (a queryset compiled once, its values
 swapped per call, rows turned into instances the way the queryset would).
 
@@ -17,7 +18,8 @@ column left out of an INSERT must be nullable). Callers give every column's valu
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, models
@@ -62,6 +64,63 @@ def _bind(values: Sequence[Any], adapters: Sequence[Callable[[Any], Any] | None]
     return [value if adapt is None else adapt(value) for value, adapt in zip(values, adapters)]
 
 
+class Pending:
+    """The row count of a statement that may still be on its way (see ``pipelined()``)."""
+
+    def __init__(self, connection: Any, cursor: Any) -> None:
+        self.connection, self.cursor = connection, cursor
+        self._count: int | None = None
+
+    def count(self) -> int:
+        if self._count is None:
+            try:
+                pipeline = getattr(self.connection, "agno_pipeline", None)
+                if pipeline is not None and self.cursor.rowcount < 0:
+                    with self.connection.wrap_database_errors:
+                        pipeline.sync()
+                self._count = self.cursor.rowcount
+            finally:
+                self.cursor.close()
+        return self._count
+
+
+def _send(using: str, sql: str, params: Sequence[Any]) -> Pending:
+    connection = connections[using]
+    cursor = connection.cursor()
+    try:
+        cursor.execute(sql, params)
+    except BaseException:
+        cursor.close()
+        raise
+    return Pending(connection, cursor)
+
+
+@contextmanager
+def pipelined(using: str = "default") -> Iterator[None]:
+    """Send the block's statements without waiting for each answer (PostgreSQL's pipeline mode).
+
+    psycopg sends each statement at once and reads the answers when one is needed: a fetch,
+    ``Pending.count()``, or the block's end, which waits for them all. The server still runs them
+    one after another, in order, each with a snapshot taken when it starts; only the waits go.
+    Inside ``transaction.atomic()`` the BEGIN travels with the first statement, so a transaction
+    of five statements costs two round trips (the block's end, then the COMMIT) instead of seven.
+    An error surfaces, as Django's exception, where the answers are read. Elsewhere than on
+    PostgreSQL, and when already pipelined, the block runs as it is.
+    """
+    connection = connections[using]
+    if connection.vendor != "postgresql" or getattr(connection, "agno_pipeline", None) is not None:
+        yield
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        with connection.connection.pipeline() as pipeline:
+            connection.agno_pipeline = pipeline
+            try:
+                yield
+            finally:
+                connection.agno_pipeline = None
+
+
 class Insert:
     """``INSERT INTO <model's table> (<fields>) VALUES (...)``, optionally skipping a taken key.
 
@@ -80,12 +139,11 @@ class Insert:
         self._compiled: dict[str, tuple[str, list[Callable[[Any], Any] | None]]] = {}
 
     def row(self, values: Sequence[Any], *, using: str = "default") -> int:
-        """Insert one row; the number of rows inserted (0 only when skipping a taken key)."""
+        """Insert one row; the number of rows inserted (0 only when skipping a taken key). Inside
+        ``pipelined()``, waits for the answer."""
         self._check(values)
         sql, adapters = self._statement(using)
-        with connections[using].cursor() as cursor:
-            cursor.execute(sql, _bind(values, adapters))
-            return cursor.rowcount
+        return _send(using, sql, _bind(values, adapters)).count()
 
     def instance(self, obj: models.Model, *, using: str = "default") -> bool:
         """Insert a model instance (its values for this statement's fields), as ``save()`` would
@@ -144,6 +202,11 @@ class Update:
         self._compiled: dict[tuple[str, tuple[int | None, ...]], tuple[str, list[Callable[[Any], Any] | None]]] = {}
 
     def row(self, key: Any, values: Sequence[Any], where: Sequence[Any] = (), *, using: str = "default") -> int:
+        """Update the row; the number of rows changed (inside ``pipelined()``, waits for it)."""
+        return self.send(key, values, where, using=using).count()
+
+    def send(self, key: Any, values: Sequence[Any], where: Sequence[Any] = (), *, using: str = "default") -> Pending:
+        """Update the row; inside ``pipelined()``, without waiting for the answer."""
         if len(values) != len(self.fields) or len(where) != len(self.where) - 1:
             raise ValueError(f"expected {len(self.fields)} values and {len(self.where) - 1} conditions for {self.model.__name__}")
         shape = tuple(len(value) if isinstance(value, tuple) else None for value in where)
@@ -152,9 +215,7 @@ class Update:
             compiled = self._compiled[using, shape] = self._compile(using, shape)
         sql, adapters = compiled
         flat = [item for value in where for item in (value if isinstance(value, tuple) else (value,))]
-        with connections[using].cursor() as cursor:
-            cursor.execute(sql, _bind([*values, key, *flat], adapters))
-            return cursor.rowcount
+        return _send(using, sql, _bind([*values, key, *flat], adapters))
 
     def _compile(self, using: str, shape: tuple[int | None, ...]) -> tuple[str, list[Callable[[Any], Any] | None]]:
         connection = connections[using]

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Max
 
-from core.statements import Select
+from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.services.runs import run_events_append, run_record_update
@@ -150,19 +150,22 @@ def job_execute(job: Job, worker: str) -> str:
     error = str(output.get("content") or "") if status == RunStatus.ERROR else ""
     with transaction.atomic():
         # Settling the job is the fence: it only matches while this attempt holds the job, and
-        # it locks the row until the run's write commits with it.
-        if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
-            logger.warning("job %s: lost its lease before finishing; its result is discarded", job.pk)
-            return "LOST"
-        with events.lock:
-            events.write_buffer()
-        run_record_update(
-            run=run,
-            status=status,
-            output=output,
-            session_state=output.get("session_state"),
-            summary=getattr(finished, "session_summary", None),
-        )
+        # it locks the row until the run's write commits with it. On PostgreSQL the BEGIN goes
+        # with it, and the writes after it are sent without waiting (pipelined): two round trips
+        # and the COMMIT, where each statement was one.
+        with pipelined():
+            if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
+                logger.warning("job %s: lost its lease before finishing; its result is discarded", job.pk)
+                return "LOST"
+            with events.lock:
+                events.write_buffer()
+            run_record_update(
+                run=run,
+                status=status,
+                output=output,
+                session_state=output.get("session_state"),
+                summary=getattr(finished, "session_summary", None),
+            )
         if prepared.memory_store is not None:
             prepared.memory_store.flush()
     return status

@@ -19,12 +19,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.statements import Insert, Update, instances
+from core.statements import Insert, Update, instances, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
-from ..models import JOB_TO_RUN_STATUS, Job, JobStatus, QueueLock
+from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -64,17 +64,21 @@ def worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
+# The queue lock's key: a transaction-scoped advisory lock, the same number in every process.
+QUEUE_LOCK_KEY = 0x61676E6F2D6A6F62  # "agno-job"
+
+
 def _lock_queue() -> None:
-    """Serialize claims and admissions (PostgreSQL: a row lock; SQLite: its single writer)."""
-    lock = "SELECT 1 FROM agno_queue_lock WHERE name = %s"
-    if connection.features.has_select_for_update:
-        lock += " " + connection.ops.for_update_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(lock, ["jobs"])
-        if cursor.fetchone() is None:
-            # The migration creates the row; a flushed (test) database may lack it.
-            QueueLock.objects.bulk_create([QueueLock(name="jobs")], ignore_conflicts=True)
-            cursor.execute(lock, ["jobs"])
+    """Serialize claims and admissions until the transaction ends.
+
+    PostgreSQL: a transaction-scoped advisory lock (no row to read or keep; sent without waiting
+    for its answer when pipelined, and the next statement's snapshot is still taken after it is
+    granted). SQLite: nothing to do, every transaction begins IMMEDIATE and so holds the database's
+    one write lock already.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [QUEUE_LOCK_KEY])
 
 
 def _jobs():
@@ -188,20 +192,21 @@ def dispatch() -> None:
 # when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs or
 # waits paused in its session, and no older ready job of its session waits before it (one run at a
 # time per session, in submission order). Under the queue lock, so the caps hold across workers.
-_CLAIM = """
+# {now} is the clock; {lease_until} the lease's end.
+_CLAIM_JOB = """
 UPDATE agno_jobs
-SET status = %(running)s, locked_by = %(worker)s, lease_expires_at = %(lease_until)s,
-    attempt = attempt + 1, started_at = %(now)s, updated_at = %(now)s
+SET status = %(running)s, locked_by = %(worker)s, lease_expires_at = {lease_until},
+    attempt = attempt + 1, started_at = {now}, updated_at = {now}
 WHERE status = %(queued)s
   AND (SELECT COUNT(*) FROM agno_jobs g WHERE g.status = %(running)s) < %(global_cap)s
   AND id = (
     SELECT j.id FROM agno_jobs j
-    WHERE j.status = %(queued)s AND j.available_at <= %(now)s
+    WHERE j.status = %(queued)s AND j.available_at <= {now}
       AND NOT EXISTS (
         SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status IN (%(running)s, %(paused)s))
       AND NOT EXISTS (
         SELECT 1 FROM agno_jobs e
-        WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= %(now)s
+        WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= {now}
           AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id)))
       AND (
         SELECT COUNT(*) FROM agno_jobs u
@@ -211,6 +216,23 @@ WHERE status = %(queued)s
     LIMIT 1)
 RETURNING *
 """
+# SQLite: the clock is read once the transaction holds the write lock (BEGIN IMMEDIATE), so a
+# job that finished while this claim waited cannot appear to overlap the one taking its place.
+_CLAIM = _CLAIM_JOB.format(now="%(now)s", lease_until="%(lease_until)s")
+# PostgreSQL: the claim and its run's start in one statement, sent with the queue lock without
+# waiting for it (pipelined). The clock is the server's, read as the statement runs: after the
+# lock is granted, and after every commit the statement's snapshot sees.
+_CLAIM_AND_START = """
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+claimed AS ({claim}),
+started AS (
+  UPDATE agno_runs SET status = %(run_running)s, updated_at = claimed.started_at, started_at = claimed.started_at
+  FROM claimed WHERE agno_runs.run_id = claimed.id AND agno_runs.status IN (%(run_pending)s, %(run_running)s))
+SELECT * FROM claimed
+""".format(claim=_CLAIM_JOB.format(
+    now="(SELECT now FROM clock)",
+    lease_until="(SELECT now FROM clock) + make_interval(secs => %(lease_seconds)s)",
+).strip())
 
 
 def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = True) -> Job | None:
@@ -220,21 +242,27 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
     answer to the extra drain tasks a burst of submissions sends; a worker that has just finished
     a job of a backlog skips the look (``probe=False``): there is most likely more.
     """
-    lease = timedelta(seconds=lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
+    lease = lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS
     if probe and not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
         return None
-    moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
+    params = {
+        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED, "worker": worker,
+        "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
+    }
+    # Every user's jobs: the queue spans them all (the statement names the rows it takes).
     with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # BEGIN, the lock and the claim in one round trip, the COMMIT in another.
+            params.update(lease_seconds=lease, run_running=RunStatus.RUNNING, run_pending=RunStatus.PENDING)
+            with connection.cursor() as cursor:
+                with pipelined():
+                    _lock_queue()
+                    cursor.execute(_CLAIM_AND_START, params)
+                return next(iter(instances(Job, cursor)), None)  # read once the block has its answers
         _lock_queue()
-        # The clock is read once the lock is held: a job that finished while this claim waited
-        # for the lock must not appear to overlap the one that takes its place.
         now = timezone.now()
-        params = {
-            "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED,
-            "worker": worker, "now": moment(now), "lease_until": moment(now + lease),
-            "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
-        }
-        # Every user's jobs: the queue spans them all (the statement names the rows it takes).
+        moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
+        params.update(now=moment(now), lease_until=moment(now + timedelta(seconds=lease)))
         with connection.cursor() as cursor:
             cursor.execute(_CLAIM, params)
             claimed = next(iter(instances(Job, cursor)), None)

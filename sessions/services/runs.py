@@ -381,7 +381,7 @@ def run_record_update(
         run.error = run.content if status == RunStatus.ERROR else ""
         run.updated_at = now
         run.finished_at = now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None
-        _RUN_RESULT.row(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields])
+        _RUN_RESULT.send(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields])
         # The run's session, keyed by id: the caller checked access.
         assignments, params = ["updated_at = %s", "total_tokens = total_tokens + %s"], [now, added]
         if session_state is not None:

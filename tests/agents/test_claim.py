@@ -87,7 +87,7 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    queue("bob", "b1")  # a flushed test database has no queue-lock row until the first submission
+    queue("bob", "b1")
     with CaptureQueriesContext(connection) as new_session:
         queue("alice", "s1")
     with CaptureQueriesContext(connection) as known_session:
@@ -100,20 +100,26 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
 
     # Accepting: the queue lock, the depth check, the session, the session's active jobs, then
     # the job, the run index and the run. A new session is inserted ON CONFLICT DO NOTHING (a
-    # concurrent request may create it first), so it needs no savepoint.
+    # concurrent request may create it first), so it needs no savepoint. SQLite's lock is its
+    # BEGIN IMMEDIATE; PostgreSQL's an advisory lock (a SELECT).
+    lock = ["SELECT"] if connection.vendor == "postgresql" else []
     assert statements(new_session) == [
-        "BEGIN", "SELECT", "SELECT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
+        "BEGIN", *lock, "SELECT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
     ]
-    assert statements(known_session) == ["BEGIN", "SELECT", "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
-    # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status.
-    assert statements(claim) == ["SELECT", "BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]
+    assert statements(known_session) == ["BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
+    # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status
+    # (on PostgreSQL in the claim's statement, and sent with the lock in one round trip).
+    claiming = ["SELECT", "WITH"] if connection.vendor == "postgresql" else ["UPDATE", "UPDATE"]
+    assert statements(claim) == ["SELECT", "BEGIN", *claiming, "COMMIT"]
     # A worker working through a backlog claims the next job without looking first.
     with CaptureQueriesContext(connection) as next_claim:
         assert job_claim(worker="w2", probe=False) is not None
-    assert statements(next_claim) == ["BEGIN", "SELECT", "UPDATE", "UPDATE", "COMMIT"]
+    assert statements(next_claim) == ["BEGIN", *claiming, "COMMIT"]
     with CaptureQueriesContext(connection) as empty:
         assert job_claim(worker="w2", probe=False) is None
-    assert statements(empty) == ["BEGIN", "SELECT", "UPDATE", "COMMIT"]
+    # Nothing to claim: no run to start (on PostgreSQL the same one statement).
+    nothing = claiming if connection.vendor == "postgresql" else claiming[:1]
+    assert statements(empty) == ["BEGIN", *nothing, "COMMIT"]
 
 
 def test_settling_is_fenced_by_the_attempt_that_holds_the_job() -> None:

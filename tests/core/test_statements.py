@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from core.statements import Insert, Select, Update, instances
+from core.statements import Insert, Select, Update, instances, pipelined
 from core.tenancy import UnscopedQueryError, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from tests.factories import make_run, make_session
@@ -199,3 +199,32 @@ def test_returned_rows_become_instances_with_django_conversions() -> None:
         [updated] = instances(Run, cursor)
     assert (updated.pk, updated.status, updated.run_data) == (run.pk, RunStatus.RUNNING, {"content": "hi"})
     assert updated.created_at == Run.all_users.get(pk=run.pk).created_at  # a datetime on SQLite too
+
+
+@pytest.mark.django_db
+def test_pipelined_statements_take_effect_and_counts_are_waited_for() -> None:
+    first, second = make_run("alice"), make_run("alice")
+    status = Update(Run, ["status"], where=["status"])
+    with transaction.atomic():
+        with pipelined():
+            if connection.vendor == "postgresql":  # really in pipeline mode there, a no-op elsewhere
+                assert connection.connection.pgconn.pipeline_status != 0
+            sent = status.send(first.pk, [RunStatus.RUNNING], [RunStatus.PENDING])
+            assert status.row(second.pk, [RunStatus.RUNNING], [RunStatus.COMPLETED]) == 0  # waits for its answer
+            assert status.row(second.pk, [RunStatus.RUNNING], [RunStatus.PENDING]) == 1
+            assert sent.count() == 1
+    assert {run.status for run in Run.all_users.filter(pk__in=[first.pk, second.pk])} == {RunStatus.RUNNING}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pipelined_error_is_djangos_and_rolls_the_transaction_back() -> None:
+    run = make_run("alice")
+    insert = Insert(Session, SESSION_FIELDS)
+    with pytest.raises(IntegrityError):
+        with transaction.atomic():
+            with pipelined():
+                Update(Run, ["status"]).send(run.pk, [RunStatus.RUNNING])
+                insert.row(session_values(run.session_id))  # a taken key: fails where it is read
+    assert Run.all_users.get(pk=run.pk).status == RunStatus.PENDING  # the update went with it
+    with transaction.atomic(), pipelined():  # the connection is usable again
+        assert Update(Run, ["status"]).row(run.pk, [RunStatus.RUNNING]) == 1
