@@ -1,14 +1,15 @@
 """Executing a claimed job: the same runtime and recording as an inline run, plus a lease.
 
 Events get a per-run ``event_index``, are published live at once and flushed to the database
-every few hundred milliseconds (fenced: only while this worker still holds the job). A
-heartbeat thread renews the lease; if the lease is lost (the reaper gave the job to another
+every few hundred milliseconds (fenced: only while this worker still holds the job). One watch
+thread per process renews the leases; if a lease is lost (the reaper gave the job to another
 worker), the run is stopped and nothing more is written. The final write (run row, session,
 memories, remaining events, job status) is one fenced transaction.
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Any
@@ -17,6 +18,7 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Max
 
+from core.logging import Throttle
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
@@ -34,37 +36,38 @@ logger = logging.getLogger("agno_site.jobs")
 FLUSH_SECONDS = 0.2
 
 
-class _Lease(threading.Thread):
-    """Renews the job's lease every third of its length; stops the run if it is lost or too long."""
+class _Lease:
+    """A job's lease, renewed by the watch every third of its length; the run is stopped if the
+    lease is lost (the reaper gave the job to another attempt) or the run goes on too long."""
 
     def __init__(self, job: Job, worker: str) -> None:
-        super().__init__(name=f"lease-{job.pk[:8]}", daemon=True)
         self.job, self.worker = job, worker
-        self.stop = threading.Event()
         self.lost = False
-        self.deadline = time.monotonic() + settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS
+        self.interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+        started = time.monotonic()
+        self.renew_at = started + self.interval
+        self.deadline = started + settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS
+        self.timed_out = False
 
-    def run(self) -> None:
-        interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
-        try:
-            while not self.stop.wait(interval):
-                if not job_heartbeat(job_id=self.job.pk, worker=self.worker, attempt=self.job.attempt):
-                    self.lost = True
-                    cancel_local(self.job.pk)
-                    return
-                if time.monotonic() > self.deadline:
-                    logger.warning("job %s ran past AGENTOS_BACKGROUND_TIMEOUT_SECONDS; cancelling it", self.job.pk)
-                    cancel_local(self.job.pk)
-        finally:
-            connections.close_all()  # this thread's own connection; the thread ends here
+    def tick(self, now: float) -> None:
+        if self.lost or now < self.renew_at:
+            return
+        self.renew_at = now + self.interval
+        if not job_heartbeat(job_id=self.job.pk, worker=self.worker, attempt=self.job.attempt):
+            self.lost = True
+            cancel_local(self.job.pk)
+        elif now > self.deadline and not self.timed_out:
+            self.timed_out = True
+            logger.warning("job %s ran past AGENTOS_BACKGROUND_TIMEOUT_SECONDS; cancelling it", self.job.pk)
+            cancel_local(self.job.pk)
 
 
 class _Events:
     """Numbers, publishes and (fenced) flushes a run's events.
 
     Events are written in batches, at most ``FLUSH_SECONDS`` after they happen: by the run thread
-    when events keep coming, and by a flusher thread when the run goes quiet (a slow model, a
-    tool, a pause), so a follower that missed the live event always finds it in the database.
+    when events keep coming, and by the watch when the run goes quiet (a slow model, a tool, a
+    pause), so a follower that missed the live event always finds it in the database.
     """
 
     def __init__(self, run: Run, job: Job, worker: str, first_index: int) -> None:
@@ -74,15 +77,6 @@ class _Events:
         self.lock = threading.Lock()
         self.last_flush = time.monotonic()
         self.fenced_out = False
-        self._stop = threading.Event()
-        self._flusher = threading.Thread(target=self._flush_while_quiet, name=f"events-{run.pk[:8]}", daemon=True)
-
-    def start(self) -> None:
-        self._flusher.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._flusher.join(timeout=5)
 
     def __call__(self, event: dict[str, Any]) -> None:
         with self.lock:
@@ -93,13 +87,9 @@ class _Events:
         if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= FLUSH_SECONDS:
             self.flush()
 
-    def _flush_while_quiet(self) -> None:
-        try:
-            while not self._stop.wait(FLUSH_SECONDS):
-                if time.monotonic() - self.last_flush >= FLUSH_SECONDS:
-                    self.flush()
-        finally:
-            connections.close_all()  # this thread's own connection
+    def tick(self, now: float) -> None:
+        if now - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
 
     def flush(self) -> None:
         with self.lock:
@@ -120,6 +110,63 @@ class _Events:
             self.buffer.clear()
 
 
+class _Watch:
+    """One thread per process looks after the jobs the process executes: it renews their leases
+    and writes the events of a run that has gone quiet.
+
+    (Two threads per job did it before, started and joined around every run: about 2 ms of a
+    worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
+    the jobs, so once ``remove()`` returns it will not touch that job again. It has its own
+    database connection while there are jobs to look after.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._jobs: dict[str, tuple[_Lease, _Events]] = {}
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, lease: _Lease, events: _Events) -> None:
+        with self._condition:
+            self._jobs[lease.job.pk] = (lease, events)
+            # Started on first use, and again in a forked child (threads do not survive fork).
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="agno-job-watch", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+
+    def remove(self, job_id: str) -> None:
+        with self._condition:
+            self._jobs.pop(job_id, None)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._condition:
+                    if not self._jobs:
+                        connections.close_all()  # an idle process holds no connection for it
+                        self._condition.wait()
+                        continue
+                    self._condition.wait(FLUSH_SECONDS)
+                    now = time.monotonic()
+                    for lease, events in list(self._jobs.values()):
+                        try:
+                            events.tick(now)
+                            lease.tick(now)
+                        except Exception:
+                            # The database went away: try again at the next tick, on a new connection.
+                            if _watch_failures.due():
+                                logger.exception("job %s: lease or event flush failed; retrying", lease.job.pk)
+                            connections.close_all()
+        finally:
+            connections.close_all()
+
+
+_watch_failures = Throttle(30.0)
+_watch = _Watch()
+
+
 def _next_event_index(run: Run) -> int:
     top = scope_queryset(RunEvent.objects, run.user_id).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
     return 0 if top is None else top + 1
@@ -137,14 +184,11 @@ def job_execute(job: Job, worker: str) -> str:
     first_index = 0 if job.job_type == "run" and job.attempt == 1 else _next_event_index(run)
     events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
-    lease.start()
-    events.start()
+    _watch.add(lease, events)
     try:
         output, finished, prepared = _execute(job, run, session, events)
     finally:
-        events.stop()
-        lease.stop.set()
-        lease.join(timeout=5)
+        _watch.remove(job.pk)
         forget_local(job.pk)
     status = str(output.get("status") or RunStatus.ERROR)
     error = str(output.get("content") or "") if status == RunStatus.ERROR else ""

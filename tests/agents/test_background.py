@@ -335,3 +335,61 @@ class TestHumanInTheLoopOnTheQueue:
         httpx.post(f"{live_api}/agents/hitl-agent/runs/{body['run_id']}/cancel")
         polled = httpx.get(f"{live_api}/agents/hitl-agent/runs/{body['run_id']}", params={"session_id": "s-hq"}).json()
         assert (polled["status"], polled["cancellation_stage"]) == ("CANCELLED", "PAUSED")
+
+
+class TestLease:
+    """One watch thread per process renews the leases of the jobs the process runs."""
+
+    def test_a_long_run_keeps_its_lease(self, live_api, worker, fake_openai, settings) -> None:
+        settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # renewed every second
+        gate = threading.Event()
+        fake_openai.push(Reply(text="a b c d", gate=gate, gate_after=1))
+        run_id = submit(live_api, "openai-agent", message="take your time", user_id="alice").json()["run_id"]
+        wait_for(lambda: run_status(run_id) == "RUNNING")
+        first = Job.objects.unscoped("test").get(pk=run_id).lease_expires_at
+        # Renewed while the model holds the run, past the lease it was claimed with.
+        wait_for(lambda: Job.objects.unscoped("test").get(pk=run_id).lease_expires_at > first + timedelta(seconds=1), timeout=10)
+        assert timezone.now() < Job.objects.unscoped("test").get(pk=run_id).lease_expires_at
+        gate.set()
+        assert wait_for(lambda: finished(run_id)) == "COMPLETED"
+        assert job_reap() == ([], [])  # nothing for the reaper: the lease never lapsed
+
+    def test_a_lost_lease_stops_the_run(self, live_api, settings) -> None:
+        from agents.services.background import _Lease
+        from agents.services.cancellation import cancelled_locally, forget_local
+
+        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3
+        run_id = submit(live_api, message="lose me", user_id="alice").json()["run_id"]
+        job = job_claim(worker="w1")
+        lease = _Lease(job, "w1")
+        try:
+            lease.tick(lease.renew_at - 0.1)  # not due yet: nothing happens
+            assert Job.objects.unscoped("test").get(pk=run_id).lease_expires_at == job.lease_expires_at
+            lease.tick(lease.renew_at)
+            renewed = Job.objects.unscoped("test").get(pk=run_id).lease_expires_at
+            assert renewed > job.lease_expires_at and not lease.lost and not cancelled_locally(run_id)
+            # The reaper gave the job to another attempt (this process paused past its lease).
+            Job.objects.unscoped("test").filter(pk=run_id).update(locked_by="the-successor", attempt=2)
+            lease.tick(lease.renew_at)
+            assert lease.lost and cancelled_locally(run_id)  # the run stops at its next step
+            assert Job.objects.unscoped("test").get(pk=run_id).lease_expires_at == renewed  # not the old attempt's to renew
+        finally:
+            forget_local(run_id)
+
+    def test_a_run_past_its_time_limit_is_cancelled(self, live_api, settings) -> None:
+        from agents.services.background import _Lease
+        from agents.services.cancellation import cancelled_locally, forget_local
+
+        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # checked at each renewal, every second
+        settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS = 5
+        run_id = submit(live_api, message="too long", user_id="alice").json()["run_id"]
+        lease = _Lease(job_claim(worker="w1"), "w1")
+        try:
+            lease.tick(lease.renew_at)
+            assert not cancelled_locally(run_id)
+            lease.tick(max(lease.renew_at, lease.deadline + 1))
+            assert lease.timed_out and cancelled_locally(run_id) and not lease.lost
+        finally:
+            forget_local(run_id)
