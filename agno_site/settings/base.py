@@ -128,6 +128,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # more than a whole run's queries (SQLite re-runs its PRAGMAs, PostgreSQL authenticates).
 DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 600, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Values travel beside the statement (no quoting of every value into the SQL text), and a
+    # statement a connection has run five times is prepared: PostgreSQL stops parsing and
+    # planning it on every run. DB_PREPARED_STATEMENTS=false behind a pooler that cannot keep
+    # prepared statements (PgBouncer before 1.21 in transaction mode).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True,
+        prepare_threshold=5 if env.boolean("DB_PREPARED_STATEMENTS", True) else None,
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, Celery, Channels -----------------------------------------------------------------

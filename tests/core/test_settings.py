@@ -64,6 +64,18 @@ def test_development_defaults_sqlite_and_a_generated_secret_kept_in_a_file(tmp_p
     assert key_file.read_text() == key and len(key) >= 50
 
 
+@pytest.mark.parametrize(("flag", "threshold"), [(None, "5"), ("false", "None")])
+def test_postgres_binds_values_server_side_and_prepares_what_runs_often(tmp_path: Path, flag: str | None, threshold: str) -> None:
+    env = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/agno_site"}
+    if flag is not None:
+        env["DB_PREPARED_STATEMENTS"] = flag
+    clean = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "DB_PREPARED_STATEMENTS"}}
+    clean.update({"VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": "agno_site.settings.local", **env})
+    code = "import django; django.setup(); from django.conf import settings; o = settings.DATABASES['default']['OPTIONS']; print(o['server_side_binding'], o['prepare_threshold'])"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["True", threshold], result.stderr
+
+
 @pytest.mark.django_db
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout() -> None:
     from django.db import connection
