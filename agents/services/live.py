@@ -4,14 +4,16 @@ With Redis (``REDIS_URL``) events go through the Channels layer (a group per run
 on any replica sees a run executing on any worker. Without Redis the embedded worker runs in
 the web process and a thread-safe in-process hub does the same. Either way this is only the
 fast path: the database holds every event, and followers poll it when the live path is quiet
-or down, so a Redis fault delays events but never loses one.
+or down, so a Redis fault delays events but never loses one. For the same reason a run nobody
+follows is not sent at all (the publisher looks for followers, at most every 200 ms per run).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
-from collections import defaultdict, deque
+import time
+from collections import OrderedDict, defaultdict, deque
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +23,11 @@ from core.logging import Throttle
 logger = logging.getLogger("agno_site.live")
 
 _failures = Throttle(30.0)
+
+# A run found without followers is not sent to for this long (followers read any gap from the
+# database); how many runs' answers are remembered.
+FOLLOWERS_RECHECK_SECONDS = 0.2
+FOLLOWERS_REMEMBERED = 4096
 
 
 def group_name(run_id: str) -> str:
@@ -78,6 +85,8 @@ class _Publisher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: list[tuple[str, dict[str, Any]]] = []
         self._flushing = False
+        # run id -> (followed, when last looked): used on the publisher's loop only.
+        self._followers: OrderedDict[str, tuple[bool, float]] = OrderedDict()
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -116,13 +125,38 @@ class _Publisher:
                 layer = get_channel_layer()
                 for run_id, events in by_run.items():
                     try:
-                        await layer.group_send(group_name(run_id), {"type": "run.events", "events": events})
+                        if await self._followed(layer, run_id):
+                            await layer.group_send(group_name(run_id), {"type": "run.events", "events": events})
                     except Exception as exc:  # Redis down: these events wait in the database
                         _log_failure_now(exc)
         except BaseException:
             with self._lock:
                 self._flushing = False
             raise
+
+
+    async def _followed(self, layer: Any, run_id: str) -> bool:
+        """Whether anyone follows the run. Most runs nobody follows (a background run that is
+        polled, a finished one); sending them costs a group message each (two Redis round trips
+        and a fifth of a worker's CPU) for no one. A run found followed stays followed; one found
+        without followers is looked at again after ``FOLLOWERS_RECHECK_SECONDS``. A follower that
+        subscribes in between misses those live events, and reads them from the database, which
+        it does on any gap in the event indexes (agents.services.tail).
+        """
+        known = self._followers.get(run_id)
+        now = time.monotonic()
+        if known is not None and (known[0] or now - known[1] < FOLLOWERS_RECHECK_SECONDS):
+            return known[0]
+        group = group_name(run_id)
+        members = getattr(layer, "_group_key", None)
+        if members is None:  # not channels-redis: no cheap way to know; send
+            return True
+        followed = await layer.connection(layer.consistent_hash(group)).zcard(members(group)) > 0
+        self._followers[run_id] = (followed, now)
+        self._followers.move_to_end(run_id)
+        while len(self._followers) > FOLLOWERS_REMEMBERED:
+            self._followers.popitem(last=False)
+        return followed
 
 
 def _log_failure(future) -> None:

@@ -83,3 +83,33 @@ def test_events_of_two_runs_reach_only_their_own_followers(redis_layer) -> None:
     assert [(e["run"], e["event_index"]) for e in got_a] == [("a", 0), ("a", 1), ("a", 2)]
     assert [(e["run"], e["event_index"]) for e in got_b] == [("b", 0), ("b", 1), ("b", 2)]
     assert extra is None
+
+
+@pytest.mark.redis
+def test_a_run_nobody_follows_costs_no_messages_until_someone_does(redis_layer, monkeypatch) -> None:
+    from channels.layers import get_channel_layer
+
+    from agents.services import live
+
+    sent: list[str] = []
+
+    async def scenario() -> tuple[list[str], dict]:
+        layer = get_channel_layer()
+        original = layer.group_send
+
+        async def counting(group, message):
+            sent.append(group)
+            return await original(group, message)
+
+        monkeypatch.setattr(layer, "group_send", counting)
+        live.publish("run-unfollowed", {"event": "RunStarted", "event_index": 0})
+        await asyncio.sleep(0.3)  # long enough for the publisher to have sent it, had anyone listened
+        before = list(sent)
+        async with live.Subscription("run-unfollowed") as follower:
+            await asyncio.sleep(live.FOLLOWERS_RECHECK_SECONDS)  # the publisher looks again
+            live.publish("run-unfollowed", {"event": "RunContent", "event_index": 1})
+            return before, await follower.get(timeout=5)
+
+    before, received = run_async(scenario)
+    assert before == []  # nobody followed: no group message
+    assert received["event_index"] == 1 and sent == ["run.run-unfollowed"]
