@@ -2,7 +2,7 @@
 
     bash bench/agentos_reference/setup.sh        # once (run by this script if the venv is missing)
     .venv/bin/python -m bench.background [--runs 600] [--concurrency 8] [--paced-rate 10 --paced-seconds 10]
-        [--only agentos-sqlite,agentos-postgres,embedded,celery-1,celery-2,celery-1-threads] [--profile celery-1]
+        [--only agentos-sqlite,agentos-postgres,embedded,celery-1,celery-2,celery-1-threads,celery-2-threads] [--profile celery-1]
 
 Configurations, each on a fresh database and after a warm-up, one after the other:
 
@@ -12,7 +12,8 @@ Configurations, each on a fresh database and after a warm-up, one after the othe
   (default 4) job threads, as ``make run`` does. SQLite.
 * ``celery-1``, ``celery-2``: Agno Site with ``REDIS_URL`` (Redis db 13, flushed): the web process
   only accepts; one or two ``celery -P solo`` workers execute. PostgreSQL.
-* ``celery-1-threads``: as ``celery-1``, the one worker with ``-P threads -c 2``.
+* ``celery-1-threads``, ``celery-2-threads``: as ``celery-1`` and ``celery-2``, each worker with
+  ``-P threads -c 2``.
 
 SQLite files live on tmpfs and PostgreSQL commits with synchronous_commit=off (bench.compare's
 databases), so the figures follow CPU cost, not this VM's fsync.

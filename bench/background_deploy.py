@@ -34,6 +34,7 @@ CONFIGS = {
         Config("celery-1", "site", "postgres", 1, "Agno Site + Celery, 1 worker (PostgreSQL + Redis)"),
         Config("celery-2", "site", "postgres", 2, "Agno Site + Celery, 2 workers (PostgreSQL + Redis)"),
         Config("celery-1-threads", "site", "postgres", 1, "Agno Site + Celery, 1 worker, 2 threads (PostgreSQL + Redis)", threads=2),
+        Config("celery-2-threads", "site", "postgres", 2, "Agno Site + Celery, 2 workers, 2 threads each (PostgreSQL + Redis)", threads=2),
     )
 }
 WORKER_CPUS = {1: [1], 2: [0, 1]}
