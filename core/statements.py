@@ -104,8 +104,9 @@ def pipelined(using: str = "default") -> Iterator[None]:
     one after another, in order, each with a snapshot taken when it starts; only the waits go.
     Inside ``transaction.atomic()`` the BEGIN travels with the first statement, so a transaction
     of five statements costs two round trips (the block's end, then the COMMIT) instead of seven.
-    An error surfaces, as Django's exception, where the answers are read. Elsewhere than on
-    PostgreSQL, and when already pipelined, the block runs as it is.
+    An error surfaces, as Django's exception, where the answers are read: so code that catches a
+    statement's error at the statement (an IntegrityError around a savepoint, say) must not run
+    inside. Elsewhere than on PostgreSQL, and when already pipelined, the block runs as it is.
     """
     connection = connections[using]
     if connection.vendor != "postgresql" or getattr(connection, "agno_pipeline", None) is not None:

@@ -214,11 +214,14 @@ WHERE status = %(queued)s
       ) < %(user_cap)s
     ORDER BY j.created_at, j.id
     LIMIT 1)
-RETURNING *
+RETURNING {columns}
 """
 # SQLite: the clock is read once the transaction holds the write lock (BEGIN IMMEDIATE), so a
 # job that finished while this claim waited cannot appear to overlap the one taking its place.
-_CLAIM = _CLAIM_JOB.format(now="%(now)s", lease_until="%(lease_until)s")
+# The job's columns by name, never *: a prepared statement's result must keep its shape when a
+# later migration adds a column (PostgreSQL: "cached plan must not change result type").
+_JOB_COLUMNS = ", ".join(field.column for field in Job._meta.concrete_fields)
+_CLAIM = _CLAIM_JOB.format(now="%(now)s", lease_until="%(lease_until)s", columns=_JOB_COLUMNS)
 # PostgreSQL: the claim and its run's start in one statement, sent with the queue lock without
 # waiting for it (pipelined). The clock is the server's, read as the statement runs: after the
 # lock is granted, and after every commit the statement's snapshot sees.
@@ -232,6 +235,7 @@ SELECT * FROM claimed
 """.format(claim=_CLAIM_JOB.format(
     now="(SELECT now FROM clock)",
     lease_until="(SELECT now FROM clock) + make_interval(secs => %(lease_seconds)s)",
+    columns=_JOB_COLUMNS,
 ).strip())
 
 

@@ -136,3 +136,27 @@ def test_settling_is_fenced_by_the_attempt_that_holds_the_job() -> None:
     assert settled.completed_at is not None
     # Settled: no attempt holds it any more.
     assert not job_settle_fenced(job=claimed, worker="w1", run_status=RunStatus.COMPLETED)
+
+
+@pytest.mark.postgres_only
+def test_a_prepared_claim_survives_a_migration_that_adds_a_column() -> None:
+    from django.db import connection
+
+    for index in range(6):  # psycopg prepares a statement on its fifth run on a connection
+        finish(_claim_one(f"p{index}"))
+    queue("alice", "after")
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE agno_jobs ADD COLUMN added_by_a_later_release integer")
+    try:
+        claimed = job_claim(worker="w", probe=False)  # not "cached plan must not change result type"
+        assert claimed is not None and claimed.session_id == "after"
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE agno_jobs DROP COLUMN added_by_a_later_release")
+
+
+def _claim_one(session_id: str) -> str:
+    queue("alice", session_id)
+    claimed = job_claim(worker="w", probe=False)
+    assert claimed is not None and claimed.session_id == session_id
+    return claimed.pk
