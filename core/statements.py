@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import connections, models
 from django.db.models.query import get_related_populators
-from django.db.models.sql import InsertQuery
+from django.db.models.sql import InsertQuery, Query
 
 # Values of these fields go to the driver as they are (a str subclass, such as a TextChoices
 # member, is turned into a plain str first: drivers adapt by exact type).
@@ -67,17 +67,15 @@ def _bind(values: Sequence[Any], adapters: Sequence[Callable[[Any], Any] | None]
 class Pending:
     """The row count of a statement that may still be on its way (see ``pipelined()``)."""
 
-    def __init__(self, connection: Any, cursor: Any) -> None:
-        self.connection, self.cursor = connection, cursor
-        self._count: int | None = None
+    def __init__(self, connection: Any, cursor: Any, count: int | None = None) -> None:
+        self.connection, self.cursor, self._count = connection, cursor, count
 
     def count(self) -> int:
         if self._count is None:
             try:
-                pipeline = getattr(self.connection, "agno_pipeline", None)
-                if pipeline is not None and self.cursor.rowcount < 0:
+                if self.cursor.rowcount < 0:  # not answered yet: the pipeline is still open
                     with self.connection.wrap_database_errors:
-                        pipeline.sync()
+                        self.connection.agno_pipeline.sync()
                 self._count = self.cursor.rowcount
             finally:
                 self.cursor.close()
@@ -86,7 +84,11 @@ class Pending:
 
 def _send(using: str, sql: str, params: Sequence[Any]) -> Pending:
     connection = connections[using]
-    cursor = connection.cursor()
+    if getattr(connection, "agno_pipeline", None) is None:  # the answer comes with the statement
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return Pending(None, None, cursor.rowcount)
+    cursor = connection.cursor()  # kept open until its answer is read
     try:
         cursor.execute(sql, params)
     except BaseException:
@@ -334,7 +336,7 @@ def instances(model: type[models.Model], cursor: Any, *, using: str = "default")
             raise ValueError(f"{model.__name__} has no column(s) {', '.join(unknown)}")
         position = {name: i for i, name in enumerate(names)}
         present = [field for field in model._meta.concrete_fields if field.column in position]
-        compiler = model._default_manager.none().query.get_compiler(using=using)
+        compiler = Query(model).get_compiler(using=using)  # for its converters only
         converters = compiler.get_converters([by_column[name].get_col(model._meta.db_table) for name in names])
         order = [position[field.column] for field in present]
         reader = _readers[model, using, names] = ([field.attname for field in present], order, converters, compiler)

@@ -216,11 +216,11 @@ WHERE status = %(queued)s
     LIMIT 1)
 RETURNING {columns}
 """
-# SQLite: the clock is read once the transaction holds the write lock (BEGIN IMMEDIATE), so a
-# job that finished while this claim waited cannot appear to overlap the one taking its place.
 # The job's columns by name, never *: a prepared statement's result must keep its shape when a
 # later migration adds a column (PostgreSQL: "cached plan must not change result type").
 _JOB_COLUMNS = ", ".join(field.column for field in Job._meta.concrete_fields)
+# SQLite: the clock is read once the transaction holds the write lock (BEGIN IMMEDIATE), so a
+# job that finished while this claim waited cannot appear to overlap the one taking its place.
 _CLAIM = _CLAIM_JOB.format(now="%(now)s", lease_until="%(lease_until)s", columns=_JOB_COLUMNS)
 # PostgreSQL: the claim and its run's start in one statement, sent with the queue lock without
 # waiting for it (pipelined). The clock is the server's, read as the statement runs: after the

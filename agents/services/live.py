@@ -134,7 +134,6 @@ class _Publisher:
                 self._flushing = False
             raise
 
-
     async def _followed(self, layer: Any, run_id: str) -> bool:
         """Whether anyone follows the run. Most runs nobody follows (a background run that is
         polled, a finished one); sending them costs a group message each (two Redis round trips
