@@ -11,10 +11,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_settings(tmp_path: Path, module: str = "agno_site.settings.base", **env: str) -> subprocess.CompletedProcess:
-    clean = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS"}}
+SHOW = "print(settings.DATABASES['default']['ENGINE'], settings.AGENT_OS_PORT, settings.DEBUG)"
+
+
+def load_settings(tmp_path: Path, module: str = "agno_site.settings.base", show: str = SHOW, **env: str) -> subprocess.CompletedProcess:
+    unset = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DB_PREPARED_STATEMENTS"}
+    clean = {key: value for key, value in os.environ.items() if key not in unset}
     clean.update({"VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": module, **env})
-    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default']['ENGINE'], settings.AGENT_OS_PORT, settings.DEBUG)"
+    code = f"import django; django.setup(); from django.conf import settings; {show}"
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60)
 
 
@@ -69,10 +73,8 @@ def test_postgres_binds_values_server_side_and_prepares_what_runs_often(tmp_path
     env = {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/agno_site"}
     if flag is not None:
         env["DB_PREPARED_STATEMENTS"] = flag
-    clean = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "DB_PREPARED_STATEMENTS"}}
-    clean.update({"VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": "agno_site.settings.local", **env})
-    code = "import django; django.setup(); from django.conf import settings; o = settings.DATABASES['default']['OPTIONS']; print(o['server_side_binding'], o['prepare_threshold'])"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60)
+    show = "o = settings.DATABASES['default']['OPTIONS']; print(o['server_side_binding'], o['prepare_threshold'])"
+    result = load_settings(tmp_path, "agno_site.settings.local", show=show, **env)
     assert result.stdout.split() == ["True", threshold], result.stderr
 
 
