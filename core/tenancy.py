@@ -192,3 +192,8 @@ def scope_queryset(queryset: OwnedQuerySet, user: str | None | _AllUsers) -> Own
     if user is None:
         return queryset.unscoped("anonymous caller: ownerless rows only").filter(user_id__isnull=True)
     return queryset.for_user(user)
+
+
+def in_scope(user: str | None | _AllUsers, owner_id: str | None) -> bool:
+    """Whether a row owned by ``owner_id`` is one ``scope_queryset(..., user)`` would return."""
+    return user is ALL_USERS or owner_id == user

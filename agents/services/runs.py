@@ -20,7 +20,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from core.auth import Principal
-from core.tenancy import scope_queryset
+from core.statements import Select
+from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
 from sessions.selectors import run_history
 from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update
@@ -157,15 +158,20 @@ def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> 
     return prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
 
 
+# Every run reads its session by id: one statement compiled once, whoever owns the row (the
+# caller's scope is checked on the row, so another user's session id is refused, not reused).
+_SESSION_BY_ID = Select(lambda session_id: Session.objects.unscoped("session_for_run checks the owner").filter(pk=session_id))
+
+
 def session_for_run(*, principal: Principal, session_id: str | None, requested_user_id: str | None) -> tuple[Session | None, str, str | None]:
     """(existing session or None, its id, the run's owner). Another user's session is not found."""
-    scope = principal.read_scope(requested_user_id)
     owner_id = principal.owner(requested_user_id)
     session: Session | None = None
     if session_id:
-        session = scope_queryset(Session.objects, scope).filter(pk=session_id).first()
-        if session is None and Session.objects.unscoped("refuse another user's session id, reveal nothing").filter(pk=session_id).exists():
-            raise SessionNotFound(session_id)
+        found = _SESSION_BY_ID.all(session_id)
+        if found and not in_scope(principal.read_scope(requested_user_id), found[0].user_id):
+            raise SessionNotFound(session_id)  # another user's session id: refused, revealing nothing
+        session = found[0] if found else None
     if session is not None:
         # Runs in an existing session belong to its owner (an admin may write into any).
         owner_id = session.user_id
