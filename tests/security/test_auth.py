@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import jwt
@@ -286,17 +287,15 @@ class TestHardening:
         assert response["X-Frame-Options"] == "DENY"
 
     def test_rate_limit_per_user_answers_429_with_retry_after(self, client, jwt_server) -> None:
-        from django.core.cache import cache
-
-        cache.clear()
         jwt_server.RATE_LIMIT_USER = "3/minute"
-        alice, bob = auth(token("alice")), auth(token("bob"))
+        # Users of their own: the limits outlive a test (in the process, or in Redis).
+        suffix = uuid.uuid4().hex
+        alice, bob = auth(token(f"alice-{suffix}")), auth(token(f"bob-{suffix}"))
         assert [client.get("/sessions", **alice).status_code for _ in range(3)] == [200, 200, 200]
         limited = client.get("/sessions", **alice)
         assert limited.status_code == 429 and int(limited["Retry-After"]) > 0
         assert limited.json() == {"detail": "Too many requests"}
         assert client.get("/sessions", **bob).status_code == 200  # a separate bucket
-        cache.clear()
 
     def test_credentials_never_reach_the_logs(self, client, jwt_server, caplog) -> None:
         secret_token = token("alice", key="not-the-server-key-0123456789-abcdefgh")
