@@ -29,13 +29,32 @@ def meet(request):
     return JsonResponse({"thread": threading.get_ident()})
 
 
-urlpatterns = [path("where", where), path("meet", meet)]
+_serials = iter(range(1, 1_000_000))
 
 
-def _scope(path: str) -> dict:
+def _number_the_connection(sender, connection, **kwargs) -> None:
+    connection.agno_test_serial = next(_serials)
+
+
+def connection_of(request):
+    """The thread's database connection: which one it is, and, on request, made past its age."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    answer = {"thread": threading.get_ident(), "connection": getattr(connection, "agno_test_serial", None)}
+    if request.GET.get("expire"):
+        connection.close_at = 0  # older than CONN_MAX_AGE: to be replaced before it is used again
+    return JsonResponse(answer)
+
+
+urlpatterns = [path("where", where), path("meet", meet), path("connection", connection_of)]
+
+
+def _scope(target: str) -> dict:
+    path, _, query = target.partition("?")
     return {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "headers": [(b"host", b"testserver")],
+        "path": path, "raw_path": path.encode(), "query_string": query.encode(), "headers": [(b"host", b"testserver")],
         "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
     }
 
@@ -86,6 +105,66 @@ class TestRequestThreads:
         first.shutdown()
 
 
+@pytest.mark.urls(__name__)
+@pytest.mark.django_db(transaction=True)
+class TestConnectionCare:
+    """The request threads look after their connections themselves, in the thread that owns them,
+    instead of through Django's request signals (each a hop to that thread and back)."""
+
+    def test_a_connection_past_its_age_is_replaced_before_the_next_request_uses_it(self, settings) -> None:
+        from django.db import connection
+        from django.db.backends.signals import connection_created
+
+        if connection.vendor == "sqlite":
+            pytest.skip("SQLite's in-memory test database is never closed (PostgreSQL runs this)")
+        settings.DATABASES["default"]["CONN_MAX_AGE"] = 600
+        app = ASGIHandler()
+
+        async def three_requests():
+            return [await _get(app, path) for path in ("/connection", "/connection?expire=1", "/connection")]
+
+        connection_created.connect(_number_the_connection)
+        try:
+            (_, first), (_, expired), (_, after) = run_async(three_requests)
+        finally:
+            connection_created.disconnect(_number_the_connection)
+        assert first["thread"] == expired["thread"] == after["thread"]
+        assert first["connection"] == expired["connection"]  # kept between requests
+        assert after["connection"] != expired["connection"]  # replaced, though nothing closed it at the end
+
+    def test_with_conn_max_age_0_a_used_connection_is_closed_after_the_request(self, settings) -> None:
+        from django.db import connection
+
+        settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+        app = ASGIHandler()
+
+        async def one_request():
+            status, body = await _get(app, "/connection")
+            thread = app.threads._idle[-1]
+            # Queued behind the request's work on its thread: what it sees is after the close.
+            still_open = await asyncio.wrap_future(thread.submit(lambda: connection.connection is not None))
+            return status, still_open
+
+        status, still_open = run_async(one_request)
+        assert status == 200 and still_open is False
+
+    def test_request_finished_receivers_django_did_not_connect_still_run_in_the_request_thread(self) -> None:
+        from django.core import signals
+
+        app = ASGIHandler()
+        seen: list[int] = []
+
+        def receiver(**kwargs) -> None:
+            seen.append(threading.get_ident())
+
+        signals.request_finished.connect(receiver)
+        try:
+            (status, body) = run_async(lambda: _get(app, "/where"))
+        finally:
+            signals.request_finished.disconnect(receiver)
+        assert status == 200 and seen == [body["thread"]]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model) -> None:
     """Sessions, CSRF and login run their hooks on the event loop now: the live ASGI server must
@@ -106,10 +185,10 @@ def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model
 
 @pytest.mark.django_db(transaction=True)
 def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypatch) -> None:
-    """A non-streamed run leaves the event loop three times: Django's request_started and
-    request_finished receivers (in the request's thread), and one run thread for authentication
-    and the whole run. Rendering its JSON and a session that was only looked at (authentication
-    looks for one) stay on the loop; the response is unchanged."""
+    """A non-streamed run leaves the event loop once: one run thread for authentication and the
+    whole run. Django's request signals (the request threads look after their own connections),
+    rendering its JSON and a session that was only looked at (authentication looks for one) stay
+    on the loop; the response is unchanged."""
     from asgiref import sync
 
     hops: list[str] = []
@@ -125,9 +204,8 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     assert response.headers["content-type"] == "application/json"
     assert response.json()["status"] == "COMPLETED"
     assert "Cookie" in response.headers["vary"] and "set-cookie" not in response.headers
-    # Only Django's signal receivers (request_finished's may come after the client has the
-    # response); the run thread is not an asgiref hop (run_in_executor).
-    assert hops and set(hops) <= {"Signal.asend.<locals>.sync_send", "HttpResponseBase.close"}, hops
+    # The run thread is not an asgiref hop (run_in_executor); nothing else leaves the loop.
+    assert hops == [], hops
 
     # A sync API view renders its JSON in the thread it runs in: no hop of its own to render.
     hops.clear()
@@ -135,6 +213,7 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     assert listed.status_code == 200 and listed.headers["content-type"] == "application/json"
     assert listed.json()["meta"]["page"] == 1
     assert hops and not any("render" in hop or "process_response" in hop for hop in hops), hops
+    assert not any("sync_send" in hop or "close" in hop for hop in hops), hops  # no request signal hops
 
     # Errors are rendered the same way, in AgentOS's shape. (A session a view changes is still
     # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
