@@ -111,14 +111,23 @@ class TestConnectionCare:
     """The request threads look after their connections themselves, in the thread that owns them,
     instead of through Django's request signals (each a hop to that thread and back)."""
 
-    def test_a_connection_past_its_age_is_replaced_before_the_next_request_uses_it(self, settings) -> None:
-        from django.db import connection
+    @pytest.fixture
+    def app(self):
+        app = ASGIHandler()
+        yield app
+        from django.db import connections
+
+        for thread in app.threads._idle:  # their connections must not outlive the test database
+            thread.submit(connections.close_all).result(10)
+            thread.shutdown()
+
+    def test_a_connection_past_its_age_is_replaced_before_the_next_request_uses_it(self, app, monkeypatch) -> None:
+        from django.db import connection, connections
         from django.db.backends.signals import connection_created
 
         if connection.vendor == "sqlite":
             pytest.skip("SQLite's in-memory test database is never closed (PostgreSQL runs this)")
-        settings.DATABASES["default"]["CONN_MAX_AGE"] = 600
-        app = ASGIHandler()
+        monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 600)
 
         async def three_requests():
             return [await _get(app, path) for path in ("/connection", "/connection?expire=1", "/connection")]
@@ -132,11 +141,10 @@ class TestConnectionCare:
         assert first["connection"] == expired["connection"]  # kept between requests
         assert after["connection"] != expired["connection"]  # replaced, though nothing closed it at the end
 
-    def test_with_conn_max_age_0_a_used_connection_is_closed_after_the_request(self, settings) -> None:
-        from django.db import connection
+    def test_with_conn_max_age_0_a_used_connection_is_closed_after_the_request(self, app, monkeypatch) -> None:
+        from django.db import connection, connections
 
-        settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
-        app = ASGIHandler()
+        monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
 
         async def one_request():
             status, body = await _get(app, "/connection")
@@ -148,10 +156,8 @@ class TestConnectionCare:
         status, still_open = run_async(one_request)
         assert status == 200 and still_open is False
 
-    def test_request_finished_receivers_django_did_not_connect_still_run_in_the_request_thread(self) -> None:
+    def test_request_finished_receivers_django_did_not_connect_still_run_in_the_request_thread(self, app) -> None:
         from django.core import signals
-
-        app = ASGIHandler()
         seen: list[int] = []
 
         def receiver(**kwargs) -> None:
