@@ -1,7 +1,6 @@
 """``Agent``: the configuration of an agent, and the entry points that run it."""
 from __future__ import annotations
 
-import copy
 import json
 import re
 import uuid
@@ -13,7 +12,7 @@ from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.hitl import collect_decisions
 from agents.runtime.models import Model, ModelChain, get_model
-from agents.runtime.output import RunState, new_message
+from agents.runtime.output import RunState, json_copy, new_message
 from agents.runtime.prompt import system_message
 from agents.runtime.runner import AgentRun
 from agents.runtime.structured import OutputSchema
@@ -138,7 +137,7 @@ class Agent:
             model=self.model.id,
             model_provider=self.model.provider,
             created_at=created_at,
-            session_state={**copy.deepcopy(self.session_state), **copy.deepcopy(ctx.session_state or {})},
+            session_state={**json_copy(self.session_state), **json_copy(ctx.session_state or {})},
             metadata=metadata or None,
         )
         system = system_message(
@@ -187,7 +186,7 @@ class Agent:
             raise InvalidContinuation(f"Run {state.run_id} belongs to agent {state.agent_id}, not {self.id}")
         decisions = collect_decisions(state, self.run_functions(ctx), tools=tools, requirements=requirements)
         if ctx.session_state is not None:
-            state.session_state = {**state.session_state, **copy.deepcopy(ctx.session_state)}
+            state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
         return AgentRun(self, ctx, state, stream_events=stream_events, decisions=decisions)
 
     # ---- used by the run loop -----------------------------------------------------------------

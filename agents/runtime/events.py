@@ -5,11 +5,10 @@ all their keys.
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
-from agents.runtime.output import RunState, drop_nulls
+from agents.runtime.output import RunState, drop_nulls, json_copy
 
 TERMINAL_EVENTS = frozenset({"RunCompleted", "RunPaused", "RunError", "RunCancelled"})
 # What a caller with stream_events=False still gets.
@@ -51,7 +50,7 @@ class EventFactory:
             workflow_agent=False,
             content_type=content_type,
             reasoning_content=reasoning_content,
-            model_provider_data=copy.deepcopy(model_provider_data),
+            model_provider_data=json_copy(model_provider_data),
         )
 
     def model_request_started(self, model: str, provider: str) -> dict[str, Any]:
@@ -72,27 +71,27 @@ class EventFactory:
         )
 
     def tool_call(self, event: str, tool: dict[str, Any], **fields: Any) -> dict[str, Any]:
-        return self.make(event, tool=copy.deepcopy(tool), **fields)
+        return self.make(event, tool=json_copy(tool), **fields)
 
     def run_completed(self) -> dict[str, Any]:
         state = self.state
         return self.make(
             "RunCompleted",
-            content=copy.deepcopy(state.content),
+            content=json_copy(state.content),
             content_type=state.content_type,
             reasoning_content=state.reasoning_content,
-            model_provider_data=copy.deepcopy(state.model_provider_data),
-            metadata=copy.deepcopy(state.metadata),
+            model_provider_data=json_copy(state.model_provider_data),
+            metadata=json_copy(state.metadata),
             metrics=state.metrics.to_dict(),
-            session_state=copy.deepcopy(state.session_state),
+            session_state=json_copy(state.session_state),
         )
 
     def run_paused(self, paused: list[dict[str, Any]], requirements: list[dict[str, Any]]) -> dict[str, Any]:
         return self.make(
             "RunPaused",
-            tools=copy.deepcopy(paused),
+            tools=json_copy(paused),
             content=self.state.content,
-            requirements=copy.deepcopy(requirements),
+            requirements=json_copy(requirements),
         )
 
     def run_error(self, message: str, error_type: str) -> dict[str, Any]:

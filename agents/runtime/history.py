@@ -1,12 +1,12 @@
 """Turning earlier runs (RunOutput dicts) into model context."""
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable
 from typing import Any
 
 from agents.runtime.models.base import message_text
+from agents.runtime.output import json_copy
 
 _CONVERSATION_ROLES = ("user", "assistant", "tool")
 
@@ -25,7 +25,7 @@ def history_messages(runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if not stored:
             stored = _messages_from_summary_fields(run)
         for message in complete_tool_calls(stored):
-            out.append({**copy.deepcopy(message), "from_history": True})
+            out.append({**json_copy(message), "from_history": True})
     return out
 
 

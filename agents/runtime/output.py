@@ -27,6 +27,23 @@ TOOL_EXECUTION_KEYS = (
 )
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of run data, which is JSON-shaped: dicts and lists are copied, strings, numbers,
+    booleans and None shared; anything else (a tool's own object in the session state) goes through
+    ``copy.deepcopy``. A fraction of ``deepcopy``'s cost, which keeps a memo of every object."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind in _ATOMIC:
+        return value
+    return copy.deepcopy(value)
+
+
 def drop_nulls(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
@@ -52,9 +69,9 @@ def tool_execution(tool_call_id: str, tool_name: str, tool_args: dict[str, Any],
 def requirement(te: dict[str, Any], created_at: float) -> dict[str, Any]:
     """A RunRequirement dict for a paused ToolExecution (nulls dropped, as Agno's ``to_dict``)."""
     stamp = datetime.fromtimestamp(created_at, tz=timezone.utc).isoformat(timespec="microseconds")
-    req: dict[str, Any] = {"id": str(uuid.uuid4()), "created_at": stamp, "tool_execution": copy.deepcopy(te)}
+    req: dict[str, Any] = {"id": str(uuid.uuid4()), "created_at": stamp, "tool_execution": json_copy(te)}
     if te.get("user_input_schema") is not None:
-        req["user_input_schema"] = copy.deepcopy(te["user_input_schema"])
+        req["user_input_schema"] = json_copy(te["user_input_schema"])
     return req
 
 
@@ -182,26 +199,26 @@ class RunState:
             "content": self.content,
             "content_type": self.content_type,
             "reasoning_content": self.reasoning_content,
-            "reasoning_steps": copy.deepcopy(self.reasoning_steps),
-            "model_provider_data": copy.deepcopy(self.model_provider_data),
+            "reasoning_steps": json_copy(self.reasoning_steps),
+            "model_provider_data": json_copy(self.model_provider_data),
             "model": self.model,
             "model_provider": self.model_provider,
-            "session_state": copy.deepcopy(self.session_state),
+            "session_state": json_copy(self.session_state),
             "created_at": self.created_at,
             "status": self.status,
             "cancellation_stage": self.cancellation_stage,
             "metrics": self.metrics.to_dict(),
-            "messages": copy.deepcopy(self.messages),
-            "metadata": copy.deepcopy(self.metadata),
-            "tools": copy.deepcopy(self.tools),
-            "requirements": copy.deepcopy(self.requirements),
-            "input": copy.deepcopy(self.input),
+            "messages": json_copy(self.messages),
+            "metadata": json_copy(self.metadata),
+            "tools": json_copy(self.tools),
+            "requirements": json_copy(self.requirements),
+            "input": json_copy(self.input),
         }
         return drop_nulls(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunState:
-        data = copy.deepcopy(data)
+        data = json_copy(data)
         return cls(
             run_id=data["run_id"],
             agent_id=data.get("agent_id", ""),
