@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -16,6 +18,42 @@ from ..services.executor import _with_connections, run_executor
 logger = logging.getLogger("agno_site.runs")
 
 _DONE = object()
+
+
+class Mailbox:
+    """Items from a thread to the event loop. The thread wakes the loop only when the loop is not
+    already due to look (each wake-up is a write to the loop's self-pipe, an epoll round and a
+    callback); the loop takes everything that has arrived, so events that came together leave
+    together, in one write to the client. An event that comes alone is sent alone, at once."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._items: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._woken = False
+        self._ready = asyncio.Event()
+
+    def put(self, item: Any) -> None:
+        """From any thread."""
+        with self._lock:
+            self._items.append(item)
+            if self._woken:
+                return
+            self._woken = True
+        try:
+            self._loop.call_soon_threadsafe(self._ready.set)
+        except RuntimeError:  # the event loop is gone (server shutting down); the run still records
+            pass
+
+    async def take(self) -> list[Any]:
+        """On the loop: everything put since the last take (waits for at least one item)."""
+        await self._ready.wait()
+        with self._lock:
+            self._ready.clear()
+            self._woken = False
+            items = list(self._items)
+            self._items.clear()
+        return items
 
 
 def sse_response(frames: AsyncIterator[str]) -> StreamingHttpResponse:
@@ -37,33 +75,30 @@ async def stream_in_thread(
     client goes away before the run ends, the run is cancelled; it is still recorded.
     """
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    def deliver(item: Any) -> None:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the event loop is gone (server shutting down); the run still records
-            pass
+    mailbox = Mailbox(loop)
 
     def job() -> None:
         try:
-            execute(on_event=deliver)
+            execute(on_event=mailbox.put)
         finally:
-            deliver(_DONE)
+            mailbox.put(_DONE)
 
     future = loop.run_in_executor(run_executor(), _with_connections, job)
     finished = False
     index = index_from
     try:
-        while True:
-            item = await queue.get()
-            if item is _DONE:
-                finished = True
-                break
-            if index is not None:
-                item = {**item, "event_index": index}
-                index += 1
-            yield event_frame(item)
+        while not finished:
+            frames = []
+            for item in await mailbox.take():
+                if item is _DONE:
+                    finished = True
+                    break
+                if index is not None:
+                    item = {**item, "event_index": index}
+                    index += 1
+                frames.append(event_frame(item))
+            if frames:
+                yield "".join(frames)
         try:
             await future
         except Exception as exc:
