@@ -48,6 +48,8 @@ class Reply:
     gate_after: int = 1
     gate_timeout: float = 30.0
     id: str | None = None
+    # A streamed answer breaks off with this error event instead of finishing.
+    stream_error: str | None = None
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    peer: tuple[str, int] | None = None  # the client's address: one per connection
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -197,7 +200,7 @@ class FakeServer:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        recorded = Recorded(method, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body)
+        recorded = Recorded(method, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body, tuple(handler.client_address))
         if method != "POST" or handler.path.split("?")[0] not in self.paths:
             self.send_json(handler, 404, {"error": {"message": f"no route {method} {handler.path}", "type": "not_found"}})
             return

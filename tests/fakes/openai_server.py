@@ -94,11 +94,14 @@ class FakeOpenAIServer(FakeServer):
         if item.usage is not None and (body.get("stream_options") or {}).get("include_usage"):
             frames.append({"id": completion_id, "object": "chat.completion.chunk", "created": CREATED, "model": model, "choices": [], "usage": _usage(item.usage)})
 
+        if item.stream_error is not None:
+            frames = frames[: len(frames) // 2] + [{"error": {"message": item.stream_error, "type": "server_error"}}]
         self.start_stream(handler)
         for index, frame in enumerate(frames):
             self.pace(item, index)
             self.write_chunk(handler, f"data: {json.dumps(frame)}\n\n")
-        self.write_chunk(handler, "data: [DONE]\n\n")
+        if item.stream_error is None:
+            self.write_chunk(handler, "data: [DONE]\n\n")
         self.end_stream(handler)
 
 

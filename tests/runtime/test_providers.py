@@ -40,6 +40,23 @@ def test_openai_streams_text_deltas_and_usage(openai_server):
     }
 
 
+def test_openai_streamed_calls_keep_their_connection(openai_server):
+    """The body is read past [DONE] to its end, so the connection goes back to the pool (the SDK's
+    sync stream drops it: a new TCP and TLS handshake for every streamed call)."""
+    model = get_model("openai:gpt-4o-mini")
+    for _ in range(3):
+        assert TextDelta("Hello ") in list(model.stream([{"role": "user", "content": "hi"}]))
+    peers = {request.peer for request in openai_server.requests}
+    assert len(openai_server.requests) == 3 and len(peers) == 1, peers
+
+
+def test_openai_an_error_event_mid_stream_fails_the_call(openai_server):
+    openai_server.push(Reply(text="one two three four five six", stream_error="the model fell over"))
+
+    with pytest.raises(FatalModelError, match="the model fell over"):
+        list(get_model("openai:gpt-4o-mini").stream([{"role": "user", "content": "hi"}]))
+
+
 def test_openai_answers_in_one_piece_when_nobody_follows_the_text(openai_server):
     openai_server.push(Reply(text="Hello there, friend.", usage=(12, 4), id="chatcmpl-one", tool_calls=[Call("add", {"a": 1, "b": 2}, id="call_1")]))
 

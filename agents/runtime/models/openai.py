@@ -6,6 +6,7 @@ and most processes that import the runtime never call OpenAI.
 """
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -113,9 +114,12 @@ class OpenAIChat(Model):
                 completion = client.post(_COMPLETIONS, body=params, cast_to=object)
                 yield from _read_whole(completion)
                 return
-            response = client.post(_COMPLETIONS, body=params, cast_to=object, stream=True, stream_cls=openai.Stream[object])
+            # The raw response, its events read here (_stream_chunks): the SDK's sync stream stops
+            # at [DONE] without reading the rest of the body, which costs the connection (a new
+            # TCP and TLS handshake for every streamed call).
+            response = client.post(_COMPLETIONS, body=params, cast_to=httpx2.Response, stream=True)
             try:
-                yield from _read_stream(response)
+                yield from _read_stream(_stream_chunks(response))
             finally:
                 response.close()
         except openai.APIError as exc:
@@ -165,11 +169,41 @@ def _read_whole(completion: Any) -> Iterator[ModelChunk]:
         yield _usage(completion["usage"])
 
 
-def _read_stream(response: Any) -> Iterator[ModelChunk]:
+def _stream_chunks(response: Any) -> Iterator[Any]:
+    """The JSON chunks of a Chat Completions event stream, the body read to its end (after
+    ``[DONE]`` too) so that the connection goes back to the pool. An ``error`` chunk is raised
+    as the SDK raises it."""
+    import openai
+
+    data: list[str] = []
+    done = False
+    for line in response.iter_lines():
+        if line:
+            if line.startswith("data:") and not done:
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            continue  # event:, id:, retry: and comments carry nothing here
+        if not data:
+            continue
+        payload, data = "\n".join(data), []
+        if payload.startswith("[DONE]"):
+            done = True
+            continue
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            raise openai.APIError(f"OpenAI sent an event that is not JSON: {payload[:200]!r}", request=response.request, body=None) from None
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
+        yield chunk
+
+
+def _read_stream(chunks: Iterator[Any]) -> Iterator[ModelChunk]:
     calls: dict[int, dict[str, str]] = {}
     usage: Mapping[str, Any] = {}
     sent_provider_data = False
-    for chunk in response:
+    for chunk in chunks:
         chunk = json_object(chunk)
         if not sent_provider_data and chunk.get("id"):
             sent_provider_data = True
