@@ -1,6 +1,7 @@
 """Reads of sessions, runs and memories, always through the caller's scope (core.tenancy.scope_queryset)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -8,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from core.statements import Select
 from core.tenancy import scope_queryset
 
 from .models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
@@ -33,14 +35,28 @@ def run_history(*, user: Any, session_id: str, limit: int, exclude_run_id: str |
     """
     if limit <= 0:
         return []
+    if user is not None and not isinstance(user, str):  # a scope of every user: no compiled read
+        rows = [run.run_data for run in _history(user, session_id, exclude_run_id or None, limit)]
+    else:
+        rows = [run.run_data for run in _compiled_history(limit).all(user, session_id, exclude_run_id or None)]
+    rows.reverse()
+    return rows
+
+
+def _history(user: Any, session_id: str, exclude_run_id: str | None, limit: int) -> Any:
     # Only finished answers: not errors, pauses or cancellations (as Agno), nor runs still queued
     # or executing (a background run must not see itself).
     runs = scope_queryset(Run.objects, user).filter(session_id=session_id, parent_run_id__isnull=True, status=RunStatus.COMPLETED)
-    if exclude_run_id:
+    if exclude_run_id is not None:
         runs = runs.exclude(pk=exclude_run_id)
-    rows = list(runs.order_by("-run_index").values_list("run_data", flat=True)[:limit])
-    rows.reverse()
-    return rows
+    return runs.order_by("-run_index").only("run_data")[:limit]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled_history(limit: int) -> Select:
+    """Every run with history reads it: one statement compiled once per limit (an agent's
+    ``num_history_runs``)."""
+    return Select(lambda user, session_id, exclude_run_id: _history(user, session_id, exclude_run_id, limit))
 
 
 def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list[RunEvent]:

@@ -140,6 +140,22 @@ class TestHistory:
         assert len(queries.captured_queries) == 1
         assert "LIMIT 2" in queries.captured_queries[0]["sql"]
 
+    def test_the_compiled_read_keeps_scope_exclusion_and_limit_apart(self) -> None:
+        """One statement compiled per limit serves every caller: each still gets its own rows."""
+        from core.tenancy import ALL_USERS
+
+        mine, ownerless = make_session("alice"), make_session(None)
+        runs = [make_run("alice", session=mine, status=RunStatus.COMPLETED, run_data={"n": i}) for i in range(4)]
+        make_run(None, session=ownerless, status=RunStatus.COMPLETED, run_data={"n": "shared"})
+
+        assert run_history(user="alice", session_id=mine.pk, limit=2) == [{"n": 2}, {"n": 3}]
+        assert run_history(user="alice", session_id=mine.pk, limit=2, exclude_run_id=runs[3].pk) == [{"n": 1}, {"n": 2}]
+        assert run_history(user="alice", session_id=mine.pk, limit=3) == [{"n": 1}, {"n": 2}, {"n": 3}]
+        assert run_history(user="bob", session_id=mine.pk, limit=2) == []
+        assert run_history(user=None, session_id=mine.pk, limit=2) == []  # ownerless rows only
+        assert run_history(user=None, session_id=ownerless.pk, limit=2) == [{"n": "shared"}]
+        assert run_history(user=ALL_USERS, session_id=mine.pk, limit=2) == [{"n": 2}, {"n": 3}]
+
 
 @pytest.mark.django_db
 def test_events_append_and_replay_after_an_index() -> None:
