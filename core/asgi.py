@@ -67,14 +67,15 @@ class RequestThread(ThreadPoolExecutor):
         self.used = True
         return super().submit(_first_of_request, fn, *args, **kwargs)
 
-    def request_done(self) -> None:
+    def request_done(self) -> Future | None:
         """The request it was lent to has ended. Its connections were checked when the request
         began and are checked again before the next one uses them; closing them now is for
-        databases that want no connection kept between requests. Queued behind the request's
-        work, so it is done before the next request's."""
-        if self.used and _closes_after_each_request():
-            super().submit(close_old_connections)
-        self.used = False
+        databases that want no connection kept between requests: the closing, if any, queued
+        behind the request's work."""
+        used, self.used = self.used, False
+        if used and _closes_after_each_request():
+            return super().submit(close_old_connections)
+        return None
 
 
 class RequestThreads:
@@ -92,7 +93,6 @@ class RequestThreads:
         return RequestThread()
 
     def release(self, executor: RequestThread) -> None:
-        executor.request_done()
         with self._lock:
             if len(self._idle) < self.keep_idle:
                 self._idle.append(executor)
@@ -194,7 +194,12 @@ class ASGIHandler(DjangoASGIHandler):
             async with ThreadSensitiveContext(executor=executor):
                 await self.handle(scope, receive, send)
         finally:
-            self.threads.release(executor)
+            closing = executor.request_done()
+            try:
+                if closing is not None:  # the request ends once its connections are closed, as in Django
+                    await asyncio.wrap_future(closing)
+            finally:
+                self.threads.release(executor)
 
 
 def get_asgi_application() -> ASGIHandler:
