@@ -106,6 +106,8 @@ _LOOP_SAFE_FINISHED = {close_caches, reset_urlconf}
 
 
 def _take_connection_care_from_signals() -> None:
+    # Process-wide. (Django's test client connects close_old_connections again after each of its
+    # requests; the handler then hops for it as Django's does, which is still correct.)
     signals.request_started.disconnect(reset_queries)
     signals.request_started.disconnect(close_old_connections)
     signals.request_finished.disconnect(close_old_connections)

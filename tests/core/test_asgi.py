@@ -197,6 +197,11 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     on the loop; the response is unchanged."""
     from asgiref import sync
 
+    from core import asgi
+
+    # Django's test client connects close_old_connections to the request signals again after each
+    # of its requests; earlier tests in this process may have used it.
+    asgi._take_connection_care_from_signals()
     hops: list[str] = []
     original = sync.SyncToAsync.__init__
 
