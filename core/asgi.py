@@ -38,14 +38,10 @@ from django.urls import set_script_prefix
 KEEP_IDLE = 16
 
 
-def _request_started() -> None:
-    """What Django's request_started receivers do in a request's thread."""
+def _first_of_request(fn, /, *args, **kwargs):
+    """``fn``, after what Django's request_started receivers do in a request's thread."""
     reset_queries()
     close_old_connections()
-
-
-def _first_of_request(fn, /, *args, **kwargs):
-    _request_started()
     return fn(*args, **kwargs)
 
 

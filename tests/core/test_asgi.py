@@ -230,3 +230,19 @@ def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypat
     # saved in a thread: test_over_asgi_browser_login_and_csrf_still_hold logs in.)
     refused = httpx.post(f"{live_api}/agents/assistant/runs", data={"stream": "false"}, timeout=30)
     assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "message"]
+
+
+# sha256 of inspect.getsource(django.core.handlers.asgi.ASGIHandler.handle), Django 5.2.19.
+DJANGO_HANDLE_SHA256 = "98faeb5bef800331e6a8002fbc96b30e4122a23438ae45a047190a531ea11323"
+
+
+def test_the_handle_it_copies_is_still_djangos() -> None:
+    """core.asgi.ASGIHandler.handle is Django 5.2's with the response's close changed: when
+    Django's changes (an upgrade), this fails, and the copy must be made again from the new one."""
+    import hashlib
+    import inspect
+
+    from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
+
+    source = inspect.getsource(DjangoASGIHandler.handle)
+    assert hashlib.sha256(source.encode()).hexdigest() == DJANGO_HANDLE_SHA256, "Django's ASGIHandler.handle changed: copy it again into core.asgi"
