@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, Max
 
 from core.statements import Select
-from core.tenancy import scope_queryset
+from core.tenancy import ALL_USERS, scope_queryset
 
 from .models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
 
@@ -35,12 +35,12 @@ def run_history(*, user: Any, session_id: str, limit: int, exclude_run_id: str |
     """
     if limit <= 0:
         return []
-    if user is not None and not isinstance(user, str):  # a scope of every user: no compiled read
-        rows = [run.run_data for run in _history(user, session_id, exclude_run_id or None, limit)]
+    exclude_run_id = exclude_run_id or None
+    if user is ALL_USERS:  # not a value a compiled statement can take
+        runs = list(_history(user, session_id, exclude_run_id, limit))
     else:
-        rows = [run.run_data for run in _compiled_history(limit).all(user, session_id, exclude_run_id or None)]
-    rows.reverse()
-    return rows
+        runs = _compiled_history(limit).all(user, session_id, exclude_run_id)
+    return [run.run_data for run in reversed(runs)]
 
 
 def _history(user: Any, session_id: str, exclude_run_id: str | None, limit: int) -> Any:
