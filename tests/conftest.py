@@ -121,27 +121,16 @@ def fake_openai(_fake_openai_server):
     _fake_openai_server.default = default
 
 
-def _stop_embedded_worker() -> None:
-    import agents.worker as module
-
-    if module._worker is not None:
-        module._worker.stop()
-
-
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
     """pytest-django's test databases, and before they are dropped, this process's embedded
     worker stopped: background runs started by tests wake it, and its threads hold connections
-    (an autouse fixture alone is torn down after the databases are, its threads still in them)."""
+    (an autouse fixture would be torn down after the databases are, its threads still in them)."""
     yield
-    _stop_embedded_worker()
+    import agents.worker as module
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _stop_embedded_worker_at_exit():
-    """A run without the database (no test asked for it) may still have started the worker."""
-    yield
-    _stop_embedded_worker()
+    if module._worker is not None:
+        module._worker.stop()
 
 
 @pytest.fixture(autouse=True)
