@@ -43,6 +43,7 @@ bench: install-dev
 	$(PY) -m bench.inprocess_runs sqlite
 	$(PY) -m bench.inprocess_runs postgres
 	$(PY) -m bench.compare
+	$(PY) -m bench.inprocess_http
 	$(PY) -m bench.background
 	$(PY) -m bench.sdk_call
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from typing import Iterator
@@ -9,11 +10,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 
 @contextmanager
-def bench_database(backend: str) -> Iterator[str]:
-    """Yield a DATABASE_URL for a fresh, migrated database of ``backend`` ("sqlite" or "postgres")."""
+def bench_database(backend: str, *, under: str | None = None) -> Iterator[str]:
+    """Yield a DATABASE_URL for a fresh database of ``backend`` ("sqlite" or "postgres"), dropped
+    afterwards. A SQLite file goes in a new folder under ``under`` (default: the temp folder)."""
     if backend == "sqlite":
-        folder = tempfile.mkdtemp(prefix="agno-bench-")
-        yield f"sqlite:///{folder}/bench.sqlite3"
+        folder = tempfile.mkdtemp(prefix="agno-bench-", dir=under)
+        try:
+            yield f"sqlite:///{folder}/bench.sqlite3"
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         return
     import psycopg
 
