@@ -115,14 +115,16 @@ DATABASES = {"default": env.database("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if DATABASES["default"]["NAME"] != ":memory:":
         Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    # Django's backend, with the transactions of this process taking turns on a lock rather than
+    # in SQLite's sleeping busy handler (core/db/sqlite3/base.py).
+    DATABASES["default"]["ENGINE"] = "core.db.sqlite3"
     DATABASES["default"]["OPTIONS"] = {
         # WAL lets readers run beside the one writer; IMMEDIATE takes the write lock at BEGIN,
         # so a read-then-write transaction never fails half way with "database is locked".
-        "init_command": (
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-            f"PRAGMA busy_timeout={env.integer('SQLITE_BUSY_TIMEOUT_MS', 10000, minimum=0)};"
-        ),
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
+        # How long a writer waits for the lock (seconds; SQLite's busy timeout too).
+        "timeout": env.integer("SQLITE_BUSY_TIMEOUT_MS", 10000, minimum=0) / 1000,
     }
 # Connections are kept between requests (and between runs in the run threads): opening one costs
 # more than a whole run's queries (SQLite re-runs its PRAGMAs, PostgreSQL authenticates).

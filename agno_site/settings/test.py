@@ -21,7 +21,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+if DATABASES["default"]["ENGINE"] == "core.db.sqlite3":  # noqa: F405
     # A file, not SQLite's shared-cache memory database: that one reports "table is locked"
     # to concurrent writers instead of waiting, which the file database in production never does.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405

@@ -60,7 +60,7 @@ def test_secret_key_can_come_from_a_file(tmp_path: Path) -> None:
 def test_development_defaults_sqlite_and_a_generated_secret_kept_in_a_file(tmp_path: Path) -> None:
     first = load_settings(tmp_path, "agno_site.settings.local")
     assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["django.db.backends.sqlite3", "7777", "True"]
+    assert first.stdout.split() == ["core.db.sqlite3", "7777", "True"]
     key_file = tmp_path / "secret_key"
     assert key_file.stat().st_mode & 0o777 == 0o600
     key = key_file.read_text()
