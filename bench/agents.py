@@ -4,13 +4,7 @@ It mirrors bench/agentos_reference/app.py: one OpenAI-compatible agent with thre
 """
 from __future__ import annotations
 
-try:
-    from agents.runtime import Agent
-except ImportError as exc:  # the runtime Agent class is still being written
-    raise ImportError(
-        "bench.agents needs the runtime Agent class (agents.runtime.Agent, defined in "
-        f"agents/runtime/agent.py), which is not importable yet: {exc}"
-    ) from exc
+from agents.runtime import Agent
 
 AGENTS = [
     Agent(
