@@ -4,7 +4,7 @@ SQLite has one writer at a time. A connection that finds the write lock taken wa
 busy handler, which sleeps and retries: 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100 ms, then
 100 ms at a time, until the busy timeout. Under load a writer can lose the lock to newcomers
 again and again, sleeping longer each time, while the lock itself is held for a millisecond:
-with 32 run threads writing, a few runs waited half a second (bench/README.md). Transactions of
+with eight runs at once, that doubled the slowest runs' latency (bench/README.md). Transactions of
 one process are serialized here, on a lock per database file, before ``BEGIN``: a writer waits
 for the one before it and starts the moment it ends. Other processes on the same file (a
 management command, a second server) still meet SQLite's busy handler, as before.
