@@ -147,3 +147,16 @@ def test_a_begin_that_fails_releases_the_lock():
         other.execute("ROLLBACK")
         other.close()
     assert not Session.objects.unscoped("test").filter(pk="never").exists()
+
+
+def test_a_forked_child_does_not_inherit_a_lock_held_in_the_parent():
+    import os
+
+    with transaction.atomic():
+        new_session("parent")
+        assert lock().locked()
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's transaction is not its own
+            os._exit(0 if not writer_lock(connection.settings_dict["NAME"]).locked() else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

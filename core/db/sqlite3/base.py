@@ -16,12 +16,24 @@ where SQLite would have raised "database is locked".
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from django.db.backends.sqlite3 import base
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+
+def _forget_locks_in_child() -> None:
+    # A forked child has none of its parent's threads: a lock one of them held would never be
+    # released there. The child's transactions take new locks.
+    global _locks_guard
+    _locks_guard = threading.Lock()
+    _locks.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
 def writer_lock(name: str) -> threading.Lock:
