@@ -2,7 +2,8 @@
 
 Drives the same service every transport uses (``run_prepare`` + ``run_execute``) for an agent
 on the offline model with history on (3 runs), in one long session, and reports CPU per run,
-runs per second, latency percentiles, SQL statements per run and transactions per run.
+runs per second, latency percentiles, SQL statements per run and transactions per run, and on
+PostgreSQL the CPU of the server's backend process for the connection (when it runs on this host).
 
     .venv/bin/python -m bench.inprocess_runs sqlite|postgres [--runs 500]
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -26,6 +28,26 @@ from ._django import bench_database, setup
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def database_server_clock(connection):
+    """CPU seconds so far of the PostgreSQL backend serving ``connection`` (from /proc), or a
+    clock that reads None elsewhere (SQLite runs in this process and is counted in its CPU)."""
+    if connection.vendor != "postgresql":
+        return lambda: None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the server is on another host
+            return None
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    return read
 
 
 def measure(backend: str, runs: int) -> dict:
@@ -51,6 +73,8 @@ def measure(backend: str, runs: int) -> dict:
         for index in range(20):  # a session with history, and warm caches
             one(session_id, f"warm {index}")
 
+        server = database_server_clock(connection)
+        server_started = server()
         cpu, wall = [], []
         for index in range(runs):
             started_cpu, started_wall = time.process_time(), time.perf_counter()
@@ -58,6 +82,8 @@ def measure(backend: str, runs: int) -> dict:
             cpu.append(time.process_time() - started_cpu)
             wall.append(time.perf_counter() - started_wall)
             assert output["status"] == "COMPLETED", output
+        server_ended = server()
+        server_cpu = server_ended - server_started if server_ended is not None and server_started is not None else None
         with CaptureQueriesContext(connection) as queries:
             one(session_id, "counted")
         statements = [query["sql"] for query in queries.captured_queries]
@@ -75,6 +101,8 @@ def measure(backend: str, runs: int) -> dict:
             "runs_per_second": round(runs / sum(wall), 1),
             "latency_ms_p50": round(percentile(wall, 0.50) * 1000, 3),
             "latency_ms_p99": round(percentile(wall, 0.99) * 1000, 3),
+            # PostgreSQL's own CPU for this connection's backend process (same machine).
+            "database_server_cpu_ms_per_run": round(server_cpu * 1000 / runs, 3) if server_cpu is not None else None,
             "sql_statements_per_run": len(statements),
             "write_statements_per_run": len(writes),
             "transactions_per_run": transactions,
