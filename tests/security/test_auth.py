@@ -134,9 +134,11 @@ class TestJwtKeys:
         assert response.status_code == 401
 
     def test_algorithm_not_on_the_allow_list(self, client, jwt_server) -> None:
+        key = "k" * 64  # HS512's minimum (RFC 7518, 3.2)
+        jwt_server.JWT_VERIFICATION_KEYS = [key]
         jwt_server.JWT_ALGORITHMS = ["HS512"]
-        assert client.get("/sessions", **auth(token("alice"))).json() == {"detail": "Invalid token: The specified alg value is not allowed"}
-        assert client.get("/sessions", **auth(token("alice", algorithm="HS512"))).status_code == 200
+        assert client.get("/sessions", **auth(token("alice", key=key))).json() == {"detail": "Invalid token: The specified alg value is not allowed"}
+        assert client.get("/sessions", **auth(token("alice", key=key, algorithm="HS512"))).status_code == 200
 
     def test_small_leeway_on_expiry_and_issued_at(self, client, jwt_server) -> None:
         now = int(time.time())
