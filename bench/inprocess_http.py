@@ -11,7 +11,8 @@ OpenAI SDK's call (``client.post``, timed with each thread's own CPU clock):
 - ``health``: ``GET /health``, the least any request costs through Django;
 - ``run``: ``POST /agents/bench-agent/runs``, ``stream=false``, each in a new session;
 - ``run-shared``: the same, all in one session (three runs of history read and sent);
-- ``stream``: ``stream=true``, each in a new session, the whole event stream read.
+- ``stream``: ``stream=true``, each in a new session, the whole event stream read;
+- ``sessions``: ``GET /sessions?limit=20&page=1`` over the sessions the runs before it made.
 
 The process runs on CPU 0 and the model on CPU 1 when there are two. ``--busy`` also starts a
 spinning process at the lowest priority on CPU 0: the core then never goes idle while a run waits
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from .compare import free_port
 
-SCENARIOS = ("health", "run", "run-shared", "stream")
+SCENARIOS = ("health", "run", "run-shared", "stream", "sessions")
 
 
 class ThreadClock:
@@ -81,7 +82,7 @@ def instrument() -> tuple[ThreadClock, ThreadClock]:
     return jobs, sdk
 
 
-async def request(application, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+async def request(application, method: str, path: str, body: bytes = b"", query: bytes = b"") -> tuple[int, bytes]:
     sent: list[dict] = []
     pending = [{"type": "http.request", "body": body, "more_body": False}]
 
@@ -98,7 +99,7 @@ async def request(application, method: str, path: str, body: bytes = b"") -> tup
         headers += [(b"content-type", b"application/x-www-form-urlencoded"), (b"content-length", str(len(body)).encode())]
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "", "headers": headers,
         "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 7777),
     }
     await application(scope, receive, send)
@@ -111,6 +112,8 @@ async def measure(application, scenario: str, count: int, jobs: ThreadClock, sdk
     async def one(index: int) -> bytes:
         if scenario == "health":
             status, body = await request(application, "GET", "/health")
+        elif scenario == "sessions":
+            status, body = await request(application, "GET", "/sessions", query=b"limit=20&page=1")
         else:
             form = f"message=question+{index}&stream={'true' if scenario == 'stream' else 'false'}"
             if session_id:
@@ -134,7 +137,7 @@ async def measure(application, scenario: str, count: int, jobs: ThreadClock, sdk
         await one(index)
     cpu, wall = time.process_time() - started_cpu, time.perf_counter() - started_wall
     result = {"scenario": scenario, "requests": count, "cpu_ms_per_request": round(1000 * cpu / count, 3), "wall_ms_per_request": round(1000 * wall / count, 3)}
-    if scenario != "health":
+    if scenario not in ("health", "sessions"):
         result["run_threads_cpu_ms"] = round(1000 * jobs.seconds / count, 3)
         result["sdk_call_cpu_ms"] = round(1000 * sdk.seconds / max(sdk.calls, 1), 3)
     return result
