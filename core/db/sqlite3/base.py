@@ -42,6 +42,18 @@ def writer_lock(name: str) -> threading.Lock:
         return _locks.setdefault(str(name), threading.Lock())
 
 
+def _then_release(method):
+    """``method``, then the connection's writer lock released if it holds it, whatever happened."""
+
+    def releasing(self):
+        try:
+            return method(self)
+        finally:
+            self._release()
+
+    return releasing
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     _held: threading.Lock | None = None
 
@@ -62,20 +74,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if held is not None:
             held.release()
 
-    def _commit(self):
-        try:
-            return super()._commit()
-        finally:
-            self._release()
-
-    def _rollback(self):
-        try:
-            return super()._rollback()
-        finally:
-            self._release()
-
-    def _close(self):
-        try:
-            return super()._close()
-        finally:
-            self._release()
+    # A transaction ends with its commit or its rollback, or with the connection's close.
+    _commit = _then_release(base.DatabaseWrapper._commit)
+    _rollback = _then_release(base.DatabaseWrapper._rollback)
+    _close = _then_release(base.DatabaseWrapper._close)
