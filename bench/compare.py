@@ -228,15 +228,14 @@ def agentos_server(bench: Bench, model: Model) -> Server:
     )
 
 
-def site_server(bench: Bench, model: Model) -> Server:
-    python = str(ROOT / ".venv" / "bin" / "python")
-    base_env = {
-        **os.environ,
+def site_environment(model_url: str) -> dict[str, str]:
+    """The settings Agno Site is measured with, against the instant model at ``model_url``."""
+    return {
         "DJANGO_SETTINGS_MODULE": "agno_site.settings.local",
         "DEBUG": "false",
         "SECRET_KEY": f"bench-{secrets.token_urlsafe(32)}",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "OPENAI_BASE_URL": f"{model.url}/v1",
+        "OPENAI_BASE_URL": f"{model_url}/v1",
         "OPENAI_API_KEY": "bench",
         "AGENT_MODULES": "bench.agents",
         "LOG_LEVEL": "WARNING",
@@ -247,6 +246,14 @@ def site_server(bench: Bench, model: Model) -> Server:
         "RATE_LIMIT_USER": "1000000/minute",
         # A developer's .env (Redis, auth keys...) must not change what is measured.
         "AGNO_SITE_IGNORE_DOTENV": "true",
+    }
+
+
+def site_server(bench: Bench, model: Model) -> Server:
+    python = str(ROOT / ".venv" / "bin" / "python")
+    base_env = {
+        **os.environ,
+        **site_environment(model.url),
         **dict(item.split("=", 1) for item in bench.args.site_env),
     }
 

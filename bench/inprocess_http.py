@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from .compare import free_port
+from .compare import free_port, site_environment
 
 SCENARIOS = ("health", "run", "run-shared", "stream", "sessions")
 
@@ -64,11 +64,13 @@ class ThreadClock:
 
 def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
+    from agents.api import streaming
     from agents.runtime.models import openai as openai_model
     from agents.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()
-    executor._with_connections = jobs.wrap(executor._with_connections)
+    # Streams submit their jobs through their own import of the function.
+    executor._with_connections = streaming._with_connections = jobs.wrap(executor._with_connections)
     get_client = openai_model.OpenAIChat._get_client
 
     def timed_client(self):
@@ -184,12 +186,7 @@ def main() -> None:
         pin(0)
         if args.busy:
             spinner = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", "import os; os.sched_setaffinity(0, {0})\nwhile True: pass"])
-        os.environ.update({
-            "DJANGO_SETTINGS_MODULE": "agno_site.settings.local", "DEBUG": "false", "SECRET_KEY": "bench-" + "x" * 50,
-            "ALLOWED_HOSTS": "127.0.0.1", "ALLOW_UNAUTHENTICATED": "true", "AGNO_SITE_IGNORE_DOTENV": "true",
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "bench", "AGENT_MODULES": "bench.agents",
-            "LOG_LEVEL": "WARNING", "RATE_LIMIT_ANONYMOUS": "1000000/minute", "RATE_LIMIT_USER": "1000000/minute",
-        })
+        os.environ.update(site_environment(f"http://127.0.0.1:{port}"))
         from ._django import bench_database
 
         # SQLite in memory-backed files where the machine has them (as bench.compare does).

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from ._django import bench_database, setup
+from .http_load import cpu_seconds
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -38,22 +39,18 @@ def database_server_clock(connection):
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    ticks = os.sysconf("SC_CLK_TCK")
 
     def read() -> float | None:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return cpu_seconds(pid)
         except OSError:  # the server is on another host
             return None
-        return (int(fields[11]) + int(fields[12])) / ticks
 
     return read
 
 
 def measure(backend: str, runs: int) -> dict:
     with bench_database(backend) as url:
-        import os
-
         os.environ["AGENT_MODULES"] = "bench.inprocess_agents"
         setup(url)
         from django.db import connection
