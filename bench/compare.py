@@ -1,7 +1,7 @@
 """Run the same HTTP load against AgentOS 3.1.10 and Agno Site on this machine; print ratios.
 
     bash bench/agentos_reference/setup.sh        # once (compare runs it itself if the venv is missing)
-    .venv/bin/python -m bench.compare [--db sqlite|postgres] [--duration 10] [--only agentos|site]
+    .venv/bin/python -m bench.compare [--db sqlite|postgres] [--duration 10] [--only agentos,site,floor]
 
 Starts bench.fake_openai (an instant model), then for each server: a fresh database, the server
 (uvicorn, one worker), bench.http_load's run and stream scenarios; then for each --sessions size a
@@ -10,7 +10,10 @@ more CPUs the server is pinned to CPU 0 and the load generator and the model ser
 "per core" figures mean one core. SQLite files live on tmpfs and PostgreSQL commits with
 synchronous_commit=off (--on-disk for neither), so runs/s follows CPU cost, not this VM's fsync.
 --repeat N alternates the servers N times and reports medians, skipping rounds in which other work
-used the server's CPU. Results: bench/results/compare_<db>_<time>.json.
+used the server's CPU. ``--only`` names the servers (default ``agentos,site``); ``floor`` adds
+bench.floor, a Django server that only calls the model (runs and streams only: it lists no sessions),
+to show how far any server on this stack can go beside AgentOS.
+Results: bench/results/compare_<db>_<time>.json.
 """
 from __future__ import annotations
 
@@ -82,6 +85,7 @@ class Server:
     seed: Callable[[Database, int], None]
     command: Callable[[Database, int], list[str]]
     env: Callable[[Database], dict | None] = lambda db: None  # None: inherit ours
+    lists_sessions: bool = True  # False: the GET /sessions scenarios are not measured
 
 
 class Bench:
@@ -275,10 +279,30 @@ def site_server(bench: Bench, model: Model) -> Server:
     )
 
 
+def floor_server(bench: Bench, model: Model) -> Server:
+    python = str(ROOT / ".venv" / "bin" / "python")
+    env = {**os.environ, "OPENAI_BASE_URL": f"{model.url}/v1", "OPENAI_API_KEY": "bench",
+           **dict(item.split("=", 1) for item in bench.args.site_env)}
+    return Server(
+        name="floor",
+        prepare=lambda db: None,
+        seed=lambda db, n: None,
+        command=lambda db, port: [
+            python, "-m", "uvicorn", "bench.floor:application", "--factory", "--host", "127.0.0.1",
+            "--port", str(port), "--workers", "1", "--lifespan", "off", "--no-access-log",
+        ],
+        env=lambda db: env,
+        lists_sessions=False,
+    )
+
+
+SERVERS = {"agentos": agentos_server, "site": site_server, "floor": floor_server}
+
+
 def measure(bench: Bench, server: Server, model: Model) -> dict:
     """Every scenario against one server; a failure is recorded and ends that server's part."""
     results: list[dict] = []
-    plans = [("runs", None)] + [("sessions", n) for n in bench.args.sessions]
+    plans = [("runs", None)] + [("sessions", n) for n in bench.args.sessions if server.lists_sessions]
     for purpose, seeded in plans:
         label = f"{server.name}-{purpose}" + (f"-{seeded}" if seeded else "")
         try:
@@ -372,8 +396,8 @@ def ratios(agentos: list[dict], site: list[dict]) -> list[dict]:
     return rows
 
 
-def ratio_table(rows: list[dict]) -> str:
-    lines = ["| scenario | figure | AgentOS 3.1.10 | Agno Site | Agno Site / AgentOS |", "|---|---|---|---|---|"]
+def ratio_table(rows: list[dict], server: str = "Agno Site") -> str:
+    lines = [f"| scenario | figure | AgentOS 3.1.10 | {server} | {server} / AgentOS |", "|---|---|---|---|---|"]
     reasons: dict[str, str] = {}
     for row in rows:
         name = f"{row['scenario']} c={row['concurrency']}" + (f", {row['seeded']:,} sessions" if row["seeded"] else "")
@@ -383,7 +407,7 @@ def ratio_table(rows: list[dict]) -> str:
             site = "n/m" if "not_measured" in row else figure["site"]
             ratio = "–" if figure["ratio"] is None else f"{figure['ratio']:.2f}"
             lines.append(f"| {name} | {label} | {figure['agentos']} | {site} | {ratio} |")
-    lines += [""] + [f"n/m, {scenario}: Agno Site answered {reason[:160]}" for scenario, reason in reasons.items()]
+    lines += [""] + [f"n/m, {scenario}: {server} answered {reason[:160]}" for scenario, reason in reasons.items()]
     return "\n".join(lines).rstrip()
 
 
@@ -395,10 +419,19 @@ def git_revision() -> str:
     return git("rev-parse", "--short", "HEAD") + dirty
 
 
+def servers(text: str) -> list[str]:
+    names = [name for name in text.split(",") if name]
+    unknown = sorted(set(names) - set(SERVERS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"servers are {', '.join(SERVERS)}; not {', '.join(unknown) or 'none'}")
+    return names
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--only", choices=["agentos", "site"], help="measure one server only")
+    parser.add_argument("--only", default="agentos,site", type=servers,
+                        help="the servers to measure, of agentos, site and floor (default agentos,site)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per level (default 10)")
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=1, help="rounds (servers alternate); figures are medians")
@@ -424,8 +457,7 @@ def main() -> None:
                             pin=bench.client_pin),
         url=f"http://127.0.0.1:{port}",
     )
-    servers = [(name, build) for name, build in (("agentos", agentos_server), ("site", site_server))
-               if args.only in (None, name)]
+    servers = [(name, build) for name, build in SERVERS.items() if name in args.only]
     rounds: dict[str, list[dict]] = {name: [] for name, _ in servers}
     loadavg_before = os.getloadavg()
     try:
@@ -441,7 +473,11 @@ def main() -> None:
         stop(model.process)
         bench.drop_databases()
     sides = {name: median_of_rounds(side_rounds) for name, side_rounds in rounds.items()}
-    rows = ratios(sides.get("agentos", {}).get("results", []), sides.get("site", {}).get("results", []))
+    extra_env = dict(item.split("=", 1) for item in args.site_env)
+    floor_client = extra_env.get("FLOOR_CLIENT", os.environ.get("FLOOR_CLIENT", "thread"))
+    reference = sides.get("agentos", {}).get("results", [])
+    rows = ratios(reference, sides.get("site", {}).get("results", []))
+    floor_rows = ratios(reference, sides["floor"]["results"]) if "floor" in sides else []
     report = {
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "database": args.db,
@@ -453,15 +489,17 @@ def main() -> None:
         "servers": {
             "agentos": "agno 3.1.10 AgentOS, uvicorn 0.54 (uvloop, httptools), 1 worker, lifespan on",
             "site": "Agno Site ASGI, uvicorn 0.54 (uvloop, httptools), 1 worker, --lifespan off",
+            "floor": f"bench.floor (FLOOR_CLIENT={floor_client}), the same uvicorn",
         },
         "sides": sides,
         "ratios": rows,
+        "floor_ratios": floor_rows,
     }
     RESULTS_DIR.mkdir(exist_ok=True)
     out = RESULTS_DIR / f"compare_{args.db}_{time.strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
 
-    for name, title in (("agentos", "AgentOS 3.1.10"), ("site", "Agno Site")):
+    for name, title in (("agentos", "AgentOS 3.1.10"), ("site", "Agno Site"), ("floor", "The floor (bench.floor)")):
         if name in sides:
             print(f"\n## {title} ({args.db})\n\n{markdown(sides[name]['results'])}")
             if sides[name]["error"]:
@@ -469,6 +507,9 @@ def main() -> None:
     if rows:
         print("\n## Ratios (Agno Site / AgentOS: above 1 is better for runs/s, worse for times and CPU)\n")
         print(ratio_table(rows))
+    if floor_rows:
+        print("\n## The floor / AgentOS (Django, the OpenAI SDK and uvicorn, doing nothing else)\n")
+        print(ratio_table(floor_rows, "The floor"))
     disturbed = [
         f"{name} {r['scenario']} c={r['concurrency']} ({r['other_cpu_pct']} %)"
         for name, side in sides.items() for r in side["results"]
