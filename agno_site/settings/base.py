@@ -224,6 +224,7 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.strip_optional_slashes",
         "core.api.openapi.declare_common_errors",
         "core.api.openapi.overlapping_alternatives",
+        "core.api.openapi.declare_health",
     ],
 }
 

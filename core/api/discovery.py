@@ -70,7 +70,7 @@ class ConfigView(AgentOSView):
 
     scope_family = "config"
 
-    @extend_schema(operation_id="config", tags=["Core"], responses={200: inline_serializer("ConfigResponse", {
+    @extend_schema(operation_id="get_config", tags=["Core"], responses={200: inline_serializer("ConfigResponse", {
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),

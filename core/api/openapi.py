@@ -54,6 +54,8 @@ def declare_common_errors(result, generator, request, public):
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
             responses = operation.setdefault("responses", {})
+            if (path, method) in _PUBLIC and {} not in operation.get("security", [{}]):
+                operation["security"].append({})  # credentials are optional: none is also accepted
             for status, description in _COMMON_ERRORS.items():
                 if (path, method) in _PUBLIC and status in ("401", "403"):
                     continue
@@ -70,4 +72,30 @@ def overlapping_alternatives(result, generator, request, public):
         alternatives = schema.get("oneOf")
         if alternatives and "discriminator" not in schema and all("$ref" in item for item in alternatives):
             schema["anyOf"] = schema.pop("oneOf")
+    return result
+
+
+def declare_health(result, generator, request, public):
+    """``GET /health`` is a plain Django view (the cheapest request the site answers, for load
+    balancers), which the generator does not see: document it as AgentOS does."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["HealthResponse"] = {
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "description": "Always ok while the process serves requests"},
+            "instantiated_at": {"type": "string", "format": "date-time", "description": "When this process started"},
+        },
+        "required": ["status", "instantiated_at"],
+    }
+    result.setdefault("paths", {})["/health"] = {"get": {
+        "operationId": "health_check",
+        "summary": "Health Check",
+        "description": "Whether this process serves requests. Public in every auth mode; touches no database.",
+        "tags": ["Health"],
+        "security": [{}],
+        "responses": {"200": {
+            "description": "API is healthy and operational",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HealthResponse"}}},
+        }},
+    }}
     return result

@@ -18,3 +18,13 @@ class ValidationErrorItemOut(serializers.Serializer):
 
 class ValidationErrorOut(serializers.Serializer):
     detail = ValidationErrorItemOut(many=True)
+
+
+class PaginationInfoOut(serializers.Serializer):
+    """AgentOS's ``PaginationInfo`` (the ``meta`` of every paginated list)."""
+
+    page = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    total_pages = serializers.IntegerField()
+    total_count = serializers.IntegerField()
+    search_time_ms = serializers.FloatField()

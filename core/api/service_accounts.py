@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from django.db.models import F
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -18,7 +20,8 @@ from core.services.tokens import InvalidScopes, TokenNameTaken, access_token_cre
 from core.tenancy import scope_queryset
 
 from .errors import Conflict, NotFound, Unauthorized, invalid
-from .schema import ErrorOut, ValidationErrorOut
+from .params import boolean, choice, envelope, page
+from .schema import ErrorOut, PaginationInfoOut, ValidationErrorOut
 from .views import AgentOSView
 
 
@@ -57,6 +60,19 @@ class ServiceAccountOut(serializers.Serializer):
     revoked_at = serializers.IntegerField(allow_null=True)
     created_by = serializers.CharField(allow_null=True)
     token = serializers.CharField(required=False, help_text="Only in the creation response")
+
+
+class PaginatedServiceAccountsOut(serializers.Serializer):
+    data = ServiceAccountOut(many=True)
+    meta = PaginationInfoOut()
+
+
+# The columns a list may be sorted by; any other sort_by sorts by created_at, as in AgentOS.
+SORTABLE = ("created_at", "name", "expires_at", "last_used_at", "revoked_at")
+
+
+def _query(name: str, type_: Any, description: str, **kwargs: Any) -> OpenApiParameter:
+    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kwargs)
 
 
 def _epoch(value) -> int | None:
@@ -98,11 +114,32 @@ def service_account_out(token: AccessToken, secret: str | None = None) -> dict[s
 class ServiceAccountsView(AgentOSView):
     scope_family = "service_accounts"
 
-    @extend_schema(operation_id="list_service_accounts", tags=["Service Accounts"], responses={200: ServiceAccountOut(many=True), 401: ErrorOut, 403: ErrorOut})
+    @extend_schema(
+        operation_id="list_service_accounts",
+        tags=["Service Accounts"],
+        parameters=[
+            _query("include_revoked", OpenApiTypes.BOOL, "List revoked accounts too", default=True),
+            _query("limit", OpenApiTypes.INT, "Items per page (1 to 100)", default=20),
+            _query("page", OpenApiTypes.INT, "Page number, from 1 (needs limit)", default=1),
+            _query("sort_by", OpenApiTypes.STR, f"One of {', '.join(SORTABLE)}; any other value sorts by created_at", default="created_at"),
+            _query("sort_order", OpenApiTypes.STR, "Sort order", enum=("asc", "desc"), default="desc"),
+        ],
+        responses={200: PaginatedServiceAccountsOut, 401: ErrorOut, 403: ErrorOut, 422: ValidationErrorOut},
+    )
     def get(self, request):
-        principal = self.principal
-        tokens = scope_queryset(AccessToken.objects, principal.read_scope()).filter(kind=TokenKind.SERVICE).order_by("-created_at")
-        return Response([service_account_out(token) for token in tokens])
+        params = request.query_params
+        window = page(params, max_limit=100)
+        include_revoked = boolean(params, "include_revoked", True)
+        descending = choice(params, "sort_order", ("asc", "desc"), "desc") == "desc"
+        column = params.get("sort_by") if params.get("sort_by") in SORTABLE else "created_at"
+        tokens = scope_queryset(AccessToken.objects, self.principal.read_scope()).filter(kind=TokenKind.SERVICE)
+        if not include_revoked:
+            tokens = tokens.filter(revoked_at__isnull=True)
+        total = tokens.count()
+        # Never-set times (no expiry, never used, not revoked) last either way; the id breaks ties.
+        order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
+        rows = tokens.order_by(order, "-pk" if descending else "pk")[window.offset:window.offset + window.limit]
+        return Response(envelope([service_account_out(token) for token in rows], window, total))
 
     @extend_schema(
         operation_id="create_service_account",
@@ -141,9 +178,14 @@ class ServiceAccountsView(AgentOSView):
 class ServiceAccountDetailView(AgentOSView):
     scope_family = "service_accounts"
 
-    @extend_schema(operation_id="revoke_service_account", tags=["Service Accounts"], responses={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut})
+    @extend_schema(
+        operation_id="revoke_service_account",
+        tags=["Service Accounts"],
+        description="Revoke a service account at once. Idempotent: revoking a revoked account is a 204 too.",
+        responses={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut},
+    )
     def delete(self, request, service_account_id: str):
         valid_id = service_account_id.isdigit() and len(service_account_id) <= 18
         if not valid_id or not access_token_revoke(token_id=int(service_account_id), user=self.principal.read_scope(), kind=TokenKind.SERVICE):
-            raise NotFound("Service account not found")
+            raise NotFound(f"Service account '{service_account_id}' not found")
         return Response(status=status.HTTP_204_NO_CONTENT)

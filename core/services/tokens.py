@@ -62,8 +62,13 @@ def access_token_create(
 
 
 def access_token_revoke(*, token_id: int, user: Any, kind: str | None = None) -> bool:
-    tokens = scope_queryset(AccessToken.objects, user).filter(pk=token_id, revoked_at__isnull=True)
+    """Revoke the token if it is not yet; False only when ``user`` has no such token.
+
+    Idempotent, as AgentOS's revoke is: revoking a revoked token keeps its first revocation time.
+    """
+    tokens = scope_queryset(AccessToken.objects, user).filter(pk=token_id)
     if kind is not None:
         tokens = tokens.filter(kind=kind)
-    changed = tokens.update(revoked_at=timezone.now())
-    return changed == 1
+    if tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        return True
+    return tokens.exists()

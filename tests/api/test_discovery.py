@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 from django.test import override_settings
@@ -42,6 +43,19 @@ def test_openapi_document_and_docs_pages(client) -> None:
         assets = re.findall(r"""(?:src|href)=["']([^"']+)["']""", html)
         assert any(asset.startswith("/static/drf_spectacular_sidecar/") for asset in assets)
         assert [asset for asset in assets if "//" in asset] == []
+
+
+def test_the_document_describes_the_public_discovery_routes(client) -> None:
+    document = client.get("/openapi.json").json()
+    health = document["paths"]["/health"]["get"]
+    assert health["operationId"] == "health_check" and health["security"] == [{}]
+    schema = document["components"]["schemas"]["HealthResponse"]
+    body = client.get("/health").json()
+    assert set(body) == set(schema["properties"]) == set(schema["required"])
+    assert datetime.strptime(body["instantiated_at"], "%Y-%m-%dT%H:%M:%S.%fZ")  # format: date-time
+    # /info answers without credentials and with them: both are documented.
+    assert {} in document["paths"]["/info"]["get"]["security"]
+    assert {"bearer": []} in document["paths"]["/info"]["get"]["security"]
 
 
 def test_docs_can_be_hidden() -> None:

@@ -213,11 +213,40 @@ class TestAccessTokens:
         robot = auth(created["token"])
         client.post("/sessions", data=json.dumps({"session_id": "robot-sess"}), content_type="application/json", **robot)
         assert [item["session_id"] for item in client.get("/sessions", **robot).json()["data"]] == ["robot-sess"]
-        assert [item["name"] for item in client.get("/service-accounts", **auth(token("alice"))).json()] == ["ci-bot"]
-        assert "token" not in client.get("/service-accounts", **auth(token("alice"))).json()[0]
-        assert client.delete(f"/service-accounts/{created['id']}", **auth(token("bob"))).status_code == 404
+        listed = client.get("/service-accounts", **auth(token("alice"))).json()
+        assert [item["name"] for item in listed["data"]] == ["ci-bot"] and "token" not in listed["data"][0]
+        assert client.get("/service-accounts", **auth(token("bob"))).json()["data"] == []
+        refused = client.delete(f"/service-accounts/{created['id']}", **auth(token("bob")))
+        assert (refused.status_code, refused.json()) == (404, {"detail": f"Service account '{created['id']}' not found"})
         assert client.delete(f"/service-accounts/{created['id']}", **auth(token("alice"))).status_code == 204
         assert client.get("/sessions", **robot).status_code == 401
+        # Revoking is idempotent and keeps the first revocation time.
+        revoked_at = client.get("/service-accounts", **auth(token("alice"))).json()["data"][0]["revoked_at"]
+        assert client.delete(f"/service-accounts/{created['id']}", **auth(token("alice"))).status_code == 204
+        assert client.get("/service-accounts", **auth(token("alice"))).json()["data"][0]["revoked_at"] == revoked_at
+
+    def test_service_accounts_list_pages_sorts_and_filters(self, client, jwt_server) -> None:
+        alice = auth(token("alice"))
+        ids = {}
+        for name in ("b-bot", "a-bot", "c-bot"):
+            ids[name] = client.post("/service-accounts", data=json.dumps({"name": name}), content_type="application/json", **alice).json()["id"]
+        client.delete(f"/service-accounts/{ids['a-bot']}", **alice)
+
+        def names(query: str) -> list[str]:
+            return [item["name"] for item in client.get(f"/service-accounts?{query}", **alice).json()["data"]]
+
+        assert names("") == ["c-bot", "a-bot", "b-bot"]  # newest first
+        assert names("sort_by=name&sort_order=asc") == ["a-bot", "b-bot", "c-bot"]
+        assert names("sort_by=no_such_column&sort_order=asc") == ["b-bot", "a-bot", "c-bot"]  # created_at
+        assert names("include_revoked=false&sort_by=name&sort_order=asc") == ["b-bot", "c-bot"]
+        second = client.get("/service-accounts?limit=2&page=2&sort_by=name&sort_order=asc", **alice).json()
+        assert [item["name"] for item in second["data"]] == ["c-bot"]
+        assert second["meta"] == {"page": 2, "limit": 2, "total_pages": 2, "total_count": 3, "search_time_ms": 0.0}
+        for query, where in [("limit=101", "limit"), ("limit=0", "limit"), ("page=0&limit=5", "page"), ("page=2", "limit"),
+                             ("sort_order=up", "sort_order"), ("include_revoked=maybe", "include_revoked")]:
+            response = client.get(f"/service-accounts?{query}", **alice)
+            assert response.status_code == 422, query
+            assert response.json()["detail"][0]["loc"] == ["query", where], query
 
     def test_admin_scope_needs_an_admin_caller(self, client, jwt_server) -> None:
         body = json.dumps({"name": "root-bot", "scopes": [{"scope": "agent_os:admin"}], "allow_privileged_scopes": True})

@@ -46,6 +46,7 @@ class Call:
 
 S = "alice-sess"
 ENDPOINTS = [
+    Call("GET", "/health", lambda i: "/health", public=True, outsider_status=(200,)),
     Call("GET", "/info", lambda i: "/info", public=True, outsider_status=(200,)),
     Call("GET", "/config", lambda i: "/config", outsider_status=(200,)),
     Call("GET", "/agents", lambda i: "/agents", outsider_status=(200,)),

@@ -5,11 +5,12 @@ the ``*_data`` functions build from our rows the way AgentOS builds them from it
 (``agno.os.schema``): which id a session carries, default values of absent run keys, and so
 on. Views drop null keys afterwards where AgentOS declares ``response_model_exclude_none``.
 """
+from core.api.schema import PaginationInfoOut
+
 from .common import (
     RUN_STATUSES,
     SESSION_TYPES,
     ErrorOut,
-    PaginationInfoOut,
     ValidationErrorOut,
     drop_nulls,
     errors,

@@ -95,16 +95,6 @@ def errors(*statuses: int) -> dict[int, type[serializers.Serializer]]:
     return {status: ERRORS[status] for status in statuses}
 
 
-class PaginationInfoOut(serializers.Serializer):
-    """AgentOS's ``PaginationInfo`` (the ``meta`` of every paginated list)."""
-
-    page = serializers.IntegerField()
-    limit = serializers.IntegerField()
-    total_pages = serializers.IntegerField()
-    total_count = serializers.IntegerField()
-    search_time_ms = serializers.FloatField()
-
-
 # --- Input fields ------------------------------------------------------------------------------
 
 class Text(serializers.CharField):

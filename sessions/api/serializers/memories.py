@@ -5,9 +5,11 @@ from typing import Any
 
 from rest_framework import serializers
 
+from core.api.schema import PaginationInfoOut
 from sessions.models import UserMemory
 
-from .common import FIELD_REQUIRED, IsoZDateTimeField, PaginationInfoOut, StringListField, Text, output, render
+from .common import FIELD_REQUIRED, IsoZDateTimeField, StringListField, Text, output, render
+
 
 class MemoryIn(serializers.Serializer):
     """``UserMemoryCreateSchema`` (create, and the whole replacement on PATCH)."""

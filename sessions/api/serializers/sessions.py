@@ -5,6 +5,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from core.api.schema import PaginationInfoOut
 from sessions.models import Session, SessionType
 
 from .common import (
@@ -14,7 +15,6 @@ from .common import (
     IsoZDateTimeField,
     ObjectField,
     ObjectListField,
-    PaginationInfoOut,
     Text,
     drop_nulls,
     optional_object,
