@@ -115,3 +115,8 @@ class BackgroundAccepted(serializers.Serializer):
     run_id = serializers.CharField()
     session_id = serializers.CharField()
     status = serializers.CharField()
+
+
+class ForkedSession(serializers.Serializer):
+    session_id = serializers.CharField(help_text="The new session")
+    forked_from_session_id = serializers.CharField(help_text="The session it was copied from")

@@ -1,4 +1,4 @@
-"""The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume."""
+"""The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume, session forks."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -18,6 +18,7 @@ from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
 from sessions.services.runs import SessionNotFound
+from sessions.services.sessions import NothingToFork, session_fork
 
 from ..models import Job
 from ..registry import agent_get, agent_list
@@ -260,6 +261,42 @@ class AgentRunCancelView(FormView):
         except RunNotFound:
             raise NotFound("Run not found") from None
         return Response({})
+
+
+class AgentSessionForkView(FormView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
+
+    @extend_schema(
+        operation_id="fork_agent_session",
+        summary="Fork Agent Session",
+        description=(
+            "Copy a session into a new, independent one: every finished or paused run, with fresh run ids, "
+            "its events, and the session's name, state, metadata and summary. The original is untouched."
+        ),
+        tags=["Agents"],
+        request=None,
+        parameters=[OpenApiParameter("user_id", str, description="Whose session to fork (ignored, and forced to the caller, under user isolation)")],
+        responses={
+            200: docs.ForkedSession,
+            400: OpenApiResponse(docs.ERROR, description="The source session is missing or has no runs"),
+            404: OpenApiResponse(docs.ERROR, description="No such agent, or the session is another agent's"),
+        },
+    )
+    def post(self, request, agent_id: str, session_id: str):
+        _require_agent(agent_id)
+        user_id = request.query_params.get("user_id") or None
+        try:
+            fork = session_fork(
+                user=self.principal.read_scope(user_id), owner_id=self.principal.owner(user_id),
+                source_session_id=session_id, component_id=agent_id,
+            )
+        except NothingToFork as exc:
+            raise BadRequest(str(exc)) from None
+        except SessionNotFound:
+            raise NotFound("Session not found") from None
+        return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
 
 class AgentRunContinueView(AgentAsyncView):

@@ -9,13 +9,14 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from core.tenancy import scope_queryset
 
-from ..models import Session, SessionType
+from ..models import Run, RunEvent, RunStatus, Session, SessionType
 from ..selectors import session_get
-from .runs import SessionExists, SessionNotFound, session_create
+from .runs import SessionExists, SessionNotFound, new_id, session_create
 
 # Run metadata keys the runtime owns (component version stamp, dispatch lineage). Session
 # metadata is merged into every run of the session, so these never enter through it.
@@ -131,3 +132,104 @@ def session_delete(*, user: Any, session_ids: Iterable[str]) -> int:
         return 0
     deleted = scope_queryset(Session.objects, user).filter(pk__in=ids).delete()[1]
     return int(deleted.get(Session._meta.label, 0))
+
+
+class NothingToFork(Exception):
+    """The source session is missing, outside the caller's scope, or has no runs."""
+
+    def __init__(self) -> None:
+        super().__init__("Source session has no runs to fork.")
+
+
+# Runs still queued or executing are not part of the conversation yet: a copy would be a run
+# that nothing will ever finish. Everything else is copied as it stands (a paused run can be
+# continued in the fork).
+_FORKABLE = [status for status in RunStatus.values if status not in (RunStatus.PENDING, RunStatus.RUNNING)]
+_BATCH = 500
+
+
+def session_fork(*, user: Any, owner_id: str | None, source_session_id: str, component_id: str | None = None) -> Session:
+    """A new session holding a copy of every finished or paused run of the source, as Agno's
+    ``fork_session`` makes it: fresh session and run ids, the source untouched.
+
+    The copy keeps the source's name, state, metadata, summary and usage; each run keeps its
+    events and records, in ``forked_from_session_id``, the session it was first written in (a
+    fork of a fork still points at the root). ``owner_id`` None keeps the source's owner.
+    Raises ``NothingToFork``, or ``SessionNotFound`` when the session belongs to another
+    component than ``component_id``.
+    """
+    source = session_get(user=user, session_id=source_session_id)
+    if source is None:
+        raise NothingToFork()
+    if component_id is not None and source.component_id != component_id:
+        raise SessionNotFound(source_session_id)
+    runs = scope_queryset(Run.objects, user).filter(session_id=source.pk, status__in=_FORKABLE).order_by("run_index")
+    if not runs.exists():
+        raise NothingToFork()
+    now = timezone.now()
+    fork = Session(
+        session_id=new_id(), user_id=owner_id if owner_id is not None else source.user_id,
+        session_type=source.session_type, component_id=source.component_id, session_name=source.session_name,
+        session_state=source.session_state, metadata=source.metadata, summary=source.summary,
+        component_data=source.component_data, metrics=source.metrics, total_tokens=source.total_tokens,
+        next_run_index=source.next_run_index, created_at=now, updated_at=now,
+    )
+    with transaction.atomic():
+        fork.save(force_insert=True)
+        new_ids: dict[str, str] = {}
+        for batch in _batches(runs.iterator(chunk_size=_BATCH)):
+            copies = []
+            for run in batch:
+                new_ids[run.pk] = new_id()
+                copies.append(_run_copy(run, new_ids, fork))
+            Run.objects.bulk_create(copies)
+            events = scope_queryset(RunEvent.objects, user).filter(run_id__in=[run.pk for run in batch]).order_by("run_id", "event_index")
+            for event_batch in _batches(events.iterator(chunk_size=_BATCH)):
+                RunEvent.objects.bulk_create([
+                    RunEvent(
+                        run_id=new_ids[event.run_id], user_id=fork.user_id, event_index=event.event_index, event=event.event,
+                        payload=_renamed(event.payload, source.pk, fork.pk, new_ids), created_at=event.created_at,
+                    )
+                    for event in event_batch
+                ])
+    return fork
+
+
+def _run_copy(run: Run, new_ids: Mapping[str, str], fork: Session) -> Run:
+    run_data = _renamed(run.run_data, run.session_id, fork.pk, new_ids)
+    if isinstance(run_data, dict):
+        if isinstance(run_data.get("events"), list):
+            run_data["events"] = [_renamed(event, run.session_id, fork.pk, new_ids) for event in run_data["events"]]
+        if not run_data.get("forked_from_session_id"):
+            run_data["forked_from_session_id"] = run.session_id
+    return Run(
+        run_id=new_ids[run.pk], session=fork, user_id=fork.user_id, run_type=run.run_type, component_id=run.component_id,
+        run_index=run.run_index, parent_run_id=new_ids.get(run.parent_run_id, run.parent_run_id) if run.parent_run_id else None,
+        status=run.status, input=run.input, content=run.content, run_data=run_data, model=run.model,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens, total_tokens=run.total_tokens, duration=run.duration,
+        error=run.error, created_at=run.created_at, updated_at=run.updated_at, started_at=run.started_at, finished_at=run.finished_at,
+    )
+
+
+def _renamed(payload: Any, old_session_id: str, new_session_id: str, new_ids: Mapping[str, str]) -> Any:
+    """A run's stored dict with the ids that place it (its run, parent and session) moved to the fork."""
+    if not isinstance(payload, dict):
+        return payload
+    renamed = dict(payload)
+    for key in ("run_id", "parent_run_id"):
+        if renamed.get(key) in new_ids:
+            renamed[key] = new_ids[renamed[key]]
+    if renamed.get("session_id") == old_session_id:
+        renamed["session_id"] = new_session_id
+    return renamed
+
+
+def _batches(rows: Iterable[Any]) -> Iterable[list[Any]]:
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -319,3 +319,60 @@ def wait_for(probe, timeout: float = 15.0):
             return value
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
+
+
+class TestSessionFork:
+    def fork(self, base: str, session_id: str, agent_id: str = "assistant", **query: str) -> httpx.Response:
+        return httpx.post(f"{base}/agents/{agent_id}/sessions/{session_id}/fork", params=query, timeout=30)
+
+    def test_a_fork_copies_the_conversation_and_goes_its_own_way(self, live_api: str) -> None:
+        first = post_run(live_api, message="first message", user_id="alice", session_id="s-src").json()
+        post_run(live_api, message="second", user_id="alice", session_id="s-src")
+        httpx.patch(f"{live_api}/sessions/s-src", json={"session_state": {"step": 2}, "metadata": {"topic": "x"}}, params={"user_id": "alice"})
+        response = self.fork(live_api, "s-src", user_id="alice")
+        assert response.status_code == 200
+        forked = response.json()
+        assert forked["forked_from_session_id"] == "s-src" and forked["session_id"] != "s-src"
+        new_id = forked["session_id"]
+
+        source_runs = list(Run.objects.for_user("alice").filter(session_id="s-src").order_by("run_index"))
+        copies = list(Run.objects.for_user("alice").filter(session_id=new_id).order_by("run_index"))
+        assert [run.run_index for run in copies] == [0, 1] and [run.content for run in copies] == [run.content for run in source_runs]
+        assert not {run.pk for run in copies} & {run.pk for run in source_runs}
+        for copy, original in zip(copies, source_runs):
+            assert copy.run_data["run_id"] == copy.pk and copy.run_data["session_id"] == new_id
+            assert copy.run_data["forked_from_session_id"] == "s-src" and "forked_from_session_id" not in original.run_data
+            assert list(RunEvent.objects.for_user("alice").filter(run=copy).order_by("event_index").values_list("event", flat=True)) == \
+                list(RunEvent.objects.for_user("alice").filter(run=original).order_by("event_index").values_list("event", flat=True))
+            assert {event.payload.get("run_id") for event in RunEvent.objects.for_user("alice").filter(run=copy)} <= {copy.pk, None}
+        session = Session.objects.for_user("alice").get(pk=new_id)
+        assert (session.session_name, session.session_state, session.metadata, session.component_id) == ("first message", {"step": 2}, {"topic": "x"}, "assistant")
+
+        # The copy reads through the API like any session, with the lineage on its runs.
+        run = httpx.get(f"{live_api}/sessions/{new_id}/runs/{copies[0].pk}", params={"user_id": "alice"}).json()
+        assert run["forked_from_session_id"] == "s-src" and run["run_input"] == first["input"]["input_content"]
+        # The fork has the history: its next run sees both earlier messages; the source is untouched.
+        third = post_run(live_api, message="third", user_id="alice", session_id=new_id).json()
+        assert "I can see 2 earlier messages from you" in third["content"]
+        assert Run.objects.for_user("alice").filter(session_id="s-src").count() == 2
+        # A fork of a fork still names the root on its runs.
+        again = self.fork(live_api, new_id, user_id="alice").json()
+        roots = {run.run_data["forked_from_session_id"] for run in Run.objects.for_user("alice").filter(session_id=again["session_id"])}
+        assert roots == {"s-src", new_id}  # the two copied runs name the root, the fork's own run its session
+
+    def test_nothing_to_fork_and_other_agents_sessions(self, live_api: str) -> None:
+        make_session("alice", session_id="s-empty", component_id="assistant")
+        for session_id in ("s-empty", "no-such-session"):
+            response = self.fork(live_api, session_id, user_id="alice")
+            assert (response.status_code, response.json()) == (400, {"detail": "Source session has no runs to fork."})
+        post_run(live_api, message="hello", user_id="alice", session_id="s-mine")
+        other_agent = self.fork(live_api, "s-mine", agent_id="hitl-agent", user_id="alice")
+        assert (other_agent.status_code, other_agent.json()) == (404, {"detail": "Session not found"})
+        missing_agent = self.fork(live_api, "s-mine", agent_id="nope")
+        assert (missing_agent.status_code, missing_agent.json()) == (404, {"detail": "Agent not found"})
+        assert Session.objects.for_user("alice").count() == 2
+
+    def test_a_run_in_flight_is_not_copied(self, live_api: str) -> None:
+        post_run(live_api, message="done", user_id="alice", session_id="s-busy")
+        Run.objects.for_user("alice").filter(session_id="s-busy").update(status="RUNNING")
+        assert self.fork(live_api, "s-busy", user_id="alice").status_code == 400

@@ -58,6 +58,8 @@ ENDPOINTS = [
     Call("POST", "/agents/{agent_id}/runs/{run_id}/continue", lambda i: f"/agents/hitl-agent/runs/{i['paused_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": S, "stream": "false"}),
     # Always 200 (errors are in-band frames); the outsider gets a "not found" frame.
     Call("POST", "/agents/{agent_id}/runs/{run_id}/resume", lambda i: f"/agents/assistant/runs/{i['run_id']}/resume", form=lambda i: {"session_id": S}, outsider_status=(200,)),
+    # Another user's session is as missing as an unknown one: nothing to fork, and nothing copied.
+    Call("POST", "/agents/{agent_id}/sessions/{session_id}/fork", lambda i: f"/agents/assistant/sessions/{S}/fork", form=lambda i: {}, query=lambda i: {"user_id": "alice"}, outsider_status=(400,)),
     Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("POST", "/sessions", lambda i: "/sessions", body=lambda i: {"session_id": "bobs-new", "user_id": "alice"}, outsider_status=(201,)),
     Call("DELETE", "/sessions", lambda i: "/sessions", body=lambda i: {"session_ids": [S], "session_types": ["agent"]}, outsider_status=(204,)),
