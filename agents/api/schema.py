@@ -70,6 +70,13 @@ class ContinueForm(serializers.Serializer):
     user_id = serializers.CharField(required=False)
     stream = serializers.BooleanField(required=False, default=True)
     stream_events = serializers.BooleanField(required=False, default=True)
+    input = serializers.CharField(required=False, help_text="A new user message to answer: a follow-up on a finished run, or context for a retry")
+    continue_from = serializers.CharField(required=False, default="end", help_text='"end", "last_user" or a message index: how much of the transcript to keep')
+    fork = serializers.BooleanField(required=False, default=False, help_text="Continue in a new run beside this one (a finished run always is)")
+    regenerate = serializers.BooleanField(required=False, default=False, help_text="Answer the last question again, in a new run")
+    replace_original = serializers.BooleanField(required=False, allow_null=True, default=None, help_text="With regenerate: mark the original REGENERATED (default true)")
+    additional_instructions = serializers.CharField(required=False, help_text="With regenerate: what to do differently (an alias of input)")
+    background = serializers.BooleanField(required=False, default=False, help_text="Put a paused background run back on the queue (202)")
 
 
 class ResumeForm(serializers.Serializer):

@@ -23,6 +23,7 @@ from sessions.services.sessions import NothingToFork, session_fork
 from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
+from ..runtime.checkpoints import parse_continue_from
 from ..services.executor import in_run_thread
 from ..services.jobs import (
     IDEMPOTENCY_KEY_MAX,
@@ -36,6 +37,7 @@ from ..services.jobs import (
 )
 from ..services.runs import (
     AgentNotFound,
+    Continuation,
     RunNotContinuable,
     RunNotFound,
     RunRequest,
@@ -332,12 +334,15 @@ class AgentRunContinueView(AgentAsyncView):
         stream = params.boolean(data, "stream", True, where="body")
         stream_events = params.boolean(data, "stream_events", True, where="body")
         requested_user_id = data.get("user_id") or None
+        continuation = _continuation(data)
         if params.boolean(data, "background", False, where="body"):
+            if not continuation.plain:
+                raise BadRequest("background=true continues a paused background run; fork, regenerate, continue_from and input run in the request")
             job = _translated(self._requeue, run_id, session_id, agent_id, requested_user_id, tools, stream_events)
             return ("requeued-stream" if stream else "requeued"), job, stream_events
         prepared = _translated(
             continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
-            requested_user_id=requested_user_id, tools=tools, stream_events=stream_events,
+            requested_user_id=requested_user_id, tools=tools, stream_events=stream_events, continuation=continuation,
         )
         if not stream:
             return "output", _translated(continue_execute, prepared, streamed=False, stream_events=stream_events), stream_events
@@ -351,6 +356,26 @@ class AgentRunContinueView(AgentAsyncView):
         if job is None:
             raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
         return job
+
+
+def _continuation(data: Any) -> Continuation:
+    """The unified-continue fields of a continue form, with AgentOS's 400s for what conflicts."""
+    try:
+        continue_from = parse_continue_from(data.get("continue_from"))
+    except InvalidContinuation as exc:
+        raise BadRequest(str(exc)) from None
+    fork = params.boolean(data, "fork", False, where="body")
+    regenerate = params.boolean(data, "regenerate", False, where="body")
+    replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")
+    text = data.get("input") or None
+    instructions = data.get("additional_instructions") or None
+    if text is not None and instructions is not None:
+        raise BadRequest("Provide either `additional_instructions` or `input`, not both.")
+    if replace_original is not None and not regenerate:
+        raise BadRequest("`replace_original` only makes sense with `regenerate=True`.")
+    if regenerate and fork:
+        raise BadRequest("`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly.")
+    return Continuation(continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions)
 
 
 class AgentRunResumeView(AgentAsyncView):

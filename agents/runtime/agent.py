@@ -10,9 +10,9 @@ from typing import Any
 from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
-from agents.runtime.hitl import collect_decisions
+from agents.runtime.hitl import collect_decisions, is_pending
 from agents.runtime.models import Model, ModelChain, get_model
-from agents.runtime.output import RunState, json_copy, new_message
+from agents.runtime.output import RUNNING, RunMetrics, RunState, json_copy, new_message
 from agents.runtime.prompt import system_message
 from agents.runtime.runner import AgentRun
 from agents.runtime.structured import OutputSchema
@@ -188,6 +188,47 @@ class Agent:
         if ctx.session_state is not None:
             state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
         return AgentRun(self, ctx, state, stream_events=stream_events, decisions=decisions)
+
+    def branch_run(
+        self,
+        run_output: Mapping[str, Any],
+        ctx: RunContext,
+        *,
+        keep: int,
+        fork: bool,
+        input: str | None = None,
+        regenerated_from: str | None = None,
+        stream_events: bool = True,
+    ) -> AgentRun:
+        """Run the model loop again on a stored run's transcript, cut after ``keep`` messages
+        (snapped down so no tool call loses its result), with ``input`` as a new user message.
+
+        ``fork``: the result is a new run (``ctx.run_id``) beside the original, which is left as
+        it is, with ``forked_from_run_id`` and a metrics and clock of its own; otherwise the run
+        continues under its own id (a failed run, retried). Streams ``RunContinued`` first.
+        """
+        from agents.runtime.checkpoints import safe_boundary, truncate
+
+        state = RunState.from_dict(dict(run_output))
+        if state.agent_id and state.agent_id != self.id:
+            raise InvalidContinuation(f"Run {state.run_id} belongs to agent {state.agent_id}, not {self.id}")
+        keep = safe_boundary(state.messages, keep)
+        if fork:
+            state.forked_from_run_id, state.run_id = state.run_id, ctx.run_id
+            state.forked_from_message_index = keep
+            state.metrics = RunMetrics()
+            state.created_at = int(ctx.clock())
+        truncate(state, keep)
+        if regenerated_from is not None:
+            state.regenerated_from = regenerated_from
+        if input:
+            state.messages.append(new_message("user", input, int(ctx.clock())))
+        if any(is_pending(te) for te in state.tools):
+            raise InvalidContinuation("Run has unresolved HITL requirements. Provide the `tools` parameter.")
+        if ctx.session_state is not None:
+            state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
+        state.status, state.cancellation_stage = RUNNING, None
+        return AgentRun(self, ctx, state, stream_events=stream_events, decisions={})
 
     # ---- used by the run loop -----------------------------------------------------------------
 

@@ -187,6 +187,12 @@ class RunState:
     status: str = RUNNING
     requirements: list[dict[str, Any]] | None = None
     cancellation_stage: str | None = None
+    # Lineage of a run made by continuing another (fork, regenerate, a follow-up on a finished run).
+    forked_from_run_id: str | None = None
+    forked_from_message_index: int | None = None
+    forked_from_session_id: str | None = None
+    regenerated_from: str | None = None
+    last_checkpoint_at_message_index: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The RunOutput dict (Agno's ``RunOutput.to_dict``: nulls dropped, Agno's key order)."""
@@ -213,6 +219,11 @@ class RunState:
             "tools": json_copy(self.tools),
             "requirements": json_copy(self.requirements),
             "input": json_copy(self.input),
+            "forked_from_run_id": self.forked_from_run_id,
+            "forked_from_message_index": self.forked_from_message_index,
+            "forked_from_session_id": self.forked_from_session_id,
+            "regenerated_from": self.regenerated_from,
+            "last_checkpoint_at_message_index": self.last_checkpoint_at_message_index,
         }
         return drop_nulls(data)
 
@@ -242,4 +253,9 @@ class RunState:
             status=data.get("status", RUNNING),
             requirements=data.get("requirements"),
             cancellation_stage=data.get("cancellation_stage"),
+            forked_from_run_id=data.get("forked_from_run_id"),
+            forked_from_message_index=data.get("forked_from_message_index"),
+            forked_from_session_id=data.get("forked_from_session_id"),
+            regenerated_from=data.get("regenerated_from"),
+            last_checkpoint_at_message_index=data.get("last_checkpoint_at_message_index"),
         )

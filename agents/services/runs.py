@@ -87,6 +87,32 @@ class PreparedRun:
     continued: Run | None = None
     decisions: list[dict[str, Any]] = field(default_factory=list)
     first_event_index: int = 0
+    # Set when a continuation runs the loop again from a message boundary (Continuation).
+    branch: dict[str, Any] | None = None
+    replaces: str | None = None  # the run a regeneration marks REGENERATED once it completes
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """Where a continue request picks a run up (Agno v3's unified continue).
+
+    The default is the classic human-in-the-loop continue of a paused run. Otherwise the model
+    loop runs again on the run's transcript, cut at ``continue_from`` ("end", "last_user" or a
+    message index), with ``input`` as a new user message: a finished run (or ``fork``) gives a
+    new run beside it, a failed one is retried under its own id. ``regenerate`` re-answers the
+    last question in a new run and, unless ``replace_original`` is False, marks the original
+    REGENERATED once the new answer is complete (history then skips it).
+    """
+
+    continue_from: str | int = "end"
+    fork: bool = False
+    regenerate: bool = False
+    replace_original: bool | None = None
+    input: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        return self.continue_from == "end" and not (self.fork or self.regenerate or self.input)
 
 
 def agent_entry(agent_id: str, *, version: int | None = None) -> AgentEntry:
@@ -338,10 +364,19 @@ def continue_prepare(
     requested_user_id: str | None,
     tools: list[dict[str, Any]] | None,
     stream_events: bool = True,
+    continuation: Continuation | None = None,
 ) -> PreparedRun:
     agent_entry(agent_id)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
     session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
+    continuation = continuation or Continuation()
+    if tools and run.status != RunStatus.PAUSED:
+        # Decisions sent again (a client retrying its confirmation) must not start another run.
+        raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
+    if not (continuation.plain and run.status == RunStatus.PAUSED):
+        if tools:
+            raise InvalidContinuation("Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them")
+        return _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events)
     prepared = continue_prepare_for_owner(run=run, session=session, tools=tools)
     # Validate the decisions now, so a bad request is a 400 before anything runs.
     prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
@@ -366,12 +401,76 @@ def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[s
     )
 
 
+def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, stream_events: bool) -> PreparedRun:
+    """A continuation that runs the loop again from a message boundary (see Continuation)."""
+    from ..runtime.checkpoints import boundary
+
+    if run.status == RunStatus.CANCELLED:
+        raise RunNotContinuable(f"Cannot continue run {run.pk}: run is cancelled")
+    if run.status in (RunStatus.PENDING, RunStatus.RUNNING):
+        raise RunNotContinuable(f"Run {run.pk} is {run.status}: continue it once it has ended")
+    keep = boundary(run.run_data.get("messages") or [], continuation.continue_from, regenerate=continuation.regenerate)
+    # Continuing a finished run never reuses its id: one run is one model loop.
+    fork = continuation.fork or continuation.regenerate or run.status in (RunStatus.COMPLETED, RunStatus.REGENERATED)
+    entry = agent_entry(run.component_id)
+    agent = _agent_for(entry, run.user_id, None)
+    run_id = new_id() if fork else run.pk
+    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
+    ctx, store = _context(
+        agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
+        session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
+    )
+    branch = {
+        "keep": keep, "fork": fork, "input": continuation.input,
+        "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
+    }
+    agent.branch_run(run.run_data, ctx, **branch)  # a bad request is a 400 now, before anything runs
+    first = 0
+    if not fork:
+        top = scope_queryset(RunEvent.objects, _owner_scope(run.user_id)).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
+        first = (top if top is not None else -1) + 1
+    return PreparedRun(
+        entry=entry, agent=agent, run_id=run_id, session_id=run.session_id, owner_id=run.user_id, new_session=False,
+        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, first_event_index=first, branch=branch,
+        replaces=run.pk if continuation.regenerate and continuation.replace_original is not False else None,
+    )
+
+
+def _record_fork(prepared: PreparedRun, output: dict[str, Any], events: list[dict[str, Any]], finished: Any, *, streamed: bool) -> None:
+    """A continuation's new run, beside the run it came from (which a completed regeneration replaces)."""
+    source = prepared.continued
+    assert source is not None
+    status = str(output.get("status") or RunStatus.ERROR)
+    run_record(
+        session_id=prepared.session_id, owner_id=prepared.owner_id, create_session=False, component_id=prepared.agent.id,
+        component_data=_component_data(prepared.agent), run_id=prepared.run_id, status=status, input=source.input,
+        output=output, events=stored_events(events, streamed=streamed), session_state=output.get("session_state"),
+        summary=getattr(finished, "session_summary", None), started_at=prepared.started_at,
+    )
+    if prepared.replaces and status == RunStatus.COMPLETED:
+        replaced = scope_queryset(Run.objects, _owner_scope(prepared.owner_id)).filter(pk=prepared.replaces).first()
+        if replaced is not None:
+            replaced.status = RunStatus.REGENERATED
+            replaced.run_data = {**replaced.run_data, "status": RunStatus.REGENERATED}
+            replaced.updated_at = timezone.now()
+            replaced.save(update_fields=["status", "run_data", "updated_at"])
+
+
 def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, streamed: bool = True, stream_events: bool = True) -> dict[str, Any]:
     run = prepared.continued
     assert run is not None
     try:
-        run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
+        if prepared.branch is not None:
+            run_iter = prepared.agent.branch_run(run.run_data, prepared.ctx, **prepared.branch)
+        else:
+            run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
         output, events, finished = _drive(prepared, run_iter, on_event)
+        if prepared.branch is not None and prepared.branch["fork"]:
+            with transaction.atomic():
+                _record_fork(prepared, output, events, finished, streamed=streamed)
+                if prepared.memory_store is not None:
+                    prepared.memory_store.flush()
+            return output
         with transaction.atomic():
             run_record_update(
                 run=run,
@@ -392,6 +491,7 @@ def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None
 
 __all__ = [
     "AgentNotFound",
+    "Continuation",
     "InvalidContinuation",
     "PreparedRun",
     "RunNotContinuable",

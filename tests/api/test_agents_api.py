@@ -376,3 +376,116 @@ class TestSessionFork:
         post_run(live_api, message="done", user_id="alice", session_id="s-busy")
         Run.objects.for_user("alice").filter(session_id="s-busy").update(status="RUNNING")
         assert self.fork(live_api, "s-busy", user_id="alice").status_code == 400
+
+
+class TestUnifiedContinue:
+    """Continuing a finished or failed run: follow-ups, regeneration, message boundaries."""
+
+    def cont(self, base: str, run_id: str, agent_id: str = "assistant", **form: str) -> httpx.Response:
+        form.setdefault("session_id", "s-c")
+        form.setdefault("stream", "false")
+        return httpx.post(f"{base}/agents/{agent_id}/runs/{run_id}/continue", data=form, timeout=30)
+
+    def test_a_follow_up_on_a_finished_run_is_a_new_run_beside_it(self, live_api: str) -> None:
+        first = post_run(live_api, message="first message", user_id="alice", session_id="s-c").json()
+        response = self.cont(live_api, first["run_id"], input="and then?")
+        assert response.status_code == 200, response.text
+        follow = response.json()
+        assert follow["run_id"] != first["run_id"] and follow["status"] == "COMPLETED"
+        assert follow["forked_from_run_id"] == first["run_id"] and follow["forked_from_message_index"] == len(first["messages"])
+        assert follow["content"].startswith("(offline demo) You said: and then?")
+        assert 'the previous one was: "first message"' in follow["content"]
+        assert [m["role"] for m in follow["messages"]][-3:] == ["assistant", "user", "assistant"]
+        assert follow["metrics"]["total_tokens"] < first["metrics"]["total_tokens"] + follow["metrics"]["output_tokens"] + 1000
+        runs = list(Run.objects.for_user("alice").filter(session_id="s-c").order_by("run_index"))
+        assert [(run.pk, run.status) for run in runs] == [(first["run_id"], "COMPLETED"), (follow["run_id"], "COMPLETED")]
+        assert runs[0].run_data == first  # the original is untouched
+        assert runs[1].input == first["input"] and runs[1].run_data == follow
+        events = list(RunEvent.objects.for_user("alice").filter(run=runs[1]).order_by("event_index").values_list("event", flat=True))
+        assert events[0] == "RunContinued" and events[-1] == "RunCompleted"
+        # It is part of the session's history from now on.
+        later = post_run(live_api, message="third", user_id="alice", session_id="s-c").json()
+        assert 'the previous one was: "and then?"' in later["content"]
+
+    def test_regenerate_answers_again_and_replaces_the_original(self, live_api: str) -> None:
+        first = post_run(live_api, message="tell me", user_id="alice", session_id="s-c").json()
+        again = self.cont(live_api, first["run_id"], regenerate="true").json()
+        assert again["run_id"] != first["run_id"] and again["regenerated_from"] == first["run_id"]
+        assert again["content"].startswith("(offline demo) You said: tell me")
+        assert [m["role"] for m in again["messages"]].count("assistant") == 1  # the old answer was dropped
+        assert Run.objects.for_user("alice").get(pk=first["run_id"]).status == "REGENERATED"
+        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice"}).json()
+        assert {run["run_id"]: run["status"] for run in listed} == {first["run_id"]: "REGENERATED", again["run_id"]: "COMPLETED"}
+        # The replaced answer no longer counts as history.
+        later = post_run(live_api, message="next", user_id="alice", session_id="s-c").json()
+        assert "I can see 1 earlier message from you" in later["content"]
+
+    def test_regenerate_can_keep_the_original_and_take_instructions(self, live_api: str) -> None:
+        first = post_run(live_api, message="tell me", user_id="alice", session_id="s-c").json()
+        again = self.cont(live_api, first["run_id"], regenerate="true", replace_original="false", additional_instructions="shorter please").json()
+        assert again["content"].startswith("(offline demo) You said: shorter please")
+        assert Run.objects.for_user("alice").get(pk=first["run_id"]).status == "COMPLETED"
+
+    def test_continue_from_a_boundary_and_streamed(self, live_api: str) -> None:
+        first = post_run(live_api, message="tell me", user_id="alice", session_id="s-c").json()
+        with httpx.stream("POST", f"{live_api}/agents/assistant/runs/{first['run_id']}/continue",
+                          data={"session_id": "s-c", "continue_from": "last_user"}, timeout=30) as response:
+            assert response.status_code == 200
+            frames = parse_sse(response.read().decode())
+        assert frames[0][0] == "RunContinued" and frames[-1][0] == "RunCompleted"
+        new_id = frames[-1][1]["run_id"]
+        assert new_id != first["run_id"] and frames[0][1]["run_id"] == new_id
+        stored = Run.objects.for_user("alice").get(pk=new_id)
+        assert stored.status == "COMPLETED" and stored.run_data["last_checkpoint_at_message_index"] == 2
+        assert stored.run_data["content"].startswith("(offline demo) You said: tell me")
+
+    @pytest.mark.parametrize(
+        ("form", "status", "detail"),
+        [
+            ({"continue_from": "middle"}, 400, "`continue_from` must be an integer message index, 'end', or 'last_user'."),
+            ({"regenerate": "true", "fork": "true"}, 400, "`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly."),
+            ({"regenerate": "true", "continue_from": "1"}, 400, "`regenerate=True` derives the continuation boundary automatically."),
+            ({"replace_original": "false"}, 400, "`replace_original` only makes sense with `regenerate=True`."),
+            ({"input": "a", "additional_instructions": "b"}, 400, "Provide either `additional_instructions` or `input`, not both."),
+            ({"fork": "true", "background": "true"}, 400, "background=true continues a paused background run; fork, regenerate, continue_from and input run in the request"),
+            ({"fork": "maybe"}, 422, "Input should be a valid boolean, unable to interpret input"),
+        ],
+    )
+    def test_conflicting_options_are_client_errors(self, live_api: str, form: dict, status: int, detail: str) -> None:
+        first = post_run(live_api, message="hi", user_id="alice", session_id="s-c").json()
+        response = self.cont(live_api, first["run_id"], **form)
+        assert response.status_code == status
+        body = response.json()["detail"]
+        assert (body if isinstance(body, str) else body[0]["msg"]) == detail
+        assert Run.objects.for_user("alice").count() == 1
+
+    def test_what_cannot_be_continued(self, live_api: str) -> None:
+        first = post_run(live_api, message="hi", user_id="alice", session_id="s-c").json()
+        Run.objects.for_user("alice").filter(pk=first["run_id"]).update(status="CANCELLED")
+        cancelled = self.cont(live_api, first["run_id"], input="more")
+        assert (cancelled.status_code, cancelled.json()) == (409, {"detail": f"Cannot continue run {first['run_id']}: run is cancelled"})
+        Run.objects.for_user("alice").filter(pk=first["run_id"]).update(status="RUNNING")
+        running = self.cont(live_api, first["run_id"], input="more")
+        assert (running.status_code, running.json()) == (409, {"detail": f"Run {first['run_id']} is RUNNING: continue it once it has ended"})
+        # A paused run takes its decisions, not a follow-up.
+        paused = post_run(live_api, "hitl-agent", message='/call delete_file {"path": "x"}', user_id="alice", session_id="s-c").json()
+        follow = self.cont(live_api, paused["run_id"], agent_id="hitl-agent", input="what now?")
+        assert (follow.status_code, follow.json()) == (400, {"detail": "Run has unresolved HITL requirements. Provide the `tools` parameter."})
+        mixed = self.cont(live_api, paused["run_id"], agent_id="hitl-agent", fork="true", tools=json.dumps([{**paused["tools"][0], "confirmed": True}]))
+        assert mixed.status_code == 400 and "cannot be combined" in mixed.json()["detail"]
+        assert Run.objects.for_user("alice").count() == 2
+
+    def test_a_failed_run_is_retried_under_its_own_id(self, live_api: str, fake_openai) -> None:
+        from tests.fakes._base import Failure, Reply
+
+        fake_openai.push(Failure(401, "bad key"))
+        failed = post_run(live_api, "openai-agent", message="hi", user_id="alice", session_id="s-c").json()
+        assert failed["status"] == "ERROR"
+        fake_openai.push(Reply(text="Back again."))
+        retried = self.cont(live_api, failed["run_id"], agent_id="openai-agent").json()
+        assert (retried["run_id"], retried["status"], retried["content"]) == (failed["run_id"], "COMPLETED", "Back again.")
+        assert fake_openai.requests[-1].messages[-1] == {"role": "user", "content": "hi"}
+        run = Run.objects.for_user("alice").get(pk=failed["run_id"])
+        assert (run.status, run.error, Run.objects.for_user("alice").count()) == ("COMPLETED", "", 1)
+        events = list(RunEvent.objects.for_user("alice").filter(run=run).order_by("event_index").values_list("event", flat=True))
+        assert events[0] == "RunStarted" and "RunError" in events and events[-1] == "RunCompleted"

@@ -1,0 +1,87 @@
+"""Where a continued run picks up: message boundaries, as Agno v3's unified ``continue`` sets them.
+
+A run's transcript is its ``messages``. Continuing it from a boundary keeps ``messages[:k]`` and
+runs the model loop again from there: ``"end"`` keeps everything (a follow-up), ``"last_user"``
+keeps through the last user message, an integer keeps that many messages, and ``regenerate``
+drops only the final answer (the trailing assistant messages without tool calls), so tool
+results are reused, not fetched again. A boundary never separates a tool call from its result.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.runtime.errors import InvalidContinuation
+
+END = "end"
+LAST_USER = "last_user"
+
+
+def parse_continue_from(value: str | None) -> str | int:
+    """The form value: ``end`` (default), ``last_user`` or a message index (an integer >= 0)."""
+    if value is None or value == "":
+        return END
+    text = str(value).strip()
+    if text in (END, LAST_USER):
+        return text
+    if text.isdigit():
+        return int(text)
+    raise InvalidContinuation("`continue_from` must be an integer message index, 'end', or 'last_user'.")
+
+
+def boundary(messages: Sequence[dict[str, Any]], continue_from: str | int, *, regenerate: bool = False) -> int:
+    """How many of ``messages`` a continuation keeps (before snapping to a safe boundary)."""
+    if regenerate:
+        if continue_from not in (END, LAST_USER):
+            raise InvalidContinuation("`regenerate=True` derives the continuation boundary automatically.")
+        return regenerate_boundary(messages)
+    if isinstance(continue_from, int):
+        return continue_from
+    if continue_from == LAST_USER:
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index].get("role") == "user":
+                return index + 1
+        raise InvalidContinuation("Cannot resolve `continue_from='last_user'`: run has no user messages.")
+    return len(messages)
+
+
+def regenerate_boundary(messages: Sequence[dict[str, Any]]) -> int:
+    """Drop the final answer only: the trailing assistant messages that call no tool."""
+    index = len(messages)
+    while index > 0 and messages[index - 1].get("role") == "assistant" and not messages[index - 1].get("tool_calls"):
+        index -= 1
+    if index == 0:
+        raise InvalidContinuation("Cannot regenerate: run has no non-assistant messages to regenerate from.")
+    return index
+
+
+def safe_boundary(messages: Sequence[dict[str, Any]], index: int) -> int:
+    """``index``, or lower: the largest boundary at which every kept tool call has its result kept."""
+    if index <= 0 or index >= len(messages):
+        return index
+    answered_at = {m["tool_call_id"]: i for i, m in enumerate(messages) if m.get("tool_call_id")}
+    for position in range(index):
+        for call in messages[position].get("tool_calls") or ():
+            call_id = call.get("id") if isinstance(call, dict) else None
+            if call_id and answered_at.get(call_id, index) >= index:
+                return position
+    return index
+
+
+def truncate(state: Any, index: int) -> None:
+    """Cut a RunState's transcript at ``index`` (in place), with the tool calls and
+    requirements that no longer appear in it. An index past the end cuts nothing."""
+    if index < 0 or index >= len(state.messages):
+        return
+    state.messages = state.messages[:index]
+    kept: set[str] = set()
+    for message in state.messages:
+        if message.get("tool_call_id"):
+            kept.add(message["tool_call_id"])
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict) and call.get("id"):
+                kept.add(call["id"])
+    state.tools = [te for te in state.tools if te.get("tool_call_id") in kept]
+    if state.requirements:
+        state.requirements = [r for r in state.requirements if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    state.last_checkpoint_at_message_index = index
