@@ -127,3 +127,29 @@ class BackgroundAccepted(serializers.Serializer):
 class ForkedSession(serializers.Serializer):
     session_id = serializers.CharField(help_text="The new session")
     forked_from_session_id = serializers.CharField(help_text="The session it was copied from")
+
+
+class CheckpointOut(serializers.Serializer):
+    checkpoint_id = serializers.CharField(allow_null=True, help_text="Display number (1, 2, 3...), not an index")
+    run_id = serializers.CharField()
+    session_id = serializers.CharField()
+    message_index = serializers.IntegerField(help_text="Messages kept: pass it as continue_from")
+    continue_from = serializers.IntegerField()
+    status = serializers.CharField(allow_null=True)
+    reason = serializers.ChoiceField(["checkpoint", "end", "snapshot"])
+    created_at = serializers.IntegerField(allow_null=True)
+    message_id = serializers.CharField(allow_null=True)
+    message_role = serializers.CharField(allow_null=True)
+    message_preview = serializers.CharField(allow_null=True)
+    is_latest = serializers.BooleanField()
+
+
+class RunCheckpoints(serializers.Serializer):
+    run_id = serializers.CharField()
+    session_id = serializers.CharField()
+    checkpoints = CheckpointOut(many=True)
+
+
+class RunCheckpointSnapshot(serializers.Serializer):
+    checkpoint = CheckpointOut()
+    snapshot = RunOutput(help_text="The run's RunOutput, cut at the checkpoint")

@@ -10,5 +10,7 @@ urlpatterns = [
     route("agents/{agent_id}/runs/{run_id}/cancel", views.AgentRunCancelView.as_view(), name="agent-run-cancel"),
     route("agents/{agent_id}/runs/{run_id}/continue", views.AgentRunContinueView.as_view(), name="agent-run-continue"),
     route("agents/{agent_id}/runs/{run_id}/resume", views.AgentRunResumeView.as_view(), name="agent-run-resume"),
+    route("agents/{agent_id}/runs/{run_id}/checkpoints", views.AgentRunCheckpointsView.as_view(), name="agent-run-checkpoints"),
+    route("agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", views.AgentRunCheckpointView.as_view(), name="agent-run-checkpoint"),
     route("agents/{agent_id}/sessions/{session_id}/fork", views.AgentSessionForkView.as_view(), name="agent-session-fork"),
 ]

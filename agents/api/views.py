@@ -23,7 +23,7 @@ from sessions.services.sessions import NothingToFork, session_fork
 from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
-from ..runtime.checkpoints import parse_continue_from
+from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.executor import in_run_thread
 from ..services.jobs import (
     IDEMPOTENCY_KEY_MAX,
@@ -240,6 +240,57 @@ class AgentRunDetailView(AgentOSView):
             if blocker:
                 body["waiting_on"] = blocker
         return Response(body)
+
+
+def _checkpointed_run(view: AgentOSView, request, agent_id: str, run_id: str) -> Run:
+    _require_agent(agent_id)
+    session_id = request.query_params.get("session_id")
+    if not session_id:
+        raise missing(["query", "session_id"])
+    try:
+        return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
+    except RunNotFound:
+        raise NotFound("Run not found") from None
+
+
+class AgentRunCheckpointsView(AgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"GET": "run"}
+
+    @extend_schema(
+        operation_id="list_agent_run_checkpoints",
+        summary="List Agent Run Checkpoints",
+        description="The boundaries a run can be continued from (its transcript's end, and where it was last continued from). Pass an entry's message_index as continue_from.",
+        tags=["Agents"],
+        parameters=[OpenApiParameter("session_id", str, required=True)],
+        responses={200: docs.RunCheckpoints, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, agent_id: str, run_id: str):
+        run = _checkpointed_run(self, request, agent_id, run_id)
+        return Response({"run_id": run.pk, "session_id": run.session_id, "checkpoints": checkpoints(run.run_data)})
+
+
+class AgentRunCheckpointView(AgentOSView):
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"GET": "run"}
+
+    @extend_schema(
+        operation_id="get_agent_run_checkpoint_snapshot",
+        summary="Get Agent Run Checkpoint Snapshot",
+        description="The run as it stood after message_index messages (never between a tool call and its result). Use message_index as continue_from to continue from there.",
+        tags=["Agents"],
+        parameters=[OpenApiParameter("message_index", int, OpenApiParameter.PATH), OpenApiParameter("session_id", str, required=True)],
+        responses={200: docs.RunCheckpointSnapshot, 400: docs.ERROR, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, agent_id: str, run_id: str, message_index: str):
+        index = params.integer({"message_index": message_index}, "message_index", where="path")
+        run = _checkpointed_run(self, request, agent_id, run_id)
+        try:
+            return Response(checkpoint_snapshot(run.run_data, index))
+        except InvalidContinuation as exc:
+            raise BadRequest(str(exc)) from None
 
 
 class AgentRunCancelView(FormView):

@@ -8,6 +8,7 @@ results are reused, not fetched again. A boundary never separates a tool call fr
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,14 +75,87 @@ def truncate(state: Any, index: int) -> None:
     if index < 0 or index >= len(state.messages):
         return
     state.messages = state.messages[:index]
+    kept = _tool_call_ids(state.messages)
+    state.tools = [te for te in state.tools if te.get("tool_call_id") in kept]
+    if state.requirements:
+        state.requirements = [r for r in state.requirements if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    state.last_checkpoint_at_message_index = index
+
+
+def _tool_call_ids(messages: Sequence[dict[str, Any]]) -> set[str]:
     kept: set[str] = set()
-    for message in state.messages:
+    for message in messages:
         if message.get("tool_call_id"):
             kept.add(message["tool_call_id"])
         for call in message.get("tool_calls") or ():
             if isinstance(call, dict) and call.get("id"):
                 kept.add(call["id"])
-    state.tools = [te for te in state.tools if te.get("tool_call_id") in kept]
-    if state.requirements:
-        state.requirements = [r for r in state.requirements if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
-    state.last_checkpoint_at_message_index = index
+    return kept
+
+
+# ---- the checkpoints a client can continue from (GET .../checkpoints) ------------------------
+
+def checkpoints(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stored run's boundaries to continue from, in order: where it was last continued from,
+    messages marked as checkpoints, and the end of its transcript. ``checkpoint_id`` numbers
+    them for display; ``message_index`` is what ``continue_from`` takes."""
+    messages = run.get("messages") or []
+    found: dict[int, dict[str, Any]] = {}
+    last = run.get("last_checkpoint_at_message_index")
+    if isinstance(last, int) and 0 <= last <= len(messages):
+        found[last] = _checkpoint(run, last, "checkpoint")
+    for index, message in enumerate(messages, start=1):
+        if message.get("checkpoint_status") is not None:
+            found[index] = _checkpoint(run, index, "checkpoint")
+    if messages:
+        found[len(messages)] = _checkpoint(run, len(messages), "end")
+    entries = [found[index] for index in sorted(found)]
+    for number, entry in enumerate(entries, start=1):
+        entry["checkpoint_id"] = str(number)
+    return entries
+
+
+def checkpoint_snapshot(run: dict[str, Any], index: int) -> dict[str, Any]:
+    """The run as it stood at ``index`` messages (snapped to a safe boundary), with the
+    checkpoint entry for it. ``InvalidContinuation`` for an index outside the transcript."""
+    messages = run.get("messages") or []
+    if index < 0 or index > len(messages):
+        raise InvalidContinuation(f"message_index must be between 0 and {len(messages)}")
+    safe = safe_boundary(messages, index)
+    snapshot = json.loads(json.dumps(run))
+    snapshot["messages"] = snapshot.get("messages", [])[:safe]
+    snapshot["last_checkpoint_at_message_index"] = safe
+    kept = _tool_call_ids(snapshot["messages"])
+    if snapshot.get("tools"):
+        snapshot["tools"] = [te for te in snapshot["tools"] if te.get("tool_call_id") in kept]
+    if snapshot.get("requirements"):
+        snapshot["requirements"] = [r for r in snapshot["requirements"] if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    entry = _checkpoint(run, index, "snapshot")
+    entry["checkpoint_id"] = next((known["checkpoint_id"] for known in checkpoints(run) if known["message_index"] == index), None)
+    return {"checkpoint": entry, "snapshot": snapshot}
+
+
+def _checkpoint(run: dict[str, Any], index: int, reason: str) -> dict[str, Any]:
+    messages = run.get("messages") or []
+    message = messages[index - 1] if 0 < index <= len(messages) else None
+    return {
+        "checkpoint_id": None,
+        "run_id": run.get("run_id"),
+        "session_id": run.get("session_id"),
+        "message_index": index,
+        "continue_from": index,
+        "status": (message or {}).get("checkpoint_status") or run.get("status"),
+        "reason": reason,
+        "created_at": (message or {}).get("checkpoint_created_at") or run.get("created_at"),
+        "message_id": (message or {}).get("id"),
+        "message_role": (message or {}).get("role"),
+        "message_preview": _preview((message or {}).get("content")),
+        "is_latest": index == len(messages),
+    }
+
+
+def _preview(content: Any, length: int = 120) -> str | None:
+    if content is None:
+        return None
+    text = (content if isinstance(content, str) else str(content)).replace("\n", " ").strip()
+    return text if len(text) <= length else f"{text[:length - 1]}..."

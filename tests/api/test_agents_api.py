@@ -489,3 +489,50 @@ class TestUnifiedContinue:
         assert (run.status, run.error, Run.objects.for_user("alice").count()) == ("COMPLETED", "", 1)
         events = list(RunEvent.objects.for_user("alice").filter(run=run).order_by("event_index").values_list("event", flat=True))
         assert events[0] == "RunStarted" and "RunError" in events and events[-1] == "RunCompleted"
+
+
+class TestCheckpoints:
+    def get(self, base: str, run_id: str, suffix: str = "", **query: str) -> httpx.Response:
+        query.setdefault("session_id", "s-k")
+        return httpx.get(f"{base}/agents/assistant/runs/{run_id}/checkpoints{suffix}", params=query, timeout=30)
+
+    def test_checkpoints_and_snapshots_of_a_run_with_tool_calls(self, live_api: str) -> None:
+        run = post_run(live_api, message='/call add {"a": 2, "b": 3}', user_id="alice", session_id="s-k").json()
+        roles = [m["role"] for m in run["messages"]]
+        assert roles[-4:] == ["user", "assistant", "tool", "assistant"]
+        listed = self.get(live_api, run["run_id"]).json()
+        assert (listed["run_id"], listed["session_id"]) == (run["run_id"], "s-k")
+        (end,) = listed["checkpoints"]
+        assert end["checkpoint_id"] == "1" and end["reason"] == "end" and end["is_latest"] is True
+        assert end["message_index"] == end["continue_from"] == len(roles)
+        assert (end["message_role"], end["status"], end["created_at"]) == ("assistant", "COMPLETED", run["created_at"])
+        text = run["messages"][-1]["content"].replace("\n", " ").strip()
+        assert end["message_preview"] == (text if len(text) <= 120 else text[:119] + "...")
+
+        # A snapshot between the tool call and its result snaps back before the call.
+        call_at = len(roles) - 3  # after the user message
+        cut = self.get(live_api, run["run_id"], f"/{call_at + 1}").json()
+        assert cut["checkpoint"]["reason"] == "snapshot" and cut["checkpoint"]["checkpoint_id"] is None
+        assert len(cut["snapshot"]["messages"]) == call_at and cut["snapshot"]["tools"] == []
+        assert cut["snapshot"]["last_checkpoint_at_message_index"] == call_at
+        whole = self.get(live_api, run["run_id"], f"/{len(roles)}").json()
+        assert whole["checkpoint"]["checkpoint_id"] == "1" and len(whole["snapshot"]["tools"]) == 1
+
+        # Continuing from a snapshot's index makes the run that begins there; its checkpoints show it.
+        again = httpx.post(f"{live_api}/agents/assistant/runs/{run['run_id']}/continue",
+                           data={"session_id": "s-k", "stream": "false", "continue_from": str(call_at)}).json()
+        marks = self.get(live_api, again["run_id"]).json()["checkpoints"]
+        assert [(mark["reason"], mark["message_index"]) for mark in marks] == [("checkpoint", call_at), ("end", len(again["messages"]))]
+
+    def test_bad_indexes_and_unknown_runs(self, live_api: str) -> None:
+        run = post_run(live_api, message="hi", user_id="alice", session_id="s-k").json()
+        size = len(run["messages"])
+        for index in (str(size + 1), "-1"):
+            response = self.get(live_api, run["run_id"], f"/{index}")
+            assert (response.status_code, response.json()) == (400, {"detail": f"message_index must be between 0 and {size}"})
+        assert self.get(live_api, run["run_id"], "/two").status_code == 422
+        assert self.get(live_api, run["run_id"], session_id="").status_code == 422
+        for response in (self.get(live_api, "nope"), self.get(live_api, run["run_id"], session_id="other")):
+            assert (response.status_code, response.json()) == (404, {"detail": "Run not found"})
+        other_agent = httpx.get(f"{live_api}/agents/hitl-agent/runs/{run['run_id']}/checkpoints", params={"session_id": "s-k"})
+        assert other_agent.status_code == 404

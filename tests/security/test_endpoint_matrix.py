@@ -56,6 +56,8 @@ ENDPOINTS = [
     Call("GET", "/agents/{agent_id}/runs/{run_id}", lambda i: f"/agents/assistant/runs/{i['run_id']}", query=lambda i: {"session_id": S}),
     Call("POST", "/agents/{agent_id}/runs/{run_id}/cancel", lambda i: f"/agents/assistant/runs/{i['run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": S}),
     Call("POST", "/agents/{agent_id}/runs/{run_id}/continue", lambda i: f"/agents/hitl-agent/runs/{i['paused_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": S, "stream": "false"}),
+    Call("GET", "/agents/{agent_id}/runs/{run_id}/checkpoints", lambda i: f"/agents/assistant/runs/{i['run_id']}/checkpoints", query=lambda i: {"session_id": S}),
+    Call("GET", "/agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/agents/assistant/runs/{i['run_id']}/checkpoints/1", query=lambda i: {"session_id": S}),
     # Always 200 (errors are in-band frames); the outsider gets a "not found" frame.
     Call("POST", "/agents/{agent_id}/runs/{run_id}/resume", lambda i: f"/agents/assistant/runs/{i['run_id']}/resume", form=lambda i: {"session_id": S}, outsider_status=(200,)),
     # Another user's session is as missing as an unknown one: nothing to fork, and nothing copied.
