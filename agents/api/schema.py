@@ -153,3 +153,11 @@ class RunCheckpoints(serializers.Serializer):
 class RunCheckpointSnapshot(serializers.Serializer):
     checkpoint = CheckpointOut()
     snapshot = RunOutput(help_text="The run's RunOutput, cut at the checkpoint")
+
+
+class CompactionResult(serializers.Serializer):
+    status = serializers.ChoiceField(["compacted", "not_worth_it", "nothing_to_fold", "already_compacted", "no_history", "not_enabled", "summary_failed"])
+    message = serializers.CharField()
+    compacted = serializers.BooleanField()
+    record = serializers.DictField(allow_null=True)
+    metrics = serializers.DictField(allow_null=True)

@@ -13,4 +13,5 @@ urlpatterns = [
     route("agents/{agent_id}/runs/{run_id}/checkpoints", views.AgentRunCheckpointsView.as_view(), name="agent-run-checkpoints"),
     route("agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", views.AgentRunCheckpointView.as_view(), name="agent-run-checkpoint"),
     route("agents/{agent_id}/sessions/{session_id}/fork", views.AgentSessionForkView.as_view(), name="agent-session-fork"),
+    route("agents/{agent_id}/sessions/{session_id}/compact", views.AgentSessionCompactView.as_view(), name="agent-session-compact"),
 ]

@@ -352,6 +352,32 @@ class AgentSessionForkView(FormView):
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
 
+class AgentSessionCompactView(FormView):
+    """Compaction folds a session's older history into a summary; no agent here offers it (their
+    history is the last ``num_history_runs`` runs), so a session gets AgentOS's answer for an
+    agent without it."""
+
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+    scope_actions = {"POST": "run"}
+
+    @extend_schema(
+        operation_id="compact_agent_session",
+        summary="Compact Agent Session",
+        description="Always answers status not_enabled: no agent of this server compacts its history.",
+        tags=["Agents"],
+        request=None,
+        parameters=[OpenApiParameter("user_id", str, description="Whose session (ignored, and forced to the caller, under user isolation)")],
+        responses={200: docs.CompactionResult, 404: OpenApiResponse(docs.ERROR, description="No such agent, or no such session of this agent")},
+    )
+    def post(self, request, agent_id: str, session_id: str):
+        _require_agent(agent_id)
+        session = scope_queryset(Session.objects, self.principal.read_scope(request.query_params.get("user_id") or None)).filter(pk=session_id).first()
+        if session is None or session.component_id != agent_id:
+            raise NotFound("Session not found")
+        return Response({"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None})
+
+
 class AgentRunContinueView(AgentAsyncView):
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"

@@ -536,3 +536,14 @@ class TestCheckpoints:
             assert (response.status_code, response.json()) == (404, {"detail": "Run not found"})
         other_agent = httpx.get(f"{live_api}/agents/hitl-agent/runs/{run['run_id']}/checkpoints", params={"session_id": "s-k"})
         assert other_agent.status_code == 404
+
+
+def test_compaction_is_not_enabled_on_any_agent(live_api: str) -> None:
+    post_run(live_api, message="hello", user_id="alice", session_id="s-cmp")
+    response = httpx.post(f"{live_api}/agents/assistant/sessions/s-cmp/compact", params={"user_id": "alice"})
+    assert response.status_code == 200
+    assert response.json() == {"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None}
+    for agent_id, session_id in (("assistant", "no-such-session"), ("hitl-agent", "s-cmp")):
+        missing = httpx.post(f"{live_api}/agents/{agent_id}/sessions/{session_id}/compact", params={"user_id": "alice"})
+        assert (missing.status_code, missing.json()) == (404, {"detail": "Session not found"})
+    assert httpx.post(f"{live_api}/agents/nope/sessions/s-cmp/compact").json() == {"detail": "Agent not found"}

@@ -60,6 +60,7 @@ ENDPOINTS = [
     Call("GET", "/agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/agents/assistant/runs/{i['run_id']}/checkpoints/1", query=lambda i: {"session_id": S}),
     # Always 200 (errors are in-band frames); the outsider gets a "not found" frame.
     Call("POST", "/agents/{agent_id}/runs/{run_id}/resume", lambda i: f"/agents/assistant/runs/{i['run_id']}/resume", form=lambda i: {"session_id": S}, outsider_status=(200,)),
+    Call("POST", "/agents/{agent_id}/sessions/{session_id}/compact", lambda i: f"/agents/assistant/sessions/{S}/compact", form=lambda i: {}, query=lambda i: {"user_id": "alice"}),
     # Another user's session is as missing as an unknown one: nothing to fork, and nothing copied.
     Call("POST", "/agents/{agent_id}/sessions/{session_id}/fork", lambda i: f"/agents/assistant/sessions/{S}/fork", form=lambda i: {}, query=lambda i: {"user_id": "alice"}, outsider_status=(400,)),
     Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
