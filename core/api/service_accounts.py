@@ -115,7 +115,7 @@ class ServiceAccountsView(AgentOSView):
     scope_family = "service_accounts"
 
     @extend_schema(
-        operation_id="list_service_accounts",
+        operation_id="list_service_accounts_service_accounts_get",
         tags=["Service Accounts"],
         parameters=[
             _query("include_revoked", OpenApiTypes.BOOL, "List revoked accounts too", default=True),
@@ -142,7 +142,7 @@ class ServiceAccountsView(AgentOSView):
         return Response(envelope([service_account_out(token) for token in rows], window, total))
 
     @extend_schema(
-        operation_id="create_service_account",
+        operation_id="create_service_account_service_accounts_post",
         tags=["Service Accounts"],
         request=ServiceAccountIn,
         responses={201: ServiceAccountOut, 401: ErrorOut, 403: ErrorOut, 409: ErrorOut, 422: ValidationErrorOut},
@@ -179,7 +179,7 @@ class ServiceAccountDetailView(AgentOSView):
     scope_family = "service_accounts"
 
     @extend_schema(
-        operation_id="revoke_service_account",
+        operation_id="revoke_service_account_service_accounts__service_account_id__delete",
         tags=["Service Accounts"],
         description="Revoke a service account at once. Idempotent: revoking a revoked account is a 204 too.",
         responses={204: None, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut},
