@@ -95,6 +95,38 @@ def test_tool_calls_are_shown_inline_with_arguments_and_results(browsing, make_u
     expect(card.locator(".tool-result")).to_contain_text("42")
 
 
+def test_the_last_reply_can_be_regenerated_and_replaces_the_old_one(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_agent(page, "assistant")
+    send(page, "first question")
+    page.wait_for_selector(IDLE)
+    send(page, "second question")
+    page.wait_for_selector(IDLE)
+    replies = page.locator(".msg-assistant")
+    expect(replies).to_have_count(2)
+    # Only the last reply offers it.
+    expect(page.get_by_role("button", name="Regenerate")).to_have_count(1)
+    expect(replies.last.get_by_role("button", name="Regenerate")).to_be_visible()
+    original = wait_until(lambda: [run for run in runs_of("alice") if run.status == RunStatus.COMPLETED][1:], message="both runs")[0]
+
+    replies.last.get_by_role("button", name="Regenerate").click()
+    page.wait_for_selector(IDLE)
+    expect(replies).to_have_count(2)  # the new answer took the old one's place
+    expect(replies.last.locator(".md")).to_contain_text("You said: second question")
+    expect(replies.last.get_by_role("button", name="Regenerate")).to_be_visible()
+    runs = wait_until(lambda: [run for run in runs_of("alice") if run.status == RunStatus.REGENERATED] and runs_of("alice"), message="the original to be replaced")
+    (fresh,) = [run for run in runs if run.run_data.get("regenerated_from") == original.pk]
+    assert fresh.status == RunStatus.COMPLETED and Run.objects.for_user("alice").get(pk=original.pk).status == RunStatus.REGENERATED
+
+    # Coming back shows the conversation as it now stands.
+    page.reload()
+    expect(page.locator(".msg-assistant")).to_have_count(2)
+    expect(page.locator(".msg-user")).to_have_text(["first question", "second question"])
+    expect(page.locator(".msg-assistant").last.get_by_role("button", name="Regenerate")).to_be_visible()
+    assert page.errors == []
+
+
 def test_a_tool_that_needs_confirmation_is_approved_and_runs(browsing, make_user):
     make_user("alice")
     page = browsing.chat_as("alice")

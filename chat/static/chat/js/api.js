@@ -125,6 +125,14 @@ export function makeApi(userId) {
         signal,
         accept: "text/event-stream, application/json",
       }),
+    // A new answer to a finished run's last question, streamed; the old one is marked REGENERATED
+    // once the new one is complete.
+    regenerateRun: (agentId, runId, { sessionId }, signal) =>
+      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+        form: { session_id: sessionId, regenerate: "true", stream: "true", ...who },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
     resumeRun: (agentId, runId, { sessionId, lastEventIndex }, signal) =>
       request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/resume`, {
         form: {

@@ -266,6 +266,7 @@ function setTitle(name) {
 function clearMessages() {
   ui.messages.replaceChildren(ui.welcome);
   ui.welcome.hidden = false;
+  regenerable = null;
 }
 
 function newChat({ push = false } = {}) {
@@ -314,9 +315,10 @@ async function openSession(sessionId, { push = false } = {}) {
 }
 
 function renderHistory(runs) {
-  // Team member runs are shown through their team's run, not on their own.
-  const top = runs.filter((run) => !run.parent_run_id);
-  top.forEach((run) => {
+  // Team member runs are shown through their team's run, not on their own; a regenerated answer
+  // gave way to the one that replaced it.
+  const top = runs.filter((run) => !run.parent_run_id && run.status !== "REGENERATED");
+  top.forEach((run, index) => {
     ui.messages.append(userTurn(run.run_input || ""));
     const turn = new AssistantTurn(agentName(run.agent_id));
     ui.messages.append(turn.el);
@@ -332,6 +334,7 @@ function renderHistory(runs) {
     if (status === "ERROR") turn.error(plainContent(run.content) || "The agent could not finish this reply.");
     else turn.setFinalText(run.content);
     if (status === "CANCELLED") turn.note("Stopped before it finished.", "stopped");
+    if (status === "COMPLETED" && index === top.length - 1) offerRegenerate(turn, run.agent_id, run.run_id, state.sessionId);
     if (status === "PAUSED") {
       turn.onDecided = (tools, panel) => continueRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
       turn.paused(run.tools || []);
@@ -468,6 +471,7 @@ async function streamRun(run, open) {
 }
 
 async function afterRun(run, terminal) {
+  if (terminal === "RunCompleted" && run.runId) offerRegenerate(run.turn, run.agentId, run.runId, run.sessionId);
   const labels = { RunCompleted: "Reply complete.", RunError: "The reply failed.", RunCancelled: "Stopped.", RunPaused: "Waiting for your approval." };
   if (terminal) announce(labels[terminal] || "");
   if (run.sessionId && run.sessionId !== state.sessionId && run.newSession) {
@@ -507,6 +511,7 @@ async function waitForRecord(run) {
 async function sendMessage(text) {
   const message = text.trim();
   if (!message || state.run || !state.agentId) return;
+  clearRegenerate();
   hideNotice();
   ui.welcome.hidden = true;
   ui.messages.append(userTurn(message));
@@ -550,6 +555,37 @@ async function continueRun({ agentId, runId, sessionId, turn, tools, panel }) {
     panel.querySelectorAll(".is-decided").forEach((item) => item.classList.remove("is-decided"));
     setPanelEnabled(panel.parentElement, true);
   }
+}
+
+// ---- regenerate: the last answer again -------------------------------------------------------
+
+let regenerable = null; // the last finished reply, the only one that can be answered again
+
+function offerRegenerate(turn, agentId, runId, sessionId) {
+  clearRegenerate();
+  if (!agentId || !state.agents.has(agentId) || !sessionId) return;
+  regenerable = { turn, agentId, runId, sessionId };
+  turn.offerAction("Regenerate", () => regenerate(regenerable), { title: "Answer the last message again" });
+}
+
+function clearRegenerate() {
+  regenerable?.turn.clearActions();
+  regenerable = null;
+}
+
+async function regenerate(source) {
+  if (!source || state.run) return;
+  clearRegenerate();
+  hideNotice();
+  const turn = new AssistantTurn(agentName(source.agentId));
+  source.turn.el.after(turn.el);
+  scrollToEnd(true);
+  announce(`${agentName(source.agentId)} is answering again.`);
+  const run = { agentId: source.agentId, runId: null, sessionId: source.sessionId, newSession: false, turn, kind: "regenerate" };
+  const terminal = await streamRun(run, (signal) => api.regenerateRun(source.agentId, source.runId, { sessionId: source.sessionId }, signal));
+  // The new answer replaces the old one once complete; otherwise the old one stays, and can be tried again.
+  if (terminal === "RunCompleted") source.turn.el.remove();
+  else offerRegenerate(source.turn, source.agentId, source.runId, source.sessionId);
 }
 
 /** Pick up a run that is still executing on the server: replay what was missed, then follow it. */

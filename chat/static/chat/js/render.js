@@ -178,6 +178,23 @@ export class AssistantTurn {
     this.body.append(el("div", { class: "msg-error", role: "alert" }, el("strong", { text: "Something went wrong. " }), el("span", { text: message })));
   }
 
+  /** A button under the reply (e.g. "Regenerate"); one row of them, replaced by clearActions(). */
+  offerAction(label, handler, { title = "" } = {}) {
+    if (!this.actions) {
+      this.actions = el("div", { class: "msg-actions" });
+      this.el.append(this.actions);
+    }
+    const button = el("button", { type: "button", class: "msg-action", text: label, title });
+    button.addEventListener("click", handler);
+    this.actions.append(button);
+    return button;
+  }
+
+  clearActions() {
+    this.actions?.remove();
+    this.actions = null;
+  }
+
   note(text, kind = "info") {
     this.closeSegment();
     this.body.append(el("div", { class: `msg-note msg-note-${kind}`, text }));
