@@ -80,6 +80,19 @@ def _translated(fn, /, *args: Any, **kwargs: Any) -> Any:
         raise translate(exc) from None
 
 
+class OfAnAgent:
+    """A view of one agent (``agent_id`` in the path): its ``agents`` scopes, reading by default."""
+
+    scope_family = "agents"
+    scope_resource_kwarg = "agent_id"
+
+
+class RunsAnAgent(OfAnAgent):
+    """A view that runs, continues or acts on an agent's runs: ``agents:run`` for every method."""
+
+    scope_actions = {"GET": "run", "POST": "run"}
+
+
 class AgentAsyncView(AsyncAgentOSView):
     """Blocking work goes to the run threads (agents.services.executor), with service errors
     turned into API errors."""
@@ -112,10 +125,7 @@ class AgentListView(AgentOSView):
         return Response([agent_response(entry) for entry in visible_agents(self.principal)])
 
 
-class AgentDetailView(AgentOSView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-
+class AgentDetailView(OfAnAgent, AgentOSView):
     @extend_schema(operation_id="get_agent", tags=["Agents"], responses={200: docs.AgentResponse, 404: docs.ERROR})
     def get(self, request, agent_id: str):
         entry = agent_get(agent_id)
@@ -124,9 +134,7 @@ class AgentDetailView(AgentOSView):
         return Response(agent_response(entry))
 
 
-class AgentRunsView(AgentAsyncView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
+class AgentRunsView(OfAnAgent, AgentAsyncView):
     scope_actions = {"POST": "run"}
 
     @extend_schema(
@@ -214,10 +222,7 @@ def _structural_events(run: Run) -> list[dict[str, Any]]:
     return [row.payload for row in rows]
 
 
-class AgentRunDetailView(AgentOSView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-
+class AgentRunDetailView(OfAnAgent, AgentOSView):
     @extend_schema(
         operation_id="get_agent_run",
         tags=["Agents"],
@@ -253,11 +258,7 @@ def _checkpointed_run(view: AgentOSView, request, agent_id: str, run_id: str) ->
         raise NotFound("Run not found") from None
 
 
-class AgentRunCheckpointsView(AgentOSView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"GET": "run"}
-
+class AgentRunCheckpointsView(RunsAnAgent, AgentOSView):
     @extend_schema(
         operation_id="list_agent_run_checkpoints",
         summary="List Agent Run Checkpoints",
@@ -271,11 +272,7 @@ class AgentRunCheckpointsView(AgentOSView):
         return Response({"run_id": run.pk, "session_id": run.session_id, "checkpoints": checkpoints(run.run_data)})
 
 
-class AgentRunCheckpointView(AgentOSView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"GET": "run"}
-
+class AgentRunCheckpointView(RunsAnAgent, AgentOSView):
     @extend_schema(
         operation_id="get_agent_run_checkpoint_snapshot",
         summary="Get Agent Run Checkpoint Snapshot",
@@ -293,11 +290,7 @@ class AgentRunCheckpointView(AgentOSView):
             raise BadRequest(str(exc)) from None
 
 
-class AgentRunCancelView(FormView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
-
+class AgentRunCancelView(RunsAnAgent, FormView):
     @extend_schema(
         operation_id="cancel_agent_run",
         tags=["Agents"],
@@ -316,11 +309,7 @@ class AgentRunCancelView(FormView):
         return Response({})
 
 
-class AgentSessionForkView(FormView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
-
+class AgentSessionForkView(RunsAnAgent, FormView):
     @extend_schema(
         operation_id="fork_agent_session",
         summary="Fork Agent Session",
@@ -352,14 +341,10 @@ class AgentSessionForkView(FormView):
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
 
-class AgentSessionCompactView(FormView):
+class AgentSessionCompactView(RunsAnAgent, FormView):
     """Compaction folds a session's older history into a summary; no agent here offers it (their
     history is the last ``num_history_runs`` runs), so a session gets AgentOS's answer for an
     agent without it."""
-
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
 
     @extend_schema(
         operation_id="compact_agent_session",
@@ -378,11 +363,7 @@ class AgentSessionCompactView(FormView):
         return Response({"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None})
 
 
-class AgentRunContinueView(AgentAsyncView):
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
-
+class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
     @extend_schema(
         operation_id="continue_agent_run",
         tags=["Agents"],
@@ -455,15 +436,12 @@ def _continuation(data: Any) -> Continuation:
     return Continuation(continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions)
 
 
-class AgentRunResumeView(AgentAsyncView):
+class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
     """
 
-    scope_family = "agents"
-    scope_resource_kwarg = "agent_id"
-    scope_actions = {"POST": "run"}
 
     @extend_schema(
         operation_id="resume_agent_run_stream",
