@@ -10,7 +10,7 @@ more CPUs the server is pinned to CPU 0 and the load generator and the model ser
 "per core" figures mean one core. SQLite files live on tmpfs and PostgreSQL commits with
 synchronous_commit=off (--on-disk for neither), so runs/s follows CPU cost, not this VM's fsync.
 --repeat N alternates the servers N times and reports medians, skipping rounds in which other work
-used the server's CPU. ``--only`` names the servers (default ``agentos,site``); ``floor`` adds
+used the server's CPU. ``--only`` names the servers (default all three): ``floor`` is
 bench.floor, a Django server that only calls the model (runs and streams only: it lists no sessions),
 to show how far any server on this stack can go beside AgentOS.
 Results: bench/results/compare_<db>_<time>.json.
@@ -430,8 +430,8 @@ def servers(text: str) -> list[str]:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--only", default="agentos,site", type=servers,
-                        help="the servers to measure, of agentos, site and floor (default agentos,site)")
+    parser.add_argument("--only", default="agentos,site,floor", type=servers,
+                        help="the servers to measure, of agentos, site and floor (default all three)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per level (default 10)")
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=1, help="rounds (servers alternate); figures are medians")
