@@ -137,7 +137,7 @@ class Job(OwnedModel):
     """
 
     id = models.CharField(max_length=64, primary_key=True)
-    job_type = models.CharField(max_length=16, default="run")  # "run" | "continue"
+    job_type = models.CharField(max_length=16, default="run")  # "run" | "continue" | "branch" (a continuation in a new run)
     component_type = models.CharField(max_length=16, default="agent")
     component_id = models.CharField(max_length=255)
     session_id = models.CharField(max_length=255, db_index=True)

@@ -38,6 +38,7 @@ from ..services.jobs import (
 from ..services.runs import (
     AgentNotFound,
     Continuation,
+    branch_submit,
     RunNotContinuable,
     RunNotFound,
     RunRequest,
@@ -368,7 +369,15 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         operation_id="continue_agent_run",
         tags=["Agents"],
         request={"application/x-www-form-urlencoded": docs.ContinueForm, "multipart/form-data": docs.ContinueForm},
-        responses={200: docs.RunOutput, 400: docs.ERROR, 404: docs.ERROR, 409: docs.ERROR, 422: docs.VALIDATION_ERROR},
+        responses={
+            200: OpenApiResponse(docs.RunOutput, description="stream=false: the RunOutput; stream=true (the default): text/event-stream of run events"),
+            202: OpenApiResponse(docs.BackgroundAccepted, description="background=true, stream=false: the continuation is queued (a paused run under its own id, anything else as a new run)"),
+            400: docs.ERROR,
+            404: docs.ERROR,
+            409: docs.ERROR,
+            422: docs.VALIDATION_ERROR,
+            429: OpenApiResponse(docs.ERROR, description="background: the job queue is full"),
+        },
     )
     async def post(self, request, agent_id: str, run_id: str):
         kind, result, stream_events = self.prepared
@@ -376,6 +385,10 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             return Response({"run_id": result.pk, "session_id": result.session_id, "status": "PENDING"}, status=202)
         if kind == "requeued-stream":
             return sse_response(_tail_frames(result.pk, result.user_id, result.payload.get("resume_after", -1)))
+        if kind == "branched":
+            return Response({"run_id": result.pk, "session_id": result.session_id, "status": "PENDING"}, status=202)
+        if kind == "branched-stream":
+            return sse_response(_tail_frames(result.pk, result.user_id, -1))
         if kind == "output":
             return Response(result)
         execute = partial(continue_execute, result, streamed=True, stream_events=stream_events)
@@ -395,7 +408,13 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         continuation = _continuation(data)
         if params.boolean(data, "background", False, where="body"):
             if not continuation.plain:
-                raise BadRequest("background=true continues a paused background run; fork, regenerate, continue_from and input run in the request")
+                if tools:
+                    raise BadRequest("Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them")
+                job = _translated(
+                    branch_submit, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
+                    requested_user_id=requested_user_id, continuation=continuation, stream=stream, stream_events=stream_events,
+                )
+                return ("branched-stream" if stream else "branched"), job, stream_events
             job = _translated(self._requeue, run_id, session_id, agent_id, requested_user_id, tools, stream_events)
             return ("requeued-stream" if stream else "requeued"), job, stream_events
         prepared = _translated(

@@ -29,7 +29,7 @@ from ..runtime import TERMINAL_EVENTS
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
 from .live import publish
-from .runs import PreparedRun, RunRequest, _drive, agent_entry, prepare_for_owner
+from .runs import PreparedRun, RunRequest, _drive, agent_entry, branch_prepare_for_job, mark_regenerated, prepare_for_owner
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -181,7 +181,7 @@ def job_execute(job: Job, worker: str) -> str:
     run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
-    first_index = 0 if job.job_type == "run" and job.attempt == 1 else _next_event_index(run)
+    first_index = 0 if job.job_type in ("run", "branch") and job.attempt == 1 else _next_event_index(run)
     events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
     _watch.add(lease, events)
@@ -210,6 +210,9 @@ def job_execute(job: Job, worker: str) -> str:
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),
             )
+        if prepared.replaces and status == RunStatus.COMPLETED:
+            # A read, then a write: not in the pipeline, whose statements go without waiting.
+            mark_regenerated(owner_id=job.user_id, run_id=prepared.replaces)
         if prepared.memory_store is not None:
             prepared.memory_store.flush()
     return status
@@ -217,7 +220,12 @@ def job_execute(job: Job, worker: str) -> str:
 
 def _execute(job: Job, run: Run, session: Session, events: _Events) -> tuple[dict[str, Any], Any, PreparedRun]:
     payload = dict(job.payload)
-    if job.job_type == "continue":
+    if job.job_type == "branch":
+        # A continuation in a new run (this job's): the loop runs again on the source run's transcript.
+        prepared = branch_prepare_for_job(job=job, session=session)
+        assert prepared.continued is not None and prepared.branch is not None
+        run_iter = prepared.agent.branch_run(prepared.continued.run_data, prepared.ctx, **prepared.branch)
+    elif job.job_type == "continue":
         from .runs import continue_prepare_for_owner
 
         # The claim moved the run to RUNNING; its stored output is still the paused one.

@@ -111,6 +111,7 @@ def job_submit(
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
     run_id: str | None = None,
+    job_type: str = "run",
 ) -> Accepted:
     """Accept a background run: the job and the PENDING run row (and a new session), in one transaction."""
     now = timezone.now()
@@ -145,6 +146,7 @@ def job_submit(
                     job_cancel(job_id=job_id, reason="interrupted by a newer run in the session")
         job = Job(
             id=run_id or str(uuid.uuid4()),
+            job_type=job_type,
             user_id=owner_id,
             component_id=component_id,
             session_id=session.pk,

@@ -401,8 +401,11 @@ def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[s
     )
 
 
-def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, stream_events: bool) -> PreparedRun:
-    """A continuation that runs the loop again from a message boundary (see Continuation)."""
+def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, stream_events: bool, run_id: str | None = None) -> PreparedRun:
+    """A continuation that runs the loop again from a message boundary (see Continuation).
+
+    ``run_id``: the new run's id when it is already known (a background job's).
+    """
     from ..runtime.checkpoints import boundary
 
     if run.status == RunStatus.CANCELLED:
@@ -414,7 +417,7 @@ def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, s
     fork = continuation.fork or continuation.regenerate or run.status in (RunStatus.COMPLETED, RunStatus.REGENERATED)
     entry = agent_entry(run.component_id)
     agent = _agent_for(entry, run.user_id, None)
-    run_id = new_id() if fork else run.pk
+    run_id = (run_id or new_id()) if fork else run.pk
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
@@ -448,12 +451,66 @@ def _record_fork(prepared: PreparedRun, output: dict[str, Any], events: list[dic
         summary=getattr(finished, "session_summary", None), started_at=prepared.started_at,
     )
     if prepared.replaces and status == RunStatus.COMPLETED:
-        replaced = scope_queryset(Run.objects, _owner_scope(prepared.owner_id)).filter(pk=prepared.replaces).first()
-        if replaced is not None:
-            replaced.status = RunStatus.REGENERATED
-            replaced.run_data = {**replaced.run_data, "status": RunStatus.REGENERATED}
-            replaced.updated_at = timezone.now()
-            replaced.save(update_fields=["status", "run_data", "updated_at"])
+        mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
+
+
+def mark_regenerated(*, owner_id: str | None, run_id: str) -> None:
+    """The run a completed regeneration replaces: kept, but no longer part of the history."""
+    replaced = scope_queryset(Run.objects, _owner_scope(owner_id)).filter(pk=run_id).first()
+    if replaced is not None:
+        replaced.status = RunStatus.REGENERATED
+        replaced.run_data = {**replaced.run_data, "status": RunStatus.REGENERATED}
+        replaced.updated_at = timezone.now()
+        replaced.save(update_fields=["status", "run_data", "updated_at"])
+
+
+def branch_submit(
+    *,
+    principal: Principal,
+    agent_id: str,
+    run_id: str,
+    session_id: str,
+    requested_user_id: str | None,
+    continuation: Continuation,
+    stream: bool,
+    stream_events: bool = True,
+) -> Any:
+    """A continuation in a new run, as a durable background job (``background=true``).
+
+    Checked as an inline one would be, so a bad request is a 4xx before anything is queued;
+    the new run is PENDING from the moment of the 202. Returns the job.
+    """
+    from .jobs import job_submit
+
+    prepared = continue_prepare(
+        principal=principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+        tools=None, stream_events=stream_events, continuation=continuation,
+    )
+    if prepared.branch is None or not prepared.branch["fork"]:
+        raise InvalidContinuation("background=true continues in a new run: pass fork=true to retry a failed run in the background")
+    source = prepared.continued
+    assert source is not None
+    payload = {
+        "source_run_id": source.pk, "continue_from": continuation.continue_from, "fork": True,
+        "regenerate": continuation.regenerate, "replace_original": continuation.replace_original,
+        "input": continuation.input, "stream_events": stream_events,
+    }
+    accepted = job_submit(
+        owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id,
+        payload=payload, input=dict(source.input), stream=stream, run_id=prepared.run_id, job_type="branch",
+    )
+    return accepted.job
+
+
+def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
+    """A branch job's run, prepared in the worker from the run it continues."""
+    payload = job.payload
+    source = scope_queryset(Run.objects, _owner_scope(job.user_id)).get(pk=payload["source_run_id"])
+    continuation = Continuation(
+        continue_from=payload.get("continue_from", "end"), fork=True, regenerate=bool(payload.get("regenerate")),
+        replace_original=payload.get("replace_original"), input=payload.get("input"),
+    )
+    return _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
 
 
 def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, streamed: bool = True, stream_events: bool = True) -> dict[str, Any]:
@@ -498,7 +555,10 @@ __all__ = [
     "RunNotFound",
     "RunRequest",
     "continue_execute",
+    "branch_prepare_for_job",
+    "branch_submit",
     "continue_prepare",
+    "mark_regenerated",
     "run_execute",
     "run_for_caller",
     "run_prepare",

@@ -393,3 +393,58 @@ class TestLease:
             assert lease.timed_out and cancelled_locally(run_id) and not lease.lost
         finally:
             forget_local(run_id)
+
+
+class TestBackgroundBranch:
+    """Follow-ups and regenerations of a finished run, queued as jobs of their own (background=true)."""
+
+    def finished_run(self, base: str) -> dict:
+        body = submit(base, message="the question", user_id="alice", session_id="s-br").json()
+        assert wait_for(lambda: finished(body["run_id"])) == "COMPLETED"
+        return body
+
+    def test_a_regeneration_is_a_durable_job_and_replaces_the_original_when_done(self, live_api, worker) -> None:
+        source = self.finished_run(live_api)
+        response = httpx.post(f"{live_api}/agents/assistant/runs/{source['run_id']}/continue",
+                              data={"session_id": "s-br", "regenerate": "true", "background": "true", "stream": "false"})
+        assert response.status_code == 202
+        accepted = response.json()
+        assert accepted["run_id"] != source["run_id"] and (accepted["session_id"], accepted["status"]) == ("s-br", "PENDING")
+        assert wait_for(lambda: finished(accepted["run_id"])) == "COMPLETED"
+        job = Job.objects.unscoped("test").get(pk=accepted["run_id"])
+        assert (job.status, job.job_type, job.attempt) == (JobStatus.COMPLETED, "branch", 1)
+        run = Run.objects.for_user("alice").get(pk=accepted["run_id"])
+        assert run.run_data["regenerated_from"] == source["run_id"] and run.content.startswith("(offline demo) You said: the question")
+        assert run.input == Run.objects.for_user("alice").get(pk=source["run_id"]).input and run.run_index == 1
+        assert wait_for(lambda: run_status(source["run_id"]) == "REGENERATED")
+        events = list(RunEvent.objects.for_user("alice").filter(run=run).order_by("event_index").values_list("event_index", "event"))
+        assert [index for index, _ in events] == list(range(len(events)))
+        assert events[0][1] == "RunContinued" and events[-1][1] == "RunCompleted"
+
+    def test_a_streamed_follow_up_in_the_background(self, live_api, worker) -> None:
+        source = self.finished_run(live_api)
+        with httpx.stream("POST", f"{live_api}/agents/assistant/runs/{source['run_id']}/continue",
+                          data={"session_id": "s-br", "input": "and more?", "background": "true"}, timeout=30) as response:
+            assert response.status_code == 200
+            frames = parse_sse("".join(response.iter_text()))
+        assert frames[0][0] == "RunContinued" and frames[-1][0] == "RunCompleted"
+        new_id = frames[-1][1]["run_id"]
+        assert new_id != source["run_id"] and frames[-1][1]["content"].startswith("(offline demo) You said: and more?")
+        assert [data["event_index"] for _, data in frames] == list(range(len(frames)))
+        run = Run.objects.for_user("alice").get(pk=new_id)
+        assert (run.status, run.run_data["forked_from_run_id"]) == ("COMPLETED", source["run_id"])
+        assert run_status(source["run_id"]) == "COMPLETED"  # a follow-up replaces nothing
+
+    def test_what_the_background_refuses_before_queueing(self, live_api, worker, fake_openai) -> None:
+        from tests.fakes._base import Failure
+
+        fake_openai.push(Failure(401, "bad key"))
+        failed = submit(live_api, "openai-agent", message="hi", user_id="alice", session_id="s-br").json()
+        assert wait_for(lambda: finished(failed["run_id"])) == "ERROR"
+        retry = httpx.post(f"{live_api}/agents/openai-agent/runs/{failed['run_id']}/continue",
+                           data={"session_id": "s-br", "continue_from": "last_user", "background": "true", "stream": "false"})
+        assert (retry.status_code, retry.json()) == (400, {"detail": "background=true continues in a new run: pass fork=true to retry a failed run in the background"})
+        bad = httpx.post(f"{live_api}/agents/openai-agent/runs/{failed['run_id']}/continue",
+                         data={"session_id": "s-br", "continue_from": "nowhere", "background": "true", "stream": "false"})
+        assert bad.status_code == 400
+        assert Job.objects.unscoped("test").count() == 1 and Run.objects.unscoped("test").count() == 1

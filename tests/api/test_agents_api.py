@@ -447,7 +447,7 @@ class TestUnifiedContinue:
             ({"regenerate": "true", "continue_from": "1"}, 400, "`regenerate=True` derives the continuation boundary automatically."),
             ({"replace_original": "false"}, 400, "`replace_original` only makes sense with `regenerate=True`."),
             ({"input": "a", "additional_instructions": "b"}, 400, "Provide either `additional_instructions` or `input`, not both."),
-            ({"fork": "true", "background": "true"}, 400, "background=true continues a paused background run; fork, regenerate, continue_from and input run in the request"),
+            ({"fork": "true", "background": "true", "tools": json.dumps([{"tool_call_id": "c1"}])}, 400, "Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them"),
             ({"fork": "maybe"}, 422, "Input should be a valid boolean, unable to interpret input"),
         ],
     )

@@ -126,10 +126,10 @@ export function makeApi(userId) {
         accept: "text/event-stream, application/json",
       }),
     // A new answer to a finished run's last question, streamed; the old one is marked REGENERATED
-    // once the new one is complete.
+    // once the new one is complete. In the background, like every run the page starts: durable.
     regenerateRun: (agentId, runId, { sessionId }, signal) =>
       request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
-        form: { session_id: sessionId, regenerate: "true", stream: "true", ...who },
+        form: { session_id: sessionId, regenerate: "true", stream: "true", background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),
