@@ -29,17 +29,23 @@ def agent_response(entry: AgentEntry) -> dict[str, Any]:
         "description": entry.description,
         "is_factory": False,
         "model": agent.model.to_dict(),
-        "tools": {"tools": tools} if tools else None,
+        "tools": drop_nulls({"tools": tools or None, "tool_call_limit": agent.tool_call_limit}) or None,
+        # As AgentOS: only what differs from Agno's defaults (history of 3 runs, no markdown...).
         "sessions": drop_nulls({
             "session_table": "agno_sessions",
             "add_history_to_context": agent.add_history_to_context or None,
-            "num_history_runs": agent.num_history_runs if agent.add_history_to_context else None,
+            "num_history_runs": agent.num_history_runs if agent.num_history_runs != 3 else None,
             "enable_session_summaries": agent.enable_session_summaries or None,
             "search_past_sessions": agent.search_past_sessions or None,
         }),
         "memory": drop_nulls({
             "update_memory_on_run": agent.update_memory_on_run or None,
             "add_memories_to_context": agent.add_memories_to_context or None,
+        }) or None,
+        "system_message": drop_nulls({
+            "description": agent.description or None,
+            "instructions": agent.instructions or None,
+            "markdown": agent.markdown or None,
         }) or None,
         "reasoning": {"reasoning": agent.reasoning_model is not None, **({"reasoning_model": agent.reasoning_model.to_dict()} if agent.reasoning_model else {})},
         "metadata": agent.metadata or None,

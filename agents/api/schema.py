@@ -23,7 +23,8 @@ class ToolOut(serializers.Serializer):
 
 
 class ToolsOut(serializers.Serializer):
-    tools = ToolOut(many=True)
+    tools = ToolOut(many=True, required=False)
+    tool_call_limit = serializers.IntegerField(required=False)
 
 
 class AgentResponse(serializers.Serializer):
@@ -38,6 +39,7 @@ class AgentResponse(serializers.Serializer):
     sessions = serializers.DictField(required=False)
     memory = serializers.DictField(required=False)
     reasoning = serializers.DictField(required=False)
+    system_message = serializers.DictField(required=False, help_text="description, instructions, markdown: what is set")
     metadata = serializers.DictField(required=False)
     is_component = serializers.BooleanField()
     current_version = serializers.IntegerField(required=False)

@@ -28,7 +28,11 @@ class TestCatalogue:
         assert {tool["name"] for tool in assistant["tools"]["tools"]} >= {"add", "multiply", "divide"}
         add = next(tool for tool in assistant["tools"]["tools"] if tool["name"] == "add")
         assert add["parameters"]["required"] == ["a", "b"]
-        assert assistant["sessions"] == {"session_table": "agno_sessions", "add_history_to_context": True, "num_history_runs": 3}
+        # As AgentOS, only settings that differ from Agno's defaults (three runs of history is one).
+        assert assistant["sessions"] == {"session_table": "agno_sessions", "add_history_to_context": True}
+        assert agents[2]["sessions"] == {"session_table": "agno_sessions", "add_history_to_context": True, "num_history_runs": 2}
+        assert assistant["system_message"] == {"description": "The offline test assistant"}
+        assert "system_message" not in agents[1]
         assert assistant["is_component"] is False and assistant["sandboxed"] is False
 
     def test_detail_and_missing_agent(self, live_api: str) -> None:
