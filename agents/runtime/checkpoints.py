@@ -27,7 +27,7 @@ def parse_continue_from(value: str | None) -> str | int:
         return text
     if text.isdigit():
         return int(text)
-    raise InvalidContinuation("`continue_from` must be an integer message index, 'end', or 'last_user'.")
+    raise InvalidContinuation("Invalid continue_from. Use 'end', 'last_user', or a numeric message index.")
 
 
 def boundary(messages: Sequence[dict[str, Any]], continue_from: str | int, *, regenerate: bool = False) -> int:

@@ -446,7 +446,7 @@ class TestUnifiedContinue:
     @pytest.mark.parametrize(
         ("form", "status", "detail"),
         [
-            ({"continue_from": "middle"}, 400, "`continue_from` must be an integer message index, 'end', or 'last_user'."),
+            ({"continue_from": "middle"}, 400, "Invalid continue_from. Use 'end', 'last_user', or a numeric message index."),
             ({"regenerate": "true", "fork": "true"}, 400, "`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly."),
             ({"regenerate": "true", "continue_from": "1"}, 400, "`regenerate=True` derives the continuation boundary automatically."),
             ({"replace_original": "false"}, 400, "`replace_original` only makes sense with `regenerate=True`."),

@@ -32,7 +32,7 @@ def test_continue_from_values(value, parsed) -> None:
 
 @pytest.mark.parametrize("value", ["-1", "start", "1.5", "3x"])
 def test_bad_continue_from_values(value) -> None:
-    with pytest.raises(InvalidContinuation, match="must be an integer message index"):
+    with pytest.raises(InvalidContinuation, match="Invalid continue_from"):
         parse_continue_from(value)
 
 
