@@ -85,4 +85,6 @@ def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str
     body["status"] = run.status
     if events is not None:
         body["events"] = events
+    if not body.get("tools"):
+        body.pop("tools", None)  # AgentOS reads a stored run without tool calls back with none
     return drop_nulls(body)

@@ -246,6 +246,10 @@ class TestPollCancelResume:
         body = httpx.get(url, params={"session_id": "s-p"}).json()
         assert (body["run_id"], body["status"]) == (run_id, "COMPLETED")
         assert [event["event"] for event in body["events"]][-1] == "RunCompleted"
+        assert "tools" not in body  # as AgentOS reads back a run that called none
+        with_tools = post_run(live_api, message='/call add {"a": 1, "b": 2}', user_id="alice", session_id="s-p").json()["run_id"]
+        polled = httpx.get(f"{live_api}/agents/assistant/runs/{with_tools}", params={"session_id": "s-p"}).json()
+        assert [tool["tool_name"] for tool in polled["tools"]] == ["add"]
 
     def test_list_runs_of_an_agent_in_a_session(self, live_api: str) -> None:
         first = post_run(live_api, message="one", user_id="alice", session_id="s-l").json()["run_id"]
