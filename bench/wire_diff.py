@@ -5,8 +5,8 @@
 
 Starts the instant model, AgentOS (bench/agentos_reference/app.py) and Agno Site serving the same
 agent on fresh SQLite files, as bench.compare does, then sends both the same calls: runs (JSON
-and SSE), polling, sessions and their runs, the unified continue (regenerate, follow-up, a bad
-boundary), checkpoints and session forks. For each call it compares what a client can rely on:
+and SSE), polling, sessions and their runs, session create/rename/update/delete, memories, the
+unified continue (regenerate, follow-up, a bad boundary), checkpoints and session forks. For each call it compares what a client can rely on:
 status codes, key sets, event names, lineage and statuses, and error texts; values that differ
 by nature (ids, times, the database id) are left out. Exits 1 when anything differs. A tool for
 wire compatibility work, not a test: the suite cannot assume the reference venv.
@@ -126,10 +126,44 @@ def scenarios(client: httpx.Client) -> list[tuple[str, Callable[[], Observation]
             "page_zero": client.get("/sessions", params={"page": 0, "limit": 5}).status_code,
         }
 
+    def session_crud() -> Observation:
+        created = client.post("/sessions", json={"session_id": "wire-made", "session_name": "made", "session_state": {"a": 1}})
+        renamed = client.post("/sessions/wire-made/rename", json={"session_name": "renamed"})
+        patched = client.patch("/sessions/wire-made", json={"metadata": {"k": "v"}})
+        previews = client.get("/sessions/wire-1/run-previews")
+        agent_runs = client.get("/agents/bench-agent/runs", params={"session_id": "wire-1"})
+        deleted = client.delete("/sessions/wire-made")
+        gone = client.get("/sessions/wire-made")
+        return {
+            "create": (created.status_code, _keys(created.json())), "rename": (renamed.status_code, _keys(renamed.json())),
+            "patch": (patched.status_code, _keys(patched.json())),
+            "previews": (previews.status_code, _keys((previews.json() or [{}])[0])),
+            "agent_runs": (agent_runs.status_code, _keys((agent_runs.json() or [{}])[0])),
+            "delete": deleted.status_code, "gone": (gone.status_code, gone.json()),
+        }
+
+    def memories() -> Observation:
+        created = client.post("/memories", json={"memory": "likes tea", "topics": ["drinks"], "user_id": "wire-user"})
+        body = created.json()
+        listed = client.get("/memories", params={"user_id": "wire-user"})
+        topics = client.get("/memory_topics", params={"user_id": "wire-user"})
+        stats = client.get("/user_memory_stats")
+        one = client.get(f"/memories/{body.get('memory_id')}", params={"user_id": "wire-user"})
+        patched = client.patch(f"/memories/{body.get('memory_id')}", json={"memory": "likes green tea", "user_id": "wire-user"})
+        deleted = client.delete(f"/memories/{body.get('memory_id')}", params={"user_id": "wire-user"})
+        return {
+            "create": (created.status_code, _keys(body)), "list": (listed.status_code, _keys(listed.json()), _keys((listed.json().get("data") or [{}])[0])),
+            "topics": (topics.status_code, topics.json()), "stats": (stats.status_code, _keys(stats.json())),
+            "get": (one.status_code, _keys(one.json())), "patch": (patched.status_code, patched.json().get("memory")),
+            "delete": deleted.status_code,
+        }
+
     return [
         ("run", run), ("streamed run", streamed), ("poll", poll), ("sessions", sessions), ("session", session),
         ("session runs", session_runs), ("regenerate", regenerate), ("follow-up", follow_up), ("checkpoints", checkpoints),
-        ("checkpoint snapshot", snapshot), ("bad continue_from", bad_boundary), ("session fork", fork), ("errors", errors),
+        ("checkpoint snapshot", snapshot), ("bad continue_from", bad_boundary), ("session fork", fork),
+        ("session create, rename, update, delete", session_crud), ("memories", memories),
+        ("errors", errors),  # last: AgentOS closes the connection after its 500
     ]
 
 

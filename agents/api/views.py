@@ -214,7 +214,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         status = request.query_params.get("status")
         if status:
             runs = runs.filter(status=status)
-        return [render_run(*run_by_own_kind(stored_run(run)), keep_nulls=False) for run in runs]
+        # Explicit nulls, as AgentOS answers this list (the session's runs list drops them).
+        return [render_run(*run_by_own_kind(stored_run(run)), keep_nulls=True) for run in runs]
 
 
 def _structural_events(run: Run) -> list[dict[str, Any]]:

@@ -293,6 +293,7 @@ class TestCreateSession:
             "session_name": "Planning",
             "session_state": {"step": 1},
             "agent_id": "assistant",
+            "metrics": {},  # AgentOS's agent detail carries an empty one rather than none
             "metadata": {"k": "v"},
             "chat_history": [],
             "created_at": iso(session.created_at),
@@ -533,7 +534,7 @@ class TestUpdateSession:
             "agent_id": "assistant",
             "total_tokens": None,
             "agent_data": None,
-            "metrics": None,
+            "metrics": {},
             "metadata": {"new": True},
             "chat_history": [],
             "created_at": ISO_T0,

@@ -136,6 +136,9 @@ def session_detail_data(session: Session, *, shape: str, chat_history: list[dict
         agent_data = component_data(session, SessionType.AGENT)
         return {
             **common,
+            # AgentOS's agent detail always carries metrics: {} for a session without any (teams' and
+            # workflows' leave them out).
+            "metrics": common["metrics"] or {},
             "agent_session_id": session.session_id,
             "agent_id": _component_id(session, SessionType.AGENT),
             "agent_data": agent_data,
