@@ -27,6 +27,8 @@ Observation = dict[str, Any]
 # Where Agno Site answers differently on purpose (README, "REST API").
 DELIBERATE = {
     ("errors", "page_zero"): "AgentOS answers page=0 with a 500; every client error here is a 4xx",
+    ("more reads", "config"): "/config names only the families this server serves (evals, knowledge, learning, "
+                              "metrics, traces and company come with their issues)",
 }
 
 
@@ -158,11 +160,37 @@ def scenarios(client: httpx.Client) -> list[tuple[str, Callable[[], Observation]
             "delete": deleted.status_code,
         }
 
+    def more_reads() -> Observation:
+        first = runs["first"]
+        one = client.get(f"/sessions/wire-1/runs/{first['run_id']}")
+        team_view = client.get("/sessions", params={"type": "team"})
+        ascending = client.get("/sessions", params={"sort_by": "created_at", "sort_order": "asc", "limit": 1, "page": 1})
+        config = client.get("/config").json()
+        return {
+            "one_run": (one.status_code, _keys(one.json())),
+            "team_sessions": (team_view.status_code, team_view.json().get("data"), _keys(team_view.json().get("meta"))),
+            "ascending": (ascending.status_code, ascending.json()["meta"]["limit"], len(ascending.json()["data"])),
+            "config": _keys(config), "info": _keys(client.get("/info").json()),
+            "unknown_run": (lambda r: (r.status_code, r.json()))(client.get("/agents/bench-agent/runs/nope", params={"session_id": "wire-1"})),
+            "cancel_unknown": (lambda r: (r.status_code, r.json()))(client.post("/agents/bench-agent/runs/nope/cancel")),
+            "unknown_session": (lambda r: (r.status_code, r.json()))(client.get("/sessions/nope")),
+        }
+
+    def bulk_deletes() -> Observation:
+        client.post("/sessions", json={"session_id": "wire-gone-1"})
+        client.post("/sessions", json={"session_id": "wire-gone-2"})
+        sessions_gone = client.request("DELETE", "/sessions", json={"session_ids": ["wire-gone-1", "wire-gone-2"], "session_types": ["agent", "agent"]})
+        made = [client.post("/memories", json={"memory": f"m{i}", "user_id": "wire-bulk"}).json().get("memory_id") for i in range(2)]
+        memories_gone = client.request("DELETE", "/memories", json={"memory_ids": made, "user_id": "wire-bulk"})
+        left = client.get("/memories", params={"user_id": "wire-bulk"}).json()
+        return {"sessions": sessions_gone.status_code, "memories": memories_gone.status_code, "memories_left": left["meta"]["total_count"]}
+
     return [
         ("run", run), ("streamed run", streamed), ("poll", poll), ("sessions", sessions), ("session", session),
         ("session runs", session_runs), ("regenerate", regenerate), ("follow-up", follow_up), ("checkpoints", checkpoints),
         ("checkpoint snapshot", snapshot), ("bad continue_from", bad_boundary), ("session fork", fork),
         ("session create, rename, update, delete", session_crud), ("memories", memories),
+        ("more reads", more_reads), ("bulk deletes", bulk_deletes),
         ("errors", errors),  # last: AgentOS closes the connection after its 500
     ]
 
