@@ -109,6 +109,12 @@ def scenarios(client: httpx.Client) -> list[tuple[str, Callable[[], Observation]
         past = client.get(f"/agents/bench-agent/runs/{follow['run_id']}/checkpoints/99", params={"session_id": "wire-1"})
         return {"keys": _keys(body), "messages": len(body["snapshot"].get("messages") or []), "past_the_end": (past.status_code, past.json())}
 
+    def streamed_follow_up() -> Observation:
+        follow = runs["follow"]
+        response = client.post(f"/agents/bench-agent/runs/{follow['run_id']}/continue", data={"session_id": "wire-1", "input": "once more"})
+        events = _events(response)
+        return {"status": response.status_code, "first": events[:1], "last": events[-1:], "events": sorted(set(events))}
+
     def bad_boundary() -> Observation:
         first = runs["first"]
         response = client.post(f"/agents/bench-agent/runs/{first['run_id']}/continue", data={"session_id": "wire-1", "continue_from": "bogus", "stream": "false"})
@@ -188,7 +194,7 @@ def scenarios(client: httpx.Client) -> list[tuple[str, Callable[[], Observation]
     return [
         ("run", run), ("streamed run", streamed), ("poll", poll), ("sessions", sessions), ("session", session),
         ("session runs", session_runs), ("regenerate", regenerate), ("follow-up", follow_up), ("checkpoints", checkpoints),
-        ("checkpoint snapshot", snapshot), ("bad continue_from", bad_boundary), ("session fork", fork),
+        ("checkpoint snapshot", snapshot), ("streamed follow-up", streamed_follow_up), ("bad continue_from", bad_boundary), ("session fork", fork),
         ("session create, rename, update, delete", session_crud), ("memories", memories),
         ("more reads", more_reads), ("bulk deletes", bulk_deletes),
         ("errors", errors),  # last: AgentOS closes the connection after its 500
