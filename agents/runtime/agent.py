@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool
+from agents.runtime.checkpoints import safe_boundary, truncate
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.hitl import collect_decisions, is_pending
@@ -207,8 +208,6 @@ class Agent:
         it is, with ``forked_from_run_id`` and a metrics and clock of its own; otherwise the run
         continues under its own id (a failed run, retried). Streams ``RunContinued`` first.
         """
-        from agents.runtime.checkpoints import safe_boundary, truncate
-
         state = RunState.from_dict(dict(run_output))
         if state.agent_id and state.agent_id != self.id:
             raise InvalidContinuation(f"Run {state.run_id} belongs to agent {state.agent_id}, not {self.id}")

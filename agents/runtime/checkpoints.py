@@ -74,12 +74,19 @@ def truncate(state: Any, index: int) -> None:
     requirements that no longer appear in it. An index past the end cuts nothing."""
     if index < 0 or index >= len(state.messages):
         return
-    state.messages = state.messages[:index]
-    kept = _tool_call_ids(state.messages)
-    state.tools = [te for te in state.tools if te.get("tool_call_id") in kept]
-    if state.requirements:
-        state.requirements = [r for r in state.requirements if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    state.messages, state.tools, state.requirements = _cut(state.messages, state.tools, state.requirements, index)
     state.last_checkpoint_at_message_index = index
+
+
+def _cut(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None, requirements: Sequence[dict[str, Any]] | None, index: int) -> tuple[list, Any, Any]:
+    """``messages[:index]``, with the tool executions and requirements they still mention."""
+    messages = list(messages[:index])
+    kept = _tool_call_ids(messages)
+    if tools:
+        tools = [te for te in tools if te.get("tool_call_id") in kept]
+    if requirements:
+        requirements = [r for r in requirements if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    return messages, tools, requirements
 
 
 def _tool_call_ids(messages: Sequence[dict[str, Any]]) -> set[str]:
@@ -122,14 +129,12 @@ def checkpoint_snapshot(run: dict[str, Any], index: int) -> dict[str, Any]:
     if index < 0 or index > len(messages):
         raise InvalidContinuation(f"message_index must be between 0 and {len(messages)}")
     safe = safe_boundary(messages, index)
-    snapshot = json.loads(json.dumps(run))
-    snapshot["messages"] = snapshot.get("messages", [])[:safe]
+    snapshot = json.loads(json.dumps(run))  # the stored run is never changed
+    snapshot["messages"], tools, requirements = _cut(snapshot.get("messages") or [], snapshot.get("tools"), snapshot.get("requirements"), safe)
     snapshot["last_checkpoint_at_message_index"] = safe
-    kept = _tool_call_ids(snapshot["messages"])
-    if snapshot.get("tools"):
-        snapshot["tools"] = [te for te in snapshot["tools"] if te.get("tool_call_id") in kept]
-    if snapshot.get("requirements"):
-        snapshot["requirements"] = [r for r in snapshot["requirements"] if (r.get("tool_execution") or {}).get("tool_call_id") in kept]
+    for key, value in (("tools", tools), ("requirements", requirements)):
+        if key in snapshot:
+            snapshot[key] = value
     entry = _checkpoint(run, index, "snapshot")
     entry["checkpoint_id"] = next((known["checkpoint_id"] for known in checkpoints(run) if known["message_index"] == index), None)
     return {"checkpoint": entry, "snapshot": snapshot}

@@ -16,12 +16,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections, transaction
-from django.db.models import Max
 
 from core.logging import Throttle
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
-from sessions.models import Run, RunEvent, RunStatus, Session
+from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_events_append, run_record_update
 
 from ..models import Job
@@ -29,7 +28,7 @@ from ..runtime import TERMINAL_EVENTS
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
 from .live import publish
-from .runs import PreparedRun, RunRequest, _drive, agent_entry, branch_prepare_for_job, mark_regenerated, prepare_for_owner
+from .runs import PreparedRun, RunRequest, _drive, agent_entry, branch_prepare_for_job, mark_regenerated, next_event_index, prepare_for_owner
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -167,11 +166,6 @@ _watch_failures = Throttle(30.0)
 _watch = _Watch()
 
 
-def _next_event_index(run: Run) -> int:
-    top = scope_queryset(RunEvent.objects, run.user_id).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
-    return 0 if top is None else top + 1
-
-
 # The job's run and its session, in one read compiled once (the ORM compiles it on every call).
 _RUN_WITH_SESSION = Select(lambda run_id, user_id: scope_queryset(Run.objects, user_id).select_related("session").filter(pk=run_id))
 
@@ -181,7 +175,7 @@ def job_execute(job: Job, worker: str) -> str:
     run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
-    first_index = 0 if job.job_type in ("run", "branch") and job.attempt == 1 else _next_event_index(run)
+    first_index = 0 if job.job_type in ("run", "branch") and job.attempt == 1 else next_event_index(run)
     events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
     _watch.add(lease, events)

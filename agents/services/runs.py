@@ -28,10 +28,11 @@ from sessions.services.runs import SessionNotFound, new_id, run_record, run_reco
 
 from ..registry import AgentEntry, agent_get
 from ..runtime import Agent, InvalidContinuation, RunContext
+from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
-from .jobs import job_cancel, job_follow_run
+from .jobs import job_cancel, job_follow_run, job_submit
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -386,19 +387,31 @@ def continue_prepare(
 def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
+    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk)
+    return PreparedRun(
+        entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
+        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
+        first_event_index=next_event_index(run),
+    )
+
+
+def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[AgentEntry, Agent, RunContext, BufferedMemoryStore | None]:
+    """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
+    with the session's history, the run itself left out (its transcript is the run's own)."""
     entry = agent_entry(run.component_id)
     agent = _agent_for(entry, run.user_id, None)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
-        agent=agent, run_id=run.pk, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
+        agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
         session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
     )
+    return entry, agent, ctx, store
+
+
+def next_event_index(run: Run) -> int:
+    """The ``event_index`` the run's next stored event takes (0 for a run with none)."""
     top = scope_queryset(RunEvent.objects, _owner_scope(run.user_id)).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
-    return PreparedRun(
-        entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
-        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
-        first_event_index=(top if top is not None else -1) + 1,
-    )
+    return 0 if top is None else top + 1
 
 
 def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, stream_events: bool, run_id: str | None = None) -> PreparedRun:
@@ -406,8 +419,6 @@ def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, s
 
     ``run_id``: the new run's id when it is already known (a background job's).
     """
-    from ..runtime.checkpoints import boundary
-
     if run.status == RunStatus.CANCELLED:
         raise RunNotContinuable(f"Cannot continue run {run.pk}: run is cancelled")
     if run.status in (RunStatus.PENDING, RunStatus.RUNNING):
@@ -415,26 +426,17 @@ def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, s
     keep = boundary(run.run_data.get("messages") or [], continuation.continue_from, regenerate=continuation.regenerate)
     # Continuing a finished run never reuses its id: one run is one model loop.
     fork = continuation.fork or continuation.regenerate or run.status in (RunStatus.COMPLETED, RunStatus.REGENERATED)
-    entry = agent_entry(run.component_id)
-    agent = _agent_for(entry, run.user_id, None)
     run_id = (run_id or new_id()) if fork else run.pk
-    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
-    ctx, store = _context(
-        agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
-        session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
-    )
+    entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
     }
     agent.branch_run(run.run_data, ctx, **branch)  # a bad request is a 400 now, before anything runs
-    first = 0
-    if not fork:
-        top = scope_queryset(RunEvent.objects, _owner_scope(run.user_id)).filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
-        first = (top if top is not None else -1) + 1
     return PreparedRun(
         entry=entry, agent=agent, run_id=run_id, session_id=run.session_id, owner_id=run.user_id, new_session=False,
-        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, first_event_index=first, branch=branch,
+        ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, branch=branch,
+        first_event_index=0 if fork else next_event_index(run),
         replaces=run.pk if continuation.regenerate and continuation.replace_original is not False else None,
     )
 
@@ -480,8 +482,6 @@ def branch_submit(
     Checked as an inline one would be, so a bad request is a 4xx before anything is queued;
     the new run is PENDING from the moment of the 202. Returns the job.
     """
-    from .jobs import job_submit
-
     prepared = continue_prepare(
         principal=principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=None, stream_events=stream_events, continuation=continuation,
@@ -559,6 +559,7 @@ __all__ = [
     "branch_submit",
     "continue_prepare",
     "mark_regenerated",
+    "next_event_index",
     "run_execute",
     "run_for_caller",
     "run_prepare",
