@@ -17,6 +17,7 @@ from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
+from sessions.selectors import session_get
 from sessions.services.runs import SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
@@ -224,32 +225,8 @@ def _structural_events(run: Run) -> list[dict[str, Any]]:
     return [row.payload for row in rows]
 
 
-class AgentRunDetailView(OfAnAgent, AgentOSView):
-    @extend_schema(
-        operation_id="get_agent_run",
-        tags=["Agents"],
-        parameters=[OpenApiParameter("session_id", str, required=True)],
-        responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    def get(self, request, agent_id: str, run_id: str):
-        _require_agent(agent_id)
-        session_id = request.query_params.get("session_id")
-        if not session_id:
-            raise missing(["query", "session_id"])
-        try:
-            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
-        except RunNotFound:
-            raise NotFound("Run not found") from None
-        body = run_output(run, events=_structural_events(run))
-        if run.status == RunStatus.PENDING:
-            job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
-            blocker = waiting_on(job) if job is not None else None
-            if blocker:
-                body["waiting_on"] = blocker
-        return Response(body)
-
-
-def _checkpointed_run(view: AgentOSView, request, agent_id: str, run_id: str) -> Run:
+def _run_in_path(view: AgentOSView, request, agent_id: str, run_id: str) -> Run:
+    """The agent's run named in the path, in the session the query names, if the caller may see it."""
     _require_agent(agent_id)
     session_id = request.query_params.get("session_id")
     if not session_id:
@@ -258,6 +235,24 @@ def _checkpointed_run(view: AgentOSView, request, agent_id: str, run_id: str) ->
         return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
     except RunNotFound:
         raise NotFound("Run not found") from None
+
+
+class AgentRunDetailView(OfAnAgent, AgentOSView):
+    @extend_schema(
+        operation_id="get_agent_run",
+        tags=["Agents"],
+        parameters=[OpenApiParameter("session_id", str, required=True)],
+        responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, agent_id: str, run_id: str):
+        run = _run_in_path(self, request, agent_id, run_id)
+        body = run_output(run, events=_structural_events(run))
+        if run.status == RunStatus.PENDING:
+            job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
+            blocker = waiting_on(job) if job is not None else None
+            if blocker:
+                body["waiting_on"] = blocker
+        return Response(body)
 
 
 class AgentRunCheckpointsView(RunsAnAgent, AgentOSView):
@@ -270,7 +265,7 @@ class AgentRunCheckpointsView(RunsAnAgent, AgentOSView):
         responses={200: docs.RunCheckpoints, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
     def get(self, request, agent_id: str, run_id: str):
-        run = _checkpointed_run(self, request, agent_id, run_id)
+        run = _run_in_path(self, request, agent_id, run_id)
         return Response({"run_id": run.pk, "session_id": run.session_id, "checkpoints": checkpoints(run.run_data)})
 
 
@@ -285,7 +280,7 @@ class AgentRunCheckpointView(RunsAnAgent, AgentOSView):
     )
     def get(self, request, agent_id: str, run_id: str, message_index: str):
         index = params.integer({"message_index": message_index}, "message_index", where="path")
-        run = _checkpointed_run(self, request, agent_id, run_id)
+        run = _run_in_path(self, request, agent_id, run_id)
         try:
             return Response(checkpoint_snapshot(run.run_data, index))
         except InvalidContinuation as exc:
@@ -359,7 +354,7 @@ class AgentSessionCompactView(RunsAnAgent, FormView):
     )
     def post(self, request, agent_id: str, session_id: str):
         _require_agent(agent_id)
-        session = scope_queryset(Session.objects, self.principal.read_scope(request.query_params.get("user_id") or None)).filter(pk=session_id).first()
+        session = session_get(user=self.principal.read_scope(request.query_params.get("user_id") or None), session_id=session_id)
         if session is None or session.component_id != agent_id:
             raise NotFound("Session not found")
         return Response({"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None})
