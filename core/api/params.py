@@ -65,6 +65,11 @@ def choice(params: Mapping[str, Any], name: str, options: Sequence[str], default
     return str(value)
 
 
+def sort_order_param(params: Mapping[str, Any]) -> bool:
+    """``sort_order`` as "descending?": asc|desc (default desc), anything else a 422 (AgentOS's enum)."""
+    return choice(params, "sort_order", ("asc", "desc"), "desc") == "desc"
+
+
 def iso_date(params: Mapping[str, Any], name: str, *, where: str = "query") -> date | None:
     value = params.get(name)
     if value is None or value == "":

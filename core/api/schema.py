@@ -1,7 +1,16 @@
-"""Serializers that document shared shapes in the OpenAPI document (errors, pagination)."""
+"""What documents shared shapes in the OpenAPI document: errors, pagination, query parameters."""
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+
+
+def query_param(name: str, description: str, type_: Any = OpenApiTypes.STR, **kwargs: Any) -> OpenApiParameter:
+    """An optional query parameter, for ``extend_schema(parameters=...)``."""
+    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kwargs)
 
 
 class ErrorOut(serializers.Serializer):

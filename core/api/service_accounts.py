@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -20,8 +20,8 @@ from core.services.tokens import InvalidScopes, TokenNameTaken, access_token_cre
 from core.tenancy import scope_queryset
 
 from .errors import Conflict, NotFound, Unauthorized, invalid
-from .params import boolean, choice, envelope, page
-from .schema import ErrorOut, PaginationInfoOut, ValidationErrorOut
+from .params import boolean, envelope, page, sort_order_param
+from .schema import ErrorOut, PaginationInfoOut, ValidationErrorOut, query_param
 from .views import AgentOSView
 
 
@@ -71,10 +71,6 @@ class PaginatedServiceAccountsOut(serializers.Serializer):
 SORTABLE = ("created_at", "name", "expires_at", "last_used_at", "revoked_at")
 
 
-def _query(name: str, type_: Any, description: str, **kwargs: Any) -> OpenApiParameter:
-    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kwargs)
-
-
 def _epoch(value) -> int | None:
     return int(value.timestamp()) if value is not None else None
 
@@ -118,11 +114,11 @@ class ServiceAccountsView(AgentOSView):
         operation_id="list_service_accounts_service_accounts_get",
         tags=["Service Accounts"],
         parameters=[
-            _query("include_revoked", OpenApiTypes.BOOL, "List revoked accounts too", default=True),
-            _query("limit", OpenApiTypes.INT, "Items per page (1 to 100)", default=20),
-            _query("page", OpenApiTypes.INT, "Page number, from 1 (needs limit)", default=1),
-            _query("sort_by", OpenApiTypes.STR, f"One of {', '.join(SORTABLE)}; any other value sorts by created_at", default="created_at"),
-            _query("sort_order", OpenApiTypes.STR, "Sort order", enum=("asc", "desc"), default="desc"),
+            query_param("include_revoked", "List revoked accounts too", OpenApiTypes.BOOL, default=True),
+            query_param("limit", "Items per page (1 to 100)", OpenApiTypes.INT, default=20),
+            query_param("page", "Page number, from 1 (needs limit)", OpenApiTypes.INT, default=1),
+            query_param("sort_by", f"One of {', '.join(SORTABLE)}; any other value sorts by created_at", default="created_at"),
+            query_param("sort_order", "Sort order", enum=("asc", "desc"), default="desc"),
         ],
         responses={200: PaginatedServiceAccountsOut, 401: ErrorOut, 403: ErrorOut, 422: ValidationErrorOut},
     )
@@ -130,7 +126,7 @@ class ServiceAccountsView(AgentOSView):
         params = request.query_params
         window = page(params, max_limit=100)
         include_revoked = boolean(params, "include_revoked", True)
-        descending = choice(params, "sort_order", ("asc", "desc"), "desc") == "desc"
+        descending = sort_order_param(params)
         column = params.get("sort_by") if params.get("sort_by") in SORTABLE else "created_at"
         tokens = scope_queryset(AccessToken.objects, self.principal.read_scope()).filter(kind=TokenKind.SERVICE)
         if not include_revoked:

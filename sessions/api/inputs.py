@@ -10,6 +10,7 @@ from rest_framework.request import Request
 
 from core.api.errors import BadRequest, invalid, missing
 from core.api.params import choice
+from core.api.schema import query_param
 
 from .serializers import SESSION_TYPES
 
@@ -38,11 +39,6 @@ def session_type_param(params: Any, default: str | None = None) -> str | None:
     return choice(params, "type", SESSION_TYPES, default)
 
 
-def sort_order_param(params: Any) -> bool:
-    """``sort_order`` as "descending?": asc|desc, anything else a 422 (AgentOS's enum)."""
-    return choice(params, "sort_order", ("asc", "desc"), "desc") == "desc"
-
-
 def status_param(params: Any, valid: tuple[str, ...]) -> set[str] | None:
     """Repeatable, case-insensitive ``status``; unknown values are a 400 as in AgentOS."""
     values = [value for value in params.getlist("status") if value != ""]
@@ -64,10 +60,6 @@ def topics_param(params: Any) -> list[str]:
 
 
 # --- OpenAPI parameters ---------------------------------------------------------------------
-
-def query_param(name: str, description: str, type_: Any = OpenApiTypes.STR, **kwargs: Any) -> OpenApiParameter:
-    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kwargs)
-
 
 DB_ID = query_param("db_id", "Database id (this server has one: its id from /config)")
 TABLE = query_param("table", "Table name (needs db_id)")

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.errors import APIError, BadRequest, Conflict, NotFound, invalid
-from core.api.params import envelope, page
+from core.api.params import envelope, page, sort_order_param
 from sessions.models import UserMemory
 from sessions.selectors import memory_get, memory_list, memory_topics, memory_user_stats
 from sessions.services import (
@@ -26,7 +26,7 @@ from sessions.services import (
 
 from . import inputs as q
 from .base import MemoriesAPIView
-from .inputs import json_body, sort_order_param, topics_param
+from .inputs import json_body, topics_param
 from .serializers import (
     DeleteMemoriesIn,
     ErrorOut,

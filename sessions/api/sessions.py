@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.errors import BadRequest, Conflict, NotFound
-from core.api.params import boolean, envelope, integer, page
+from core.api.params import boolean, envelope, integer, page, sort_order_param
 from sessions.models import SessionType
 from sessions.selectors import session_chat_history, session_detail, session_list, session_run_get, session_runs
 from sessions.services import (
@@ -31,7 +31,7 @@ from sessions.services import (
 
 from . import inputs as q
 from .base import SessionsAPIView
-from .inputs import json_body, session_type_param, sort_order_param, status_param
+from .inputs import json_body, session_type_param, status_param
 from .serializers import (
     RUN_STATUSES,
     AgentSessionDetailOut,
