@@ -37,6 +37,7 @@ from ..services.jobs import (
     waiting_on,
 )
 from ..services.runs import (
+    DECISIONS_WITH_BRANCH,
     AgentNotFound,
     Continuation,
     branch_submit,
@@ -405,7 +406,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         if params.boolean(data, "background", False, where="body"):
             if not continuation.plain:
                 if tools:
-                    raise BadRequest("Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them")
+                    raise BadRequest(DECISIONS_WITH_BRANCH)
                 job = _translated(
                     branch_submit, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
                     requested_user_id=requested_user_id, continuation=continuation, stream=stream, stream_events=stream_events,

@@ -93,6 +93,12 @@ class PreparedRun:
     replaces: str | None = None  # the run a regeneration marks REGENERATED once it completes
 
 
+# Tool decisions and a continuation from a boundary are two different requests.
+DECISIONS_WITH_BRANCH = (
+    "Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them"
+)
+
+
 @dataclass(frozen=True)
 class Continuation:
     """Where a continue request picks a run up (Agno v3's unified continue).
@@ -376,7 +382,7 @@ def continue_prepare(
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
     if not (continuation.plain and run.status == RunStatus.PAUSED):
         if tools:
-            raise InvalidContinuation("Tool decisions continue a paused run as it stands: fork, regenerate, continue_from and input cannot be combined with them")
+            raise InvalidContinuation(DECISIONS_WITH_BRANCH)
         return _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events)
     prepared = continue_prepare_for_owner(run=run, session=session, tools=tools)
     # Validate the decisions now, so a bad request is a 400 before anything runs.
@@ -549,14 +555,15 @@ def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None
 __all__ = [
     "AgentNotFound",
     "Continuation",
+    "DECISIONS_WITH_BRANCH",
     "InvalidContinuation",
     "PreparedRun",
     "RunNotContinuable",
     "RunNotFound",
     "RunRequest",
-    "continue_execute",
     "branch_prepare_for_job",
     "branch_submit",
+    "continue_execute",
     "continue_prepare",
     "mark_regenerated",
     "next_event_index",
