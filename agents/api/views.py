@@ -327,10 +327,13 @@ class AgentSessionForkView(RunsAnAgent, FormView):
     def post(self, request, agent_id: str, session_id: str):
         _require_agent(agent_id)
         user_id = request.query_params.get("user_id") or None
+        # The copy is the caller's when they are bound to their identity, else it stays with the
+        # session's owner (or the user the query names), as in AgentOS: an admin who forks
+        # someone's conversation does not take a copy of it into their own account.
+        owner_id = self.principal.user_id if self.principal.isolated else user_id
         try:
             fork = session_fork(
-                user=self.principal.read_scope(user_id), owner_id=self.principal.owner(user_id),
-                source_session_id=session_id, component_id=agent_id,
+                user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=agent_id,
             )
         except NothingToFork as exc:
             raise BadRequest(str(exc)) from None

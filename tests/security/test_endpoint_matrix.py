@@ -200,6 +200,18 @@ def test_what_an_outsider_creates_is_their_own(client, jwt_server, alice_data) -
     assert Session.all_users.get(pk=response.json()["session_id"]).user_id == "bob"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_fork_stays_with_the_sessions_owner_unless_the_caller_is_bound_to_themselves(client, jwt_server, alice_data) -> None:
+    from sessions.models import Run, Session
+
+    admin = auth(token("root", ["agent_os:admin"]))
+    forked = client.post(f"/agents/assistant/sessions/{alice_data['session_id']}/fork", **admin).json()
+    assert Session.all_users.get(pk=forked["session_id"]).user_id == "alice"
+    assert set(Run.all_users.filter(session_id=forked["session_id"]).values_list("user_id", flat=True)) == {"alice"}
+    own = client.post(f"/agents/assistant/sessions/{alice_data['session_id']}/fork", **auth(token("alice"))).json()
+    assert Session.all_users.get(pk=own["session_id"]).user_id == "alice"
+
+
 def test_an_admin_may_act_for_another_user(client, jwt_server, alice_data) -> None:
     admin = auth(token("root", ["agent_os:admin"]))
     assert client.get(f"/sessions/{alice_data['session_id']}", **admin).status_code == 200
