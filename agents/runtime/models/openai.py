@@ -6,7 +6,9 @@ and most processes that import the runtime never call OpenAI.
 """
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,13 +56,14 @@ class OpenAIChat(Model):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._client: openai.OpenAI | None = None
+        self._client_pid = 0
         self._lock = threading.Lock()
 
     def _get_client(self) -> openai.OpenAI:
         with self._lock:
-            if self._client is None:
-                import os
-
+            # A forked process (Celery's prefork pool) must not write into its parent's pooled
+            # connections: both would read each other's answers. It makes a client of its own.
+            if self._client is None or self._client_pid != os.getpid():
                 # Checked before importing the SDK: the error is then immediate and clear.
                 api_key = required_env(self._api_key, "OPENAI_API_KEY", self.provider)
 
@@ -71,6 +74,7 @@ class OpenAIChat(Model):
                 self._client = openai.OpenAI(
                     api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
                 )
+                self._client_pid = os.getpid()
             return self._client
 
     def stream(
@@ -111,7 +115,12 @@ class OpenAIChat(Model):
             # decoding) without converting the request through its TypedDicts and the answer into
             # pydantic models, which cost three times the rest of the call (bench/README.md).
             if not incremental:
-                completion = client.post(_COMPLETIONS, body=params, cast_to=object)
+                try:
+                    completion = client.post(_COMPLETIONS, body=params, cast_to=object)
+                except ValueError as exc:  # a JSON content type over a body that is not JSON
+                    raise FatalModelError(f"OpenAI sent an answer that is not JSON: {exc}", provider=self.provider) from None
+                if not isinstance(completion, dict):  # the SDK hands back any other body as text
+                    raise FatalModelError(f"OpenAI sent an answer that is not JSON: {str(completion)[:200]!r}", provider=self.provider)
                 yield from _read_whole(completion)
                 return
             # The raw response, its events read here (_stream_chunks): the SDK's sync stream stops
@@ -172,18 +181,24 @@ def _read_whole(completion: Any) -> Iterator[ModelChunk]:
 def _stream_chunks(response: Any) -> Iterator[Any]:
     """The JSON chunks of a Chat Completions event stream, the body read to its end (after
     ``[DONE]`` too) so that the connection goes back to the pool. An ``error`` chunk is raised
-    as the SDK raises it."""
+    as the SDK raises it. A body with no event at all (an HTML page from a proxy or a wrong base
+    URL) fails the call with the start of what came, rather than reading as an empty answer."""
     import openai
 
     data: list[str] = []
     done = False
-    for line in response.iter_lines():
+    seen = False
+    other = ""
+    for line in itertools.chain(response.iter_lines(), [""]):  # "": the end ends a last event
         if line:
             if line.startswith("data:") and not done:
                 data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif not seen and len(other) < 200:
+                other += line + "\n"
             continue  # event:, id:, retry: and comments carry nothing here
         if not data:
             continue
+        seen = True
         payload, data = "\n".join(data), []
         if payload.startswith("[DONE]"):
             done = True
@@ -197,6 +212,8 @@ def _stream_chunks(response: Any) -> Iterator[Any]:
             message = error.get("message") if isinstance(error, dict) else None
             raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
         yield chunk
+    if not seen:
+        raise openai.APIError(f"OpenAI sent no events: {other[:200]!r}", request=response.request, body=None)
 
 
 def _read_stream(chunks: Iterator[Any]) -> Iterator[ModelChunk]:
