@@ -1,12 +1,16 @@
 """Middleware of our own."""
 from __future__ import annotations
 
+from functools import partial
+
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
+from django.contrib.messages import storage as messages_storage
 from django.contrib.sessions import middleware as session_middleware
 from django.http import HttpResponse
 from django.middleware import clickjacking, common, csrf, security
+from django.utils.functional import SimpleLazyObject, empty
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -113,12 +117,19 @@ class SessionMiddleware(InlineHooks, session_middleware.SessionMiddleware):
 
 
 class MessageMiddleware(InlineHooks, messages_middleware.MessageMiddleware):
-    """Stored messages may live in the session: written back in a thread, when there are any."""
+    """The message storage is made when something first reads or adds a message (API requests
+    never do), and stored messages, which may live in the session, are written back in a thread
+    when there are any."""
+
+    def process_request(self, request):
+        request._messages = SimpleLazyObject(partial(messages_storage.default_storage, request))
 
     async def __acall__(self, request):
         self.process_request(request)
         response = await self.get_response(request)
         storage = request._messages
+        if storage._wrapped is empty:  # nobody looked at the messages
+            return response
         if storage.used or storage.added_new:
             return await sync_to_async(self.process_response, thread_sensitive=True)(request, response)
         return self.process_response(request, response)

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from core.api import params
 from core.api.errors import BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
-from core.api.views import AgentOSView, AsyncAgentOSView, FormView
+from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
@@ -162,7 +162,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
                 return Response({"run_id": job.pk, "session_id": job.session_id, "status": result.run_status}, status=202)
             return sse_response(_tail_frames(job.pk, job.user_id, -1))
         if kind == "output":
-            return Response(result)
+            return json_response(result)
         return sse_response(stream_in_thread(result.run_id, partial(run_execute, result)))
 
     def prepare_post(self, request, agent_id: str) -> tuple[str, Any, bool]:
@@ -390,7 +390,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         if kind == "branched-stream":
             return sse_response(_tail_frames(result.pk, result.user_id, -1))
         if kind == "output":
-            return Response(result)
+            return json_response(result)
         execute = partial(continue_execute, result, streamed=True, stream_events=stream_events)
         return sse_response(stream_in_thread(result.run_id, execute, index_from=result.first_event_index))
 

@@ -190,6 +190,22 @@ def test_over_asgi_browser_login_and_csrf_still_hold(live_api, django_user_model
 
 
 @pytest.mark.django_db(transaction=True)
+def test_over_asgi_a_message_set_before_a_redirect_is_shown_once_after_it(live_api, django_user_model) -> None:
+    """The message storage is made only when a request uses it (API requests never do): one
+    added before a redirect is still stored, shown on the next page, and then gone."""
+    django_user_model.objects.create_superuser("dora", password="pw")
+    with httpx.Client(base_url=live_api, follow_redirects=False, timeout=10) as browser:
+        login_page = browser.get("/admin/login/")
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text).group(1)
+        browser.post("/admin/login/?next=/admin/", data={"username": "dora", "password": "pw", "csrfmiddlewaretoken": token})
+        erased = browser.post("/admin/userdata/erase/?user_id=nobody",
+                              data={"user_id": "nobody", "confirm": "nobody", "csrfmiddlewaretoken": browser.cookies["csrftoken"]})
+        assert erased.status_code == 302, erased.text
+        assert "Erased 0 rows belonging to nobody." in browser.get(erased.headers["location"]).text
+        assert "Erased 0 rows" not in browser.get(erased.headers["location"]).text
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_json_run_leaves_the_event_loop_only_where_it_must(live_api, monkeypatch) -> None:
     """A non-streamed run leaves the event loop once: one run thread for authentication and the
     whole run. Django's request signals (the request threads look after their own connections),
