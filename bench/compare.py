@@ -508,7 +508,7 @@ def main() -> None:
         print("\n## Ratios (Agno Site / AgentOS: above 1 is better for runs/s, worse for times and CPU)\n")
         print(ratio_table(rows))
     if floor_rows:
-        print("\n## The floor / AgentOS (Django, the OpenAI SDK and uvicorn, doing nothing else)\n")
+        print("\n## The floor / AgentOS (Django, the model call and uvicorn, doing nothing else)\n")
         print(ratio_table(floor_rows, "The floor"))
     disturbed = [
         f"{name} {r['scenario']} c={r['concurrency']} ({r['other_cpu_pct']} %)"

@@ -17,7 +17,10 @@ built from Django, the OpenAI SDK and an ASGI server pays at least this for a ru
 beside AgentOS's bounds the ratio any implementation on this stack can reach.
 
 ``FLOOR_CLIENT=thread`` (default) makes the SDK's blocking call in a pool of 32 threads, as Agno
-Site's runs do; ``FLOOR_CLIENT=async`` uses ``AsyncOpenAI`` on the event loop, no thread at all.
+Site's runs do; ``FLOOR_CLIENT=async`` uses ``AsyncOpenAI`` on the event loop, no thread at all;
+``FLOOR_CLIENT=urllib3`` leaves the SDK out: the same request through a plain urllib3 connection
+pool in the same threads, to show what the SDK itself costs a run (the project keeps the SDK:
+DESIGN.md's stack has model providers through their official SDKs).
 """
 from __future__ import annotations
 
@@ -48,6 +51,36 @@ _sync_client = None
 _async_client = None
 
 
+class _Urllib3:
+    """The two calls the floor makes of the SDK's client, through a bare urllib3 pool."""
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        import urllib3
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        self.path = parts.path
+        self.pool = urllib3.HTTPConnectionPool(parts.hostname, parts.port, maxsize=32, block=False)
+        self.headers = {"Content-Type": "application/json", "Authorization": f"Bearer {api_key}"}
+        self.timeout = urllib3.Timeout(connect=10.0, read=60.0)
+
+    def _send(self, path: str, body: dict, stream: bool):
+        return self.pool.urlopen("POST", self.path + path, body=json.dumps(body).encode(), headers=self.headers,
+                                 retries=False, redirect=False, timeout=self.timeout, preload_content=not stream)
+
+    def post(self, path: str, body: dict, **_) -> dict:
+        return json.loads(self._send(path, body, stream=False).data)
+
+    def stream_lines(self, path: str, body: dict):
+        response = self._send(path, body, stream=True)
+        rest = b""
+        while chunk := response.read1(65536):
+            *lines, rest = (rest + chunk).split(b"\n")
+            for line in lines:
+                yield line.rstrip(b"\r").decode()
+        response.release_conn()
+
+
 def _clients():
     global _sync_client, _async_client
     if _sync_client is None:
@@ -55,7 +88,8 @@ def _clients():
 
         options = {"api_key": os.environ.get("OPENAI_API_KEY", "bench"), "base_url": os.environ["OPENAI_BASE_URL"],
                    "max_retries": 0, "timeout": 60.0}
-        _sync_client, _async_client = openai.OpenAI(**options), openai.AsyncOpenAI(**options)
+        _sync_client = _Urllib3(options["base_url"], options["api_key"]) if CLIENT == "urllib3" else openai.OpenAI(**options)
+        _async_client = openai.AsyncOpenAI(**options)
     return _sync_client, _async_client
 
 
@@ -150,6 +184,10 @@ async def _model_chunks(message: str, sync_client, async_client):
 
     def read() -> None:
         try:
+            if isinstance(sync_client, _Urllib3):
+                for chunk in _chunks_from_lines(sync_client.stream_lines(_COMPLETIONS, params)):
+                    loop.call_soon_threadsafe(queue.put_nowait, chunk)
+                return
             response = sync_client.post(_COMPLETIONS, body=params, cast_to=httpx2.Response, stream=True)
             try:
                 for chunk in _chunks_from_lines(response.iter_lines()):

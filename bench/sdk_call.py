@@ -5,12 +5,14 @@
 Starts bench.fake_openai (an instant model), then times, in CPU seconds of this process, the
 same Chat Completions request (a system prompt and seven history messages) made four ways:
 ``client.chat.completions.create`` and ``client.post(..., cast_to=object)``, each non-streamed
-and streamed. agents.runtime.models.openai uses the second (same client, auth, base URL,
+and streamed, and, for scale, the same request through a bare urllib3 pool with no SDK at all.
+agents.runtime.models.openai uses the second (same client, auth, base URL,
 timeouts, error types and SSE decoding; no TypedDict request conversion, no pydantic models).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
@@ -67,9 +69,19 @@ def main() -> None:
             chunks = client.post("/chat/completions", body=streamed, cast_to=object, stream=True, stream_cls=openai.Stream[object])
             return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
 
+        import urllib3
+
+        pool = urllib3.HTTPConnectionPool("127.0.0.1", port, maxsize=4)
+        headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+
+        def bare() -> str:  # no SDK: what the request itself costs through a plain connection pool
+            answer = pool.urlopen("POST", "/v1/chat/completions", body=json.dumps(body).encode(), headers=headers, retries=False)
+            return json.loads(answer.data)["choices"][0]["message"]["content"]
+
         print(f"openai {openai.__version__}, {args.calls} calls each, CPU ms per call of this process (pid {os.getpid()}):")
         for name, call in [("create()", typed), ("post(cast_to=object)", untyped),
-                           ("create(stream=True)", typed_stream), ("post(stream=True)", untyped_stream)]:
+                           ("create(stream=True)", typed_stream), ("post(stream=True)", untyped_stream),
+                           ("urllib3, no SDK", bare)]:
             answer = call()
             assert answer.startswith("Hello"), answer
             for _ in range(50):  # warm-up
