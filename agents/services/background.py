@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 
 from core.logging import Throttle
 from core.statements import Select, pipelined
@@ -24,11 +24,23 @@ from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_events_append, run_record_update
 
 from ..models import Job
-from ..runtime import TERMINAL_EVENTS
+from ..runtime import TERMINAL_EVENTS, InvalidContinuation
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
 from .live import publish
-from .runs import PreparedRun, RunRequest, _drive, agent_entry, branch_prepare_for_job, mark_regenerated, next_event_index, prepare_for_owner
+from .runs import (
+    AgentNotFound,
+    PreparedRun,
+    RunNotContinuable,
+    RunRequest,
+    _drive,
+    agent_entry,
+    branch_prepare_for_job,
+    continue_prepare_for_owner,
+    mark_regenerated,
+    next_event_index,
+    prepare_for_owner,
+)
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -180,7 +192,14 @@ def job_execute(job: Job, worker: str) -> str:
     lease = _Lease(job, worker)
     _watch.add(lease, events)
     try:
-        output, finished, prepared = _execute(job, run, session, events)
+        try:
+            prepared, run_iter = _prepare(job, run, session)
+        except DatabaseError:
+            raise  # the database went away: the reaper retries the job or fails it visibly
+        except Exception as exc:  # it can never run: it fails now, saying why
+            output, finished, prepared = _unrunnable(job, run, exc, events), None, None
+        else:
+            output, _events, finished = _drive(prepared, run_iter, events)
     finally:
         _watch.remove(job.pk)
         forget_local(job.pk)
@@ -204,33 +223,48 @@ def job_execute(job: Job, worker: str) -> str:
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),
             )
-        if prepared.replaces and status == RunStatus.COMPLETED:
+        if prepared is not None and prepared.replaces and status == RunStatus.COMPLETED:
             # A read, then a write: not in the pipeline, whose statements go without waiting.
             mark_regenerated(owner_id=job.user_id, run_id=prepared.replaces)
-        if prepared.memory_store is not None:
+        if prepared is not None and prepared.memory_store is not None:
             prepared.memory_store.flush()
     return status
 
 
-def _execute(job: Job, run: Run, session: Session, events: _Events) -> tuple[dict[str, Any], Any, PreparedRun]:
+def _prepare(job: Job, run: Run, session: Session) -> tuple[PreparedRun, Any]:
+    """The job's agent, context and run iterator, not yet started."""
     payload = dict(job.payload)
     if job.job_type == "branch":
         # A continuation in a new run (this job's): the loop runs again on the source run's transcript.
         prepared = branch_prepare_for_job(job=job, session=session)
         assert prepared.continued is not None and prepared.branch is not None
-        run_iter = prepared.agent.branch_run(prepared.continued.run_data, prepared.ctx, **prepared.branch)
-    elif job.job_type == "continue":
-        from .runs import continue_prepare_for_owner
-
+        return prepared, prepared.agent.branch_run(prepared.continued.run_data, prepared.ctx, **prepared.branch)
+    if job.job_type == "continue":
         # The claim moved the run to RUNNING; its stored output is still the paused one.
         prepared = continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False)
-        run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=payload.get("stream_events", True))
+        return prepared, prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=payload.get("stream_events", True))
+    request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
+    entry = agent_entry(job.component_id, version=request.version)
+    # Token by token only when the submission streams; a stream=false background run is
+    # polled, and its events (structural ones, and the answer) still reach any follower.
+    prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
+    return prepared, prepared.agent.start_run(request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
+
+
+def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str, Any]:
+    """The output of a job that cannot start, and its RunError event (sent to any follower).
+
+    Its agent was deactivated or deleted after the run was accepted, or the run it continues can
+    no longer be continued; retrying would fail the same way, so it is not retried."""
+    if isinstance(exc, AgentNotFound):
+        message, error_type = f"Agent {job.component_id} is no longer available: it was deactivated or removed after this run was accepted", "agent_not_found"
+    elif isinstance(exc, (RunNotContinuable, InvalidContinuation)):
+        message, error_type = str(exc), "invalid_continuation"
     else:
-        request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
-        entry = agent_entry(job.component_id, version=request.version)
-        # Token by token only when the submission streams; a stream=false background run is
-        # polled, and its events (structural ones, and the answer) still reach any follower.
-        prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
-        run_iter = prepared.agent.start_run(request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
-    output, _events, finished = _drive(prepared, run_iter, events)
-    return output, finished, prepared
+        logger.exception("job %s could not be prepared", job.pk)
+        message, error_type = f"Internal error while preparing the run ({type(exc).__name__})", "internal_error"
+    events({
+        "created_at": int(time.time()), "event": "RunError", "agent_id": job.component_id, "run_id": job.pk,
+        "session_id": run.session_id, "nested_depth": 0, "content": message, "error_type": error_type,
+    })
+    return {**(run.run_data or {}), "run_id": job.pk, "session_id": run.session_id, "status": RunStatus.ERROR, "content": message}

@@ -284,6 +284,34 @@ class TestReaper:
         assert run_status(run_id) == "COMPLETED"
 
 
+class TestJobsThatCannotStart:
+    def test_a_run_whose_agent_was_switched_off_before_it_ran_fails_at_once_saying_so(self, live_api, worker, settings) -> None:
+        """Not left RUNNING for the reaper to call a lost worker a lease later: it fails now,
+        with the reason on the run, the job and a RunError event that ends any follower's stream."""
+        from agents.models import AgentDefinition
+        from agents.services.background import job_execute
+        from agents.services.definitions import definition_create
+
+        settings.EMBEDDED_WORKER_THREADS = 0
+        definition_create(agent_id="short-lived", name="Short lived")
+        run_id = submit(live_api, "short-lived", message="hello?", user_id="alice", session_id="s-gone").json()["run_id"]
+        AgentDefinition.objects.filter(agent_id="short-lived").update(is_active=False)  # an operator switches it off
+        job = job_claim(worker="w1")
+        assert job is not None and job.pk == run_id
+
+        assert job_execute(job, "w1") == "ERROR"
+        run = Run.objects.for_user("alice").get(pk=run_id)
+        assert run.status == "ERROR" and run.error.startswith("Agent short-lived is no longer available")
+        assert run.finished_at is not None and run.run_data["content"] == run.error
+        job = Job.objects.unscoped("test").get(pk=run_id)
+        assert (job.status, job.error, job.attempt) == (JobStatus.FAILED, run.error, 1)
+        events = list(RunEvent.objects.for_user("alice").filter(run=run).order_by("event_index"))
+        assert [(e.event_index, e.event, e.payload["error_type"]) for e in events] == [(0, "RunError", "agent_not_found")]
+        assert job_reap() == ([], [])  # nothing left for the reaper
+        polled = httpx.get(f"{live_api}/agents/short-lived/runs/{run_id}", params={"session_id": "s-gone"}, timeout=10)
+        assert polled.status_code == 404  # the agent itself is gone from the API, as for any run of it
+
+
 class TestHumanInTheLoopOnTheQueue:
     def pause(self, base: str) -> dict:
         body = submit(base, "hitl-agent", message='/call delete_file {"path": "q.txt"}', user_id="alice", session_id="s-hq").json()
