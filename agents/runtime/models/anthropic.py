@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,13 +48,13 @@ class Claude(Model):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._client: anthropic.Anthropic | None = None
+        self._client_pid = 0
         self._lock = threading.Lock()
 
     def _get_client(self) -> anthropic.Anthropic:
         with self._lock:
-            if self._client is None:
-                import os
-
+            # A forked process makes a client of its own (see OpenAIChat._get_client).
+            if self._client is None or self._client_pid != os.getpid():
                 # Checked before importing the SDK: the error is then immediate and clear.
                 api_key = required_env(self._api_key, "ANTHROPIC_API_KEY", self.provider)
 
@@ -63,6 +64,7 @@ class Claude(Model):
                 self._client = anthropic.Anthropic(
                     api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
                 )
+                self._client_pid = os.getpid()
             return self._client
 
     def stream(

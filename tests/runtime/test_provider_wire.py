@@ -1,6 +1,7 @@
-"""The OpenAI model's calls against raw sockets: what a real server or proxy may do on the wire
-that the scripted fake never does (CRLF cut between reads, an idle connection closed, a silent
-server, an answer that is not JSON, a body that breaks off, a proxy, a forked worker)."""
+"""Provider calls against raw sockets (OpenAI's; Anthropic's too where it applies): what a real
+server or proxy may do on the wire that the scripted fake never does (CRLF cut between reads, an
+idle connection closed, a silent server, an answer that is not JSON, a body that breaks off, a
+proxy, a forked worker)."""
 from __future__ import annotations
 
 import json
@@ -248,12 +249,17 @@ def test_a_plain_http_proxy_gets_the_absolute_url(raw_server, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
-def test_a_forked_process_opens_its_own_connections(openai_server):
-    """Celery's prefork children must not write into their parent's sockets."""
-    model = get_model("openai:gpt-4o-mini")
-    openai_server.push(Reply(text="parent"))
+@pytest.mark.parametrize(("model_name", "server_fixture"), [
+    ("openai:gpt-4o-mini", "openai_server"),
+    ("anthropic:claude-sonnet-4-5", "anthropic_server"),
+])
+def test_a_forked_process_opens_its_own_connections(request, model_name, server_fixture):
+    """Celery's prefork children must not write into their parent's sockets (both providers)."""
+    server = request.getfixturevalue(server_fixture)
+    model = get_model(model_name)
+    server.push(Reply(text="parent"))
     assert TextDelta("parent") in _ask(model, incremental=False)
-    openai_server.push(Reply(text="child"), Reply(text="parent again"))
+    server.push(Reply(text="child"), Reply(text="parent again"))
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: one call, then report how it went
@@ -266,5 +272,5 @@ def test_a_forked_process_opens_its_own_connections(openai_server):
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     assert TextDelta("parent again") in _ask(model, incremental=False)  # the parent's pool still works
-    peers = [request.peer for request in openai_server.requests]
+    peers = [recorded.peer for recorded in server.requests]
     assert peers[0] == peers[2] != peers[1], peers
