@@ -188,6 +188,23 @@ def test_an_answer_that_is_not_one_fails_the_call_with_what_came(raw_server, mon
         _ask(_model(raw_server(serve), monkeypatch), incremental=incremental)
 
 
+@pytest.mark.parametrize(("incremental", "content_type", "body", "says"), [
+    (False, "text/html", b"<html>a login page</html>", "not JSON.*a login page"),
+    (False, "application/json", b"<html>a login page</html>", "not JSON"),
+    (True, "text/html", b"<html>a login page</html>", "no events"),
+])
+def test_an_anthropic_answer_that_is_not_one_fails_the_call(raw_server, monkeypatch, incremental, content_type, body, says):
+    def serve(conn: socket.socket, request: bytes) -> bool:
+        conn.sendall(_json_answer(body, content_type=content_type))
+        return True
+
+    server = raw_server(serve)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    model = get_model("anthropic:claude-sonnet-4-5", base_url=f"http://127.0.0.1:{server.port}")
+    with pytest.raises(FatalModelError, match=says):
+        _ask(model, incremental=incremental)
+
+
 def test_a_last_event_without_its_blank_line_is_read(raw_server, monkeypatch):
     body = b'data: {"choices": [{"delta": {"content": "all of it"}}]}'
 

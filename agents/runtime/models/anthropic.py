@@ -103,12 +103,17 @@ class Claude(Model):
             # The SDK's untyped call, as for OpenAI: its client, errors and SSE decoding, without
             # building typed request and event objects (most of the SDK's CPU per call).
             if not incremental:
-                message = client.post(_MESSAGES, body=params, cast_to=object)
+                try:
+                    message = client.post(_MESSAGES, body=params, cast_to=object)
+                except ValueError as exc:  # a JSON content type over a body that is not JSON
+                    raise FatalModelError(f"Anthropic sent an answer that is not JSON: {exc}", provider=self.provider) from None
+                if not isinstance(message, dict):  # the SDK hands back any other body as text
+                    raise FatalModelError(f"Anthropic sent an answer that is not JSON: {str(message)[:200]!r}", provider=self.provider)
                 yield from _read_whole(message)
                 return
             response = client.post(_MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.Stream[object])
             try:
-                yield from _read_stream(response)
+                yield from _read_stream(_at_least_one(response, self.provider))
             finally:
                 response.close()
         except anthropic.APIError as exc:
@@ -149,6 +154,17 @@ def _read_whole(message: Any) -> Iterator[ModelChunk]:
             arguments = json.dumps(block.get("input") or {})
             yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments)
     yield _usage(json_object(message.get("usage")))
+
+
+def _at_least_one(events: Any, provider: str) -> Iterator[Any]:
+    """The stream's events; none at all (an HTML page from a proxy or a wrong base URL) fails
+    the call rather than reading as an empty answer."""
+    seen = False
+    for event in events:
+        seen = True
+        yield event
+    if not seen:
+        raise FatalModelError(f"{provider} sent no events: the answer was not an event stream", provider=provider)
 
 
 def _read_stream(response: Any) -> Iterator[ModelChunk]:
