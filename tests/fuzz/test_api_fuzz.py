@@ -7,6 +7,8 @@ schemathesis and hypothesis plugins slow down every other run.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings as hypothesis_settings
@@ -16,6 +18,8 @@ from agno_site.asgi import application
 from tests.factories import make_memory, make_run, make_session
 from tests.security.conftest import auth, token
 
+# Examples per operation: 15 in the suite; FUZZ_EXAMPLES=200 for a longer hunt.
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
 MARKS = {"alice": "ALICE-PRIVATE-1b2c", "bob": "BOB-PRIVATE-9d8e"}
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", application)
@@ -30,7 +34,7 @@ def two_users(jwt_server, transactional_db) -> None:
 
 
 @schema.parametrize()
-@hypothesis_settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_server_errors_and_no_other_users_data(case, two_users) -> None:
     for user, other in (("alice", "bob"), ("bob", "alice")):
         headers = {"Authorization": auth(token(user))["HTTP_AUTHORIZATION"]}
