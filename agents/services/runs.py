@@ -372,7 +372,10 @@ def continue_prepare(
     tools: list[dict[str, Any]] | None,
     stream_events: bool = True,
     continuation: Continuation | None = None,
+    checks_only: bool = False,
 ) -> PreparedRun:
+    """A continuation of the caller's run, ready to execute; ``checks_only``: checked as fully,
+    for a background job that its worker prepares again (no history or memories read here)."""
     agent_entry(agent_id)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
     session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
@@ -383,7 +386,7 @@ def continue_prepare(
     if not (continuation.plain and run.status == RunStatus.PAUSED):
         if tools:
             raise InvalidContinuation(DECISIONS_WITH_BRANCH)
-        return _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events)
+        return _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events, checks_only=checks_only)
     prepared = continue_prepare_for_owner(run=run, session=session, tools=tools)
     # Validate the decisions now, so a bad request is a 400 before anything runs.
     prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
@@ -420,10 +423,13 @@ def next_event_index(run: Run) -> int:
     return 0 if top is None else top + 1
 
 
-def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, stream_events: bool, run_id: str | None = None) -> PreparedRun:
+def _branch_prepare(
+    *, run: Run, session: Session, continuation: Continuation, stream_events: bool, run_id: str | None = None, checks_only: bool = False,
+) -> PreparedRun:
     """A continuation that runs the loop again from a message boundary (see Continuation).
 
-    ``run_id``: the new run's id when it is already known (a background job's).
+    ``run_id``: the new run's id when it is already known (a background job's). ``checks_only``:
+    the agent and the boundary are checked, but the context is the bare one the checks need.
     """
     if run.status == RunStatus.CANCELLED:
         raise RunNotContinuable(f"Cannot continue run {run.pk}: run is cancelled")
@@ -433,7 +439,12 @@ def _branch_prepare(*, run: Run, session: Session, continuation: Continuation, s
     # Continuing a finished run never reuses its id: one run is one model loop.
     fork = continuation.fork or continuation.regenerate or run.status in (RunStatus.COMPLETED, RunStatus.REGENERATED)
     run_id = (run_id or new_id()) if fork else run.pk
-    entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
+    if checks_only:
+        entry = agent_entry(run.component_id)
+        agent, store = _agent_for(entry, run.user_id, None), None
+        ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
+    else:
+        entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
@@ -490,7 +501,7 @@ def branch_submit(
     """
     prepared = continue_prepare(
         principal=principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-        tools=None, stream_events=stream_events, continuation=continuation,
+        tools=None, stream_events=stream_events, continuation=continuation, checks_only=True,
     )
     if prepared.branch is None or not prepared.branch["fork"]:
         raise InvalidContinuation("background=true continues in a new run: pass fork=true to retry a failed run in the background")

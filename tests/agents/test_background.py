@@ -449,6 +449,23 @@ class TestBackgroundBranch:
         assert [index for index, _ in events] == list(range(len(events)))
         assert events[0][1] == "RunContinued" and events[-1][1] == "RunCompleted"
 
+    def test_the_submission_checks_without_reading_what_the_worker_reads(self, live_api, worker) -> None:
+        """History and memories are read by the worker that runs the job, not twice."""
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        from agents.services.runs import Continuation, branch_submit
+        from core.auth import OPEN
+
+        source = self.finished_run(live_api)
+        with CaptureQueriesContext(connection) as queries:
+            job = branch_submit(principal=OPEN, agent_id="assistant", run_id=source["run_id"], session_id="s-br",
+                                requested_user_id=None, continuation=Continuation(regenerate=True), stream=False)
+        reads = [query["sql"] for query in queries.captured_queries if query["sql"].lstrip().upper().startswith("SELECT")]
+        assert not any("agno_memories" in sql for sql in reads), reads
+        assert sum('FROM "agno_runs"' in sql for sql in reads) == 1, reads  # the run continued, not the history
+        assert wait_for(lambda: finished(job.pk)) == "COMPLETED"
+
     def test_a_streamed_follow_up_in_the_background(self, live_api, worker) -> None:
         source = self.finished_run(live_api)
         with httpx.stream("POST", f"{live_api}/agents/assistant/runs/{source['run_id']}/continue",
