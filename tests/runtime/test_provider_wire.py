@@ -172,35 +172,30 @@ def test_the_request_carries_the_key_the_sdk_headers_and_a_json_body(raw_server,
     assert json.loads(body)["messages"] == [{"role": "user", "content": "hi"}]
 
 
-@pytest.mark.parametrize(("incremental", "content_type", "body", "says"), [
-    (False, "text/html", b"<html>a login page</html>", "not JSON.*a login page"),
-    (False, "application/json", b"<html>a login page</html>", "not JSON"),
-    (True, "text/html", b"<html>a login page</html>", "no events.*a login page"),
-    (True, "text/event-stream", b"", "no events"),
+PAGE = b"<html>a login page</html>"
+
+
+@pytest.mark.parametrize(("provider", "incremental", "content_type", "body", "says"), [
+    ("openai", False, "text/html", PAGE, "not JSON.*a login page"),
+    ("openai", False, "application/json", PAGE, "not JSON"),
+    ("openai", True, "text/html", PAGE, "no events.*a login page"),
+    ("openai", True, "text/event-stream", b"", "no events"),
+    ("anthropic", False, "text/html", PAGE, "not JSON.*a login page"),
+    ("anthropic", False, "application/json", PAGE, "not JSON"),
+    ("anthropic", True, "text/html", PAGE, "no events"),
 ])
-def test_an_answer_that_is_not_one_fails_the_call_with_what_came(raw_server, monkeypatch, incremental, content_type, body, says):
+def test_an_answer_that_is_not_one_fails_the_call_with_what_came(raw_server, monkeypatch, provider, incremental, content_type, body, says):
     """A wrong base URL or a proxy's page must fail the run, not read as an empty answer."""
     def serve(conn: socket.socket, request: bytes) -> bool:
         conn.sendall(_json_answer(body, content_type=content_type))
         return True
 
-    with pytest.raises(FatalModelError, match=says):
-        _ask(_model(raw_server(serve), monkeypatch), incremental=incremental)
-
-
-@pytest.mark.parametrize(("incremental", "content_type", "body", "says"), [
-    (False, "text/html", b"<html>a login page</html>", "not JSON.*a login page"),
-    (False, "application/json", b"<html>a login page</html>", "not JSON"),
-    (True, "text/html", b"<html>a login page</html>", "no events"),
-])
-def test_an_anthropic_answer_that_is_not_one_fails_the_call(raw_server, monkeypatch, incremental, content_type, body, says):
-    def serve(conn: socket.socket, request: bytes) -> bool:
-        conn.sendall(_json_answer(body, content_type=content_type))
-        return True
-
     server = raw_server(serve)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    model = get_model("anthropic:claude-sonnet-4-5", base_url=f"http://127.0.0.1:{server.port}")
+    if provider == "openai":
+        model = _model(server, monkeypatch)
+    else:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        model = get_model("anthropic:claude-sonnet-4-5", base_url=f"http://127.0.0.1:{server.port}")
     with pytest.raises(FatalModelError, match=says):
         _ask(model, incremental=incremental)
 

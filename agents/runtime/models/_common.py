@@ -43,6 +43,19 @@ def body_message(body: object) -> str:
     return ""
 
 
+def whole_answer(client: Any, path: str, body: Mapping[str, Any], provider: str) -> dict[str, Any]:
+    """An SDK's untyped call for a whole answer, which must be a JSON object. The SDKs hand back
+    any other body as text (the HTML page of a wrong base URL or a proxy), which would read as an
+    empty answer, and let a JSON content type over a body that is not JSON escape as ValueError."""
+    try:
+        answer = client.post(path, body=body, cast_to=object)
+    except ValueError as exc:
+        raise FatalModelError(f"{provider} sent an answer that is not JSON: {exc}", provider=provider) from None
+    if not isinstance(answer, dict):
+        raise FatalModelError(f"{provider} sent an answer that is not JSON: {str(answer)[:200]!r}", provider=provider)
+    return answer
+
+
 def image_url(image: Mapping[str, Any]) -> str | None:
     """A URL for an input image dict (``url``, or base64 ``content`` plus ``mime_type``)."""
     if image.get("url"):

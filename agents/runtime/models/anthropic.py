@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, json_int, json_object, parse_arguments, required_env, status_error
+from agents.runtime.models._common import image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -103,13 +103,7 @@ class Claude(Model):
             # The SDK's untyped call, as for OpenAI: its client, errors and SSE decoding, without
             # building typed request and event objects (most of the SDK's CPU per call).
             if not incremental:
-                try:
-                    message = client.post(_MESSAGES, body=params, cast_to=object)
-                except ValueError as exc:  # a JSON content type over a body that is not JSON
-                    raise FatalModelError(f"Anthropic sent an answer that is not JSON: {exc}", provider=self.provider) from None
-                if not isinstance(message, dict):  # the SDK hands back any other body as text
-                    raise FatalModelError(f"Anthropic sent an answer that is not JSON: {str(message)[:200]!r}", provider=self.provider)
-                yield from _read_whole(message)
+                yield from _read_whole(whole_answer(client, _MESSAGES, params, self.provider))
                 return
             response = client.post(_MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.Stream[object])
             try:

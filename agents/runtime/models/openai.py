@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, json_int, json_list, json_object, required_env, schema_title, status_error
+from agents.runtime.models._common import image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -115,13 +115,7 @@ class OpenAIChat(Model):
             # decoding) without converting the request through its TypedDicts and the answer into
             # pydantic models, which cost three times the rest of the call (bench/README.md).
             if not incremental:
-                try:
-                    completion = client.post(_COMPLETIONS, body=params, cast_to=object)
-                except ValueError as exc:  # a JSON content type over a body that is not JSON
-                    raise FatalModelError(f"OpenAI sent an answer that is not JSON: {exc}", provider=self.provider) from None
-                if not isinstance(completion, dict):  # the SDK hands back any other body as text
-                    raise FatalModelError(f"OpenAI sent an answer that is not JSON: {str(completion)[:200]!r}", provider=self.provider)
-                yield from _read_whole(completion)
+                yield from _read_whole(whole_answer(client, _COMPLETIONS, params, self.provider))
                 return
             # The raw response, its events read here (_stream_chunks): the SDK's sync stream stops
             # at [DONE] without reading the rest of the body, which costs the connection (a new
