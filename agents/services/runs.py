@@ -522,7 +522,9 @@ def branch_submit(
 def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
     """A branch job's run, prepared in the worker from the run it continues."""
     payload = job.payload
-    source = scope_queryset(Run.objects, _owner_scope(job.user_id)).get(pk=payload["source_run_id"])
+    source = scope_queryset(Run.objects, _owner_scope(job.user_id)).filter(pk=payload["source_run_id"]).first()
+    if source is None:  # deleted after the job was accepted: nothing left to continue
+        raise RunNotContinuable(f"Run {payload['source_run_id']} was deleted before this continuation could run")
     continuation = Continuation(
         continue_from=payload.get("continue_from", "end"), fork=True, regenerate=bool(payload.get("regenerate")),
         replace_original=payload.get("replace_original"), input=payload.get("input"),

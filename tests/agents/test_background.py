@@ -312,6 +312,23 @@ class TestJobsThatCannotStart:
         assert polled.status_code == 404  # the agent itself is gone from the API, as for any run of it
 
 
+    def test_a_continuation_whose_source_run_was_deleted_fails_saying_so(self, live_api, worker, settings) -> None:
+        from agents.services.background import job_execute
+
+        settings.EMBEDDED_WORKER_THREADS = 0  # the follow-up waits in the queue
+        body = submit(live_api, message="the question", user_id="alice", session_id="s-src", background="false").json()
+        assert body["status"] == "COMPLETED"
+        accepted = httpx.post(f"{live_api}/agents/assistant/runs/{body['run_id']}/continue",
+                              data={"session_id": "s-src", "input": "and then?", "background": "true", "stream": "false"}).json()
+        Run.objects.unscoped("test").filter(pk=body["run_id"]).delete()  # an operator deletes the source run
+        job = job_claim(worker="w1")
+        assert job is not None and job.pk == accepted["run_id"]
+        assert job_execute(job, "w1") == "ERROR"
+        run = Run.objects.for_user("alice").get(pk=accepted["run_id"])
+        assert run.error == f"Run {body['run_id']} was deleted before this continuation could run"
+        assert RunEvent.objects.for_user("alice").get(run=run).payload["error_type"] == "invalid_continuation"
+
+
 class TestHumanInTheLoopOnTheQueue:
     def pause(self, base: str) -> dict:
         body = submit(base, "hitl-agent", message='/call delete_file {"path": "q.txt"}', user_id="alice", session_id="s-hq").json()
