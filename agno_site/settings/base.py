@@ -267,8 +267,14 @@ for _algorithm in JWT_ALGORITHMS:
 AGENT_OS_USER_ISOLATION = AGENT_OS_AUTH_MODE == "jwt" and USER_ISOLATION
 
 # Per-principal request limits (DRF throttling rates: "<n>/second|minute|hour|day").
-RATE_LIMIT_USER = env.string("RATE_LIMIT_USER", "1200/minute")
-RATE_LIMIT_ANONYMOUS = env.string("RATE_LIMIT_ANONYMOUS", "300/minute")
+RATE_LIMIT_USER = env.rate("RATE_LIMIT_USER", "1200/minute")
+RATE_LIMIT_ANONYMOUS = env.rate("RATE_LIMIT_ANONYMOUS", "300/minute")
+# Failed bearer authentications (JWTs, access tokens, the security key) per client address; past
+# it every credential from that address is refused with 429 until the window has room again.
+AUTH_FAILURE_LIMIT = env.rate("AUTH_FAILURE_LIMIT", "20/minute")
+# Proxies whose X-Forwarded-For is believed (addresses or networks). None by default: the client
+# address is the direct peer's, whatever the header says (core.addresses).
+TRUSTED_PROXIES = env.networks("TRUSTED_PROXIES")
 CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
 CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
