@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -68,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
+    "axes",
     "core",
     "agents",
     "sessions.apps.SessionsConfig",
@@ -87,6 +89,8 @@ MIDDLEWARE = [
     "core.middleware.AuthenticationMiddleware",
     "core.middleware.MessageMiddleware",
     "core.middleware.XFrameOptionsMiddleware",
+    # Last, as axes wants (it reads what the login view did): a locked-out login answers 429.
+    "core.middleware.LoginLockoutMiddleware",
 ]
 
 ROOT_URLCONF = "agno_site.urls"
@@ -175,6 +179,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Browser logins lock out after LOGIN_FAILURE_LIMIT failures per account and per client address,
+# for LOGIN_LOCKOUT_MINUTES after the last one (django-axes; core.logins). ModelBackend still
+# does the authenticating; axes' backend only refuses locked-out attempts in front of it.
+AUTHENTICATION_BACKENDS = ["core.logins.LoginLockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.integer("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env.integer("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "core.addresses.client_address"
+# core.middleware.LoginLockoutMiddleware stands in for axes' middleware (see there).
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 LOGIN_URL = "/chat/login/"
 LOGIN_REDIRECT_URL = "/chat/"
 LOGOUT_REDIRECT_URL = "/chat/login/"

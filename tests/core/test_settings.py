@@ -110,6 +110,8 @@ def test_postgres_has_the_pgvector_extension() -> None:
         ({"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES: 'proxy.internal' is not an IP address or network"),
         ({"AUTH_FAILURE_LIMIT": "twenty"}, "AUTH_FAILURE_LIMIT must be <n>/second"),
         ({"RATE_LIMIT_ANONYMOUS": "300"}, "RATE_LIMIT_ANONYMOUS must be <n>/second"),
+        ({"LOGIN_FAILURE_LIMIT": "0"}, "LOGIN_FAILURE_LIMIT must be at least 1"),
+        ({"LOGIN_LOCKOUT_MINUTES": "soon"}, "LOGIN_LOCKOUT_MINUTES must be an integer"),
     ],
 )
 def test_malformed_limits_stop_startup_naming_the_variable(tmp_path: Path, env: dict[str, str], message: str) -> None:
@@ -118,9 +120,9 @@ def test_malformed_limits_stop_startup_naming_the_variable(tmp_path: Path, env: 
 
 
 def test_limits_and_trusted_proxies_from_the_environment(tmp_path: Path) -> None:
-    show = "print(settings.TRUSTED_PROXIES, settings.AUTH_FAILURE_LIMIT)"
+    show = "print(settings.TRUSTED_PROXIES, settings.AUTH_FAILURE_LIMIT, settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)"
     defaults = load_settings(tmp_path, "agno_site.settings.local", show=show)
-    assert defaults.stdout.strip() == "[] 20/minute", defaults.stderr
+    assert defaults.stdout.strip() == "[] 20/minute 5 0:15:00", defaults.stderr
     chosen = load_settings(tmp_path, "agno_site.settings.local", show=show, TRUSTED_PROXIES="10.0.0.0/8, ::1",
-                           AUTH_FAILURE_LIMIT="5/hour")
-    assert chosen.stdout.strip() == "['10.0.0.0/8', '::1'] 5/hour", chosen.stderr
+                           AUTH_FAILURE_LIMIT="5/hour", LOGIN_FAILURE_LIMIT="3", LOGIN_LOCKOUT_MINUTES="60")
+    assert chosen.stdout.strip() == "['10.0.0.0/8', '::1'] 5/hour 3 1:00:00", chosen.stderr
