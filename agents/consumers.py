@@ -27,7 +27,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from core.api.authentication import authenticate_bearer, credential_from_header
+from core.addresses import scope_client_address
+from core.api.authentication import TooManyFailures, authenticate_bearer, credential_from_header
 from core.auth import OPEN, Principal, principal_for_django_user
 from core.tokens import TokenError
 
@@ -47,6 +48,13 @@ def _handshake_credential(scope: dict[str, Any]) -> str | None:
     return None
 
 
+def _auth_error(exc: TokenError | TooManyFailures) -> dict[str, Any]:
+    if isinstance(exc, TooManyFailures):
+        # The REST answer's 429 and Retry-After, as a message.
+        return {"event": "auth_error", "error": str(exc), "error_type": "rate_limited", "retry_after": int(exc.wait or 0) + 1}
+    return {"event": "auth_error", "error": str(exc), "error_type": "invalid_token"}
+
+
 def _event_text(event: dict[str, Any]) -> str:
     """A run event as AgentOS sends it on its WebSocket: an SSE frame, JSON with default spacing."""
     return f"event: {event.get('event', 'message')}\ndata: {json.dumps(event, default=str)}\n\n"
@@ -62,9 +70,9 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         credential = _handshake_credential(self.scope)
         if credential is not None:
             try:
-                self.principal = await database_sync_to_async(authenticate_bearer)(credential) or self._anonymous()
-            except TokenError as exc:
-                refused = str(exc)
+                self.principal = await self._principal_for(credential) or self._anonymous()
+            except (TokenError, TooManyFailures) as exc:
+                refused = _auth_error(exc)
         else:
             user = self.scope.get("user")
             if user is not None and user.is_authenticated and user.is_active:
@@ -78,7 +86,11 @@ class RunSocket(AsyncJsonWebsocketConsumer):
             "requires_auth": needs_auth,
         })
         if refused:
-            await self.send_json({"event": "auth_error", "error": refused, "error_type": "invalid_token"})
+            await self.send_json(refused)
+
+    async def _principal_for(self, credential: str) -> Principal | None:
+        address = scope_client_address(self.scope)
+        return await database_sync_to_async(authenticate_bearer)(credential, address=address)
 
     @staticmethod
     def _anonymous() -> Principal | None:
@@ -134,9 +146,9 @@ class RunSocket(AsyncJsonWebsocketConsumer):
             await self.send_json({"event": "auth_error", "error": "token is required", "error_type": "invalid_token"})
             return
         try:
-            principal = await database_sync_to_async(authenticate_bearer)(token.strip())
-        except TokenError as exc:
-            await self.send_json({"event": "auth_error", "error": str(exc), "error_type": "invalid_token"})
+            principal = await self._principal_for(token.strip())
+        except (TokenError, TooManyFailures) as exc:
+            await self.send_json(_auth_error(exc))
             return
         self.principal = principal or OPEN
         await self.send_json({"event": "authenticated", "message": "Authentication successful. You can now send commands."})

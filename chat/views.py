@@ -14,11 +14,13 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from core.logins import LoginForm
 from sessions.selectors import session_get
 
 
 class LoginView(auth_views.LoginView):
     template_name = "chat/login.html"
+    authentication_form = LoginForm
     redirect_authenticated_user = True
     extra_context = {"site_name": settings.AGENT_OS_NAME}
 

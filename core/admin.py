@@ -10,8 +10,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from .logins import AdminLoginForm
 from .models import AccessToken
 from .tenancy import ALL_USERS
+
+# The admin's login page says when a lockout refused a login (core.logins), as the chat's does.
+admin.site.login_form = AdminLoginForm
 
 
 class UserIdFilter(admin.SimpleListFilter):

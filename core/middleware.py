@@ -149,3 +149,34 @@ class CsrfViewMiddleware(InlineHooks, csrf.CsrfViewMiddleware):
             return None
         check = super().process_view
         return await sync_to_async(check, thread_sensitive=True)(request, callback, callback_args, callback_kwargs)
+
+
+class LoginLockoutMiddleware:
+    """A login refused for a lockout (django-axes marks the request) answers 429, with the login
+    page its form rendered, which says why and for how long (core.logins).
+
+    Stands in for ``axes.middleware.AxesMiddleware``, which replaces that page with its own, and
+    whose async path (8.3.1) passes the credentials where its lockout hook expects the response.
+    """
+
+    async_capable = True
+    sync_capable = True
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if iscoroutinefunction(self):
+            return self.__acall__(request)
+        return self._locked_out(request, self.get_response(request))
+
+    async def __acall__(self, request):
+        return self._locked_out(request, await self.get_response(request))
+
+    @staticmethod
+    def _locked_out(request, response):
+        if getattr(request, "axes_locked_out", False):
+            response.status_code = 429
+        return response

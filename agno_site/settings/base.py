@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -68,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "django_celery_beat",
+    "axes",
     "core",
     "agents",
     "sessions.apps.SessionsConfig",
@@ -87,6 +89,8 @@ MIDDLEWARE = [
     "core.middleware.AuthenticationMiddleware",
     "core.middleware.MessageMiddleware",
     "core.middleware.XFrameOptionsMiddleware",
+    # Last, as axes wants (it reads what the login view did): a locked-out login answers 429.
+    "core.middleware.LoginLockoutMiddleware",
 ]
 
 ROOT_URLCONF = "agno_site.urls"
@@ -175,6 +179,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Browser logins lock out after LOGIN_FAILURE_LIMIT failures per account and per client address,
+# for LOGIN_LOCKOUT_MINUTES after the last one (django-axes; core.logins). ModelBackend still
+# does the authenticating; axes' backend only refuses locked-out attempts in front of it.
+AUTHENTICATION_BACKENDS = ["core.logins.LoginLockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.integer("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env.integer("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "core.addresses.client_address"
+# core.middleware.LoginLockoutMiddleware stands in for axes' middleware (see there).
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 LOGIN_URL = "/chat/login/"
 LOGIN_REDIRECT_URL = "/chat/"
 LOGOUT_REDIRECT_URL = "/chat/login/"
@@ -267,8 +281,14 @@ for _algorithm in JWT_ALGORITHMS:
 AGENT_OS_USER_ISOLATION = AGENT_OS_AUTH_MODE == "jwt" and USER_ISOLATION
 
 # Per-principal request limits (DRF throttling rates: "<n>/second|minute|hour|day").
-RATE_LIMIT_USER = env.string("RATE_LIMIT_USER", "1200/minute")
-RATE_LIMIT_ANONYMOUS = env.string("RATE_LIMIT_ANONYMOUS", "300/minute")
+RATE_LIMIT_USER = env.rate("RATE_LIMIT_USER", "1200/minute")
+RATE_LIMIT_ANONYMOUS = env.rate("RATE_LIMIT_ANONYMOUS", "300/minute")
+# Failed bearer authentications (JWTs, access tokens, the security key) per client address; past
+# it every credential from that address is refused with 429 until the window has room again.
+AUTH_FAILURE_LIMIT = env.rate("AUTH_FAILURE_LIMIT", "20/minute")
+# Proxies whose X-Forwarded-For is believed (addresses or networks). None by default: the client
+# address is the direct peer's, whatever the header says (core.addresses).
+TRUSTED_PROXIES = env.networks("TRUSTED_PROXIES")
 CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
 CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]

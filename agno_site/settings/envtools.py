@@ -6,7 +6,9 @@ start-up with ``ImproperlyConfigured`` naming the variable. Secrets also accept 
 """
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -73,6 +75,30 @@ def listing(name: str, default: list[str] | None = None) -> list[str]:
     if value is None:
         return list(default or [])
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+# DRF reads the unit by its first letter, so "10/min" is 10 a minute.
+_RATE = re.compile(r"\d+/[smhd][a-z]*")
+
+
+def rate(name: str, default: str) -> str:
+    """A request rate in DRF's grammar: ``<n>/second|minute|hour|day``."""
+    value = string(name, default)
+    assert value is not None
+    if not _RATE.fullmatch(value):
+        raise ImproperlyConfigured(f"{name} must be <n>/second, <n>/minute, <n>/hour or <n>/day, got {value!r}")
+    return value
+
+
+def networks(name: str) -> list[str]:
+    """Comma-separated IP addresses or networks (``10.0.0.0/8``, ``::1``)."""
+    entries = listing(name)
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {entry!r} is not an IP address or network") from None
+    return entries
 
 
 def secret(name: str) -> str | None:

@@ -12,6 +12,7 @@ os.environ.setdefault("AGENT_MODULES", "tests.agents_for_tests")
 os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
 os.environ.setdefault("RATE_LIMIT_USER", "1000000/minute")
 os.environ.setdefault("RATE_LIMIT_ANONYMOUS", "1000000/minute")
+os.environ.setdefault("AUTH_FAILURE_LIMIT", "1000000/minute")
 
 from .base import *  # noqa: E402,F403
 

@@ -11,8 +11,11 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.request import Request
 
+from core.addresses import client_address
 from core.auth import OPEN, SECURITY_KEY_ROOT, principal_for_access_token, principal_for_claims, principal_for_django_user
 from core.tokens import PAT_PREFIX, TokenError, access_token_lookup, security_key_matches, verify_jwt
+
+from .throttling import auth_failures
 
 
 def credential_from_header(header: str) -> str | None:
@@ -28,8 +31,28 @@ def bearer_token(request) -> str | None:
     return credential_from_header(request.META.get("HTTP_AUTHORIZATION", ""))
 
 
-def authenticate_bearer(token: str):
-    """The principal for a bearer credential; TokenError (a 401) when it is refused."""
+class TooManyFailures(Exception):
+    """This client address failed to authenticate too often lately (a 429)."""
+
+    def __init__(self, wait: float | None) -> None:
+        super().__init__("Too many failed authentication attempts")
+        self.wait = wait
+
+
+def authenticate_bearer(token: str, *, address: str | None):
+    """The principal for a bearer credential sent from ``address``: TokenError (a 401) when it is
+    refused, TooManyFailures (a 429) when that address has had too many refused lately."""
+    verdict = auth_failures.check(address)
+    if not verdict.allowed:
+        raise TooManyFailures(verdict.wait)
+    try:
+        return _principal_for_bearer(token)
+    except TokenError:
+        auth_failures.count(address)
+        raise
+
+
+def _principal_for_bearer(token: str):
     if token.startswith(PAT_PREFIX):
         return principal_for_access_token(access_token_lookup(token))
     mode = settings.AGENT_OS_AUTH_MODE
@@ -52,9 +75,11 @@ class BearerAuthentication(BaseAuthentication):
         if token is None:
             return None
         try:
-            principal = authenticate_bearer(token)
+            principal = authenticate_bearer(token, address=client_address(request))
         except TokenError as exc:
             raise exceptions.AuthenticationFailed(str(exc)) from None
+        except TooManyFailures as exc:
+            raise exceptions.Throttled(exc.wait) from None
         return None if principal is None else (principal, None)
 
     def authenticate_header(self, request: Request) -> str:

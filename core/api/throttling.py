@@ -31,6 +31,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
+from core.addresses import client_address
 from core.auth import Principal
 from core.logging import Throttle
 
@@ -61,6 +62,9 @@ class Store(Protocol):
 
     def remove(self, key: str, *, window: int, period: int) -> None:
         """Take back one request counted by ``add`` in ``window``."""
+
+    def counts(self, key: str, *, window: int, period: int) -> tuple[int, int] | None:
+        """(previous window's count, this window's) without counting anything; None: unavailable."""
 
 
 class LocalStore:
@@ -96,6 +100,15 @@ class LocalStore:
             bucket = self._buckets.get((key, period))
             if bucket is not None and bucket[0] == window and bucket[1] > 0:
                 bucket[1] -= 1
+
+    def counts(self, key: str, *, window: int, period: int) -> tuple[int, int]:
+        with self._lock:
+            bucket = self._buckets.get((key, period))
+            if bucket is None or bucket[0] < window - 1:
+                return 0, 0
+            if bucket[0] == window - 1:
+                return bucket[1], 0
+            return bucket[2], bucket[1]
 
     def _sweep(self, now: float) -> None:
         # A bucket last used in window w still counts until w + 2 begins.
@@ -142,6 +155,16 @@ class RedisStore:
         except (redis.RedisError, OSError) as exc:
             self._failed(exc)  # the refusal stands; the bucket is one request fuller until the window ends
 
+    def counts(self, key: str, *, window: int, period: int) -> tuple[int, int] | None:
+        if time.monotonic() < self._resting_until:
+            return None
+        try:
+            current, previous = self.client.mget(f"{self.prefix}{key}:{period}:{window}", f"{self.prefix}{key}:{period}:{window - 1}")
+        except (redis.RedisError, OSError) as exc:
+            self._failed(exc)
+            return None
+        return int(previous or 0), int(current or 0)
+
     def _failed(self, exc: Exception) -> None:
         self._resting_until = time.monotonic() + REDIS_RETRY_AFTER_SECONDS
         if self._failures.due():
@@ -160,6 +183,19 @@ def hit(store: Store, key: str, *, limit: int, period: int) -> Verdict:
         return ALLOWED
     store.remove(key, window=window, period=period)
     return Verdict(False, _wait(previous=previous, current=current - 1, limit=limit, period=period, into=into))
+
+
+def peek(store: Store, key: str, *, limit: int, period: int) -> Verdict:
+    """Whether one more request of ``key`` would be allowed, counting nothing."""
+    window, into = divmod(clock(), period)
+    window = int(window)
+    counts = store.counts(key, window=window, period=period)
+    if counts is None:
+        return ALLOWED
+    previous, current = counts
+    if previous * (1 - into / period) + current + 1 <= limit:
+        return ALLOWED
+    return Verdict(False, _wait(previous=previous, current=current, limit=limit, period=period, into=into))
 
 
 def _wait(*, previous: int, current: int, limit: int, period: int, into: float) -> float:
@@ -213,10 +249,37 @@ class PrincipalRateThrottle(BaseThrottle):
         elif principal is not None and principal.user_id is not None:
             key, rate = f"user:{principal.user_id}", settings.RATE_LIMIT_USER
         else:
-            key, rate = f"addr:{self.get_ident(request)}", settings.RATE_LIMIT_ANONYMOUS
+            key, rate = f"addr:{client_address(request)}", settings.RATE_LIMIT_ANONYMOUS
         limit, period = self.parse_rate(rate)
         self.verdict = hit(store(), key, limit=limit, period=period)
         return self.verdict.allowed
 
     def wait(self) -> float | None:
         return self.verdict.wait
+
+
+class AuthFailures:
+    """Failed authentications per client address (``AUTH_FAILURE_LIMIT``), in the same store.
+
+    Only failures count; once an address has used up the limit, ``check`` refuses every
+    credential it sends, valid-looking or not, until the window has room again: otherwise a
+    guesser would learn from each answer whether a guess was right. Other addresses, and the
+    requests without a credential, are unaffected.
+    """
+
+    parse_rate = SimpleRateThrottle.parse_rate
+
+    def _bucket(self, address: str | None) -> tuple[str, int, int]:
+        limit, period = self.parse_rate(settings.AUTH_FAILURE_LIMIT)
+        return f"authfail:{address}", limit, period
+
+    def check(self, address: str | None) -> Verdict:
+        key, limit, period = self._bucket(address)
+        return peek(store(), key, limit=limit, period=period)
+
+    def count(self, address: str | None) -> None:
+        key, limit, period = self._bucket(address)
+        hit(store(), key, limit=limit, period=period)
+
+
+auth_failures = AuthFailures()

@@ -15,7 +15,8 @@ SHOW = "print(settings.DATABASES['default']['ENGINE'], settings.AGENT_OS_PORT, s
 
 
 def load_settings(tmp_path: Path, module: str = "agno_site.settings.base", show: str = SHOW, **env: str) -> subprocess.CompletedProcess:
-    unset = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DB_PREPARED_STATEMENTS"}
+    unset = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DB_PREPARED_STATEMENTS",
+             "AUTH_FAILURE_LIMIT", "TRUSTED_PROXIES", "LOGIN_FAILURE_LIMIT", "LOGIN_LOCKOUT_MINUTES"}
     clean = {key: value for key, value in os.environ.items() if key not in unset}
     clean.update({"VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": module, **env})
     code = f"import django; django.setup(); from django.conf import settings; {show}"
@@ -101,3 +102,27 @@ def test_postgres_has_the_pgvector_extension() -> None:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         row = cursor.fetchone()
     assert row is not None and row[0] >= "0.5"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES: 'proxy.internal' is not an IP address or network"),
+        ({"AUTH_FAILURE_LIMIT": "twenty"}, "AUTH_FAILURE_LIMIT must be <n>/second"),
+        ({"RATE_LIMIT_ANONYMOUS": "300"}, "RATE_LIMIT_ANONYMOUS must be <n>/second"),
+        ({"LOGIN_FAILURE_LIMIT": "0"}, "LOGIN_FAILURE_LIMIT must be at least 1"),
+        ({"LOGIN_LOCKOUT_MINUTES": "soon"}, "LOGIN_LOCKOUT_MINUTES must be an integer"),
+    ],
+)
+def test_malformed_limits_stop_startup_naming_the_variable(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    result = load_settings(tmp_path, "agno_site.settings.local", **env)
+    assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr and message in result.stderr
+
+
+def test_limits_and_trusted_proxies_from_the_environment(tmp_path: Path) -> None:
+    show = "print(settings.TRUSTED_PROXIES, settings.AUTH_FAILURE_LIMIT, settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME)"
+    defaults = load_settings(tmp_path, "agno_site.settings.local", show=show)
+    assert defaults.stdout.strip() == "[] 20/minute 5 0:15:00", defaults.stderr
+    chosen = load_settings(tmp_path, "agno_site.settings.local", show=show, TRUSTED_PROXIES="10.0.0.0/8, ::1",
+                           AUTH_FAILURE_LIMIT="5/hour", LOGIN_FAILURE_LIMIT="3", LOGIN_LOCKOUT_MINUTES="60")
+    assert chosen.stdout.strip() == "['10.0.0.0/8', '::1'] 5/hour 3 1:00:00", chosen.stderr

@@ -203,6 +203,27 @@ class TestThrottleClass:
             _delete_keys(redis_client, f"throttle:addr:{address}:*")
 
     @pytest.mark.django_db
+    def test_a_made_up_x_forwarded_for_does_not_make_a_new_anonymous_bucket(self, client, settings, clock) -> None:
+        settings.REDIS_URL = None
+        settings.RATE_LIMIT_ANONYMOUS = "2/minute"
+        settings.TRUSTED_PROXIES = []
+        address = f"test-{uuid.uuid4().hex}"
+        answers = [client.get("/agents", REMOTE_ADDR=address, HTTP_X_FORWARDED_FOR=f"198.51.100.{n}") for n in range(3)]
+        assert [answer.status_code for answer in answers] == [200, 200, 429]
+
+    @pytest.mark.django_db
+    def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(self, client, settings, clock) -> None:
+        settings.REDIS_URL = None
+        settings.RATE_LIMIT_ANONYMOUS = "1/minute"
+        settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
+        proxy = "10.0.0.2"
+        # Addresses of their own: the buckets outlive a test.
+        clients = [f"2001:db8::{uuid.uuid4().hex[:4]}", f"2001:db8:1::{uuid.uuid4().hex[:4]}"]
+        first = [client.get("/agents", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"1.1.1.1, {ip}").status_code for ip in clients]
+        again = client.get("/agents", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=f"2.2.2.2, {clients[0]}")
+        assert first == [200, 200] and again.status_code == 429
+
+    @pytest.mark.django_db
     def test_the_api_answers_with_redis_down(self, client, settings, clock, caplog) -> None:
         settings.REDIS_URL = CLOSED_PORT_URL
         settings.RATE_LIMIT_ANONYMOUS = "1/minute"

@@ -18,4 +18,6 @@ class Command(BaseCommand):
         host = host or settings.AGENT_OS_HOST
         port = port or settings.AGENT_OS_PORT
         self.stdout.write(f"Agno Site on http://{host}:{port}/")
-        uvicorn.run("agno_site.asgi:application", host=host, port=port, log_level="info", lifespan="on")
+        # proxy_headers off: uvicorn would otherwise take the client address from X-Forwarded-For
+        # for connections from 127.0.0.1; core.addresses decides that, by TRUSTED_PROXIES.
+        uvicorn.run("agno_site.asgi:application", host=host, port=port, log_level="info", lifespan="on", proxy_headers=False)
