@@ -187,6 +187,9 @@ AXES_FAILURE_LIMIT = env.integer("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env.integer("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_CLIENT_IP_CALLABLE = "core.addresses.client_address"
+# Failed attempts are kept (the lockout needs them); a row per successful login would be a log
+# of personal data (who, from where, with what browser) that nothing here reads.
+AXES_DISABLE_ACCESS_LOG = True
 # core.middleware.LoginLockoutMiddleware stands in for axes' middleware (see there).
 SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 LOGIN_URL = "/chat/login/"
