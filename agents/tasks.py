@@ -10,14 +10,16 @@ import logging
 import os
 import socket
 import threading
+import time
 
 from celery import shared_task
+from django.conf import settings
 
-from .models import Job, JobStatus
 from .services.background import job_execute
-from .services.jobs import job_claim, job_reap
+from .services.jobs import dispatch, job_claim, job_reap, startable_count
 
 logger = logging.getLogger("agno_site.jobs")
+_clock = time.monotonic
 
 
 def _worker_id() -> str:
@@ -30,7 +32,14 @@ def _worker_id() -> str:
 
 @shared_task(name="agno_site.drain_queue", acks_late=True, ignore_result=True)
 def drain_queue() -> int:
+    """Claim and run jobs back to back while the task's time limit still has room for a whole one.
+
+    A job may take up to AGENTOS_BACKGROUND_TIMEOUT_SECONDS; the task's soft limit is that plus a
+    margin, so after the margin is spent the task stops claiming and hands the rest of the queue to
+    a fresh task, rather than being killed half way through its fourth job.
+    """
     worker = _worker_id()
+    started = _clock()
     done = 0
     while True:
         job = job_claim(worker=worker, probe=done == 0)
@@ -38,11 +47,22 @@ def drain_queue() -> int:
             return done
         job_execute(job, worker)
         done += 1
+        if not _room_for_another(_clock() - started):
+            dispatch()  # the rest of the backlog, in a task with its whole time limit ahead
+            return done
+
+
+def _room_for_another(elapsed: float) -> bool:
+    soft_limit = drain_queue.soft_time_limit or drain_queue.app.conf.task_soft_time_limit
+    if not soft_limit:
+        return True
+    return elapsed + settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS < soft_limit
 
 
 @shared_task(name="agno_site.reap_jobs", ignore_result=True)
 def reap_jobs() -> None:
     job_reap()
-    # Safety net: a job accepted while the broker was down was never announced.
-    if Job.objects.unscoped("queue health check").filter(status=JobStatus.QUEUED).exists():
-        drain_queue.delay()
+    # Every job that could start now gets a drain task of its own, so recovery after a lost
+    # worker or a broker outage uses every free worker at once (a job accepted while the broker
+    # was down was never announced; a retried one waited out its back-off).
+    dispatch(startable_count())

@@ -11,6 +11,7 @@ import threading
 from django.conf import settings
 from django.db import OperationalError, connections
 
+from core.db import release_connections
 from core.logging import Throttle
 
 from .services.background import job_execute
@@ -94,6 +95,7 @@ class EmbeddedWorker:
                     except Exception:
                         logger.exception("job %s crashed its worker thread; the reaper will settle it", job.pk)
                     continue
+                release_connections()  # an idle thread holds no pooled connection
                 with self._condition:
                     self._condition.wait(IDLE_POLL_SECONDS)
         finally:

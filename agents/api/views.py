@@ -1,16 +1,18 @@
 """The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume, session forks."""
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
 
+from django.db import DatabaseError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from core.api import params
-from core.api.errors import BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
+from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
 from core.tenancy import scope_queryset
@@ -59,6 +61,8 @@ from . import schema as docs
 from .forms import form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
 from .streaming import sse_response, stream_in_thread
+
+logger = logging.getLogger("agno_site.runs")
 
 
 # Service exceptions -> the AgentOS error each one is on the wire.
@@ -490,11 +494,23 @@ class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
         if run is None:
             yield control_frame("error", {"error": f"Run {run_id} not found in buffer or database"})
             return
-        async for kind, data in resume(run, last):
-            yield event_frame(data) if kind == "event" else control_frame(kind, data)
+        try:
+            async for kind, data in resume(run, last):
+                yield event_frame(data) if kind == "event" else control_frame(kind, data)
+        except DatabaseError as exc:
+            yield database_error_frame(run_id, exc)
 
 
 async def _tail_frames(run_id: str, owner: str | None, after: int) -> AsyncIterator[str]:
     """SSE frames of a run's events after ``after`` until it ends (durable, resumable)."""
-    async for event in follow(run_id, owner, after):
-        yield event_frame(event)
+    try:
+        async for event in follow(run_id, owner, after):
+            yield event_frame(event)
+    except DatabaseError as exc:
+        yield database_error_frame(run_id, exc)
+
+
+def database_error_frame(run_id: str, exc: DatabaseError) -> str:
+    """The in-band end of a stream whose database went away: the run goes on; resume it later."""
+    logger.warning("stream of run %s lost the database: %s", run_id, type(exc.__cause__ or exc).__name__)
+    return control_frame("error", {"error": f"{DATABASE_UNAVAILABLE}: resume run {run_id} later", "run_id": run_id})

@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 
+from core.db import release_connections
 from core.logging import Throttle
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
@@ -112,6 +113,7 @@ class _Events:
                     return
                 self.write_buffer()
             self.last_flush = time.monotonic()
+        release_connections()  # back to waiting on the model (or to the watch's next tick)
 
     def write_buffer(self) -> None:
         """Insert the buffered events (inside the caller's fenced transaction, lock held)."""

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
+from core.db import release_connections
+
 from ..models import CancelIntent
 
 ANY_OWNER = None
@@ -73,6 +75,7 @@ def cancel_checker(run_id: str, owner: str | None, *, poll_interval: float = 0.5
             state["next_poll"] = now + poll_interval
             if CancelIntent.objects.unscoped("keyed by run id, bound to its owner").filter(binding, run_id=run_id).exists():
                 state["cancelled"] = True
+            release_connections()  # the run goes back to waiting on its model
         return state["cancelled"]
 
     return is_cancelled

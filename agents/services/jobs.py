@@ -175,19 +175,33 @@ def job_submit(
 _JOB_INSERT = Insert(Job)
 
 
-def dispatch() -> None:
-    """Tell the workers there is work (Celery when a broker is configured, else the embedded worker)."""
+def dispatch(count: int = 1) -> None:
+    """Tell the workers there is work for ``count`` of them (Celery when a broker is configured,
+    else the embedded worker): one drain task each, so a backlog spreads over every free worker."""
+    if count < 1:
+        return
     if settings.REDIS_URL:
         from ..tasks import drain_queue
 
         try:
-            drain_queue.delay()
+            for _ in range(count):
+                drain_queue.delay()
         except Exception:  # the broker is down: the job is committed; beat's reaper re-dispatches
             logger.warning("could not reach the broker; queued jobs wait for the next reaper pass", exc_info=True)
     else:
         from ..worker import embedded_worker
 
         embedded_worker().wake()
+
+
+def startable_count() -> int:
+    """How many queued jobs could start now, as far as the global cap allows (one read)."""
+    now = timezone.now()
+    counts = _jobs().aggregate(
+        ready=Count("id", filter=Q(status=JobStatus.QUEUED, available_at__lte=now)),
+        running=Count("id", filter=Q(status=JobStatus.RUNNING)),
+    )
+    return max(0, min(counts["ready"], settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY - counts["running"]))
 
 
 # The claim, as one statement: the oldest ready job that may start now, taken. A job may start

@@ -20,6 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from core.auth import Principal
+from core.db import release_connections
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
@@ -257,6 +258,7 @@ def _owner_scope(owner_id: str | None) -> Any:
 def _drive(prepared: PreparedRun, run_iter: Any, on_event: EventSink | None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
     """Iterate the runtime, forwarding events; an unexpected exception becomes a RunError."""
     events: list[dict[str, Any]] = []
+    release_connections()  # the run now waits on its model: it holds no database connection
     try:
         for event in run_iter:
             events.append(event)

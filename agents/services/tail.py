@@ -13,6 +13,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from core.db import release_connections
 from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
 
@@ -39,6 +40,19 @@ def _event_count(owner: str | None, run_id: str) -> int:
     return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()
 
 
+def _read(fn):
+    """``fn`` in the request's thread, its pooled connection handed back after each call: a
+    follower waits for minutes between short reads and must not hold a connection meanwhile."""
+
+    def read(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        finally:
+            release_connections()
+
+    return sync_to_async(read)
+
+
 async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """A run the caller may see, from ``after``: ``("event", event)`` items and AgentOS's controls.
 
@@ -47,9 +61,9 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
     SSE frames them as ``event:`` frames, the WebSocket as JSON messages.
     """
     owner = run.user_id or None
-    events = await sync_to_async(_stored_after)(owner, run.pk, after)
+    events = await _read(_stored_after)(owner, run.pk, after)
     if run.status in _ENDS:
-        if not events and after < 0 and await sync_to_async(_event_count)(owner, run.pk) == 0:
+        if not events and after < 0 and await _read(_event_count)(owner, run.pk) == 0:
             yield "replay", {
                 "run_id": run.pk, "status": run.status, "total_events": 0,
                 "message": f"Run {run.status} with no stored events: a run submitted without streaming keeps only its final output.",
@@ -62,7 +76,7 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
         for event in events:
             yield "event", event
         return
-    total = await sync_to_async(_event_count)(owner, run.pk)
+    total = await _read(_event_count)(owner, run.pk)
     yield "catch_up", {
         "run_id": run.pk, "status": "running", "missed_events": len(events), "current_event_count": total,
         "message": f"Catching up on {len(events)} missed events.",
@@ -82,7 +96,7 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
     """Yield the run's events with ``event_index`` > ``after`` until the run ends."""
     pending: dict[int, dict[str, Any]] = {}
     async with Subscription(run_id) as live:
-        stored = await sync_to_async(_stored_after)(owner, run_id, after)
+        stored = await _read(_stored_after)(owner, run_id, after)
         for event in stored:
             pending[event["event_index"]] = event
         while True:
@@ -97,16 +111,16 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
                 if after + 1 in pending:
                     continue
             # Quiet, or a gap: the database has every event that was flushed.
-            for stored_event in await sync_to_async(_stored_after)(owner, run_id, after):
+            for stored_event in await _read(_stored_after)(owner, run_id, after):
                 pending.setdefault(stored_event["event_index"], stored_event)
             if after + 1 in pending:
                 continue
-            status = await sync_to_async(_status)(owner, run_id)
+            status = await _read(_status)(owner, run_id)
             if status is None:
                 return
             if status in _ENDS:
                 # The final write commits the last events with the status: one more read gets them.
-                for stored_event in await sync_to_async(_stored_after)(owner, run_id, after):
+                for stored_event in await _read(_stored_after)(owner, run_id, after):
                     pending.setdefault(stored_event["event_index"], stored_event)
                 for index in sorted(pending):
                     if index > after:

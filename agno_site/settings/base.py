@@ -143,6 +143,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         server_side_binding=True,
         prepare_threshold=5 if env.boolean("DB_PREPARED_STATEMENTS", True) else None,
     )
+    # A bounded pool per process (psycopg_pool, through Django's OPTIONS["pool"]): a thread holds
+    # a connection only while it works on the database and hands it back when it closes it, so a
+    # process never holds more than DB_POOL_MAX_SIZE, however many requests and runs are in flight
+    # (a run waiting on its model holds none: core.db.release_connections). Beyond that, a thread
+    # waits up to DB_POOL_TIMEOUT seconds for a connection; then the request answers 503.
+    if env.boolean("DB_POOL", True):
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": env.integer("DB_POOL_MIN_SIZE", 1, minimum=0),
+            "max_size": env.integer("DB_POOL_MAX_SIZE", 10, minimum=1),
+            "timeout": env.number("DB_POOL_TIMEOUT", 10.0, minimum=0.1),
+            # A connection idle this long is closed (down to min_size), so a burst's connections
+            # go back to the server within minutes rather than being kept for good.
+            "max_idle": 60.0,
+        }
+        if DATABASES["default"]["OPTIONS"]["pool"]["min_size"] > DATABASES["default"]["OPTIONS"]["pool"]["max_size"]:
+            raise ImproperlyConfigured("DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE")
+        # Pooled connections go back to the pool when closed; Django refuses persistent ones.
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, Celery, Channels -----------------------------------------------------------------

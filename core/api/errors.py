@@ -11,11 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
 logger = logging.getLogger("agno_site.api")
+
+DATABASE_UNAVAILABLE = "The database is unavailable; try again shortly"
+DATABASE_RETRY_AFTER = 2
 
 
 class APIError(Exception):
@@ -125,6 +129,12 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
             headers["Retry-After"] = str(int(exc.wait) + 1)
     elif isinstance(exc, drf.APIException):
         status, detail = exc.status_code, str(exc.detail)
+    elif isinstance(exc, OperationalError):
+        # The database refused or dropped the connection (too many clients, a restart, the
+        # pool's wait ran out): a moment's unavailability, not a bug; the client may retry.
+        logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
+        status, detail = 503, DATABASE_UNAVAILABLE
+        headers["Retry-After"] = str(DATABASE_RETRY_AFTER)
     else:
         return None
     return Response({"detail": detail}, status=status, headers=headers or None)
