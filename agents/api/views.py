@@ -70,7 +70,7 @@ _SERVICE_ERRORS = {
     RunNotContinuable: lambda exc: Conflict(str(exc)),
     SessionBusy: lambda exc: Conflict(str(exc)),
     IdempotencyConflict: lambda exc: Conflict(str(exc)),
-    QueueFull: lambda exc: TooManyRequests("Job queue is full", headers={"Retry-After": "5"}),
+    QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
 }
 
 
