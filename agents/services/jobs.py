@@ -181,11 +181,14 @@ def _check_queue_room(owner_id: str | None) -> None:
     submission would get 429). Under the queue lock, so concurrent submissions cannot both take
     the last place. Jobs without an owner (an open server's anonymous runs) share one share.
     """
-    share = settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER
-    if share and _jobs().filter(user_id=owner_id, status=JobStatus.QUEUED).count() >= share:
+    share, depth = settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER, settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH
+    if not (share or depth):
+        return
+    # Both counts in one statement (the depth scan reads every queued job already).
+    counts = _jobs().filter(status=JobStatus.QUEUED).aggregate(total=Count("pk"), mine=Count("pk", filter=Q(user_id=owner_id)))
+    if share and counts["mine"] >= share:
         raise QueueFull(f"Job queue share is full for this user: at most {share} queued jobs per user (AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER)")
-    depth = settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH
-    if depth and _jobs().filter(status=JobStatus.QUEUED).count() >= depth:
+    if depth and counts["total"] >= depth:
         raise QueueFull()
 
 
