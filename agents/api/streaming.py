@@ -12,6 +12,7 @@ from django.http import StreamingHttpResponse
 
 from core.api.sse import SSE_CONTENT_TYPE, control_frame, event_frame
 
+from ..services.capacity import Slot
 from ..services.cancellation import cancel_local
 from ..services.executor import _with_connections, run_executor
 
@@ -68,11 +69,14 @@ async def stream_in_thread(
     execute: Callable[..., Any],
     *,
     index_from: int | None = None,
+    slot: Slot | None = None,
 ) -> AsyncIterator[str]:
     """Run ``execute(on_event=...)`` in a run thread and yield its events as SSE frames.
 
     ``index_from`` numbers the frames with ``event_index`` (continue streams carry it). If the
-    client goes away before the run ends, the run is cancelled; it is still recorded.
+    client goes away before the run ends, the run is cancelled; it is still recorded. ``slot``
+    (agents.services.capacity) is given back when the run ends, before the stream's last frame,
+    however it ends: a client that starts its next run on seeing the end finds its place free.
     """
     loop = asyncio.get_running_loop()
     mailbox = Mailbox(loop)
@@ -81,6 +85,8 @@ async def stream_in_thread(
         try:
             execute(on_event=mailbox.put)
         finally:
+            if slot is not None:
+                slot.release()
             mailbox.put(_DONE)
 
     future = loop.run_in_executor(run_executor(), _with_connections, job)

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from core.api import params
 from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
+from core.api.throttling import PrincipalRateThrottle
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
@@ -27,6 +28,7 @@ from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
+from ..services.capacity import RETRY_AFTER_SECONDS, Slot, TooManyRuns, run_slot_acquire, run_slot_key
 from ..services.executor import in_run_thread
 from ..services.jobs import (
     IDEMPOTENCY_KEY_MAX,
@@ -42,6 +44,7 @@ from ..services.runs import (
     DECISIONS_WITH_BRANCH,
     AgentNotFound,
     Continuation,
+    PreparedRun,
     branch_submit,
     RunNotContinuable,
     RunNotFound,
@@ -52,7 +55,6 @@ from ..services.runs import (
     continue_prepare,
     run_execute,
     run_for_caller,
-    run_inline,
     run_prepare,
     session_for_run,
 )
@@ -74,7 +76,8 @@ _SERVICE_ERRORS = {
     RunNotContinuable: lambda exc: Conflict(str(exc)),
     SessionBusy: lambda exc: Conflict(str(exc)),
     IdempotencyConflict: lambda exc: Conflict(str(exc)),
-    QueueFull: lambda exc: TooManyRequests("Job queue is full", headers={"Retry-After": "5"}),
+    QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
+    TooManyRuns: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}),
 }
 
 
@@ -106,6 +109,15 @@ class AgentAsyncView(AsyncAgentOSView):
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
         return await in_run_thread(_translated, fn, *args, **kwargs)
+
+    def run_slot(self, prepared: PreparedRun) -> Slot:
+        """A place for one inline or streamed run of the user it belongs to (429 over
+        RUN_MAX_PER_USER), taken once the run is prepared and nothing is left to refuse it. The
+        run gives it back when it ends: ``with`` for a whole run here, the stream's thread for a
+        streamed one."""
+        # The address the anonymous rate limit keys on: one notion of who a client is.
+        address = PrincipalRateThrottle().get_ident(self.request)
+        return _translated(run_slot_acquire, run_slot_key(owner_id=prepared.owner_id, client_address=address))
 
 
 def visible_agents(principal) -> list:
@@ -155,7 +167,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             404: docs.ERROR,
             409: OpenApiResponse(docs.ERROR, description="background: the session has a run in progress (session_strategy=reject), or an Idempotency-Key was reused differently"),
             422: docs.VALIDATION_ERROR,
-            429: OpenApiResponse(docs.ERROR, description="background: the job queue is full"),
+            429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
     )
     async def post(self, request, agent_id: str):
@@ -167,7 +179,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             return sse_response(_tail_frames(job.pk, job.user_id, -1))
         if kind == "output":
             return json_response(result)
-        return sse_response(stream_in_thread(result.run_id, partial(run_execute, result)))
+        prepared, slot = result
+        return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared), slot=slot))
 
     def prepare_post(self, request, agent_id: str) -> tuple[str, Any, bool]:
         """In a run thread, once the caller is authenticated: a whole non-streamed run, a streamed
@@ -182,9 +195,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
                 raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
             return "background", _translated(self._accept, agent_id, run_request, key, strategy), run_request.stream
+        prepared = _translated(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
+        slot = self.run_slot(prepared)
         if not run_request.stream:
-            return "output", _translated(run_inline, principal=self.principal, agent_id=agent_id, request=run_request), False
-        return "stream", _translated(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request), True
+            with slot:
+                return "output", _translated(run_execute, prepared), False
+        return "stream", (prepared, slot), True
 
     def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
         agent_entry(agent_id, version=run_request.version)
@@ -380,7 +396,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             404: docs.ERROR,
             409: docs.ERROR,
             422: docs.VALIDATION_ERROR,
-            429: OpenApiResponse(docs.ERROR, description="background: the job queue is full"),
+            429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
     )
     async def post(self, request, agent_id: str, run_id: str):
@@ -395,8 +411,9 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             return sse_response(_tail_frames(result.pk, result.user_id, -1))
         if kind == "output":
             return json_response(result)
-        execute = partial(continue_execute, result, streamed=True, stream_events=stream_events)
-        return sse_response(stream_in_thread(result.run_id, execute, index_from=result.first_event_index))
+        prepared, slot = result
+        execute = partial(continue_execute, prepared, streamed=True, stream_events=stream_events)
+        return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index, slot=slot))
 
     def prepare_post(self, request, agent_id: str, run_id: str) -> tuple[str, Any, bool]:
         """In a run thread, once the caller is authenticated: the run back on the queue
@@ -425,9 +442,11 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
             requested_user_id=requested_user_id, tools=tools, stream_events=stream_events, continuation=continuation,
         )
+        slot = self.run_slot(prepared)
         if not stream:
-            return "output", _translated(continue_execute, prepared, streamed=False, stream_events=stream_events), stream_events
-        return "stream", prepared, stream_events
+            with slot:
+                return "output", _translated(continue_execute, prepared, streamed=False, stream_events=stream_events), stream_events
+        return "stream", (prepared, slot), stream_events
 
     def _requeue(self, run_id: str, session_id: str, agent_id: str, requested_user_id: str | None, tools, stream_events: bool):
         """A paused background run goes back on the queue with the decisions (same run id)."""

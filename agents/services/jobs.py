@@ -38,7 +38,8 @@ WORKER_LOST = (
 
 
 class QueueFull(Exception):
-    pass
+    def __init__(self, detail: str = "Job queue is full") -> None:
+        super().__init__(detail)
 
 
 class SessionBusy(Exception):
@@ -128,9 +129,7 @@ def job_submit(
                 _check_duplicate(existing, component_id=component_id, stream=stream)
                 status = Run.objects.unscoped("the job's own run").filter(pk=existing.pk).values_list("status", flat=True).first()
                 return Accepted(existing, status or JOB_TO_RUN_STATUS[existing.status], duplicate=True)
-        depth = settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH
-        if depth and _jobs().filter(status=JobStatus.QUEUED).count() >= depth:
-            raise QueueFull("Job queue is full")
+        _check_queue_room(owner_id)
         if session is None:
             session, _created = session_get_or_create(user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id)
         busy = list(_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
@@ -173,6 +172,24 @@ def job_submit(
 
 
 _JOB_INSERT = Insert(Job)
+
+
+def _check_queue_room(owner_id: str | None) -> None:
+    """Room for one more queued job of ``owner_id``: the user's share first, then the whole queue.
+
+    The share keeps one user's backlog from filling the queue for everyone (every other user's
+    submission would get 429). Under the queue lock, so concurrent submissions cannot both take
+    the last place. Jobs without an owner (an open server's anonymous runs) share one share.
+    """
+    share, depth = settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER, settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH
+    if not (share or depth):
+        return
+    # Both counts in one statement (the depth scan reads every queued job already).
+    counts = _jobs().filter(status=JobStatus.QUEUED).aggregate(total=Count("pk"), mine=Count("pk", filter=Q(user_id=owner_id)))
+    if share and counts["mine"] >= share:
+        raise QueueFull(f"Job queue share is full for this user: at most {share} queued jobs per user (AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER)")
+    if depth and counts["total"] >= depth:
+        raise QueueFull()
 
 
 def dispatch(count: int = 1) -> None:

@@ -324,11 +324,6 @@ def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> 
         forget_local(prepared.run_id)
 
 
-def run_inline(*, principal: Principal, agent_id: str, request: RunRequest) -> dict[str, Any]:
-    """Prepare and execute a run in this thread (a non-streamed API run). Returns the RunOutput."""
-    return run_execute(run_prepare(principal=principal, agent_id=agent_id, request=request))
-
-
 # ---- continuing a paused run ----------------------------------------------------------------
 
 

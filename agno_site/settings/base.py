@@ -334,11 +334,17 @@ WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
 HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
 # Threads that execute agent runs inside each web process (a run holds one while it talks to its model).
 RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
+# Inline and streamed runs one user may have in progress in each web process (0: no cap); over
+# it a run is refused with 429. A quarter of the default RUN_THREADS: one user can never take more
+# than that share of a process, and a person chatting needs one or two.
+RUN_MAX_PER_USER = env.integer("RUN_MAX_PER_USER", 8, minimum=0)
 
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 32, minimum=1)
 AGENTOS_BACKGROUND_MAX_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_PER_USER", 8, minimum=1)
 AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = env.integer("AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH", 1000, minimum=0)
+# One user's share of the queue (0: only the depth above limits it).
+AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER", 100, minimum=0)
 AGENTOS_BACKGROUND_MAX_ATTEMPTS = env.integer("AGENTOS_BACKGROUND_MAX_ATTEMPTS", 1, minimum=1)
 AGENTOS_BACKGROUND_LEASE_SECONDS = env.integer("AGENTOS_BACKGROUND_LEASE_SECONDS", 60, minimum=3)
 AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = env.integer("AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS", 5, minimum=0)

@@ -179,6 +179,19 @@ class TestBounds:
         assert (full.status_code, full.json(), full.headers["Retry-After"]) == (429, {"detail": "Job queue is full"}, "5")
         assert Run.objects.unscoped("test").count() == 1
 
+    def test_one_user_filling_their_share_leaves_the_queue_open_to_others(self, live_api, worker, settings) -> None:
+        settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = 3
+        settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER = 2
+        settings.EMBEDDED_WORKER_THREADS = 0  # nothing leaves the queue
+        assert [submit(live_api, message=f"backlog {i}", user_id="alice").status_code for i in range(2)] == [202, 202]
+        over = submit(live_api, message="one too many", user_id="alice")
+        assert (over.status_code, over.json(), over.headers["Retry-After"]) == (
+            429, {"detail": "Job queue share is full for this user: at most 2 queued jobs per user (AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER)"}, "5",
+        )
+        first = submit(live_api, message="my first", user_id="bob")
+        assert first.status_code == 202
+        assert sorted(Run.objects.unscoped("test").values_list("user_id", flat=True)) == ["alice", "alice", "bob"]
+
 
 class TestSessionStrategies:
     def hold(self, fake_openai) -> threading.Event:
