@@ -47,6 +47,8 @@ SECRET_KEY = _secret_key()
 
 AGENT_OS_HOST = env.string("AGENT_OS_HOST", "127.0.0.1")
 AGENT_OS_PORT = env.integer("AGENT_OS_PORT", 7777, minimum=1, maximum=65535)
+# The most a request line and its headers may take in `manage.py serve` (uvicorn with h11).
+HTTP_MAX_HEADER_BYTES = env.integer("HTTP_MAX_HEADER_BYTES", 64 * 1024, minimum=1024)
 AGENT_OS_ID = env.string("AGENT_OS_ID", "agno-site")
 AGENT_OS_NAME = env.string("AGENT_OS_NAME", "Agno Site")
 
