@@ -271,6 +271,23 @@ AGENT_OS_USER_ISOLATION = AGENT_OS_AUTH_MODE == "jwt" and USER_ISOLATION
 # Per-principal request limits (DRF throttling rates: "<n>/second|minute|hour|day").
 RATE_LIMIT_USER = env.string("RATE_LIMIT_USER", "1200/minute")
 RATE_LIMIT_ANONYMOUS = env.string("RATE_LIMIT_ANONYMOUS", "300/minute")
+
+# Request bounds (README: Security). Run forms: each uploaded file and all of a request's uploads
+# together (file parts, and inline images/audio/videos/input_files at their encoded size); the
+# message (or a continue's input), in characters; sessions per user. Over a bound: 413, or 409
+# for the session count.
+UPLOAD_MAX_FILE_BYTES = env.integer("UPLOAD_MAX_FILE_BYTES", 20 * 1024 * 1024, minimum=1)
+UPLOAD_MAX_TOTAL_BYTES = env.integer("UPLOAD_MAX_TOTAL_BYTES", 20 * 1024 * 1024, minimum=1)
+RUN_MAX_MESSAGE_CHARS = env.integer("RUN_MAX_MESSAGE_CHARS", 1_000_000, minimum=1)
+MAX_SESSIONS_PER_USER = env.integer("MAX_SESSIONS_PER_USER", 10_000, minimum=1)
+# Django's bound on a request's form fields (all but file parts), kept consistent with the ones
+# above: room for the longest message (at worst 4 UTF-8 bytes a character), inline media up to
+# the upload total, and Django's own 2.5 MiB for every other field. Above it a run form is 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440
+# Django's default, on purpose: a body above it spools to an anonymous temporary file (no name
+# on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
+# files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
 CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
