@@ -6,10 +6,13 @@ import json
 import mimetypes
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import UnsupportedMediaType
 
 from core.api import params
-from core.api.errors import BadRequest, invalid, missing
+from core.api.errors import BadRequest, PayloadTooLarge, invalid, missing
+from core.api.parsers import fields_too_large, file_too_large, uploads_too_large
 
 from ..services.runs import RunRequest
 
@@ -20,11 +23,15 @@ DOCUMENT_EXTENSIONS = {"pdf", "csv", "docx", "txt", "json", "md", "html", "xml",
 
 
 def form_data(request) -> Any:
-    """The form fields; a JSON (or any non-form) body reads as an empty form, as in AgentOS."""
+    """The form fields; a JSON (or any non-form) body reads as an empty form, as in AgentOS.
+    Fields above Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (kept above the longest message and
+    the inline media the upload bounds admit) are a 413 here, before anything is stored."""
     try:
         return request.data
     except UnsupportedMediaType:
         return {}
+    except RequestDataTooBig:
+        raise fields_too_large() from None
 
 
 def _json_or_none(raw: Any) -> Any:
@@ -41,6 +48,15 @@ def _object_or_dropped(raw: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def bounded_text(data: Any, name: str) -> str | None:
+    """A message-like field (``message``, a continue's ``input``), refused (413) above
+    ``RUN_MAX_MESSAGE_CHARS``: it is stored with the run and sent to the model whole."""
+    value = data.get(name)
+    if value is not None and len(value) > settings.RUN_MAX_MESSAGE_CHARS:
+        raise PayloadTooLarge(f"{name} too long: at most {settings.RUN_MAX_MESSAGE_CHARS} characters")
+    return value
+
+
 def _media(data: Any, name: str) -> list[dict[str, Any]] | None:
     raw = data.get(name)
     if raw in (None, ""):
@@ -51,11 +67,27 @@ def _media(data: Any, name: str) -> list[dict[str, Any]] | None:
     return value
 
 
-def _uploaded_files(request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _check_media_sizes(inline: list[dict[str, Any]], uploads: list[Any]) -> None:
+    """Inline media (base64 in a JSON field) count as uploads, at their encoded size, so a file
+    is bounded the same whether it comes as a file part or inline."""
+    total = sum(upload.size for upload in uploads)
+    for item in inline:
+        size = len(json.dumps(item))
+        if size > settings.UPLOAD_MAX_FILE_BYTES:
+            raise file_too_large()
+        total += size
+    if total > settings.UPLOAD_MAX_TOTAL_BYTES:
+        raise uploads_too_large()
+
+
+def _file_parts(request) -> list[Any]:
+    return request.FILES.getlist("files") if hasattr(request, "FILES") else []
+
+
+def _uploaded_files(uploads: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Uploaded ``files`` parts: images become image inputs, documents file inputs with content."""
     images: list[dict[str, Any]] = []
     documents: list[dict[str, Any]] = []
-    uploads = request.FILES.getlist("files") if hasattr(request, "FILES") else []
     for upload in uploads:
         content_type = (upload.content_type or mimetypes.guess_type(upload.name or "")[0] or "").split(";")[0].strip().lower()
         extension = (upload.name or "").rsplit(".", 1)[-1].lower() if "." in (upload.name or "") else ""
@@ -81,7 +113,7 @@ def _uploaded_files(request) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 def parse_run_form(request) -> tuple[RunRequest, bool]:
     """A RunRequest and the ``background`` flag from ``POST /agents/{id}/runs``."""
     data = form_data(request)
-    message = data.get("message")
+    message = bounded_text(data, "message")
     if message is None:
         raise missing(["body", "message"])
     metadata_raw = data.get("metadata")
@@ -98,9 +130,10 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
         raise invalid(["body", "files_metadata"], f"files_metadata must be at most {FILES_METADATA_LIMIT} bytes", kind="string_too_long")
     images = _media(data, "images")
     input_files = _media(data, "input_files")
-    for name in ("audio", "videos"):
-        _media(data, name)  # validated like AgentOS; this runtime does not take audio or video yet
-    uploaded_images, uploaded_documents = _uploaded_files(request)
+    audio, videos = (_media(data, name) for name in ("audio", "videos"))  # validated like AgentOS; not used yet
+    uploads = _file_parts(request)
+    _check_media_sizes([*(images or []), *(input_files or []), *(audio or []), *(videos or [])], uploads)
+    uploaded_images, uploaded_documents = _uploaded_files(uploads)
     images = (images or []) + uploaded_images or None
     files = (input_files or []) + uploaded_documents or None
     add_history = data.get("add_history_to_context")

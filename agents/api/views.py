@@ -21,7 +21,7 @@ from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
 from sessions.selectors import session_get
-from sessions.services.runs import SessionNotFound
+from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
 from ..models import Job
@@ -60,7 +60,7 @@ from ..services.runs import (
 )
 from ..services.tail import follow, resume
 from . import schema as docs
-from .forms import form_data, parse_run_form, parse_tools_field
+from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
 from .streaming import sse_response, stream_in_thread
 
@@ -71,6 +71,7 @@ logger = logging.getLogger("agno_site.runs")
 _SERVICE_ERRORS = {
     AgentNotFound: lambda exc: NotFound("Agent not found"),
     SessionNotFound: lambda exc: NotFound("Session not found"),
+    SessionLimitReached: lambda exc: Conflict(str(exc)),
     RunNotFound: lambda exc: NotFound("Run not found"),
     InvalidContinuation: lambda exc: BadRequest(str(exc)),
     RunNotContinuable: lambda exc: Conflict(str(exc)),
@@ -165,7 +166,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             202: docs.BackgroundAccepted,
             400: docs.ERROR,
             404: docs.ERROR,
-            409: OpenApiResponse(docs.ERROR, description="background: the session has a run in progress (session_strategy=reject), or an Idempotency-Key was reused differently"),
+            409: OpenApiResponse(docs.ERROR, description="the caller holds MAX_SESSIONS_PER_USER sessions and the run would start another; background: the session has a run in progress (session_strategy=reject), or an Idempotency-Key was reused differently"),
+            413: OpenApiResponse(docs.ERROR, description="an upload over UPLOAD_MAX_FILE_BYTES or UPLOAD_MAX_TOTAL_BYTES, the message over RUN_MAX_MESSAGE_CHARS, or the form fields over DATA_UPLOAD_MAX_MEMORY_SIZE"),
             422: docs.VALIDATION_ERROR,
             429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
@@ -342,6 +344,7 @@ class AgentSessionForkView(RunsAnAgent, FormView):
             200: docs.ForkedSession,
             400: OpenApiResponse(docs.ERROR, description="The source session is missing or has no runs"),
             404: OpenApiResponse(docs.ERROR, description="No such agent, or the session is another agent's"),
+            409: OpenApiResponse(docs.ERROR, description="The copy's owner holds MAX_SESSIONS_PER_USER sessions already"),
         },
     )
     def post(self, request, agent_id: str, session_id: str):
@@ -357,6 +360,8 @@ class AgentSessionForkView(RunsAnAgent, FormView):
             )
         except NothingToFork as exc:
             raise BadRequest(str(exc)) from None
+        except SessionLimitReached as exc:
+            raise Conflict(str(exc)) from None
         except SessionNotFound:
             raise NotFound("Session not found") from None
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
@@ -395,6 +400,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             400: docs.ERROR,
             404: docs.ERROR,
             409: docs.ERROR,
+            413: OpenApiResponse(docs.ERROR, description="input or additional_instructions over RUN_MAX_MESSAGE_CHARS, or the form fields over DATA_UPLOAD_MAX_MEMORY_SIZE"),
             422: docs.VALIDATION_ERROR,
             429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
@@ -467,8 +473,8 @@ def _continuation(data: Any) -> Continuation:
     fork = params.boolean(data, "fork", False, where="body")
     regenerate = params.boolean(data, "regenerate", False, where="body")
     replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")
-    text = data.get("input") or None
-    instructions = data.get("additional_instructions") or None
+    text = bounded_text(data, "input") or None
+    instructions = bounded_text(data, "additional_instructions") or None
     if text is not None and instructions is not None:
         raise BadRequest("Provide either `additional_instructions` or `input`, not both.")
     if replace_original is not None and not regenerate:

@@ -25,7 +25,7 @@ from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
 from sessions.selectors import run_history
-from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update
+from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update, session_quota_check
 
 from ..registry import AgentEntry, agent_get
 from ..runtime import Agent, InvalidContinuation, RunContext
@@ -189,6 +189,8 @@ def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> 
     """Resolve the agent and the session for ``principal``; read history and memories."""
     entry = agent_entry(agent_id, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
+    if session is None:  # the run will create it: refused now, before anything runs or is stored
+        session_quota_check(owner_id=owner_id)
     return prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
 
 

@@ -48,6 +48,8 @@ SECRET_KEY = _secret_key()
 
 AGENT_OS_HOST = env.string("AGENT_OS_HOST", "127.0.0.1")
 AGENT_OS_PORT = env.integer("AGENT_OS_PORT", 7777, minimum=1, maximum=65535)
+# The most a request line and its headers may take in `manage.py serve` (uvicorn with h11).
+HTTP_MAX_HEADER_BYTES = env.integer("HTTP_MAX_HEADER_BYTES", 64 * 1024, minimum=1024)
 AGENT_OS_ID = env.string("AGENT_OS_ID", "agno-site")
 AGENT_OS_NAME = env.string("AGENT_OS_NAME", "Agno Site")
 
@@ -310,6 +312,23 @@ AUTH_FAILURE_LIMIT = env.rate("AUTH_FAILURE_LIMIT", "20/minute")
 # Proxies whose X-Forwarded-For is believed (addresses or networks). None by default: the client
 # address is the direct peer's, whatever the header says (core.addresses).
 TRUSTED_PROXIES = env.networks("TRUSTED_PROXIES")
+
+# Request bounds (README: Security). Run forms: each uploaded file and all of a request's uploads
+# together (file parts, and inline images/audio/videos/input_files at their encoded size); the
+# message (or a continue's input), in characters; sessions per user. Over a bound: 413, or 409
+# for the session count.
+UPLOAD_MAX_FILE_BYTES = env.integer("UPLOAD_MAX_FILE_BYTES", 20 * 1024 * 1024, minimum=1)
+UPLOAD_MAX_TOTAL_BYTES = env.integer("UPLOAD_MAX_TOTAL_BYTES", 20 * 1024 * 1024, minimum=1)
+RUN_MAX_MESSAGE_CHARS = env.integer("RUN_MAX_MESSAGE_CHARS", 1_000_000, minimum=1)
+MAX_SESSIONS_PER_USER = env.integer("MAX_SESSIONS_PER_USER", 10_000, minimum=1)
+# Django's bound on a request's form fields (all but file parts), kept consistent with the ones
+# above: room for the longest message (at worst 4 UTF-8 bytes a character), inline media up to
+# the upload total, and Django's own 2.5 MiB for every other field. Above it a run form is 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440
+# Django's default, on purpose: a body above it spools to an anonymous temporary file (no name
+# on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
+# files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
 CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]

@@ -53,6 +53,10 @@ class Conflict(APIError):
     status_code = 409
 
 
+class PayloadTooLarge(APIError):
+    status_code = 413
+
+
 class Unprocessable(APIError):
     status_code = 422
 

@@ -2,6 +2,11 @@
 
 PostgreSQL's text and jsonb refuse NUL characters; JSON numbers like ``1e400`` parse as
 infinity, which jsonb refuses too; and very deep nesting exhausts the parser's stack.
+
+The multipart parser of the run, continue and resume forms bounds uploaded files, as a 413:
+``UPLOAD_MAX_FILE_BYTES`` each and ``UPLOAD_MAX_TOTAL_BYTES`` together, refused while they
+stream in, before more is buffered. (Form fields are bounded by Django's
+``DATA_UPLOAD_MAX_MEMORY_SIZE``: ``RequestDataTooBig``, which the run forms answer as a 413.)
 """
 from __future__ import annotations
 
@@ -9,9 +14,14 @@ import json
 import math
 from typing import Any
 
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from django.conf import settings
+from django.core.files.uploadhandler import MemoryFileUploadHandler
+from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
+from django.http.multipartparser import MultiPartParserError
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser, get_encoding
 
-from .errors import invalid
+from .errors import PayloadTooLarge, invalid
 
 
 def _refuse_constant(name: str) -> Any:
@@ -49,19 +59,58 @@ class StrictJSONParser(JSONParser):
         return data
 
 
+def fields_too_large() -> PayloadTooLarge:
+    return PayloadTooLarge(f"Request too large: form fields take at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
+
+
+def file_too_large() -> PayloadTooLarge:
+    return PayloadTooLarge(f"File too large: an uploaded file may take at most {settings.UPLOAD_MAX_FILE_BYTES} bytes")
+
+
+def uploads_too_large() -> PayloadTooLarge:
+    return PayloadTooLarge(f"Uploads too large: a request's uploads may take at most {settings.UPLOAD_MAX_TOTAL_BYTES} bytes in total")
+
+
+def _refuse_null_fields(data) -> None:
+    for name, values in data.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            raise invalid(["body", name], "Null characters are not allowed.", kind="null_characters_not_allowed")
+
+
 class StrictFormParser(FormParser):
     def parse(self, stream, media_type=None, parser_context=None):
         data = super().parse(stream, media_type, parser_context)
-        for name, values in data.lists():
-            if "\x00" in name or any("\x00" in value for value in values):
-                raise invalid(["body", name], "Null characters are not allowed.", kind="null_characters_not_allowed")
+        _refuse_null_fields(data)
         return data
+
+
+class BoundedUploadHandler(MemoryFileUploadHandler):
+    """Uploaded files in memory, each refused (413) as soon as it passes ``UPLOAD_MAX_FILE_BYTES``,
+    or all of them once they pass ``UPLOAD_MAX_TOTAL_BYTES``: nothing above a bound is buffered,
+    and no upload is ever written to a temporary file."""
+
+    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
+        self.activated = True  # whatever the request's length: the bounds below keep memory small
+        self.total = 0
+
+    def receive_data_chunk(self, raw_data, start):
+        self.total += len(raw_data)
+        if start + len(raw_data) > settings.UPLOAD_MAX_FILE_BYTES:
+            raise file_too_large()
+        if self.total > settings.UPLOAD_MAX_TOTAL_BYTES:
+            raise uploads_too_large()
+        return super().receive_data_chunk(raw_data, start)
 
 
 class StrictMultiPartParser(MultiPartParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        parsed = super().parse(stream, media_type, parser_context)
-        for name, values in parsed.data.lists():
-            if "\x00" in name or any("\x00" in value for value in values):
-                raise invalid(["body", name], "Null characters are not allowed.", kind="null_characters_not_allowed")
-        return parsed
+        # DRF's parse, with this form's own upload handler instead of the project's defaults.
+        parser_context = parser_context or {}
+        meta = parser_context["request"].META.copy()
+        meta["CONTENT_TYPE"] = media_type
+        try:
+            data, files = DjangoMultiPartParser(meta, stream, [BoundedUploadHandler()], get_encoding(parser_context)).parse()
+        except MultiPartParserError as exc:
+            raise ParseError(f"Multipart form parse error - {exc}") from None
+        _refuse_null_fields(data)
+        return DataAndFiles(data, files)

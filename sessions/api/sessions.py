@@ -22,6 +22,7 @@ from sessions.selectors import session_chat_history, session_detail, session_lis
 from sessions.services import (
     SessionExists,
     SessionIdUnavailable,
+    SessionLimitReached,
     SessionNotFound,
     session_create_for_caller,
     session_delete,
@@ -175,7 +176,7 @@ class SessionsView(SessionsAPIView):
                 session_state=body.get("session_state"),
                 metadata=body.get("metadata"),
             )
-        except (SessionExists, SessionIdUnavailable) as exc:
+        except (SessionExists, SessionIdUnavailable, SessionLimitReached) as exc:
             raise Conflict(str(exc)) from None
         body = render_session_detail(session, shape=session_type, chat_history=[], keep_nulls=False)
         return Response(body, status=201)

@@ -17,6 +17,7 @@ from .memories import (
 from .runs import (
     RunStatusConflict,
     SessionExists,
+    SessionLimitReached,
     SessionNotFound,
     new_id,
     run_create,
@@ -42,6 +43,7 @@ __all__ = [
     "OptimizedMemory",
     "RunStatusConflict",
     "SessionExists",
+    "SessionLimitReached",
     "SessionIdUnavailable",
     "SessionNotFound",
     "UnusableModel",

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -35,6 +36,14 @@ class SessionExists(Exception):
         self.session_id = session_id
 
 
+class SessionLimitReached(Exception):
+    """The owner already holds ``MAX_SESSIONS_PER_USER`` sessions."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"Session limit reached: a user may hold at most {limit} sessions. Delete some to start new ones.")
+        self.limit = limit
+
+
 class RunStatusConflict(Exception):
     """A status change found the run in another status than the one it expected."""
 
@@ -46,6 +55,18 @@ def new_id() -> str:
 def session_name_from_input(text: str) -> str:
     first_line = text.strip().splitlines()[0] if text.strip() else ""
     return first_line[:200]
+
+
+def session_quota_check(*, owner_id: str | None) -> None:
+    """Raise ``SessionLimitReached`` when ``owner_id`` may not create another session.
+
+    Called only when a session is about to be created: one count on the (user_id, created_at)
+    index. Sessions without an owner (an open server's anonymous callers) are not counted.
+    Concurrent creations may each pass the check, so the bound is soft by at most that many.
+    """
+    limit = settings.MAX_SESSIONS_PER_USER
+    if owner_id is not None and Session.objects.for_user(owner_id).count() >= limit:
+        raise SessionLimitReached(limit)
 
 
 def session_get_for_update(*, user: Any, session_id: str) -> Session:
@@ -67,6 +88,7 @@ def session_create(
     metadata: Mapping[str, Any] | None = None,
     component_data: Mapping[str, Any] | None = None,
 ) -> Session:
+    session_quota_check(owner_id=user_id)
     now = timezone.now()
     session = Session(
         session_id=session_id or new_id(),

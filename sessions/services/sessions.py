@@ -16,7 +16,7 @@ from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
 from ..selectors import session_get
-from .runs import SessionExists, SessionNotFound, new_id, session_create
+from .runs import SessionExists, SessionNotFound, new_id, session_create, session_quota_check
 
 # Run metadata keys the runtime owns (component version stamp, dispatch lineage). Session
 # metadata is merged into every run of the session, so these never enter through it.
@@ -166,9 +166,11 @@ def session_fork(*, user: Any, owner_id: str | None, source_session_id: str, com
     runs = scope_queryset(Run.objects, user).filter(session_id=source.pk, status__in=_FORKABLE).order_by("run_index")
     if not runs.exists():
         raise NothingToFork()
+    fork_owner = owner_id if owner_id is not None else source.user_id
+    session_quota_check(owner_id=fork_owner)
     now = timezone.now()
     fork = Session(
-        session_id=new_id(), user_id=owner_id if owner_id is not None else source.user_id,
+        session_id=new_id(), user_id=fork_owner,
         session_type=source.session_type, component_id=source.component_id, session_name=source.session_name,
         session_state=source.session_state, metadata=source.metadata, summary=source.summary,
         component_data=source.component_data, metrics=source.metrics, total_tokens=source.total_tokens,

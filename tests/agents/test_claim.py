@@ -99,12 +99,13 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
         return [query["sql"].split(None, 1)[0].upper() for query in captured.captured_queries]
 
     # Accepting: the queue lock, the depth and per-user share check (one statement), the session,
-    # the session's active jobs, then the job, the run index and the run. A new session is
-    # inserted ON CONFLICT DO NOTHING (a concurrent request may create it first), so it needs no
-    # savepoint. SQLite's lock is its BEGIN IMMEDIATE; PostgreSQL's an advisory lock (a SELECT).
+    # the session's active jobs, then the job, the run index and the run. A new session is first
+    # counted against the owner's MAX_SESSIONS_PER_USER, then inserted ON CONFLICT DO NOTHING (a
+    # concurrent request may create it first), so it needs no savepoint. SQLite's lock is its
+    # BEGIN IMMEDIATE; PostgreSQL's an advisory lock (a SELECT).
     lock = ["SELECT"] if connection.vendor == "postgresql" else []
     assert statements(new_session) == [
-        "BEGIN", *lock, "SELECT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
+        "BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
     ]
     assert statements(known_session) == ["BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
     # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -120,3 +122,68 @@ def test_body_is_capped_at_max_bytes_and_binary_is_not_shown(site):
     assert (big["truncated"], len(big["content"])) == (True, 1000)
     assert fetch(kit, f"{site}/image")["content"] == "<8 bytes of image/png not shown>"
     assert fetch(kit, f"{site}/missing")["status"] == 404
+
+
+TRICKLE_INTERVAL = 0.3  # well inside the socket timeout, so only a wall-clock deadline ends the call
+TRICKLED_BYTES = 20  # 6 s of trickling: far past the 1 s deadline
+
+
+@pytest.fixture
+def trickling() -> Iterator[str]:
+    """A server that answers with a status line, then trickles the rest one byte at a time:
+    the headers (``/headers``) or, after complete headers, the body (``/body``)."""
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    workers: list[threading.Thread] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                request += data
+            if request.startswith(b"GET /headers "):
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % TRICKLED_BYTES)
+            for _ in range(TRICKLED_BYTES):
+                if stop.wait(TRICKLE_INTERVAL):
+                    return
+                try:
+                    conn.sendall(b"x")
+                except OSError:  # the client gave up
+                    return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            worker = threading.Thread(target=serve, args=(conn,), daemon=True)
+            worker.start()
+            workers.append(worker)
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    try:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+    except OSError:
+        pass
+    listener.close()
+    for worker in [acceptor, *workers]:
+        worker.join(timeout=5)
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_timeout_is_a_deadline_for_the_whole_request(trickling, part):
+    kit = HttpFetchTools(allow_hosts=["127.0.0.1"], timeout=1.0)
+
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"^Fetching 127\.0\.0\.1 took longer than 1\.0s$"):
+        fetch(kit, f"{trickling}/{part}")
+    assert time.monotonic() - started < 3.0

@@ -159,3 +159,42 @@ def test_boundary_matches_the_agno_reference_implementation(tmp_path, allow_path
         assert ours["read_file"].execute({"path": relative}) == reference.read_file(relative), relative
     listed = json.loads(ours["list_files"].execute({"recursive": True}))
     assert [f["path"] for f in listed["files"]] == [f["path"] for f in json.loads(reference.list_files(".", recursive=True))["files"]]
+
+
+def write(workspace: Workspace, path: str, content: str) -> str:
+    return tools_of(workspace)["write_file"].execute({"path": path, "content": content})
+
+
+@pytest.fixture
+def planted(tmp_path) -> tuple[Path, Path]:
+    """A workspace root, and a file outside it that a planted link points at."""
+    root = tmp_path / "root"
+    root.mkdir()
+    victim = make(tmp_path, "outside/victim.txt", "untouched")
+    return root, victim
+
+
+def test_write_does_not_follow_a_planted_tmp_link_out_of_the_root(planted):
+    root, victim = planted
+    os.symlink(victim, root / "notes.txt.tmp")
+
+    assert write(Workspace(root), "notes.txt", "pwned") == "Wrote 5 chars to notes.txt"
+    assert victim.read_text() == "untouched"
+    assert (root / "notes.txt").read_text() == "pwned"
+    assert not (root / "notes.txt").is_symlink()
+    assert sorted(p.name for p in root.iterdir()) == ["notes.txt", "notes.txt.tmp"]
+
+
+def test_write_through_a_symlinked_parent_writes_nothing_outside_the_root(planted):
+    root, victim = planted
+    (root / "real").mkdir()
+    os.symlink(root / "real", root / "linked")
+    os.symlink(victim, root / "real" / "notes.txt.tmp")
+    os.symlink(victim.parent, root / "out")
+    workspace = Workspace(root)
+
+    assert write(workspace, "linked/notes.txt", "pwned") == "Wrote 5 chars to linked/notes.txt"
+    assert write(workspace, "out/new.txt", "pwned") == "Error: path escapes workspace root"
+    assert (root / "real" / "notes.txt").read_text() == "pwned"
+    assert victim.read_text() == "untouched"
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["victim.txt"]

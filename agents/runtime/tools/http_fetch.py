@@ -5,6 +5,8 @@ refused when any address is loopback, private, link-local, multicast, reserved o
 globally routable, unless the host or network is in ``allow_hosts``. The connection then goes to
 the address that was checked, so a DNS answer that changes between check and connect (rebinding)
 cannot redirect it. Proxy environment variables are ignored for the same reason.
+``timeout`` is a wall-clock deadline for the whole call (redirects, connect, TLS, headers, body),
+not a per-read socket timeout that a trickling server could renew forever.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ipaddress
 import json
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterable
 from urllib.parse import SplitResult, urljoin, urlsplit
@@ -68,10 +71,14 @@ class HttpFetchTools(Toolkit):
             url: Absolute http:// or https:// URL.
         """
         current = url
+        deadline = time.monotonic() + self.timeout  # for the whole call, redirects included
         for _ in range(self.max_redirects + 1):
             parts = _check_url(current)
             address = self._checked_address(parts)
-            status, content_type, location, body, truncated = self._get(parts, address)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"Fetching {parts.hostname} took longer than {self.timeout}s")
+            status, content_type, location, body, truncated = self._get(parts, address, remaining)
             if status in REDIRECT_STATUSES and location:
                 current = urljoin(current, location)
                 continue
@@ -110,34 +117,56 @@ class HttpFetchTools(Toolkit):
                     )
         return str(addresses[0])
 
-    def _get(self, parts: SplitResult, address: str) -> tuple[int, str, str | None, bytes, bool]:
+    def _get(self, parts: SplitResult, address: str, timeout: float) -> tuple[int, str, str | None, bytes, bool]:
         host = parts.hostname or ""
         port = parts.port or (443 if parts.scheme == "https" else 80)
         connection: http.client.HTTPConnection
         if parts.scheme == "https":
-            connection = _PinnedHTTPSConnection(host, port, address, self.timeout)
+            connection = _PinnedHTTPSConnection(host, port, address, timeout)
         else:
-            connection = _PinnedHTTPConnection(host, port, address, self.timeout)
+            connection = _PinnedHTTPConnection(host, port, address, timeout)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        deadline = time.monotonic() + self.timeout
+        # The socket timeout bounds each read, not the request: a server trickling a byte at a
+        # time would hold the call for as long as it likes. At the deadline a timer shuts the
+        # socket down, which ends whatever is blocked on it (connect, TLS handshake, headers, body).
+        expired = threading.Event()
+        timer = threading.Timer(timeout, _expire, args=(connection, expired))
+        timer.daemon = True
+        timer.start()
         try:
-            connection.request(
-                "GET", target, headers={"User-Agent": self.user_agent, "Accept": "*/*", "Accept-Encoding": "identity"}
-            )
-            response = connection.getresponse()
-            body = bytearray()
-            while len(body) <= self.max_bytes:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s")
-                chunk = response.read(min(65536, self.max_bytes + 1 - len(body)))
-                if not chunk:
-                    break
-                body.extend(chunk)
+            try:
+                connection.request(
+                    "GET", target, headers={"User-Agent": self.user_agent, "Accept": "*/*", "Accept-Encoding": "identity"}
+                )
+                response = connection.getresponse()
+                body = bytearray()
+                while len(body) <= self.max_bytes:
+                    chunk = response.read(min(65536, self.max_bytes + 1 - len(body)))
+                    if not chunk:
+                        break
+                    body.extend(chunk)
+            except (OSError, http.client.HTTPException):
+                if expired.is_set():
+                    raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s") from None
+                raise
+            if expired.is_set():  # the shutdown can read as a clean end of the body
+                raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s")
             truncated = len(body) > self.max_bytes
             content_type = response.getheader("Content-Type", "") or ""
             return response.status, content_type, response.getheader("Location"), bytes(body[: self.max_bytes]), truncated
         finally:
+            timer.cancel()
             connection.close()
+
+
+def _expire(connection: http.client.HTTPConnection, expired: threading.Event) -> None:
+    expired.set()
+    sock = connection.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # already closed by the fetch itself
+            pass
 
 
 def _check_url(url: str) -> SplitResult:
@@ -207,4 +236,6 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
         # SNI and certificate checks use the host name while the socket goes to the checked address.
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        # The handshake runs once self.sock is set, so the deadline's shutdown can end it too.
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
+        self.sock.do_handshake()

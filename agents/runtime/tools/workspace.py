@@ -7,7 +7,9 @@ path as written and on the file it resolves to, so a symlink to ``.env`` is refu
 ``allow_paths`` re-allows named workspace-relative paths; names beneath an allowed directory are
 still tested. Refusals are tool results starting with ``Error:``, checked before any existence
 test so they do not reveal whether the file exists. Known limit (as in Agno): a hard link to an
-excluded file is not detected.
+excluded file is not detected. Writes never follow a link: the directory is opened from the root
+without following any, and the text goes to a fresh O_EXCL|O_NOFOLLOW temporary file renamed
+into place.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import json
 import os
 import posixpath
 import re
+import secrets
+import stat
 import unicodedata
 from collections.abc import Iterable
 from fnmatch import fnmatch, translate
@@ -298,18 +302,83 @@ class Workspace(Toolkit):
             file_path = self._resolve(path)
         except PathRefused as exc:
             return str(exc)
-        if file_path.exists() and not overwrite:
-            return f"Error: file exists and overwrite=False: {path}"
-        file_path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so a crash cannot leave a half-written file behind.
-        tmp = file_path.with_name(file_path.name + ".tmp")
         try:
-            tmp.write_text(content, encoding="utf-8")
-            os.replace(tmp, file_path)
+            directory = self._open_directory(file_path.parent)
+        except PathRefused as exc:
+            return str(exc)
+        except OSError as exc:
+            return f"Error writing file: {exc}"
+        try:
+            if not overwrite and _entry_exists(file_path.name, directory):
+                return f"Error: file exists and overwrite=False: {path}"
+            _write_replacing(directory, file_path.name, content)
+        except OSError as exc:
+            return f"Error writing file: {exc}"
         finally:
-            if tmp.exists():
-                tmp.unlink()
+            os.close(directory)
         return f"Wrote {len(content)} chars to {path}"
+
+    def _open_directory(self, directory: Path) -> int:
+        """A descriptor of ``directory`` (created as needed), opened from the root one component at
+        a time without following links. ``directory`` was resolved and checked, so it holds no
+        links: one met here appeared since the check (a swapped parent) and is refused rather than
+        followed out of the root."""
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for part in directory.relative_to(self.root).parts:
+                try:
+                    child = os.open(part, _DIRECTORY_NOFOLLOW, dir_fd=fd)
+                except FileNotFoundError:
+                    os.mkdir(part, dir_fd=fd)
+                    child = os.open(part, _DIRECTORY_NOFOLLOW, dir_fd=fd)
+                except OSError as exc:
+                    if _is_link(part, fd):
+                        raise PathRefused("Error: path escapes workspace root") from exc
+                    raise
+                os.close(fd)
+                fd = child
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+
+# O_NOFOLLOW: a component that is a link fails (ELOOP or ENOTDIR) instead of being followed.
+_DIRECTORY_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _is_link(name: str, directory: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _entry_exists(name: str, directory: int) -> bool:
+    try:
+        os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _write_replacing(directory: int, name: str, content: str) -> None:
+    """Write a fresh temporary file in ``directory``, then rename it over ``name``, so a crash never
+    leaves a half-written file. The temporary name is random and opened with O_EXCL|O_NOFOLLOW: a
+    planted file or link of any name is never written through (rename replaces a link at ``name``
+    itself, it does not follow it)."""
+    temporary = f".{name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=directory)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def _partition(allowed: Iterable[str] | None, confirm: Iterable[str] | None) -> tuple[list[str], list[str]]:
