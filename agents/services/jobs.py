@@ -222,9 +222,11 @@ def startable_count() -> int:
 
 
 # The claim, as one statement: the oldest ready job that may start now, taken. A job may start
-# when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs or
-# waits paused in its session, and no older ready job of its session waits before it (one run at a
-# time per session, in submission order). Under the queue lock, so the caps hold across workers.
+# when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs in
+# its session, and no older ready job of its session waits before it (one run at a time per
+# session, in submission order). A paused run does not hold its session: it waits for a decision
+# that may take days, and the conversation goes on meanwhile; once decided, it queues behind what
+# runs in the session then. Under the queue lock, so the caps hold across workers.
 # {now} is the clock; {lease_until} the lease's end.
 _CLAIM_JOB = """
 UPDATE agno_jobs
@@ -236,7 +238,7 @@ WHERE status = %(queued)s
     SELECT j.id FROM agno_jobs j
     WHERE j.status = %(queued)s AND j.available_at <= {now}
       AND NOT EXISTS (
-        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status IN (%(running)s, %(paused)s))
+        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s)
       AND NOT EXISTS (
         SELECT 1 FROM agno_jobs e
         WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= {now}
@@ -283,7 +285,7 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
     if probe and not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
         return None
     params = {
-        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "paused": JobStatus.PAUSED, "worker": worker,
+        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "worker": worker,
         "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
     }
     # Every user's jobs: the queue spans them all (the statement names the rows it takes).
@@ -474,7 +476,7 @@ def waiting_on(job: Job) -> str | None:
         return None
     blocker = (
         _jobs()
-        .filter(Q(status__in=(JobStatus.RUNNING, JobStatus.PAUSED)) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
+        .filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
         .exclude(pk=job.pk)
         .order_by("created_at")
         .values_list("id", flat=True)

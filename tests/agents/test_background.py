@@ -388,6 +388,21 @@ class TestHumanInTheLoopOnTheQueue:
         assert done["status"] == "COMPLETED"
         assert Job.objects.unscoped("test").get(pk=body["run_id"]).status == JobStatus.COMPLETED
 
+    def test_a_paused_run_does_not_hold_its_session(self, live_api, worker) -> None:
+        import json
+
+        body = self.pause(live_api)
+        # The user goes on talking while the approval waits: the next run does not queue behind it.
+        follow_up = submit(live_api, "hitl-agent", message="never mind, just say hi", user_id="alice", session_id="s-hq").json()
+        assert wait_for(lambda: finished(follow_up["run_id"]), timeout=10) == "COMPLETED"
+        assert run_status(body["run_id"]) == "PAUSED"
+        # The decision, made later, still continues the paused run.
+        tools = [{**tool, "confirmed": True} for tool in self.paused_tools(live_api, body["run_id"])]
+        response = httpx.post(f"{live_api}/agents/hitl-agent/runs/{body['run_id']}/continue", data={"tools": json.dumps(tools), "session_id": "s-hq", "background": "true", "stream": "false"})
+        assert response.status_code == 202, response.text
+        assert wait_for(lambda: finished(body["run_id"])) == "COMPLETED"
+        assert "deleted q.txt" in Run.objects.unscoped("test").get(pk=body["run_id"]).content
+
     def test_cancelling_a_paused_background_run(self, live_api, worker) -> None:
         body = self.pause(live_api)
         httpx.post(f"{live_api}/agents/hitl-agent/runs/{body['run_id']}/cancel")
