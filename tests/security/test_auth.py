@@ -209,7 +209,7 @@ class TestAccessTokens:
 
     def test_service_accounts_through_the_api(self, client, jwt_server) -> None:
         created = client.post("/service-accounts", data=json.dumps({"name": "ci-bot", "scopes": [{"scope": "sessions:read"}, {"scope": "sessions:write"}]}), content_type="application/json", **auth(token("alice"))).json()
-        assert created["principal"] == "sa:ci-bot" and created["token"].startswith("agno_pat_")
+        assert created["principal"] == f"sa:{created['id']}" and created["token"].startswith("agno_pat_")
         assert [scope["raw"] for scope in created["scopes"]] == ["sessions:read", "sessions:write"]
         robot = auth(created["token"])
         client.post("/sessions", data=json.dumps({"session_id": "robot-sess"}), content_type="application/json", **robot)
