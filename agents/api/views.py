@@ -24,7 +24,7 @@ from sessions.selectors import session_get
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
-from ..models import Job
+from ..models import Job, Stage
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
@@ -49,7 +49,7 @@ from ..services.runs import (
     RunNotContinuable,
     RunNotFound,
     RunRequest,
-    agent_entry,
+    agent_entry_for,
     cancel_for_caller,
     continue_execute,
     continue_prepare,
@@ -205,9 +205,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         return "stream", (prepared, slot), True
 
     def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
-        agent_entry(agent_id, version=run_request.version)
+        entry = agent_entry_for(principal=self.principal, agent_id=agent_id, version=run_request.version)
         session, session_id, owner_id = session_for_run(principal=self.principal, session_id=run_request.session_id, requested_user_id=run_request.user_id)
         payload = {name: getattr(run_request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
+        if entry.stage == Stage.DRAFT:
+            # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
+            payload["draft_allowed"] = True
         run_input = {"input_content": run_request.message, **({"images": run_request.images} if run_request.images else {}), **({"files": run_request.files} if run_request.files else {})}
         return job_submit(
             owner_id=owner_id, session=session, session_id=session_id, component_id=agent_id, payload=payload,
