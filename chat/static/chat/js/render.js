@@ -1,7 +1,8 @@
 // What a conversation looks like: messages rendered from Markdown (sanitised), tool calls as
 // collapsible cards, and the approval panel of a paused run.
-import { marked } from "marked";
-import DOMPurify from "dompurify";
+// Relative URLs, not bare names: an import map would be an inline script, which the CSP refuses.
+import { marked } from "../../vendor/marked/marked.esm.js";
+import DOMPurify from "../../vendor/dompurify/purify.es.mjs";
 
 marked.use({ gfm: true, breaks: true });
 
