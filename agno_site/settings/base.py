@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "channels",
     "django_celery_beat",
     "axes",
+    "csp",
     "core",
     "agents",
     "sessions.apps.SessionsConfig",
@@ -83,6 +84,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Django's own middleware, with hooks that stay on the event loop (see core.middleware).
     "core.middleware.SecurityMiddleware",
+    # Ahead of the static files, so every response carries the policy (an SVG opened on its own too).
+    "core.middleware.ContentSecurityPolicyMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "core.middleware.StaticFilesMiddleware",
     "core.middleware.SessionMiddleware",
@@ -250,6 +253,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Swagger UI's default validator badge is an image from validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     # The open (no-credentials) authenticator is not a security scheme; leave it out.
     "AUTHENTICATION_WHITELIST": [
@@ -334,6 +339,30 @@ CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
 CORS_PREFLIGHT_MAX_AGE = 600
 CORS_ALLOW_HEADERS = ["authorization", "content-type", "idempotency-key", "x-csrftoken", "accept"]
+
+# Content Security Policy on every response (django-csp; README: Security). What the sanitiser
+# of the chat UI (chat/static/chat/js/render.js) misses, the browser still refuses: scripts only
+# from our own files (no inline script, no eval), images only from us or data: URLs (a remote
+# image would carry data out in its URL), forms post only to us, nothing frames us.
+# 'self' in connect-src also lets a page open ws:/wss: sockets to its own host (CSP Level 3;
+# tests/ui/test_csp_browser.py checks it in Chromium).
+# style-src 'self': <style> elements and style attributes are refused, so model output cannot
+# restyle or cover the page. Styles that scripts set through the CSSOM (Chart.js, the admin's
+# widgets, the chat's auto-growing composer) are not inline styles to CSP and keep working.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # Tracebacks and error reports never show credentials (Django's filter misses Authorization).
 DEFAULT_EXCEPTION_REPORTER_FILTER = "core.logging.CredentialFilter"
