@@ -192,6 +192,9 @@ WHITENOISE_USE_FINDERS = True
 
 # --- API ---------------------------------------------------------------------------------------
 DOCS_ENABLED = env.boolean("DOCS_ENABLED", True)
+# The deepest JSON a client may send (README: Security); deeper is a 422. It stays far below the
+# interpreter's recursion limit, which everything that walks a JSON value shares.
+JSON_MAX_DEPTH = env.integer("JSON_MAX_DEPTH", 64, minimum=2, maximum=200)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
