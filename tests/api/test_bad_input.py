@@ -1,6 +1,6 @@
 """Bad input never gets a 500 or an HTML page: a 4xx in AgentOS's shape, on every API path.
 
-Deeply nested JSON (in a form field, a body).
+Deeply nested JSON (in a form field, a body), an out-of-range page.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from sessions.models import Session
+from tests.security.conftest import alice_data, auth, jwt_server, token  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -91,3 +92,20 @@ class TestDeepJSON:
         response = api.patch("/sessions/s-1", json.dumps({"session_state": nested(900)}), content_type="application/json")
         assert answer(response) == (422, too_deep(["body"]))
         assert api.get("/sessions/s-1").json() == before
+
+
+# --- Pages beyond what SQL can count --------------------------------------------------------------
+
+HUGE = 10**30
+
+
+PAGINATED = ["/sessions", "/memories", "/user_memory_stats", "/service-accounts"]
+
+
+@pytest.mark.parametrize(("page", "limit"), [(HUGE, 10), (2**62, 100)])
+def test_a_page_past_what_sql_can_count_is_empty_on_every_paginated_route(client: Client, jwt_server, alice_data, page: int, limit: int) -> None:
+    """As AgentOS answers a page past the end: no rows, the page echoed (never a driver overflow)."""
+    for path in PAGINATED:
+        response = client.get(f"{path}?page={page}&limit={limit}", **auth(token("alice")))
+        empty = {"data": [], "meta": {"page": page, "limit": limit, "total_pages": 1, "total_count": 1, "search_time_ms": 0.0}}
+        assert answer(response) == (200, empty), path
