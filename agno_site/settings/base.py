@@ -54,6 +54,8 @@ ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"]
 if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is false")
 CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS")
+# A failed CSRF check answers JSON on API paths (HTML on the browser's pages).
+CSRF_FAILURE_VIEW = "core.api.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -192,8 +194,11 @@ WHITENOISE_USE_FINDERS = True
 
 # --- API ---------------------------------------------------------------------------------------
 DOCS_ENABLED = env.boolean("DOCS_ENABLED", True)
-# The deepest JSON a client may send (README: Security); deeper is a 422. It stays far below the
-# interpreter's recursion limit, which everything that walks a JSON value shares.
+# Bounds on what a client sends (README: Security). Over them: 413 for size, 400 for too many
+# fields, 422 for nesting; always JSON on API paths (core.api.errors). The depth bound stays far
+# below the interpreter's recursion limit, which everything that walks a JSON value shares.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.integer("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440, minimum=1024)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env.integer("DATA_UPLOAD_MAX_NUMBER_FIELDS", 1000, minimum=10)
 JSON_MAX_DEPTH = env.integer("JSON_MAX_DEPTH", 64, minimum=2, maximum=200)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

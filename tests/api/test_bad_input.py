@@ -1,6 +1,7 @@
 """Bad input never gets a 500 or an HTML page: a 4xx in AgentOS's shape, on every API path.
 
-Deeply nested JSON (in a form field, a body), an out-of-range page.
+Deeply nested JSON (in a form field, a body), an out-of-range page, a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields, an unknown Host, a failed CSRF check.
 """
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 
 from sessions.models import Session
 from tests.security.conftest import alice_data, auth, jwt_server, token  # noqa: F401  (fixtures)
@@ -109,3 +110,56 @@ def test_a_page_past_what_sql_can_count_is_empty_on_every_paginated_route(client
         response = client.get(f"{path}?page={page}&limit={limit}", **auth(token("alice")))
         empty = {"data": [], "meta": {"page": page, "limit": limit, "total_pages": 1, "total_count": 1, "search_time_ms": 0.0}}
         assert answer(response) == (200, empty), path
+
+
+# --- What Django refuses before a view reads the request ------------------------------------------
+
+class TestRefusedByDjango:
+    def test_a_json_body_over_the_size_limit_is_413_json(self, api: Client, settings) -> None:
+        settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+        response = api.post("/sessions", json.dumps({"session_name": "x" * 5000}), content_type="application/json")
+        assert answer(response) == (413, {"detail": "Request body too large: at most 4096 bytes apart from uploaded files"})
+        assert not Session.objects.unscoped("test: nothing was stored").exists()
+
+    def test_a_run_form_over_the_size_limit_is_413_json(self, api: Client, settings) -> None:
+        settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+        response = api.post("/agents/assistant/runs", {"message": "x" * 5000, "stream": "false"})
+        assert answer(response) == (413, {"detail": "Request body too large: at most 4096 bytes apart from uploaded files"})
+
+    @pytest.mark.parametrize("encoding", ["multipart", "urlencoded"])
+    def test_more_than_1000_form_fields_is_400_json(self, api: Client, encoding: str) -> None:
+        fields = {f"field{index}": "1" for index in range(1001)} | {"message": "hi", "stream": "false"}
+        if encoding == "multipart":
+            response = api.post("/agents/assistant/runs", fields)
+        else:
+            from urllib.parse import urlencode
+
+            response = api.post("/agents/assistant/runs", urlencode(fields), content_type="application/x-www-form-urlencoded")
+        assert answer(response) == (400, {"detail": "Too many fields: at most 1000"})
+
+    @override_settings(ALLOWED_HOSTS=["agents.example.com"])
+    def test_an_unknown_host_is_400_json_on_api_paths_and_html_on_the_browsers_pages(self, api: Client) -> None:
+        assert api.get("/health", HTTP_HOST="agents.example.com").status_code == 200
+        for path in ("/sessions", "/agents/assistant/runs", "/no-such-route"):
+            response = api.get(path, HTTP_HOST="evil.example")
+            assert answer(response) == (400, {"detail": "Invalid Host header"}), path
+        for path in ("/chat/", "/admin/", "/docs"):
+            response = api.get(path, HTTP_HOST="evil.example")
+            assert (response.status_code, response["Content-Type"]) == (400, "text/html; charset=utf-8"), path
+
+
+class TestCSRF:
+    @pytest.fixture
+    def browser(self, django_user_model) -> Client:
+        browser = Client(enforce_csrf_checks=True, raise_request_exception=False)
+        browser.force_login(django_user_model.objects.create_user("alice", password="pw-for-tests"))
+        return browser
+
+    @pytest.mark.urls("tests.api.urls_with_a_plain_view")
+    def test_a_csrf_failure_is_403_json_on_api_paths_and_html_on_the_login_page(self, browser: Client) -> None:
+        # DRF views check CSRF themselves (and answer JSON); a plain Django view is guarded by the
+        # CSRF middleware, whose failure view this is.
+        response = browser.post("/plain-api-view", {"message": "hi"})
+        assert answer(response) == (403, {"detail": "CSRF verification failed: CSRF cookie not set."})
+        login = Client(enforce_csrf_checks=True).post("/chat/login/", {"username": "alice", "password": "x"})
+        assert (login.status_code, login["Content-Type"]) == (403, "text/html; charset=utf-8")
