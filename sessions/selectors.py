@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from core.querysets import window
 from core.statements import Select
 from core.tenancy import ALL_USERS, scope_queryset
 
@@ -68,10 +69,6 @@ def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list
 
 # --- API reads: sessions, session runs, memories ----------------------------------------------
 
-# Offsets and limits beyond a signed 64-bit integer make PostgreSQL and SQLite raise; a page that
-# far out is empty whatever the table holds.
-_SQL_INT_MAX = 2**63 - 1
-
 # sort_by values AgentOS accepts for sessions (its table's columns) -> our columns. Unknown
 # values fall back to the default, as AgentOS ignores them.
 SESSION_SORT_COLUMNS = {
@@ -99,12 +96,6 @@ MEMORY_SORT_COLUMNS = {
 }
 
 
-def _window(queryset: Any, *, offset: int, limit: int) -> list[Any]:
-    if offset >= _SQL_INT_MAX:
-        return []
-    return list(queryset[offset : min(offset + limit, _SQL_INT_MAX)])
-
-
 def _ordering(column: str, *, descending: bool, tie_breaker: str) -> list[str]:
     return [f"-{column}", f"-{tie_breaker}"] if descending else [column, tie_breaker]
 
@@ -130,7 +121,7 @@ def session_list(
         sessions = sessions.filter(session_name__icontains=session_name)
     total = sessions.count()
     column = SESSION_SORT_COLUMNS.get(sort_by or "", "created_at")
-    page = _window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    page = window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
     return page, total
 
 
@@ -228,7 +219,7 @@ def memory_list(
         memories = memories.filter(memory__icontains=search_content)
     total = memories.count()
     column = MEMORY_SORT_COLUMNS.get(sort_by or "", "updated_at")
-    page = _window(memories.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    page = window(memories.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
     return page, total
 
 
@@ -250,7 +241,7 @@ def memory_user_stats(*, user: Any, offset: int = 0, limit: int = 20) -> tuple[l
         .annotate(total_memories=Count("pk"), last_memory_updated_at=Max("updated_at"))
         .order_by("-last_memory_updated_at", "user_id")
     )
-    return _window(stats, offset=offset, limit=limit), total
+    return window(stats, offset=offset, limit=limit), total
 
 
 def memory_list_for_user(*, user_id: str) -> list[UserMemory]:

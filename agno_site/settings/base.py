@@ -57,6 +57,8 @@ ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"]
 if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is false")
 CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS")
+# A failed CSRF check answers JSON on API paths (HTML on the browser's pages).
+CSRF_FAILURE_VIEW = "core.api.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -232,10 +234,17 @@ WHITENOISE_USE_FINDERS = True
 
 # --- API ---------------------------------------------------------------------------------------
 DOCS_ENABLED = env.boolean("DOCS_ENABLED", True)
+# Bounds on what a client sends (README: Security). Over them: 413 for size, 400 for too many
+# fields, 422 for nesting; always JSON on API paths (core.api.errors). The depth bound stays far
+# below the interpreter's recursion limit, which everything that walks a JSON value shares.
+# (DATA_UPLOAD_MAX_MEMORY_SIZE is set with the run form's bounds below.)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env.integer("DATA_UPLOAD_MAX_NUMBER_FIELDS", 1000, minimum=10)
+JSON_MAX_DEPTH = env.integer("JSON_MAX_DEPTH", 64, minimum=2, maximum=200)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Any DRF view, ours or a library's, reads JSON through the bounded parser (core.api.parsers).
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
@@ -329,7 +338,9 @@ MAX_SESSIONS_PER_USER = env.integer("MAX_SESSIONS_PER_USER", 10_000, minimum=1)
 # Django's bound on a request's form fields (all but file parts), kept consistent with the ones
 # above: room for the longest message (at worst 4 UTF-8 bytes a character), inline media up to
 # the upload total, and Django's own 2.5 MiB for every other field. Above it a run form is 413.
-DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.integer(
+    "DATA_UPLOAD_MAX_MEMORY_SIZE", UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440, minimum=1024
+)
 # Django's default, on purpose: a body above it spools to an anonymous temporary file (no name
 # on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
 # files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.

@@ -16,6 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.models import AccessToken, TokenKind
+from core.querysets import window
 from core.scopes import Scope, holds_admin, parse_scopes
 from core.services.tokens import InvalidScopes, ScopesNotHeld, TokenNameTaken, access_token_create, access_token_revoke
 from core.tenancy import scope_queryset
@@ -125,7 +126,7 @@ class ServiceAccountsView(AgentOSView):
     )
     def get(self, request):
         params = request.query_params
-        window = page(params, max_limit=100)
+        wanted = page(params, max_limit=100)
         include_revoked = boolean(params, "include_revoked", True)
         descending = sort_order_param(params)
         column = params.get("sort_by") if params.get("sort_by") in SORTABLE else "created_at"
@@ -135,8 +136,8 @@ class ServiceAccountsView(AgentOSView):
         total = tokens.count()
         # Never-set times (no expiry, never used, not revoked) last either way; the id breaks ties.
         order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
-        rows = tokens.order_by(order, "-pk" if descending else "pk")[window.offset:window.offset + window.limit]
-        return Response(envelope([service_account_out(token) for token in rows], window, total))
+        rows = window(tokens.order_by(order, "-pk" if descending else "pk"), offset=wanted.offset, limit=wanted.limit)
+        return Response(envelope([service_account_out(token) for token in rows], wanted, total))
 
     @extend_schema(
         operation_id="create_service_account_service_accounts_post",
