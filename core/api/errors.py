@@ -163,13 +163,17 @@ def is_api_path(path: str) -> bool:
     return not path.startswith(HTML_PATH_PREFIXES) and path.rstrip("/") not in HTML_PAGES
 
 
+def body_too_large() -> str:
+    """Why a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused: one text, whoever refuses it."""
+    return f"Request body too large: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes apart from uploaded files"
+
+
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """Django's SuspiciousOperation and BadRequest, raised in middleware or by ``request.data``."""
     if not is_api_path(request.path):
         return defaults.bad_request(request, exception)
     if isinstance(exception, RequestDataTooBig):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        return JsonResponse({"detail": f"Request body too large: at most {limit} bytes apart from uploaded files"}, status=413)
+        return JsonResponse({"detail": body_too_large()}, status=413)
     if isinstance(exception, TooManyFieldsSent):
         return JsonResponse({"detail": f"Too many fields: at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}"}, status=400)
     if isinstance(exception, TooManyFilesSent):

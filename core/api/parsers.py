@@ -24,7 +24,7 @@ from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser, get_encoding
 
-from .errors import PayloadTooLarge, invalid
+from .errors import PayloadTooLarge, body_too_large, invalid
 
 
 def _refuse_constant(name: str) -> Any:
@@ -79,7 +79,7 @@ class StrictJSONParser(JSONParser):
 
 
 def fields_too_large() -> PayloadTooLarge:
-    return PayloadTooLarge(f"Request too large: form fields take at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
+    return PayloadTooLarge(body_too_large())
 
 
 def file_too_large() -> PayloadTooLarge:
