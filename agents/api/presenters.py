@@ -6,11 +6,9 @@ from typing import Any
 from core.api.views import database_id
 from sessions.models import Run
 
+from ..runtime.output import drop_nulls
+
 from ..registry import AgentEntry
-
-
-def drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
-    return {key: item for key, item in value.items() if item is not None}
 
 
 def agent_response(entry: AgentEntry) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -44,7 +45,12 @@ def json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def drop_nulls(data: dict[str, Any]) -> dict[str, Any]:
+def drop_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``response_model_exclude_none``: top-level null keys go, nested values are left alone.
+
+    The one copy, for the runtime's events and the API's bodies alike (it lives here because the
+    runtime imports nothing outside itself).
+    """
     return {k: v for k, v in data.items() if v is not None}
 
 

@@ -44,10 +44,6 @@ class SessionLimitReached(Exception):
         self.limit = limit
 
 
-class RunStatusConflict(Exception):
-    """A status change found the run in another status than the one it expected."""
-
-
 def new_id() -> str:
     return str(uuid.uuid4())
 
@@ -67,14 +63,6 @@ def session_quota_check(*, owner_id: str | None) -> None:
     limit = settings.MAX_SESSIONS_PER_USER
     if owner_id is not None and Session.objects.for_user(owner_id).count() >= limit:
         raise SessionLimitReached(limit)
-
-
-def session_get_for_update(*, user: Any, session_id: str) -> Session:
-    """The session, if ``user`` may write to it. Raises SessionNotFound otherwise."""
-    session = scope_queryset(Session.objects, user).filter(pk=session_id).first()
-    if session is None:
-        raise SessionNotFound(session_id)
-    return session
 
 
 def session_create(
