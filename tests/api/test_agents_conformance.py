@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from agno.client.os import AgentOSClient
@@ -9,7 +10,8 @@ from agno.run.agent import RunCompletedEvent, RunContentEvent, RunStartedEvent
 from agno.run.base import RunStatus
 from agno.utils.http import aclose_default_clients, close_sync_client
 
-from sessions.models import Run
+from sessions.models import Run, RunEvent
+from tests.fakes._base import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -97,5 +99,27 @@ def test_continue_agent_run_stream(client: AgentOSClient) -> None:
     assert "not today" in events[-1].content
 
 
-def test_cancel_agent_run(client: AgentOSClient) -> None:
+def test_cancel_agent_run_stops_a_stream_in_flight(client: AgentOSClient, fake_openai) -> None:
+    # The model sends its first word, then waits: the cancel lands while the run is mid-answer.
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four five", gate=gate, gate_after=2))
+
+    async def cancel_mid_stream():
+        events = []
+        async for event in client.run_agent_stream("openai-agent", "talk slowly", session_id="c-cancel", user_id="alice"):
+            events.append(event)
+            if isinstance(event, RunContentEvent) and event.content == "one " and not gate.is_set():
+                assert await client.cancel_agent_run("openai-agent", event.run_id) is None
+                gate.set()
+        return events
+
+    events = run(cancel_mid_stream())
+    assert [event.event for event in events if not isinstance(event, RunContentEvent)][-2:] == ["RunCancelled", "RunCompleted"]
+    last = events[-1]
+    assert "".join(event.content for event in events if isinstance(event, RunContentEvent)) == "one "
+    assert (last.content, last.content_type, last.session_state) == ("one ", "str", {})
+    assert last.metrics.duration > 0
+    stored = Run.objects.for_user("alice").get(pk=last.run_id)
+    assert stored.status == "CANCELLED"
+    assert list(RunEvent.objects.for_user("alice").filter(run=stored).order_by("event_index").values_list("event", flat=True))[-2:] == ["RunCancelled", "RunCompleted"]
     assert run(client.cancel_agent_run("assistant", "some-run-id")) is None
