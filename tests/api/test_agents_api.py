@@ -251,6 +251,17 @@ class TestPollCancelResume:
         polled = httpx.get(f"{live_api}/agents/assistant/runs/{with_tools}", params={"session_id": "s-p"}).json()
         assert [tool["tool_name"] for tool in polled["tools"]] == ["add"]
 
+    def test_a_streamed_runs_poll_and_listing_keep_its_events_but_not_the_content_deltas(self, live_api: str) -> None:
+        with httpx.stream("POST", f"{live_api}/agents/assistant/runs", data={"message": "stream me", "user_id": "alice", "session_id": "s-ps"}) as response:
+            frames = parse_sse("".join(response.iter_text()))
+        run_id = frames[0][1]["run_id"]
+        kept = [data for name, data in frames if name != "RunContent"]
+        assert [data["event"] for data in kept] == ["RunStarted", "ModelRequestStarted", "ModelRequestCompleted", "RunContentCompleted", "MemoryUpdateStarted", "MemoryUpdateCompleted", "RunCompleted"]
+        polled = httpx.get(f"{live_api}/agents/assistant/runs/{run_id}", params={"session_id": "s-ps"}).json()
+        assert polled["events"] == kept
+        listed = httpx.get(f"{live_api}/agents/assistant/runs", params={"session_id": "s-ps"}).json()
+        assert [run["events"] for run in listed] == [kept]
+
     def test_list_runs_of_an_agent_in_a_session(self, live_api: str) -> None:
         first = post_run(live_api, message="one", user_id="alice", session_id="s-l").json()["run_id"]
         second = post_run(live_api, message="two", user_id="alice", session_id="s-l").json()["run_id"]
