@@ -51,6 +51,8 @@ def test_list_and_get_agents(client: AgentOSClient) -> None:
     detail = client.get_agent("assistant")
     assert (detail.id, detail.name, detail.model.model, detail.model.provider) == ("assistant", "Assistant", "demo", "Offline")
     assert "add" in {tool["name"] for tool in detail.tools["tools"]}
+    hitl = client.get_agent("hitl-agent")
+    assert {tool["name"]: tool.get("requires_confirmation") for tool in hitl.tools["tools"]} == {"delete_file": True, "wire_money": None}
 
 
 def test_run_agent_returns_a_parsed_run_output(client: AgentOSClient) -> None:
