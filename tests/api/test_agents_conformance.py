@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import httpx
 import pytest
 from agno.client.os import AgentOSClient
 from agno.run.agent import RunCompletedEvent, RunContentEvent, RunStartedEvent
@@ -125,3 +126,15 @@ def test_cancel_agent_run_stops_a_stream_in_flight(client: AgentOSClient, fake_o
     assert stored.status == "CANCELLED"
     assert list(RunEvent.objects.for_user("alice").filter(run=stored).order_by("event_index").values_list("event", flat=True))[-2:] == ["RunCancelled", "RunCompleted"]
     assert run(client.cancel_agent_run("assistant", "some-run-id")) is None
+
+
+@pytest.mark.parametrize(("call", "detail"), [
+    (lambda client: client.run_team("crew", "hello"), "Team not found"),
+    (lambda client: client.cancel_team_run("crew", "r1"), "Team not found"),
+    (lambda client: client.run_workflow("flow", "hello"), "Workflow not found"),
+    (lambda client: client.cancel_workflow_run("flow", "r1"), "Workflow not found"),
+])
+def test_team_and_workflow_calls_find_no_such_component(client: AgentOSClient, call, detail: str) -> None:
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        run(call(client))
+    assert (caught.value.response.status_code, caught.value.response.json()) == (404, {"detail": detail})
