@@ -60,6 +60,25 @@ def _compiled_history(limit: int) -> Select:
     return Select(lambda user, session_id, exclude_run_id: _history(user, session_id, exclude_run_id, limit))
 
 
+def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
+    """What AgentOS keeps as a run's ``events``, by run id: every stored event but the per-token
+    RunContent deltas (Agno's default ``events_to_skip``), in order. One query whatever the number
+    of runs; a run without stored events is absent."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+    if not run_ids:
+        return kept
+    rows = (
+        scope_queryset(RunEvent.objects, user)
+        .filter(run_id__in=list(run_ids))
+        .exclude(event="RunContent")
+        .order_by("run_id", "event_index")
+        .values_list("run_id", "payload")
+    )
+    for run_id, payload in rows:
+        kept.setdefault(run_id, []).append(payload)
+    return kept
+
+
 def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list[RunEvent]:
     events = scope_queryset(RunEvent.objects, user).filter(run_id=run_id)
     if after_index is not None:

@@ -68,14 +68,6 @@ class TooManyRequests(APIError):
     status_code = 429
 
 
-class NotImplementedByComponent(APIError):
-    status_code = 501
-
-
-class FeatureUnavailable(APIError):
-    status_code = 503
-
-
 def field_error(location: Sequence[str | int], message: str, *, kind: str = "value_error", value: Any = None, ctx: Mapping[str, Any] | None = None) -> dict[str, Any]:
     error: dict[str, Any] = {"type": kind, "loc": list(location), "msg": message, "input": value}
     if ctx:
@@ -145,10 +137,6 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
     else:
         return None
     return Response({"detail": detail}, status=status, headers=headers or None)
-
-
-def server_error_body(exc: BaseException) -> dict[str, str]:
-    return {"detail": f"Internal server error ({type(exc).__name__})"}
 
 
 # Django-level handlers for what DRF never sees: unknown URLs, crashes outside the API, and what
