@@ -29,6 +29,8 @@ from django.conf import settings
 
 from core.addresses import scope_client_address
 from core.api.authentication import TooManyFailures, authenticate_bearer, credential_from_header
+from core.api.errors import Unprocessable
+from core.api.parsers import load_json
 from core.auth import OPEN, Principal, principal_for_django_user
 from core.tokens import TokenError
 
@@ -101,12 +103,17 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         for task in self.follows.values():
             task.cancel()
 
-    @classmethod
-    async def decode_json(cls, text_data: str) -> Any:
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        # Channels' own receive raises on a binary or empty frame, and json.loads on a deeply
+        # nested one; either would drop the connection. Every bad frame gets an error frame.
         try:
-            return json.loads(text_data)
+            content = load_json(text_data, ["message"]) if text_data else None
         except ValueError:
-            return None
+            content = None
+        except Unprocessable as exc:
+            await self._error(exc.detail[0]["msg"], "invalid_message")
+            return
+        await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict) or not isinstance(content.get("action"), str):

@@ -105,15 +105,20 @@ def _db_entry(version: Any) -> AgentEntry:
     )
 
 
+def _active_versions(agent_id: str):
+    from .models import AgentVersion
+
+    return AgentVersion.objects.select_related("definition").filter(definition__is_active=True, definition__agent_id=agent_id)
+
+
 def _published_versions(agent_id: str | None = None, version: int | None = None) -> list[Any]:
     from .models import AgentVersion, Stage
 
-    versions = AgentVersion.objects.select_related("definition").filter(definition__is_active=True)
+    versions = AgentVersion.objects.select_related("definition").filter(definition__is_active=True, stage=Stage.PUBLISHED)
     if agent_id is not None:
         versions = versions.filter(definition__agent_id=agent_id)
     if version is not None:
         return list(versions.filter(version=version)[:1])
-    versions = versions.filter(stage=Stage.PUBLISHED)
     if agent_id is not None:
         return list(versions.order_by("-version")[:1])
     versions = versions.order_by("definition__agent_id", "-version")
@@ -130,11 +135,21 @@ def agent_list() -> list[AgentEntry]:
 
 
 def agent_get(agent_id: str, *, version: int | None = None) -> AgentEntry | None:
-    """The agent ``agent_id``; ``version`` pins a stored version (draft or published) of a database agent."""
+    """The agent ``agent_id``; ``version`` pins a published version of a database agent.
+
+    A draft is not found, exactly as a missing version is: its instructions and tools are
+    unreviewed, so only ``agent_version_get`` (for admins testing it) reaches one.
+    """
     code = code_agents()
     if agent_id in code and version is None:
         return code[agent_id]
     found = _published_versions(agent_id, version)
+    return _db_entry(found[0]) if found else None
+
+
+def agent_version_get(agent_id: str, *, version: int) -> AgentEntry | None:
+    """Stored version ``version`` of a database agent, draft or published (admins only)."""
+    found = list(_active_versions(agent_id).filter(version=version)[:1])
     return _db_entry(found[0]) if found else None
 
 

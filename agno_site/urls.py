@@ -4,6 +4,8 @@ from django.urls import include, path
 from core import views as core_views
 from core.api.routing import route
 
+handler400 = "core.api.errors.bad_request"
+handler403 = "core.api.errors.permission_denied"
 handler404 = "core.api.errors.not_found"
 handler500 = "core.api.errors.server_error"
 

@@ -108,6 +108,7 @@ class AccessTokenAdmin(OwnedModelAdmin):
     def save_model(self, request, obj: AccessToken, form, change: bool) -> None:
         if change:
             return  # tokens are immutable; revoke and create a new one
+        from .auth import OPERATOR
         from .services.tokens import access_token_create
 
         created, secret = access_token_create(
@@ -117,6 +118,7 @@ class AccessTokenAdmin(OwnedModelAdmin):
             scopes=form.cleaned_data.get("scopes_text", ""),
             ttl_days=form.cleaned_data.get("ttl_days"),
             created_by=request.user.get_username(),
+            granted_by=OPERATOR,  # a staff user with the add permission holds the server
         )
         obj.pk = created.pk
         messages.warning(request, f"Copy this token now, it is not shown again: {secret}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .scopes import Scope, allows, holds_family, parse_scopes, readable_ids
+from .scopes import Scope, allows, holds_admin, holds_family, parse_scopes, readable_ids, scopes_not_held
 from .tenancy import ALL_USERS
 
 # A logged-in browser user may use every user-level capability on their own data.
@@ -25,7 +25,7 @@ class Principal:
     is_admin: bool = False
     # True when every read and write must be the caller's own (user isolation).
     isolated: bool = False
-    # "none" | "security_key" | "jwt" | "token" | "session"
+    # "none" | "security_key" | "jwt" | "token" | "session" | "operator"
     via: str = "none"
     session_id: str | None = None
     token_id: int | None = None
@@ -50,6 +50,10 @@ class Principal:
         """Ids of ``resource`` this caller may ``action``; None means all."""
         return None if not self.scope_enforced else readable_ids(self.scopes, resource, action)
 
+    def scopes_not_held(self, wanted: list[str]) -> list[str]:
+        """What of ``wanted`` this caller may not put on a token it creates (admins: nothing)."""
+        return [] if self.is_admin else scopes_not_held(self.scopes, wanted)
+
     def read_scope(self, requested_user_id: str | None = None):
         """The core.tenancy scope for reads: forced to the caller when isolated."""
         if self.isolated:
@@ -69,6 +73,8 @@ class Principal:
 
 OPEN = Principal()
 SECURITY_KEY_ROOT = Principal(is_admin=True, via="security_key")
+# Who mints tokens in the Django admin and in manage.py commands: whoever runs the server.
+OPERATOR = Principal(is_admin=True, via="operator")
 
 
 def principal_for_django_user(user) -> Principal:
@@ -76,17 +82,42 @@ def principal_for_django_user(user) -> Principal:
     return Principal(user_id=user.get_username(), isolated=True, via=BROWSER)
 
 
+def _claimed_scopes(claims: dict) -> tuple[Scope, ...]:
+    """The scopes claim: a list of strings or one space/comma-separated string (AgentOS), or absent."""
+    from .tokens import TokenError
+
+    value = claims.get(settings.JWT_SCOPES_CLAIM)
+    if value is None or isinstance(value, str):
+        return parse_scopes(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return parse_scopes(value)
+    raise TokenError(f"Invalid token: the {settings.JWT_SCOPES_CLAIM} claim must be a list of strings or a string")
+
+
+def _claimed_session(claims: dict) -> str | None:
+    """The session a token is bound to (absent or empty: none). A binding of another type is
+    refused, not dropped: dropping it would unbind the token from its session."""
+    from .tokens import TokenError
+
+    value = claims.get(settings.JWT_SESSION_ID_CLAIM)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise TokenError(f"Invalid token: the {settings.JWT_SESSION_ID_CLAIM} claim must be a non-empty string")
+    return value
+
+
 def principal_for_claims(claims: dict) -> Principal:
     from .tokens import TokenError, check_subject
 
-    scopes = parse_scopes(claims.get(settings.JWT_SCOPES_CLAIM))
-    is_admin = any(scope.resource + ":" + scope.action == settings.ADMIN_SCOPE for scope in scopes if scope.resource_id == "*")
+    scopes = _claimed_scopes(claims)
+    is_admin = holds_admin(scopes)
     subject = claims.get(settings.JWT_USER_ID_CLAIM)
     if subject is None:
         user_id = None
     else:
         user_id = check_subject(subject)
-    session_id = claims.get(settings.JWT_SESSION_ID_CLAIM)
+    session_id = _claimed_session(claims)
     isolated = settings.AGENT_OS_USER_ISOLATION and not is_admin
     if isolated and user_id is None:
         raise TokenError("Invalid token subject")
@@ -96,13 +127,13 @@ def principal_for_claims(claims: dict) -> Principal:
         is_admin=is_admin,
         isolated=isolated,
         via="jwt",
-        session_id=session_id if isinstance(session_id, str) and session_id else None,
+        session_id=session_id,
     )
 
 
 def principal_for_access_token(token) -> Principal:
     scopes = parse_scopes(token.scopes)
-    is_admin = settings.ADMIN_SCOPE in token.scopes
+    is_admin = holds_admin(scopes)
     return Principal(
         user_id=token.principal_id,
         scopes=scopes,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from functools import partial
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from csp.middleware import CSPMiddleware
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.messages import storage as messages_storage
@@ -84,6 +85,10 @@ class InlineHooks:
 
 class SecurityMiddleware(InlineHooks, security.SecurityMiddleware):
     pass
+
+
+class ContentSecurityPolicyMiddleware(InlineHooks, CSPMiddleware):
+    """django-csp's middleware; its hooks only set a lazy nonce and a header."""
 
 
 class CommonMiddleware(InlineHooks, common.CommonMiddleware):

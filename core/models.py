@@ -11,6 +11,11 @@ from django.utils import timezone
 from .tenancy import OwnedModel
 
 
+def service_account_principal(token_id: int) -> str:
+    """The user id a service account acts as: its own row id, unique by construction and never reused."""
+    return f"sa:{token_id}"
+
+
 class TokenKind(models.TextChoices):
     PERSONAL = "personal", "Personal access token"
     SERVICE = "service", "Service account"
@@ -19,8 +24,10 @@ class TokenKind(models.TextChoices):
 class AccessToken(OwnedModel):
     """A bearer token (``agno_pat_…``). Only its SHA-256 is stored; the token is shown once.
 
-    A personal token acts as its owner (``user_id``); a service account acts as ``sa:<name>``,
-    always bound to its own data unless it holds the admin scope.
+    A personal token acts as its owner (``user_id``); a service account acts as ``sa:<id>``,
+    always bound to its own data unless it holds the admin scope. The id, not the name: a name
+    is unique only per owner (and not at all among ownerless accounts), so alice's and bob's
+    ``bot`` would otherwise be one identity sharing sessions and memories.
     """
 
     name = models.CharField(max_length=128)
@@ -45,7 +52,7 @@ class AccessToken(OwnedModel):
 
     @property
     def principal_id(self) -> str | None:
-        return f"sa:{self.name}" if self.kind == TokenKind.SERVICE else self.user_id
+        return service_account_principal(self.pk) if self.kind == TokenKind.SERVICE else self.user_id
 
     def is_usable(self, now=None) -> bool:
         now = now or timezone.now()

@@ -99,10 +99,6 @@ class Run(OwnedModel):
     def __str__(self) -> str:
         return self.run_id
 
-    @property
-    def is_terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
-
 
 class RunEvent(OwnedModel):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events", db_column="run_id")

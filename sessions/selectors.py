@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from core.querysets import window
 from core.statements import Select
 from core.tenancy import ALL_USERS, scope_queryset
 
@@ -59,6 +60,25 @@ def _compiled_history(limit: int) -> Select:
     return Select(lambda user, session_id, exclude_run_id: _history(user, session_id, exclude_run_id, limit))
 
 
+def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
+    """What AgentOS keeps as a run's ``events``, by run id: every stored event but the per-token
+    RunContent deltas (Agno's default ``events_to_skip``), in order. One query whatever the number
+    of runs; a run without stored events is absent."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+    if not run_ids:
+        return kept
+    rows = (
+        scope_queryset(RunEvent.objects, user)
+        .filter(run_id__in=list(run_ids))
+        .exclude(event="RunContent")
+        .order_by("run_id", "event_index")
+        .values_list("run_id", "payload")
+    )
+    for run_id, payload in rows:
+        kept.setdefault(run_id, []).append(payload)
+    return kept
+
+
 def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list[RunEvent]:
     events = scope_queryset(RunEvent.objects, user).filter(run_id=run_id)
     if after_index is not None:
@@ -67,10 +87,6 @@ def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list
 
 
 # --- API reads: sessions, session runs, memories ----------------------------------------------
-
-# Offsets and limits beyond a signed 64-bit integer make PostgreSQL and SQLite raise; a page that
-# far out is empty whatever the table holds.
-_SQL_INT_MAX = 2**63 - 1
 
 # sort_by values AgentOS accepts for sessions (its table's columns) -> our columns. Unknown
 # values fall back to the default, as AgentOS ignores them.
@@ -99,12 +115,6 @@ MEMORY_SORT_COLUMNS = {
 }
 
 
-def _window(queryset: Any, *, offset: int, limit: int) -> list[Any]:
-    if offset >= _SQL_INT_MAX:
-        return []
-    return list(queryset[offset : min(offset + limit, _SQL_INT_MAX)])
-
-
 def _ordering(column: str, *, descending: bool, tie_breaker: str) -> list[str]:
     return [f"-{column}", f"-{tie_breaker}"] if descending else [column, tie_breaker]
 
@@ -130,7 +140,7 @@ def session_list(
         sessions = sessions.filter(session_name__icontains=session_name)
     total = sessions.count()
     column = SESSION_SORT_COLUMNS.get(sort_by or "", "created_at")
-    page = _window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    page = window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
     return page, total
 
 
@@ -228,7 +238,7 @@ def memory_list(
         memories = memories.filter(memory__icontains=search_content)
     total = memories.count()
     column = MEMORY_SORT_COLUMNS.get(sort_by or "", "updated_at")
-    page = _window(memories.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
+    page = window(memories.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
     return page, total
 
 
@@ -250,7 +260,7 @@ def memory_user_stats(*, user: Any, offset: int = 0, limit: int = 20) -> tuple[l
         .annotate(total_memories=Count("pk"), last_memory_updated_at=Max("updated_at"))
         .order_by("-last_memory_updated_at", "user_id")
     )
-    return _window(stats, offset=offset, limit=limit), total
+    return window(stats, offset=offset, limit=limit), total
 
 
 def memory_list_for_user(*, user_id: str) -> list[UserMemory]:

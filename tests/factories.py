@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from agents.models import CancelIntent, Job
+from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
 from sessions.models import Run, RunEvent, Session, UserMemory
@@ -51,7 +52,7 @@ def make_cancel_intent(user_id: str | None = "alice", **fields: Any) -> CancelIn
 def make_access_token(user_id: str | None = "alice", **fields: Any) -> AccessToken:
     fields.setdefault("name", f"token-{next(_counter)}")
     fields.setdefault("scopes", ["agents:read"])
-    token, _secret = access_token_create(user_id=user_id, **fields)
+    token, _secret = access_token_create(user_id=user_id, granted_by=OPERATOR, **fields)
     return token
 
 

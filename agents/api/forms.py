@@ -12,7 +12,7 @@ from rest_framework.exceptions import UnsupportedMediaType
 
 from core.api import params
 from core.api.errors import BadRequest, PayloadTooLarge, invalid, missing
-from core.api.parsers import fields_too_large, file_too_large, uploads_too_large
+from core.api.parsers import fields_too_large, file_too_large, load_json, uploads_too_large
 
 from ..services.runs import RunRequest
 
@@ -34,17 +34,20 @@ def form_data(request) -> Any:
         raise fields_too_large() from None
 
 
-def _json_or_none(raw: Any) -> Any:
+def _json_or_none(data: Any, name: str) -> Any:
+    """A JSON form field; one that is not JSON is dropped, as AgentOS drops it (one too deep to
+    handle safely is a 422)."""
+    raw = data.get(name)
     if raw is None or raw == "":
         return None
     try:
-        return json.loads(raw)
+        return load_json(raw, ["body", name])
     except (TypeError, ValueError):
         return None
 
 
-def _object_or_dropped(raw: Any) -> dict[str, Any] | None:
-    value = _json_or_none(raw)
+def _object_or_dropped(data: Any, name: str) -> dict[str, Any] | None:
+    value = _json_or_none(data, name)
     return value if isinstance(value, dict) else None
 
 
@@ -58,10 +61,9 @@ def bounded_text(data: Any, name: str) -> str | None:
 
 
 def _media(data: Any, name: str) -> list[dict[str, Any]] | None:
-    raw = data.get(name)
-    if raw in (None, ""):
+    if data.get(name) in (None, ""):
         return None
-    value = _json_or_none(raw)
+    value = _json_or_none(data, name)
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         raise invalid(["body", name], f"Invalid {name}: expected a JSON array of objects")
     return value
@@ -116,13 +118,12 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
     message = bounded_text(data, "message")
     if message is None:
         raise missing(["body", "message"])
-    metadata_raw = data.get("metadata")
-    metadata = _json_or_none(metadata_raw)
-    if metadata_raw not in (None, "") and metadata is not None and not isinstance(metadata, dict):
+    metadata = _json_or_none(data, "metadata")
+    if metadata is not None and not isinstance(metadata, dict):
         raise BadRequest("Invalid metadata parameter: expected a JSON object")
     output_schema = None
     if data.get("output_schema") not in (None, ""):
-        output_schema = _json_or_none(data.get("output_schema"))
+        output_schema = _json_or_none(data, "output_schema")
         if not isinstance(output_schema, dict) or output_schema.get("type") != "object":
             raise invalid(["body", "output_schema"], "Invalid output_schema: the root must be a JSON schema with \"type\": \"object\"")
     files_metadata = data.get("files_metadata")
@@ -143,9 +144,9 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
         user_id=(data.get("user_id") or None),
         stream=params.boolean(data, "stream", True, where="body"),
         stream_events=params.boolean(data, "stream_events", True, where="body"),
-        session_state=_object_or_dropped(data.get("session_state")),
+        session_state=_object_or_dropped(data, "session_state"),
         metadata=metadata if isinstance(metadata, dict) else None,
-        dependencies=_object_or_dropped(data.get("dependencies")),
+        dependencies=_object_or_dropped(data, "dependencies"),
         output_schema=output_schema,
         add_history_to_context=None if add_history in (None, "") else params.boolean(data, "add_history_to_context", True, where="body"),
         images=images,
@@ -160,7 +161,7 @@ def parse_tools_field(data: Any) -> list[dict[str, Any]] | None:
     if raw in (None, ""):
         return None
     try:
-        value = json.loads(raw)
+        value = load_json(raw, ["body", "tools"])
     except (TypeError, ValueError):
         raise BadRequest("Invalid JSON in tools field") from None
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):

@@ -7,20 +7,15 @@ from core.api.views import database_id
 from sessions.models import Run
 
 from ..registry import AgentEntry
-
-
-def drop_nulls(value: dict[str, Any]) -> dict[str, Any]:
-    return {key: item for key, item in value.items() if item is not None}
+from ..runtime import Function
+from ..runtime.output import drop_nulls
 
 
 def agent_response(entry: AgentEntry) -> dict[str, Any]:
     """``AgentResponse``: the detail shape, used by GET /agents and GET /agents/{id}."""
     agent = entry.template
     assert agent is not None
-    tools = [
-        {"name": function.name, "description": function.description, "parameters": function.parameters}
-        for function in agent.functions.values()
-    ]
+    tools = [_tool(function) for function in agent.functions.values()]
     body: dict[str, Any] = {
         "id": entry.agent_id,
         "name": entry.name,
@@ -55,6 +50,18 @@ def agent_response(entry: AgentEntry) -> dict[str, Any]:
         "sandboxed": False,
     }
     return drop_nulls(body)
+
+
+def _tool(function: Function) -> dict[str, Any]:
+    """Agno's ``Function.to_dict()``: the flags it serialises, only when set. Agno 3.1.10 lists
+    no user-input flag there; such a tool shows by the fields missing from its parameters."""
+    return drop_nulls({
+        "name": function.name,
+        "description": function.description,
+        "parameters": function.parameters,
+        "requires_confirmation": function.requires_confirmation or None,
+        "external_execution": function.external_execution or None,
+    })
 
 
 def agent_summary(entry: AgentEntry) -> dict[str, Any]:

@@ -17,14 +17,14 @@ from core.api.sse import control_frame, event_frame
 from core.api.throttling import PrincipalRateThrottle
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
 from core.tenancy import scope_queryset
-from sessions.models import Run, RunEvent, RunStatus, Session
+from sessions.models import Run, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
-from sessions.selectors import session_get
+from sessions.selectors import run_events_kept, session_get
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
-from ..models import Job
+from ..models import Job, Stage
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
@@ -49,7 +49,7 @@ from ..services.runs import (
     RunNotContinuable,
     RunNotFound,
     RunRequest,
-    agent_entry,
+    agent_entry_for,
     cancel_for_caller,
     continue_execute,
     continue_prepare,
@@ -205,9 +205,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         return "stream", (prepared, slot), True
 
     def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
-        agent_entry(agent_id, version=run_request.version)
+        entry = agent_entry_for(principal=self.principal, agent_id=agent_id, version=run_request.version)
         session, session_id, owner_id = session_for_run(principal=self.principal, session_id=run_request.session_id, requested_user_id=run_request.user_id)
         payload = {name: getattr(run_request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
+        if entry.stage == Stage.DRAFT:
+            # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
+            payload["draft_allowed"] = True
         run_input = {"input_content": run_request.message, **({"images": run_request.images} if run_request.images else {}), **({"files": run_request.files} if run_request.files else {})}
         return job_submit(
             owner_id=owner_id, session=session, session_id=session_id, component_id=agent_id, payload=payload,
@@ -238,14 +241,10 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         status = request.query_params.get("status")
         if status:
             runs = runs.filter(status=status)
+        runs = list(runs)
+        events = run_events_kept(user=scope, run_ids=[run.pk for run in runs])
         # Explicit nulls, as AgentOS answers this list (the session's runs list drops them).
-        return [render_run(*run_by_own_kind(stored_run(run)), keep_nulls=True) for run in runs]
-
-
-def _structural_events(run: Run) -> list[dict[str, Any]]:
-    """Stored events without the per-token RunContent deltas, as AgentOS keeps them."""
-    rows = scope_queryset(RunEvent.objects, run.user_id if run.user_id else None).filter(run_id=run.pk).exclude(event="RunContent").order_by("event_index")
-    return [row.payload for row in rows]
+        return [render_run(*run_by_own_kind(stored_run(run, events=events.get(run.pk))), keep_nulls=True) for run in runs]
 
 
 def _run_in_path(view: AgentOSView, request, agent_id: str, run_id: str) -> Run:
@@ -269,7 +268,7 @@ class AgentRunDetailView(OfAnAgent, AgentOSView):
     )
     def get(self, request, agent_id: str, run_id: str):
         run = _run_in_path(self, request, agent_id, run_id)
-        body = run_output(run, events=_structural_events(run))
+        body = run_output(run, events=run_events_kept(user=run.user_id or None, run_ids=[run.pk]).get(run.pk, []))
         if run.status == RunStatus.PENDING:
             job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
             blocker = waiting_on(job) if job is not None else None

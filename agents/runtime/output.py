@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -44,7 +45,12 @@ def json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def drop_nulls(data: dict[str, Any]) -> dict[str, Any]:
+def drop_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``response_model_exclude_none``: top-level null keys go, nested values are left alone.
+
+    The one copy, for the runtime's events and the API's bodies alike (it lives here because the
+    runtime imports nothing outside itself).
+    """
     return {k: v for k, v in data.items() if v is not None}
 
 
@@ -155,6 +161,46 @@ class RunMetrics:
                 for e in entries
             ]
         return metrics
+
+
+def session_metrics_add(session: Mapping[str, Any], run: Mapping[str, Any], *, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Agno's ``SessionMetrics.accumulate_from_run`` over dicts: the session's metrics plus a run's,
+    tokens and cost, overall and per model (``details[model_type]``, one entry per provider and id).
+
+    ``previous`` is what this run had already added (a continued run's metrics are cumulative):
+    only the difference is added. The result is shaped as ``SessionMetrics.to_dict()``.
+    """
+    totals: dict[str, Any] = {name: int(session.get(name) or 0) for name in TOKEN_FIELDS}
+    totals["cost"] = session.get("cost")
+    details = {kind: [dict(entry) for entry in entries] for kind, entries in (session.get("details") or {}).items()}
+    for sign, metrics in ((1, run), (-1, previous or {})):
+        _accumulate(totals, metrics, sign)
+        for kind, entries in (metrics.get("details") or {}).items():
+            known = details.setdefault(kind, [])
+            for entry in entries:
+                key = (entry.get("provider", ""), entry.get("id", ""))
+                found = next((item for item in known if (item.get("provider", ""), item.get("id", "")) == key), None)
+                if found is None:
+                    found = {"provider": key[0], "id": key[1]}
+                    known.append(found)
+                _accumulate(found, entry, sign)
+    shaped = {
+        kind: [_nonzero({**{name: entry.get(name) for name in (*TOKEN_FIELDS, "cost")}, "id": entry["id"], "provider": entry["provider"]}) for entry in known]
+        for kind, known in details.items()
+    }
+    return _nonzero({**totals, "details": shaped})
+
+
+def has_usage(metrics: Mapping[str, Any]) -> bool:
+    """Whether run metrics count anything a session adds up (tokens, cost, a model's entry)."""
+    return any(metrics.get(name) for name in TOKEN_FIELDS) or metrics.get("cost") is not None or bool(metrics.get("details"))
+
+
+def _accumulate(into: dict[str, Any], metrics: Mapping[str, Any], sign: int) -> None:
+    for name in TOKEN_FIELDS:
+        into[name] = max(0, int(into.get(name) or 0) + sign * int(metrics.get(name) or 0))
+    if metrics.get("cost") is not None:
+        into["cost"] = (into.get("cost") or 0) + sign * metrics["cost"]
 
 
 def message_metrics(usage: Usage, duration: float, time_to_first_token: float | None) -> dict[str, Any]:

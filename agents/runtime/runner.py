@@ -146,6 +146,9 @@ class AgentRun:
             self.state.cancellation_stage = "EXECUTING"
             self._close_timing()
             yield from self._emit(self._events.run_cancelled(partial))
+            # AgentOS 3.1.10 ends a cancelled run with a RunCompleted too (content type, metrics
+            # with the duration, session state); its clients read the last event for those.
+            yield from self._emit(self._events.run_completed())
         except (ModelError, OutputSchemaError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             self.state.content = message

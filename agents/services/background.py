@@ -35,6 +35,7 @@ from .runs import (
     RunRequest,
     _drive,
     agent_entry,
+    agent_entry_pinned,
     branch_prepare_for_job,
     continue_prepare_for_owner,
     mark_regenerated,
@@ -189,7 +190,12 @@ def _prepare(job: Job, run: Run, session: Session) -> tuple[PreparedRun, Any]:
         prepared = continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False)
         return prepared, prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=payload.get("stream_events", True))
     request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
-    entry = agent_entry(job.component_id, version=request.version)
+    # A draft runs only when an admin submitted it (the API marks the payload); a job that pins
+    # a draft without that mark finds nothing, as a missing version.
+    if payload.get("draft_allowed") and request.version is not None:
+        entry = agent_entry_pinned(job.component_id, version=request.version)
+    else:
+        entry = agent_entry(job.component_id, version=request.version)
     # Token by token only when the submission streams; a stream=false background run is
     # polled, and its events (structural ones, and the answer) still reach any follower.
     prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)

@@ -20,7 +20,6 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.statements import Insert, Update, instances, pipelined
-from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
@@ -455,10 +454,6 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
     if retried or failed:
         logger.warning("reaper: %d job(s) requeued, %d failed after losing their worker", len(retried), len(failed))
     return retried, failed
-
-
-def job_for_caller(*, user: Any, job_id: str) -> Job | None:
-    return scope_queryset(Job.objects, user).filter(pk=job_id).first()
 
 
 def queue_stats() -> dict[str, Any]:

@@ -27,7 +27,7 @@ from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
 from sessions.selectors import run_history
 from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update, session_quota_check
 
-from ..registry import AgentEntry, agent_get
+from ..registry import AgentEntry, agent_get, agent_version_get
 from ..runtime import Agent, InvalidContinuation, RunContext
 from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
@@ -125,10 +125,27 @@ class Continuation:
 
 
 def agent_entry(agent_id: str, *, version: int | None = None) -> AgentEntry:
+    """The live agent, or a published version of it; a draft is not found (AgentNotFound)."""
     entry = agent_get(agent_id, version=version)
     if entry is None:
         raise AgentNotFound()
     return entry
+
+
+def agent_entry_pinned(agent_id: str, *, version: int) -> AgentEntry:
+    """Any stored version, drafts included: only for a run an admin asked for (``agent_entry_for``)."""
+    entry = agent_version_get(agent_id, version=version)
+    if entry is None:
+        raise AgentNotFound()
+    return entry
+
+
+def agent_entry_for(*, principal: Principal, agent_id: str, version: int | None) -> AgentEntry:
+    """What ``principal`` may run: an admin may pin a draft to test it, anyone else only what is
+    published (a draft answers as a missing version does)."""
+    if principal.is_admin and version is not None:
+        return agent_entry_pinned(agent_id, version=version)
+    return agent_entry(agent_id, version=version)
 
 
 def _agent_for(entry: AgentEntry, owner_id: str | None, request: RunRequest | None) -> Agent:
@@ -188,7 +205,7 @@ def _context(
 
 def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> PreparedRun:
     """Resolve the agent and the session for ``principal``; read history and memories."""
-    entry = agent_entry(agent_id, version=request.version)
+    entry = agent_entry_for(principal=principal, agent_id=agent_id, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     if session is None:  # the run will create it: refused now, before anything runs or is stored
         session_quota_check(owner_id=owner_id)

@@ -32,10 +32,6 @@ def _status(owner: str | None, run_id: str) -> str | None:
     return scope_queryset(Run.objects, owner).filter(pk=run_id).values_list("status", flat=True).first()
 
 
-def stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
-    return _stored_after(owner, run_id, after)
-
-
 def _event_count(owner: str | None, run_id: str) -> int:
     return scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).count()
 

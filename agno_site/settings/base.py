@@ -57,6 +57,8 @@ ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"]
 if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must be set when DEBUG is false")
 CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS")
+# A failed CSRF check answers JSON on API paths (HTML on the browser's pages).
+CSRF_FAILURE_VIEW = "core.api.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -72,6 +74,7 @@ INSTALLED_APPS = [
     "channels",
     "django_celery_beat",
     "axes",
+    "csp",
     "core",
     "agents",
     "sessions.apps.SessionsConfig",
@@ -83,6 +86,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Django's own middleware, with hooks that stay on the event loop (see core.middleware).
     "core.middleware.SecurityMiddleware",
+    # Ahead of the static files, so every response carries the policy (an SVG opened on its own too).
+    "core.middleware.ContentSecurityPolicyMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "core.middleware.StaticFilesMiddleware",
     "core.middleware.SessionMiddleware",
@@ -229,10 +234,17 @@ WHITENOISE_USE_FINDERS = True
 
 # --- API ---------------------------------------------------------------------------------------
 DOCS_ENABLED = env.boolean("DOCS_ENABLED", True)
+# Bounds on what a client sends (README: Security). Over them: 413 for size, 400 for too many
+# fields, 422 for nesting; always JSON on API paths (core.api.errors). The depth bound stays far
+# below the interpreter's recursion limit, which everything that walks a JSON value shares.
+# (DATA_UPLOAD_MAX_MEMORY_SIZE is set with the run form's bounds below.)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env.integer("DATA_UPLOAD_MAX_NUMBER_FIELDS", 1000, minimum=10)
+JSON_MAX_DEPTH = env.integer("JSON_MAX_DEPTH", 64, minimum=2, maximum=200)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Any DRF view, ours or a library's, reads JSON through the bounded parser (core.api.parsers).
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
@@ -250,6 +262,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Swagger UI's default validator badge is an image from validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     # The open (no-credentials) authenticator is not a security scheme; leave it out.
     "AUTHENTICATION_WHITELIST": [
@@ -324,7 +338,9 @@ MAX_SESSIONS_PER_USER = env.integer("MAX_SESSIONS_PER_USER", 10_000, minimum=1)
 # Django's bound on a request's form fields (all but file parts), kept consistent with the ones
 # above: room for the longest message (at worst 4 UTF-8 bytes a character), inline media up to
 # the upload total, and Django's own 2.5 MiB for every other field. Above it a run form is 413.
-DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.integer(
+    "DATA_UPLOAD_MAX_MEMORY_SIZE", UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440, minimum=1024
+)
 # Django's default, on purpose: a body above it spools to an anonymous temporary file (no name
 # on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
 # files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.
@@ -334,6 +350,30 @@ CORS_ALLOW_CREDENTIALS = True
 CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
 CORS_PREFLIGHT_MAX_AGE = 600
 CORS_ALLOW_HEADERS = ["authorization", "content-type", "idempotency-key", "x-csrftoken", "accept"]
+
+# Content Security Policy on every response (django-csp; README: Security). What the sanitiser
+# of the chat UI (chat/static/chat/js/render.js) misses, the browser still refuses: scripts only
+# from our own files (no inline script, no eval), images only from us or data: URLs (a remote
+# image would carry data out in its URL), forms post only to us, nothing frames us.
+# 'self' in connect-src also lets a page open ws:/wss: sockets to its own host (CSP Level 3;
+# tests/ui/test_csp_browser.py checks it in Chromium).
+# style-src 'self': <style> elements and style attributes are refused, so model output cannot
+# restyle or cover the page. Styles that scripts set through the CSSOM (Chart.js, the admin's
+# widgets, the chat's auto-growing composer) are not inline styles to CSP and keep working.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # Tracebacks and error reports never show credentials (Django's filter misses Authorization).
 DEFAULT_EXCEPTION_REPORTER_FILTER = "core.logging.CredentialFilter"

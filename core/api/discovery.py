@@ -9,9 +9,11 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from .routing import plain_api_view
 from .views import AgentOSView
 
 
+@plain_api_view("GET")
 def landing(request: HttpRequest):
     """``GET /``: AgentOS's minimal landing JSON; a browser asking for HTML goes to the chat UI."""
     accept = request.headers.get("Accept", "")

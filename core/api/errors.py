@@ -10,9 +10,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import OperationalError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import csrf, defaults
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -63,14 +66,6 @@ class Unprocessable(APIError):
 
 class TooManyRequests(APIError):
     status_code = 429
-
-
-class NotImplementedByComponent(APIError):
-    status_code = 501
-
-
-class FeatureUnavailable(APIError):
-    status_code = 503
 
 
 def field_error(location: Sequence[str | int], message: str, *, kind: str = "value_error", value: Any = None, ctx: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -144,11 +139,51 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
     return Response({"detail": detail}, status=status, headers=headers or None)
 
 
-def server_error_body(exc: BaseException) -> dict[str, str]:
-    return {"detail": f"Internal server error ({type(exc).__name__})"}
+# Django-level handlers for what DRF never sees: unknown URLs, crashes outside the API, and what
+# Django refuses before or while a view reads the request (a body over
+# DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields, an unknown Host, a failed CSRF check). The
+# browser's pages keep Django's HTML; every other path is the API and answers JSON.
+HTML_PATH_PREFIXES = ("/chat/", "/admin/", "/static/")
+HTML_PAGES = {"/docs", "/redoc"}
 
 
-# Django-level handlers for paths DRF never sees (unknown URLs, crashes outside the API).
+def is_api_path(path: str) -> bool:
+    return not path.startswith(HTML_PATH_PREFIXES) and path.rstrip("/") not in HTML_PAGES
+
+
+def body_too_large() -> str:
+    """Why a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused: one text, whoever refuses it."""
+    return f"Request body too large: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes apart from uploaded files"
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's SuspiciousOperation and BadRequest, raised in middleware or by ``request.data``."""
+    if not is_api_path(request.path):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        return JsonResponse({"detail": body_too_large()}, status=413)
+    if isinstance(exception, TooManyFieldsSent):
+        return JsonResponse({"detail": f"Too many fields: at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}"}, status=400)
+    if isinstance(exception, TooManyFilesSent):
+        return JsonResponse({"detail": f"Too many files: at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES}"}, status=400)
+    if isinstance(exception, DisallowedHost):
+        return JsonResponse({"detail": "Invalid Host header"}, status=400)
+    return JsonResponse({"detail": "Bad Request"}, status=400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if not is_api_path(request.path):
+        return defaults.permission_denied(request, exception)
+    return JsonResponse({"detail": "Forbidden"}, status=403)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: a browser session's unsafe request without a valid CSRF token."""
+    if not is_api_path(request.path):
+        return csrf.csrf_failure(request, reason)
+    return JsonResponse({"detail": f"CSRF verification failed: {reason}" if reason else "CSRF verification failed"}, status=403)
+
+
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return JsonResponse({"detail": "Not Found"}, status=404)
 

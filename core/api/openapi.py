@@ -39,6 +39,11 @@ _COMMON_ERRORS = {
     "422": "A query, path or body value was invalid",
     "429": "Too many requests; retry after the Retry-After header's seconds",
 }
+# What any operation with a body may answer besides (core.api.errors.bad_request).
+_BODY_ERRORS = {
+    "400": "More form fields than DATA_UPLOAD_MAX_NUMBER_FIELDS",
+    "413": "A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE (uploaded files apart)",
+}
 _PUBLIC = {("/info", "get")}
 
 
@@ -56,7 +61,8 @@ def declare_common_errors(result, generator, request, public):
             responses = operation.setdefault("responses", {})
             if (path, method) in _PUBLIC and {} not in operation.get("security", [{}]):
                 operation["security"].append({})  # credentials are optional: none is also accepted
-            for status, description in _COMMON_ERRORS.items():
+            errors = {**_COMMON_ERRORS, **(_BODY_ERRORS if "requestBody" in operation else {})}
+            for status, description in errors.items():
                 if (path, method) in _PUBLIC and status in ("401", "403"):
                     continue
                 if status not in responses:

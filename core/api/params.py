@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from .errors import invalid
@@ -68,16 +67,6 @@ def choice(params: Mapping[str, Any], name: str, options: Sequence[str], default
 def sort_order_param(params: Mapping[str, Any]) -> bool:
     """``sort_order`` as "descending?": asc|desc (default desc), anything else a 422 (AgentOS's enum)."""
     return choice(params, "sort_order", ("asc", "desc"), "desc") == "desc"
-
-
-def iso_date(params: Mapping[str, Any], name: str, *, where: str = "query") -> date | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        return date.fromisoformat(str(value))
-    except ValueError:
-        raise invalid([where, name], "Input should be a valid date in the format YYYY-MM-DD", kind="date_from_datetime_parsing", value=value) from None
 
 
 @dataclass(frozen=True)

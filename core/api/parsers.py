@@ -1,7 +1,10 @@
 """Request body parsers that refuse what the database cannot store, as a 422 and never a 500.
 
 PostgreSQL's text and jsonb refuse NUL characters; JSON numbers like ``1e400`` parse as
-infinity, which jsonb refuses too; and very deep nesting exhausts the parser's stack.
+infinity, which jsonb refuses too; and deep nesting exhausts the stack, in the parser (a
+``RecursionError``) or later, in whatever walks the value recursively (``json.dumps`` when it is
+stored, serializers, ``copy.deepcopy``). So every JSON a client sends, a body, a form field or a
+WebSocket frame, is read by ``load_json``, which bounds its depth (``JSON_MAX_DEPTH``).
 
 The multipart parser of the run, continue and resume forms bounds uploaded files, as a 413:
 ``UPLOAD_MAX_FILE_BYTES`` each and ``UPLOAD_MAX_TOTAL_BYTES`` together, refused while they
@@ -21,17 +24,25 @@ from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import DataAndFiles, FormParser, JSONParser, MultiPartParser, get_encoding
 
-from .errors import PayloadTooLarge, invalid
+from .errors import PayloadTooLarge, body_too_large, invalid
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON number")
 
 
+def _too_deep(location: list[str | int]) -> Exception:
+    limit = settings.JSON_MAX_DEPTH
+    return invalid(location, f"JSON decode error: nested more than {limit} levels deep", kind="json_invalid", ctx={"max_depth": limit})
+
+
 def check_storable(value: Any, location: list[str | int]) -> None:
+    limit = len(location) + settings.JSON_MAX_DEPTH
     pending: list[tuple[Any, list[str | int]]] = [(value, location)]
     while pending:  # iterative: deep nesting must not exhaust the stack
         item, where = pending.pop()
+        if isinstance(item, (dict, list)) and len(where) >= limit:
+            raise _too_deep(location)
         if isinstance(item, dict):
             for key, child in item.items():
                 if "\x00" in key:
@@ -45,22 +56,30 @@ def check_storable(value: Any, location: list[str | int]) -> None:
             raise invalid(where, "Input should be a finite number", kind="finite_number")
 
 
+def load_json(text: str | bytes, location: list[str | int]) -> Any:
+    """A client's JSON: too deep or not storable is a 422 at ``location``; not JSON at all is a
+    ``ValueError`` (what that means is the caller's: a 422, a dropped field, an error frame)."""
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise _too_deep(location) from None
+    check_storable(data, location)
+    return data
+
+
 class StrictJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         raw = stream.read() if stream is not None else b""
         if not raw:
             return {}
         try:
-            text = raw.decode((parser_context or {}).get("encoding") or "utf-8")
-            data = json.loads(text, parse_constant=_refuse_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise invalid(["body"], f"JSON decode error: {exc}" if not isinstance(exc, RecursionError) else "JSON decode error: nested too deeply", kind="json_invalid") from None
-        check_storable(data, ["body"])
-        return data
+            return load_json(raw.decode((parser_context or {}).get("encoding") or "utf-8"), ["body"])
+        except ValueError as exc:  # UnicodeDecodeError is one
+            raise invalid(["body"], f"JSON decode error: {exc}", kind="json_invalid") from None
 
 
 def fields_too_large() -> PayloadTooLarge:
-    return PayloadTooLarge(f"Request too large: form fields take at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
+    return PayloadTooLarge(body_too_large())
 
 
 def file_too_large() -> PayloadTooLarge:

@@ -1,7 +1,8 @@
-"""``/service-accounts``: bearer tokens for services (``sa:<name>``), minted by a JWT caller.
+"""``/service-accounts``: bearer tokens for services (``sa:<id>``), minted by a JWT caller.
 
 The token is returned once; only its hash is stored. A service account acts only on its own
-data unless it holds the admin scope, which only an admin may grant.
+data unless it holds the admin scope, which only an admin may grant. It holds only scopes its
+creator holds (403 naming the others).
 """
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.models import AccessToken, TokenKind
-from core.scopes import Scope
-from core.services.tokens import InvalidScopes, TokenNameTaken, access_token_create, access_token_revoke
+from core.querysets import window
+from core.scopes import Scope, holds_admin, parse_scopes
+from core.services.tokens import InvalidScopes, ScopesNotHeld, TokenNameTaken, access_token_create, access_token_revoke
 from core.tenancy import scope_queryset
 
-from .errors import Conflict, NotFound, Unauthorized, invalid
+from .errors import Conflict, Forbidden, NotFound, Unauthorized, invalid
 from .params import boolean, envelope, page, sort_order_param
 from .schema import ErrorOut, PaginationInfoOut, ValidationErrorOut, query_param
 from .views import AgentOSView
@@ -92,7 +94,7 @@ def service_account_out(token: AccessToken, secret: str | None = None) -> dict[s
     body = {
         "id": str(token.pk),
         "name": token.name,
-        "principal": f"sa:{token.name}",
+        "principal": token.principal_id,
         "user_id": token.user_id,
         "token_prefix": token.token_prefix,
         "scopes": [_scope_out(raw) for raw in token.scopes],
@@ -124,7 +126,7 @@ class ServiceAccountsView(AgentOSView):
     )
     def get(self, request):
         params = request.query_params
-        window = page(params, max_limit=100)
+        wanted = page(params, max_limit=100)
         include_revoked = boolean(params, "include_revoked", True)
         descending = sort_order_param(params)
         column = params.get("sort_by") if params.get("sort_by") in SORTABLE else "created_at"
@@ -134,8 +136,8 @@ class ServiceAccountsView(AgentOSView):
         total = tokens.count()
         # Never-set times (no expiry, never used, not revoked) last either way; the id breaks ties.
         order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
-        rows = tokens.order_by(order, "-pk" if descending else "pk")[window.offset:window.offset + window.limit]
-        return Response(envelope([service_account_out(token) for token in rows], window, total))
+        rows = window(tokens.order_by(order, "-pk" if descending else "pk"), offset=wanted.offset, limit=wanted.limit)
+        return Response(envelope([service_account_out(token) for token in rows], wanted, total))
 
     @extend_schema(
         operation_id="create_service_account_service_accounts_post",
@@ -153,7 +155,8 @@ class ServiceAccountsView(AgentOSView):
         scopes = [entry["scope"] for entry in data["scopes"] if entry["effect"] == "allow"]
         if any(entry["effect"] == "deny" for entry in data["scopes"]):
             raise invalid(["body", "scopes"], "deny scopes are not supported; list only what the account may do")
-        if settings.ADMIN_SCOPE in scopes and not (principal.is_admin and data["allow_privileged_scopes"]):
+        # A non-admin asking for the admin scope is refused below, as for any scope it does not hold.
+        if principal.is_admin and holds_admin(parse_scopes(scopes)) and not data["allow_privileged_scopes"]:
             raise invalid(["body", "scopes"], f"{settings.ADMIN_SCOPE} needs an admin caller and allow_privileged_scopes=true")
         try:
             token, secret = access_token_create(
@@ -163,7 +166,10 @@ class ServiceAccountsView(AgentOSView):
                 scopes=scopes,
                 ttl_days=None if data["never_expires"] else data["expires_in_days"],
                 created_by=principal.user_id or "",
+                granted_by=principal,
             )
+        except ScopesNotHeld as exc:
+            raise Forbidden(str(exc)) from None
         except InvalidScopes as exc:
             raise invalid(["body", "scopes"], str(exc)) from None
         except TokenNameTaken as exc:

@@ -16,8 +16,4 @@ def control_frame(name: str, data: Mapping[str, Any]) -> str:
     return f"event: {name}\ndata: {json.dumps({'event': name, **data}, default=str)}\n\n"
 
 
-def comment_frame(text: str) -> str:
-    return f": {text}\n\n"
-
-
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"

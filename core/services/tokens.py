@@ -7,6 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.auth import Principal
 from core.scopes import Scope
 from core.tenancy import scope_queryset
 from core.tokens import PAT_PREFIX, new_token_secret, token_hash
@@ -20,6 +21,14 @@ class TokenNameTaken(Exception):
 
 class InvalidScopes(ValueError):
     pass
+
+
+class ScopesNotHeld(Exception):
+    """The creator asked for scopes it does not hold (``refused``, as written)."""
+
+    def __init__(self, refused: list[str]) -> None:
+        super().__init__(f"Insufficient permissions to grant scope(s) you do not hold: {', '.join(refused)}")
+        self.refused = refused
 
 
 def normalize_scopes(scopes: str | list[str]) -> list[str]:
@@ -38,8 +47,17 @@ def access_token_create(
     scopes: str | list[str],
     ttl_days: int | None = 90,
     created_by: str = "",
+    granted_by: Principal,
 ) -> tuple[AccessToken, str]:
-    """A new token and its secret (the only time the secret exists outside the caller)."""
+    """A new token and its secret (the only time the secret exists outside the caller).
+
+    ``granted_by`` is who delegates the scopes: a token carries only scopes its creator holds
+    (``ScopesNotHeld`` otherwise); operators (``core.auth.OPERATOR``) and admins may grant any.
+    """
+    scopes = normalize_scopes(scopes)
+    refused = granted_by.scopes_not_held(scopes)
+    if refused:
+        raise ScopesNotHeld(refused)
     secret = new_token_secret()
     now = timezone.now()
     token = AccessToken(
@@ -48,7 +66,7 @@ def access_token_create(
         user_id=user_id,
         token_prefix=secret[len(PAT_PREFIX) : len(PAT_PREFIX) + 8],
         token_hash=token_hash(secret),
-        scopes=normalize_scopes(scopes),
+        scopes=scopes,
         created_by=created_by,
         created_at=now,
         expires_at=now + timedelta(days=ttl_days) if ttl_days else None,

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from core.api.errors import BadRequest, Conflict, NotFound
 from core.api.params import boolean, envelope, integer, page, sort_order_param
 from sessions.models import SessionType
-from sessions.selectors import session_chat_history, session_detail, session_list, session_run_get, session_runs
+from sessions.selectors import run_events_kept, session_chat_history, session_detail, session_list, session_run_get, session_runs
 from sessions.services import (
     SessionExists,
     SessionIdUnavailable,
@@ -317,17 +317,14 @@ class SessionRunsView(SessionsAPIView):
         statuses = status_param(params, RUN_STATUSES)
         self.check_db_selector(params)
         requested_type = session_type_param(params)
-        found = session_runs(
-            user=self.principal.read_scope(params.get("user_id")),
-            session_id=session_id,
-            statuses=statuses,
-            **_run_window(params),
-        )
+        scope = self.principal.read_scope(params.get("user_id"))
+        found = session_runs(user=scope, session_id=session_id, statuses=statuses, **_run_window(params))
         if found is None:
             raise NotFound(f"Session with ID {session_id} not found")
         session, runs = found
         shape = requested_type or session.session_type
-        listed = (classify_run(stored_run(run), shape=shape, session=session) for run in runs)
+        events = run_events_kept(user=scope, run_ids=[run.pk for run in runs])
+        listed = (classify_run(stored_run(run, events=events.get(run.pk)), shape=shape, session=session) for run in runs)
         return Response([render_run(kind, data, keep_nulls=False) for kind, data in filter(None, listed)])
 
 
@@ -375,14 +372,16 @@ class SessionRunView(SessionsAPIView):
         params = request.query_params
         self.check_db_selector(params)
         session_type_param(params)
-        found = session_run_get(user=self.principal.read_scope(params.get("user_id")), session_id=session_id, run_id=run_id)
+        scope = self.principal.read_scope(params.get("user_id"))
+        found = session_run_get(user=scope, session_id=session_id, run_id=run_id)
         if found.session is None:
             raise NotFound(f"Session with ID {session_id} not found")
         if found.run is None:
             if not found.session_has_runs:
                 raise NotFound(f"Session with ID {session_id} has no runs")
             raise NotFound(f"Run with ID {run_id} not found in session {session_id}")
-        kind, data = run_by_own_kind(stored_run(found.run), session=found.session)
+        events = run_events_kept(user=scope, run_ids=[found.run.pk]).get(found.run.pk)
+        kind, data = run_by_own_kind(stored_run(found.run, events=events), session=found.session)
         return Response(render_run(kind, data, keep_nulls=True))
 
 

@@ -15,7 +15,6 @@ from .memories import (
     memory_upsert,
 )
 from .runs import (
-    RunStatusConflict,
     SessionExists,
     SessionLimitReached,
     SessionNotFound,
@@ -25,7 +24,6 @@ from .runs import (
     run_transition,
     session_add_usage,
     session_create,
-    session_get_for_update,
     session_get_or_create,
 )
 from .sessions import (
@@ -41,7 +39,6 @@ __all__ = [
     "MemoryOptimization",
     "MemoryOptimizationError",
     "OptimizedMemory",
-    "RunStatusConflict",
     "SessionExists",
     "SessionLimitReached",
     "SessionIdUnavailable",
@@ -63,7 +60,6 @@ __all__ = [
     "session_create",
     "session_create_for_caller",
     "session_delete",
-    "session_get_for_update",
     "session_get_or_create",
     "session_rename",
     "session_update",

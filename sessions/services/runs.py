@@ -5,6 +5,7 @@ on the session row (one UPDATE ... RETURNING), never from reading the session's 
 """
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agents.runtime.output import has_usage, session_metrics_add
 from core.statements import Insert, Update
 from core.tenancy import scope_queryset
 
@@ -44,10 +46,6 @@ class SessionLimitReached(Exception):
         self.limit = limit
 
 
-class RunStatusConflict(Exception):
-    """A status change found the run in another status than the one it expected."""
-
-
 def new_id() -> str:
     return str(uuid.uuid4())
 
@@ -67,14 +65,6 @@ def session_quota_check(*, owner_id: str | None) -> None:
     limit = settings.MAX_SESSIONS_PER_USER
     if owner_id is not None and Session.objects.for_user(owner_id).count() >= limit:
         raise SessionLimitReached(limit)
-
-
-def session_get_for_update(*, user: Any, session_id: str) -> Session:
-    """The session, if ``user`` may write to it. Raises SessionNotFound otherwise."""
-    session = scope_queryset(Session.objects, user).filter(pk=session_id).first()
-    if session is None:
-        raise SessionNotFound(session_id)
-    return session
 
 
 def session_create(
@@ -267,6 +257,17 @@ def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int,
 
 
 
+def _session_metrics_write(cursor: Any, *, session_id: str, current: Any, run: Mapping[str, Any], previous: Mapping[str, Any] | None = None) -> None:
+    """Add a run's metrics to its session's, whose row this transaction has just updated (and so
+    holds locked): one more UPDATE, whatever the session's length."""
+    if not has_usage(run) and not has_usage(previous or {}):
+        return
+    if isinstance(current, (str, bytes)):
+        current = json.loads(current)
+    merged = session_metrics_add(current or {}, run, previous=previous)
+    cursor.execute("UPDATE agno_sessions SET metrics = %s WHERE session_id = %s", [_json_param("metrics", merged), session_id])
+
+
 def _json_param(field_name: str, value: Any) -> Any:
     from django.db import connection as conn
 
@@ -316,6 +317,7 @@ def run_record(
                 session_state=dict(session_state or {}),
                 summary=dict(summary) if summary is not None else None,
                 total_tokens=input_tokens + output_tokens,
+                metrics=session_metrics_add({}, metrics),
                 next_run_index=1,
                 created_at=started_at or now,
                 updated_at=now,
@@ -342,12 +344,13 @@ def run_record(
             with connection.cursor() as cursor:
                 cursor.execute(
                     f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner_clause} "
-                    "RETURNING next_run_index",
+                    "RETURNING next_run_index, metrics",
                     [*params, session_id, *([owner_id] if owner_id is not None else [])],
                 )
                 row = cursor.fetchone()
-            if row is None:
-                raise SessionNotFound(session_id)
+                if row is None:
+                    raise SessionNotFound(session_id)
+                _session_metrics_write(cursor, session_id=session_id, current=row[1], run=metrics)
             index = int(row[0]) - 1
         run = Run(
             run_id=run_id,
@@ -394,6 +397,8 @@ def run_record_update(
     input_tokens = int(metrics.get("input_tokens") or 0)
     output_tokens = int(metrics.get("output_tokens") or 0)
     added = max(0, input_tokens + output_tokens - run.total_tokens)
+    # What this run already added to its session (the same rule as ``added``'s).
+    previous = ((run.run_data or {}).get("metrics") or {}) if run.total_tokens else {}
     with transaction.atomic(savepoint=False):
         run.status = status
         run.run_data = dict(output)
@@ -413,7 +418,10 @@ def run_record_update(
             assignments.append("summary = %s")
             params.append(_json_param("summary", dict(summary)))
         with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s", [*params, run.session_id])
+            cursor.execute(f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s RETURNING metrics", [*params, run.session_id])
+            row = cursor.fetchone()
+            if row is not None:
+                _session_metrics_write(cursor, session_id=run.session_id, current=row[0], run=metrics, previous=previous)
         if events:
             run_events_append(run=run, events=events, first_index=first_event_index)
     return run

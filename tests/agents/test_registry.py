@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from agents.models import AgentDefinition, Stage
-from agents.registry import agent_get, agent_list
+from agents.registry import agent_get, agent_list, agent_version_get
 from agents.services.definitions import definition_create, draft_for, publish_draft
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,8 @@ def test_editing_the_draft_does_not_change_the_live_agent_until_published() -> N
 
     live = agent_get("support")
     assert live is not None and live.version == 1 and live.build(None).instructions == "Be brief."
-    pinned = agent_get("support", version=2)
+    assert agent_get("support", version=2) is None  # a draft is not found, as a missing version
+    pinned = agent_version_get("support", version=2)
     assert pinned is not None and pinned.build(None).instructions == "Be thorough."
 
     published = publish_draft(definition)

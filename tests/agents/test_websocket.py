@@ -67,6 +67,13 @@ class Socket:
                 return controls, events
 
 
+def _nested(depth: int) -> Any:
+    value: Any = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
 def finished(run_id: str) -> str | None:
     status = Run.objects.unscoped("test").get(pk=run_id).status
     return status if status in ("COMPLETED", "ERROR", "CANCELLED", "PAUSED") else None
@@ -88,6 +95,21 @@ class TestProtocol:
             assert socket.control()["error"].startswith("last_event_index must be an integer")
             socket.send(action="reconnect", run_id="no-such-run")
             assert socket.control() == {"event": "error", "error": "Run no-such-run not found", "error_type": "not_found", "run_id": "no-such-run"}
+
+    def test_a_deeply_nested_binary_or_empty_frame_gets_an_error_and_the_socket_stays(self, live_api) -> None:
+        deep = '{"action": "ping", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+        too_deep = {"event": "error", "error": "JSON decode error: nested more than 64 levels deep", "error_type": "invalid_message"}
+        with Socket(live_api) as socket:
+            socket.conn.send(deep)
+            assert socket.control() == too_deep
+            socket.conn.send(json.dumps({"action": "ping", "x": _nested(64)}))
+            assert socket.control() == too_deep
+            socket.conn.send(b'{"action": "ping"}')
+            assert socket.control()["error_type"] == "invalid_message"
+            socket.conn.send("")
+            assert socket.control()["error_type"] == "invalid_message"
+            socket.send(action="ping", x=_nested(63))  # 64 levels with the frame's own object
+            assert socket.control() == {"event": "pong"}
 
     def test_a_finished_run_is_replayed_from_an_index(self, live_api) -> None:
         session = make_session("alice", session_id="ws-done", component_id="assistant")

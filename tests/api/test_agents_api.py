@@ -35,6 +35,49 @@ class TestCatalogue:
         assert "system_message" not in agents[1]
         assert assistant["is_component"] is False and assistant["sandboxed"] is False
 
+    def test_tools_that_need_a_human_say_so_as_agentos_lists_them(self, live_api: str) -> None:
+        detail = httpx.get(f"{live_api}/agents/hitl-agent").json()
+        assert detail["tools"] == {"tools": [
+            {
+                "name": "delete_file",
+                "description": "Delete a file (a test tool that needs confirmation).",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "The file to delete."}}, "required": ["path"]},
+                "requires_confirmation": True,
+            },
+            # Agno 3.1.10 serialises no user-input flag: the user's fields are left out of the schema.
+            {
+                "name": "wire_money",
+                "description": "Wire money (a test tool that asks the user for the amount).",
+                "parameters": {"type": "object", "properties": {"to": {"type": "string", "description": "The recipient."}}, "required": ["to"]},
+            },
+        ]}
+        listed = {agent["id"]: agent for agent in httpx.get(f"{live_api}/agents").json()}
+        assert listed["hitl-agent"]["tools"] == detail["tools"]
+        assert {key for tool in listed["assistant"]["tools"]["tools"] for key in tool} == {"name", "description", "parameters"}
+
+    def test_an_externally_executed_tool_says_so(self) -> None:
+        from agents.api.presenters import agent_response
+        from agents.registry import AgentEntry
+        from agents.runtime import Agent, tool
+
+        @tool(external_execution=True)
+        def run_script(script: str) -> str:
+            """Run a script on the caller's machine.
+
+            Args:
+                script: The script.
+            """
+            return script
+
+        agent = Agent(id="ext", name="Ext", model="offline:demo", tools=[run_script])
+        body = agent_response(AgentEntry(agent_id="ext", name="Ext", description=None, source="code", build=lambda user_id: agent, template=agent))
+        assert body["tools"] == {"tools": [{
+            "name": "run_script",
+            "description": "Run a script on the caller's machine.",
+            "parameters": {"type": "object", "properties": {"script": {"type": "string", "description": "The script."}}, "required": ["script"]},
+            "external_execution": True,
+        }]}
+
     def test_detail_and_missing_agent(self, live_api: str) -> None:
         assert httpx.get(f"{live_api}/agents/hitl-agent/").json()["name"] == "HITL Agent"
         missing = httpx.get(f"{live_api}/agents/nope")
@@ -251,6 +294,17 @@ class TestPollCancelResume:
         with_tools = post_run(live_api, message='/call add {"a": 1, "b": 2}', user_id="alice", session_id="s-p").json()["run_id"]
         polled = httpx.get(f"{live_api}/agents/assistant/runs/{with_tools}", params={"session_id": "s-p"}).json()
         assert [tool["tool_name"] for tool in polled["tools"]] == ["add"]
+
+    def test_a_streamed_runs_poll_and_listing_keep_its_events_but_not_the_content_deltas(self, live_api: str) -> None:
+        with httpx.stream("POST", f"{live_api}/agents/assistant/runs", data={"message": "stream me", "user_id": "alice", "session_id": "s-ps"}) as response:
+            frames = parse_sse("".join(response.iter_text()))
+        run_id = frames[0][1]["run_id"]
+        kept = [data for name, data in frames if name != "RunContent"]
+        assert [data["event"] for data in kept] == ["RunStarted", "ModelRequestStarted", "ModelRequestCompleted", "RunContentCompleted", "MemoryUpdateStarted", "MemoryUpdateCompleted", "RunCompleted"]
+        polled = httpx.get(f"{live_api}/agents/assistant/runs/{run_id}", params={"session_id": "s-ps"}).json()
+        assert polled["events"] == kept
+        listed = httpx.get(f"{live_api}/agents/assistant/runs", params={"session_id": "s-ps"}).json()
+        assert [run["events"] for run in listed] == [kept]
 
     def test_list_runs_of_an_agent_in_a_session(self, live_api: str) -> None:
         first = post_run(live_api, message="one", user_id="alice", session_id="s-l").json()["run_id"]

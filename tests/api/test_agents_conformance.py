@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
+import httpx
 import pytest
 from agno.client.os import AgentOSClient
 from agno.run.agent import RunCompletedEvent, RunContentEvent, RunStartedEvent
 from agno.run.base import RunStatus
 from agno.utils.http import aclose_default_clients, close_sync_client
 
-from sessions.models import Run
+from sessions.models import Run, RunEvent
+from tests.fakes._base import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,6 +52,8 @@ def test_list_and_get_agents(client: AgentOSClient) -> None:
     detail = client.get_agent("assistant")
     assert (detail.id, detail.name, detail.model.model, detail.model.provider) == ("assistant", "Assistant", "demo", "Offline")
     assert "add" in {tool["name"] for tool in detail.tools["tools"]}
+    hitl = client.get_agent("hitl-agent")
+    assert {tool["name"]: tool.get("requires_confirmation") for tool in hitl.tools["tools"]} == {"delete_file": True, "wire_money": None}
 
 
 def test_run_agent_returns_a_parsed_run_output(client: AgentOSClient) -> None:
@@ -97,5 +102,39 @@ def test_continue_agent_run_stream(client: AgentOSClient) -> None:
     assert "not today" in events[-1].content
 
 
-def test_cancel_agent_run(client: AgentOSClient) -> None:
+def test_cancel_agent_run_stops_a_stream_in_flight(client: AgentOSClient, fake_openai) -> None:
+    # The model sends its first word, then waits: the cancel lands while the run is mid-answer.
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four five", gate=gate, gate_after=2))
+
+    async def cancel_mid_stream():
+        events = []
+        async for event in client.run_agent_stream("openai-agent", "talk slowly", session_id="c-cancel", user_id="alice"):
+            events.append(event)
+            if isinstance(event, RunContentEvent) and event.content == "one " and not gate.is_set():
+                assert await client.cancel_agent_run("openai-agent", event.run_id) is None
+                gate.set()
+        return events
+
+    events = run(cancel_mid_stream())
+    assert [event.event for event in events if not isinstance(event, RunContentEvent)][-2:] == ["RunCancelled", "RunCompleted"]
+    last = events[-1]
+    assert "".join(event.content for event in events if isinstance(event, RunContentEvent)) == "one "
+    assert (last.content, last.content_type, last.session_state) == ("one ", "str", {})
+    assert last.metrics.duration > 0
+    stored = Run.objects.for_user("alice").get(pk=last.run_id)
+    assert stored.status == "CANCELLED"
+    assert list(RunEvent.objects.for_user("alice").filter(run=stored).order_by("event_index").values_list("event", flat=True))[-2:] == ["RunCancelled", "RunCompleted"]
     assert run(client.cancel_agent_run("assistant", "some-run-id")) is None
+
+
+@pytest.mark.parametrize(("call", "detail"), [
+    (lambda client: client.run_team("crew", "hello"), "Team not found"),
+    (lambda client: client.cancel_team_run("crew", "r1"), "Team not found"),
+    (lambda client: client.run_workflow("flow", "hello"), "Workflow not found"),
+    (lambda client: client.cancel_workflow_run("flow", "r1"), "Workflow not found"),
+])
+def test_team_and_workflow_calls_find_no_such_component(client: AgentOSClient, call, detail: str) -> None:
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        run(call(client))
+    assert (caught.value.response.status_code, caught.value.response.json()) == (404, {"detail": detail})

@@ -5,7 +5,7 @@ import re
 from datetime import datetime
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.urls import clear_url_caches
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +97,23 @@ def test_no_teams_or_workflows_are_configured(client) -> None:
     assert client.get("/teams").json() == [] and client.get("/workflows/").json() == []
     assert client.get("/teams/crew").json() == {"detail": "Team not found"}
     assert client.post("/workflows/flow/runs", {"message": "x"}).json() == {"detail": "Workflow not found"}
+
+
+@pytest.mark.parametrize(("method", "path", "status", "detail"), [
+    ("post", "/teams/crew/runs", 404, "Team not found"),
+    ("post", "/teams/crew/runs/r1/cancel", 404, "Team not found"),
+    ("post", "/teams/crew/sessions/s1/fork", 404, "Team not found"),
+    ("get", "/teams/crew/runs/r1/checkpoints/2", 404, "Team not found"),
+    ("post", "/workflows/flow/runs/", 404, "Workflow not found"),
+    ("post", "/workflows/flow/runs/r1/continue", 404, "Workflow not found"),
+    ("post", "/teams", 405, "Method Not Allowed"),
+    ("delete", "/workflows/flow", 405, "Method Not Allowed"),
+    ("put", "/teams/crew/runs", 405, "Method Not Allowed"),
+    ("post", "/health", 405, "Method Not Allowed"),
+    ("post", "/", 405, "Method Not Allowed"),
+])
+def test_plain_api_routes_answer_json_to_a_client_without_a_csrf_token(method: str, path: str, status: int, detail: str) -> None:
+    # An API client (AgentOSClient, curl) has no CSRF cookie: Django's middleware must not answer
+    # it with its HTML "CSRF verification failed" page.
+    response = getattr(Client(enforce_csrf_checks=True), method)(path)
+    assert (response.status_code, response["Content-Type"], response.json()) == (status, "application/json", {"detail": detail})

@@ -77,7 +77,7 @@ class TestUploads:
     def test_form_fields_over_djangos_bound_are_413_in_either_encoding(self, live_api, settings) -> None:
         settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 5000
         form = {"message": "hi", "stream": "false", "user_id": "alice", "session_state": json.dumps({"k": "v" * 6000})}
-        expected = (413, {"detail": "Request too large: form fields take at most 5000 bytes"})
+        expected = (413, {"detail": "Request body too large: at most 5000 bytes apart from uploaded files"})
 
         urlencoded = httpx.post(run_url(live_api), data=form, timeout=30)
         multipart = httpx.post(run_url(live_api), data=form, files=[("files", ("a.txt", b"x", "text/plain"))], timeout=30)

@@ -15,6 +15,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from sessions.models import Run, RunEvent, Session
+from sessions.services import run_events_append
+from sessions.services.runs import run_record, run_record_update
 from tests.factories import make_run, make_session
 
 pytestmark = pytest.mark.django_db
@@ -105,6 +107,19 @@ def agent_session(user_id: str = "alice", session_id: str = "s-agent") -> Sessio
         total_tokens=15,
         summary={"summary": "Tools talk", "topics": ["tools"]},
     )
+
+
+def streamed(run: Run) -> list[dict[str, Any]]:
+    """Store a streamed run's events; return the ones AgentOS keeps (no per-token RunContent)."""
+    events = [
+        {"event": "RunStarted", "run_id": run.pk, "created_at": 1},
+        {"event": "RunContent", "run_id": run.pk, "content": "I can ", "created_at": 1},
+        {"event": "ToolCallStarted", "run_id": run.pk, "tool": {"tool_name": "add"}, "created_at": 2},
+        {"event": "RunContent", "run_id": run.pk, "content": "add.", "created_at": 2},
+        {"event": "RunCompleted", "run_id": run.pk, "content": "I can add.", "created_at": 3},
+    ]
+    run_events_append(run=run, events=events)
+    return [event for event in events if event["event"] != "RunContent"]
 
 
 CHAT_HISTORY = [
@@ -509,6 +524,66 @@ class TestGetSession:
 
 # --- PATCH /sessions/{id} and POST /sessions/{id}/rename -------------------------------------------
 
+def usage(**models: tuple[str, str, int, int]) -> dict[str, Any]:
+    """A run's metrics as the runtime writes them: ``model_type=(provider, id, input, output)``."""
+    details = {kind: [{"input_tokens": i, "output_tokens": o, "total_tokens": i + o, "id": model, "provider": provider}]
+               for kind, (provider, model, i, o) in models.items()}
+    entries = [entry for kind in details.values() for entry in kind]
+    tokens = {name: sum(entry[name] for entry in entries) for name in ("input_tokens", "output_tokens", "total_tokens")}
+    return {**tokens, "duration": 0.5, "details": details}
+
+
+def record(session_id: str, run_id: str, metrics: dict[str, Any], *, new: bool = False, status: str = "COMPLETED") -> Run:
+    return run_record(session_id=session_id, owner_id="alice", create_session=new, component_id="assistant", run_id=run_id,
+                      status=status, input={"input_content": "hi"}, output={"content": "ok", "metrics": metrics})
+
+
+class TestSessionMetrics:
+    """A session's metrics are Agno's SessionMetrics: its runs' tokens added up, per model too."""
+
+    def test_the_detail_and_the_list_add_up_every_runs_tokens_per_model(self, client: Client) -> None:
+        record("s-m", "r1", usage(model=("OpenAI", "gpt-4o", 10, 5), memory_model=("OpenAI", "gpt-4o-mini", 3, 1)), new=True)
+        record("s-m", "r2", usage(model=("OpenAI", "gpt-4o", 20, 7)))
+        record("s-m", "r3", usage(model=("Anthropic", "claude-sonnet-4-5", 1, 1)))
+        metrics = {
+            "input_tokens": 34,
+            "output_tokens": 14,
+            "total_tokens": 48,
+            "details": {
+                "model": [
+                    {"input_tokens": 30, "output_tokens": 12, "total_tokens": 42, "id": "gpt-4o", "provider": "OpenAI"},
+                    {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2, "id": "claude-sonnet-4-5", "provider": "Anthropic"},
+                ],
+                "memory_model": [{"input_tokens": 3, "output_tokens": 1, "total_tokens": 4, "id": "gpt-4o-mini", "provider": "OpenAI"}],
+            },
+        }
+        detail = client.get("/sessions/s-m").json()
+        assert (detail["metrics"], detail["total_tokens"]) == (metrics, 48)
+        (listed,) = client.get("/sessions").json()["data"]
+        assert (listed["metrics"], listed["total_tokens"]) == (metrics, 48)
+
+    def test_a_continued_run_adds_only_what_it_used_since(self, client: Client) -> None:
+        paused = record("s-c", "r1", usage(model=("OpenAI", "gpt-4o", 10, 5)), new=True, status="PAUSED")
+        run_record_update(run=paused, status="COMPLETED", output={"content": "done", "metrics": usage(model=("OpenAI", "gpt-4o", 25, 9))})
+        assert client.get("/sessions/s-c").json()["metrics"] == {
+            "input_tokens": 25, "output_tokens": 9, "total_tokens": 34,
+            "details": {"model": [{"input_tokens": 25, "output_tokens": 9, "total_tokens": 34, "id": "gpt-4o", "provider": "OpenAI"}]},
+        }
+
+    def test_recording_a_run_costs_the_same_whatever_the_sessions_length(self) -> None:
+        record("s-f", "r0", usage(model=("OpenAI", "gpt-4o", 1, 1)), new=True)
+        with CaptureQueriesContext(connection) as early:
+            record("s-f", "r1", usage(model=("OpenAI", "gpt-4o", 1, 1)))
+        for index in range(2, 32):
+            record("s-f", f"r{index}", usage(model=("OpenAI", "gpt-4o", 1, 1)))
+        with CaptureQueriesContext(connection) as late:
+            record("s-f", "r-last", usage(model=("OpenAI", "gpt-4o", 1, 1)))
+        statements = [q["sql"].split()[:3] for q in late.captured_queries]
+        assert statements == [q["sql"].split()[:3] for q in early.captured_queries]
+        assert ["SELECT"] not in [statement[:1] for statement in statements], statements
+        assert Session.all_users.get(pk="s-f").metrics["details"]["model"][0]["total_tokens"] == 66
+
+
 class TestUpdateSession:
     def test_updates_the_given_fields_and_answers_with_explicit_nulls(self, client: Client) -> None:
         stamp(make_session("alice", session_id="s", component_id="assistant", metadata={"old": True}))
@@ -729,6 +804,12 @@ class TestSessionRuns:
             }
         ]
 
+    def test_a_streamed_runs_events_are_listed_without_the_content_deltas(self, client: Client) -> None:
+        agent_session()
+        kept = streamed(Run.all_users.get(pk="s-agent-r1"))
+        listed = client.get("/sessions/s-agent/runs").json()
+        assert [run["events"] for run in listed] == [kept]
+
     def test_a_team_session_lists_team_runs_and_member_runs(self, client: Client) -> None:
         team_session()
         assert client.get("/sessions/s-team/runs").json() == [
@@ -850,14 +931,13 @@ class TestSessionRuns:
         assert response.json()["detail"][0]["loc"] == ["query", "created_after"]
 
     @pytest.mark.parametrize("count", [1, 50])
-    def test_runs_two_queries_whatever_the_number_of_runs(self, client: Client, count: int) -> None:
+    def test_runs_three_queries_whatever_the_number_of_runs(self, client: Client, count: int) -> None:
         session = make_session("alice", session_id="s")
-        for _ in range(count):
-            make_run("alice", session=session, run_data={"messages": [{"role": "user", "content": "x"}]})
+        kept = [streamed(make_run("alice", session=session, run_data={"messages": [{"role": "user", "content": "x"}]})) for _ in range(count)]
         with CaptureQueriesContext(connection) as queries:
             runs = client.get("/sessions/s/runs").json()
-        assert len(runs) == count
-        assert len(queries.captured_queries) == 2
+        assert [run["events"] for run in runs] == kept
+        assert len(queries.captured_queries) == 3  # the session, its runs, their events
 
     def test_missing_session_is_404(self, client: Client) -> None:
         response = client.get("/sessions/nope/runs")
@@ -925,6 +1005,11 @@ class TestSessionRun:
             "last_checkpoint_at_message_index": None,
         }
         assert list(body)[:4] == ["run_id", "parent_run_id", "agent_id", "user_id"]
+
+    def test_a_streamed_run_carries_its_events_without_the_content_deltas(self, client: Client) -> None:
+        agent_session()
+        kept = streamed(Run.all_users.get(pk="s-agent-r1"))
+        assert client.get("/sessions/s-agent/runs/s-agent-r1").json()["events"] == kept
 
     def test_the_schema_follows_the_runs_own_kind(self, client: Client) -> None:
         team_session()

@@ -219,3 +219,26 @@ def test_delete_session_and_sessions(live_api: str) -> None:
     assert drive(scenario, live_api) == [None, None, None]
     assert not Session.all_users.exists()
     assert not Run.all_users.exists()
+
+
+def test_a_sessions_runs_carry_their_events_and_the_session_adds_up_their_tokens(live_api: str) -> None:
+    async def scenario(client: AgentOSClient) -> tuple[Any, ...]:
+        streamed = [event async for event in client.run_agent_stream("assistant", "stream this", session_id="s-live", user_id="alice")]
+        inline = await client.run_agent("assistant", "and this", session_id="s-live", user_id="alice")
+        return (
+            streamed, inline, await client.get_session_runs("s-live"),
+            await client.get_session_run("s-live", streamed[0].run_id), await client.get_session("s-live"),
+        )
+
+    streamed, inline, runs, one, session = drive(scenario, live_api)
+    kept = [event.event for event in streamed if event.event != "RunContent"]
+    assert kept[0] == "RunStarted" and kept[-1] == "RunCompleted"
+    assert [event["event"] for event in runs[0].events] == [event["event"] for event in one.events] == kept
+    first = streamed[-1].metrics
+    assert session.metrics["input_tokens"] == first.input_tokens + inline.metrics.input_tokens
+    assert session.metrics["output_tokens"] == first.output_tokens + inline.metrics.output_tokens
+    assert session.metrics["total_tokens"] == session.total_tokens == first.total_tokens + inline.metrics.total_tokens
+    (model,) = session.metrics["details"]["model"]
+    assert (model["id"], model["provider"], model["total_tokens"]) == (
+        "demo", "Offline", first.details["model"][0].total_tokens + inline.metrics.details["model"][0].total_tokens,
+    )

@@ -9,28 +9,16 @@ from __future__ import annotations
 
 import os
 
-import pytest
-import schemathesis
 from hypothesis import HealthCheck, settings as hypothesis_settings
 from schemathesis.checks import content_type_conformance, not_a_server_error, response_schema_conformance, status_code_conformance
 
-from agno_site.asgi import application
-from tests.factories import make_memory, make_run, make_session
+from tests.fuzz.conftest import MARKS, load_schema
 from tests.security.conftest import auth, token
 
 # Examples per operation: 15 in the suite; FUZZ_EXAMPLES=200 for a longer hunt.
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-MARKS = {"alice": "ALICE-PRIVATE-1b2c", "bob": "BOB-PRIVATE-9d8e"}
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", application)
-
-
-@pytest.fixture
-def two_users(jwt_server, transactional_db) -> None:
-    for user, mark in MARKS.items():
-        session = make_session(user, session_id=f"{user}-sess", component_id="assistant", session_name=f"{mark} plans")
-        make_run(user, session=session, run_id=f"{user}-run", status="COMPLETED", input={"input_content": f"{mark} q"}, run_data={"content": f"{mark} a"})
-        make_memory(user, memory=f"{mark} likes tea", memory_id=f"{user}-memory")
+schema = load_schema()
 
 
 @schema.parametrize()

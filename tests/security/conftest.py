@@ -49,6 +49,14 @@ def auth(value: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {value}"}
 
 
+def create_service_account(client, owner_token: str, name: str, scopes: list[str], **extra):
+    """``POST /service-accounts`` as the holder of ``owner_token``."""
+    import json
+
+    body = {"name": name, "scopes": [{"scope": scope} for scope in scopes], **extra}
+    return client.post("/service-accounts", data=json.dumps(body), content_type="application/json", **auth(owner_token))
+
+
 MARK = "ALICE-PRIVATE-7f3a"
 
 

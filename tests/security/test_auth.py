@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from django.core.management import call_command
 from django.test import Client
 
+from core.auth import OPERATOR
 from core.models import AccessToken
 from core.scopes import Scope, allows, parse_scopes
 from core.services.tokens import access_token_create
@@ -187,7 +188,7 @@ class TestPerResourceScopes:
 @pytest.mark.django_db(transaction=True)
 class TestAccessTokens:
     def test_personal_token_is_stored_as_a_hash_and_acts_as_its_owner(self, client) -> None:
-        row, secret = access_token_create(name="laptop", user_id="alice", scopes="agents:read agents:run sessions:read")
+        row, secret = access_token_create(name="laptop", user_id="alice", scopes="agents:read agents:run sessions:read", granted_by=OPERATOR)
         assert secret.startswith("agno_pat_") and row.token_hash == token_hash(secret)
         assert not AccessToken.all_users.filter(token_hash=secret).exists() and secret not in repr(AccessToken.all_users.values_list())
         response = client.post("/agents/assistant/runs", {"message": "hi", "stream": "false", "user_id": "mallory"}, **auth(secret))
@@ -198,17 +199,17 @@ class TestAccessTokens:
     def test_revoked_and_expired_tokens_are_refused(self, client) -> None:
         from django.utils import timezone
 
-        row, secret = access_token_create(name="old", user_id="alice", scopes="sessions:read")
+        row, secret = access_token_create(name="old", user_id="alice", scopes="sessions:read", granted_by=OPERATOR)
         assert client.get("/sessions", **auth(secret)).status_code == 200
         AccessToken.all_users.filter(pk=row.pk).update(expires_at=timezone.now())
         assert client.get("/sessions", **auth(secret)).json() == {"detail": "Invalid authentication token"}
-        row2, secret2 = access_token_create(name="other", user_id="alice", scopes="sessions:read")
+        row2, secret2 = access_token_create(name="other", user_id="alice", scopes="sessions:read", granted_by=OPERATOR)
         AccessToken.all_users.filter(pk=row2.pk).update(revoked_at=timezone.now())
         assert client.get("/sessions", **auth(secret2)).status_code == 401
 
     def test_service_accounts_through_the_api(self, client, jwt_server) -> None:
         created = client.post("/service-accounts", data=json.dumps({"name": "ci-bot", "scopes": [{"scope": "sessions:read"}, {"scope": "sessions:write"}]}), content_type="application/json", **auth(token("alice"))).json()
-        assert created["principal"] == "sa:ci-bot" and created["token"].startswith("agno_pat_")
+        assert created["principal"] == f"sa:{created['id']}" and created["token"].startswith("agno_pat_")
         assert [scope["raw"] for scope in created["scopes"]] == ["sessions:read", "sessions:write"]
         robot = auth(created["token"])
         client.post("/sessions", data=json.dumps({"session_id": "robot-sess"}), content_type="application/json", **robot)
@@ -250,7 +251,10 @@ class TestAccessTokens:
 
     def test_admin_scope_needs_an_admin_caller(self, client, jwt_server) -> None:
         body = json.dumps({"name": "root-bot", "scopes": [{"scope": "agent_os:admin"}], "allow_privileged_scopes": True})
-        assert client.post("/service-accounts", data=body, content_type="application/json", **auth(token("alice"))).status_code == 422
+        refused = client.post("/service-accounts", data=body, content_type="application/json", **auth(token("alice")))
+        assert (refused.status_code, refused.json()) == (403, {"detail": "Insufficient permissions to grant scope(s) you do not hold: agent_os:admin"})
+        without_flag = json.dumps({"name": "root-bot", "scopes": [{"scope": "agent_os:admin"}]})
+        assert client.post("/service-accounts", data=without_flag, content_type="application/json", **auth(token("root", ["agent_os:admin"]))).status_code == 422
         admin = auth(token("root", ["agent_os:admin"]))
         assert client.post("/service-accounts", data=body, content_type="application/json", **admin).status_code == 201
 

@@ -16,6 +16,7 @@ from channels.testing import WebsocketCommunicator
 
 from agents.consumers import RunSocket
 from core.api import throttling
+from core.auth import OPERATOR
 from core.services.tokens import access_token_create
 from tests.conftest import require_service
 
@@ -91,7 +92,7 @@ def test_successes_do_not_count(client, limited) -> None:
 
 def test_bad_access_tokens_count(client, limited) -> None:
     address = new_address()
-    _, real = access_token_create(user_id="alice", name="bot", kind="service", scopes=["sessions:read"])
+    _, real = access_token_create(user_id="alice", name="bot", kind="service", scopes=["sessions:read"], granted_by=OPERATOR)
     guesses = [f"agno_pat_{uuid.uuid4().hex}" for _ in range(3)]
     assert statuses(client, guesses, address) == [401, 401, 401]
     assert statuses(client, [real], address) == [429]

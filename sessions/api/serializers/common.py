@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from agents.runtime.output import drop_nulls  # re-exported: the API bodies drop nulls as the runtime does
 from core.api.schema import ErrorOut, ValidationErrorOut
 from sessions.models import RunStatus, SessionType
 
@@ -25,11 +25,6 @@ def iso_z(value: datetime | None) -> str | None:
     if value is None:
         return None
     return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def drop_nulls(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``response_model_exclude_none``: top-level null keys go, nested values are left alone."""
-    return {key: value for key, value in data.items() if value is not None}
 
 
 @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-30T09:42:53Z"})

@@ -43,8 +43,11 @@ def stringify_input(value: Any) -> str:
 _COMPONENT_ID_KEYS = ("agent_id", "team_id", "workflow_id")
 
 
-def stored_run(run: Run) -> dict[str, Any]:
+def stored_run(run: Run, *, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The run as AgentOS stores it (a ``RunOutput.to_dict()``), with our row's fields as truth.
+
+    ``events`` are the run's kept events (``sessions.selectors.run_events_kept``): our events
+    live in their own table, AgentOS's in the RunOutput.
 
     The component ids are the RunOutput's own (AgentOS classifies runs by them: a team member's
     run carries ``agent_id``), else the row's kind and component. Keys whose value is None are
@@ -70,6 +73,8 @@ def stored_run(run: Run) -> dict[str, Any]:
         data["input"] = run.input
     if data.get("content") in (None, "") and run.content:
         data["content"] = run.content
+    if events:
+        data["events"] = events
     return data
 
 

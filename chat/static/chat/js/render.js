@@ -1,12 +1,62 @@
 // What a conversation looks like: messages rendered from Markdown (sanitised), tool calls as
 // collapsible cards, and the approval panel of a paused run.
-import { marked } from "marked";
-import DOMPurify from "dompurify";
+// Relative URLs, not bare names: an import map would be an inline script, which the CSP refuses.
+import { marked } from "../../vendor/marked/marked.esm.js";
+import DOMPurify from "../../vendor/dompurify/purify.es.mjs";
 
 marked.use({ gfm: true, breaks: true });
 
-// Model output is untrusted: every rendering goes through DOMPurify, and links open elsewhere.
+// Model output is untrusted, and so is anything a user typed that is shown as Markdown: every
+// rendering goes through this one sanitiser. Only what Markdown produces is kept (plus a few
+// harmless inline tags): no forms or form controls (a fake password prompt), no <style> and no
+// style attributes (restyling or covering the page), no classes but code languages (reusing the
+// app's own CSS, e.g. a position:fixed overlay), no ids (clobbering the app's elements), no
+// media but images. The page's Content Security Policy refuses the same things again.
+const SANITIZE = {
+  ALLOWED_TAGS: [
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre",
+    "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "u", "ul",
+  ],
+  ALLOWED_ATTR: ["href", "title", "alt", "src", "align", "colspan", "rowspan", "start", "open", "lang", "dir", "class"],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
+
+const CODE_LANGUAGE = /^language-[\w+#.-]+$/;
+
+function resolve(src) {
+  try {
+    return new URL(src, document.baseURI);
+  } catch {
+    return null;
+  }
+}
+
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.hasAttribute("class")) {
+    const kept = node.tagName === "CODE" ? [...node.classList].filter((name) => CODE_LANGUAGE.test(name)) : [];
+    if (kept.length) node.setAttribute("class", kept.join(" "));
+    else node.removeAttribute("class");
+  }
+  if (node.tagName === "IMG") {
+    // A remote image would be fetched as soon as it is parsed, carrying whatever its URL holds
+    // out of the page with no click: it becomes a link the user may follow. This runs in
+    // DOMPurify's inert document, before anything reaches the page.
+    const src = node.getAttribute("src") || "";
+    const url = resolve(src);
+    if (/^data:image\//i.test(src) || url?.origin === window.location.origin) return;
+    if (url?.protocol !== "https:" && url?.protocol !== "http:") {
+      node.remove();
+      return;
+    }
+    const link = node.ownerDocument.createElement("a");
+    link.setAttribute("href", url.href);
+    link.textContent = `Image: ${node.getAttribute("alt") || url.href}`;
+    node.replaceWith(link);
+    node = link;
+  }
   if (node.tagName === "A" && node.getAttribute("href")) {
     node.setAttribute("target", "_blank");
     node.setAttribute("rel", "noopener noreferrer nofollow");
@@ -29,7 +79,7 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export function renderMarkdown(target, text) {
-  target.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), { USE_PROFILES: { html: true } });
+  target.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), SANITIZE);
   for (const pre of target.querySelectorAll("pre")) {
     const copy = el("button", { type: "button", class: "copy-code", text: "Copy", "aria-label": "Copy code" });
     copy.addEventListener("click", async () => {
