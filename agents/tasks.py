@@ -16,6 +16,7 @@ from celery import shared_task
 from django.conf import settings
 
 from .services.background import job_execute
+from .services.inline import inline_runs_reap
 from .services.jobs import dispatch, job_claim, job_reap, startable_count
 
 logger = logging.getLogger("agno_site.jobs")
@@ -62,6 +63,7 @@ def _room_for_another(elapsed: float) -> bool:
 @shared_task(name="agno_site.reap_jobs", ignore_result=True)
 def reap_jobs() -> None:
     job_reap()
+    inline_runs_reap()
     # Every job that could start now gets a drain task of its own, so recovery after a lost
     # worker or a broker outage uses every free worker at once (a job accepted while the broker
     # was down was never announced; a retried one waited out its back-off).

@@ -15,6 +15,7 @@ from core.db import release_connections
 from core.logging import Throttle
 
 from .services.background import job_execute
+from .services.inline import inline_runs_reap
 from .services.jobs import job_claim, job_reap, worker_name
 
 logger = logging.getLogger("agno_site.jobs")
@@ -106,6 +107,7 @@ class EmbeddedWorker:
             while not self._stopping.wait(settings.AGENTOS_REAPER_INTERVAL_SECONDS):
                 try:
                     job_reap()
+                    inline_runs_reap()
                 except Exception:
                     logger.exception("reaper pass failed")
         finally:

@@ -9,16 +9,14 @@ memories, remaining events, job status) is one fenced transaction.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, transaction
 
 from core.db import release_connections
-from core.logging import Throttle
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
@@ -29,6 +27,7 @@ from ..runtime import TERMINAL_EVENTS, InvalidContinuation
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
 from .live import publish
+from .watch import FLUSH_SECONDS, watch
 from .runs import (
     AgentNotFound,
     PreparedRun,
@@ -46,7 +45,6 @@ from .runs import (
 
 logger = logging.getLogger("agno_site.jobs")
 
-FLUSH_SECONDS = 0.2
 
 
 class _Lease:
@@ -124,61 +122,6 @@ class _Events:
             self.buffer.clear()
 
 
-class _Watch:
-    """One thread per process looks after the jobs the process executes: it renews their leases
-    and writes the events of a run that has gone quiet.
-
-    (Two threads per job did it before, started and joined around every run: about 2 ms of a
-    worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
-    the jobs, so once ``remove()`` returns it will not touch that job again. It has its own
-    database connection while there are jobs to look after.
-    """
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._jobs: dict[str, tuple[_Lease, _Events]] = {}
-        self._thread: threading.Thread | None = None
-        self._pid = 0
-
-    def add(self, lease: _Lease, events: _Events) -> None:
-        with self._condition:
-            self._jobs[lease.job.pk] = (lease, events)
-            # Started on first use, and again in a forked child (threads do not survive fork).
-            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
-                self._pid = os.getpid()
-                self._thread = threading.Thread(target=self._run, name="agno-job-watch", daemon=True)
-                self._thread.start()
-            self._condition.notify()
-
-    def remove(self, job_id: str) -> None:
-        with self._condition:
-            self._jobs.pop(job_id, None)
-
-    def _run(self) -> None:
-        try:
-            while True:
-                with self._condition:
-                    if not self._jobs:
-                        connections.close_all()  # an idle process holds no connection for it
-                        self._condition.wait()
-                        continue
-                    self._condition.wait(FLUSH_SECONDS)
-                    now = time.monotonic()
-                    for lease, events in list(self._jobs.values()):
-                        try:
-                            events.tick(now)
-                            lease.tick(now)
-                        except Exception:
-                            # The database went away: try again at the next tick, on a new connection.
-                            if _watch_failures.due():
-                                logger.exception("job %s: lease or event flush failed; retrying", lease.job.pk)
-                            connections.close_all()
-        finally:
-            connections.close_all()
-
-
-_watch_failures = Throttle(30.0)
-_watch = _Watch()
 
 
 # The job's run and its session, in one read compiled once (the ORM compiles it on every call).
@@ -193,7 +136,7 @@ def job_execute(job: Job, worker: str) -> str:
     first_index = 0 if job.job_type in ("run", "branch") and job.attempt == 1 else next_event_index(run)
     events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
-    _watch.add(lease, events)
+    watch.add(job.pk, events, lease)
     try:
         try:
             prepared, run_iter = _prepare(job, run, session)
@@ -204,7 +147,7 @@ def job_execute(job: Job, worker: str) -> str:
         else:
             output, _events, finished = _drive(prepared, run_iter, events)
     finally:
-        _watch.remove(job.pk)
+        watch.remove(job.pk)
         forget_local(job.pk)
     status = str(output.get("status") or RunStatus.ERROR)
     error = str(output.get("content") or "") if status == RunStatus.ERROR else ""

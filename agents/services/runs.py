@@ -33,6 +33,7 @@ from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
+from .inline import InlineRecorder, watching
 from .jobs import job_cancel, job_follow_run, job_submit
 
 logger = logging.getLogger("agno_site.runs")
@@ -310,31 +311,51 @@ def stored_events(events: list[dict[str, Any]], *, streamed: bool) -> list[dict[
     return events if streamed else [event for event in events if event.get("event") != "RunContent"]
 
 
+def run_begin(prepared: PreparedRun) -> Run:
+    """Commit the run RUNNING, with its input (and its session, if new), before anything runs.
+
+    From here it shows in the admin and in its session's runs, it can be cancelled from any
+    process, and if this process dies the reaper fails it, saying so (agents.services.inline).
+    """
+    request = prepared.request
+    assert request is not None
+    return run_record(
+        session_id=prepared.session_id,
+        owner_id=prepared.owner_id,
+        create_session=prepared.new_session,
+        session_type=SessionType.AGENT,
+        component_id=prepared.agent.id,
+        component_data=_component_data(prepared.agent),
+        run_id=prepared.run_id,
+        status=RunStatus.RUNNING,
+        input={"input_content": request.message, **({"images": request.images} if request.images else {}), **({"files": request.files} if request.files else {})},
+        output={},
+        started_at=prepared.started_at,
+    )
+
+
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> dict[str, Any]:
-    """Run to the end in this thread and record the run. Returns the RunOutput dict."""
+    """Run to the end in this thread, stored from its first moment. Returns the RunOutput dict."""
     request = prepared.request
     assert request is not None
     try:
-        run_iter = prepared.agent.start_run(
-            request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files
-        )
-        output, events, finished = _drive(prepared, run_iter, on_event)
+        run = run_begin(prepared)
+        recorder = InlineRecorder(run, streamed=request.stream, forward=on_event)
+        with watching(recorder):
+            run_iter = prepared.agent.start_run(
+                request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files
+            )
+            output, _events, finished = _drive(prepared, run_iter, recorder)
+        events, first_index = recorder.take_remaining()
         with transaction.atomic():
-            run_record(
-                session_id=prepared.session_id,
-                owner_id=prepared.owner_id,
-                create_session=prepared.new_session,
-                session_type=SessionType.AGENT,
-                component_id=prepared.agent.id,
-                component_data=_component_data(prepared.agent),
-                run_id=prepared.run_id,
+            run_record_update(
+                run=run,
                 status=str(output.get("status") or RunStatus.ERROR),
-                input={"input_content": request.message, **({"images": request.images} if request.images else {}), **({"files": request.files} if request.files else {})},
                 output=output,
-                events=stored_events(events, streamed=request.stream),
+                events=events,
+                first_event_index=first_index,
                 session_state=output.get("session_state"),
                 summary=getattr(finished, "session_summary", None),
-                started_at=prepared.started_at,
             )
             if prepared.memory_store is not None:
                 prepared.memory_store.flush()

@@ -60,13 +60,15 @@ def _rest(lines) -> list[str]:
 @pytest.mark.django_db(transaction=True)
 def test_a_cancel_on_a_brand_new_session_stops_the_callers_run_and_nobody_elses(live_api, fake_openai, jwt_server) -> None:
     alice, bob = ({"Authorization": f"Bearer {token(user)}"} for user in ("alice", "bob"))
-    # Bob knows Alice's in-flight run id (not yet recorded, on a session not yet written): his
-    # cancel is accepted, as AgentOS's always is, but it is bound to him and Alice's run goes on.
+    # Bob knows Alice's in-flight run id. The run is stored from its first moment, in Alice's
+    # new session, so Bob's cancel is "not found", as for any run of another user's; and were
+    # it accepted, it would be bound to him: Alice's run goes on either way.
     gate = threading.Event()
     fake_openai.push(Reply(text="one two three four", gate=gate, gate_after=1))
     response, run_id = _start(live_api, alice, "new-a1")
+    assert Run.objects.for_user("alice").get(pk=run_id).status == "RUNNING"
     cancelled = httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "bobs-own"}, headers=bob)
-    assert (cancelled.status_code, cancelled.json()) == (200, {})
+    assert cancelled.status_code == 404
     gate.set()
     rest = _rest(response)
     assert rest[-1] == "RunCompleted" and "RunCancelled" not in rest

@@ -197,7 +197,8 @@ class TestStreaming:
 
         wait_for(lambda: cancelled_locally(run_id))
         gate.set()
-        run = wait_for(lambda: Run.objects.for_user("alice").filter(session_id="s-dc").first())
+        # The run was stored RUNNING from its first moment; it ends CANCELLED.
+        run = wait_for(lambda: Run.objects.for_user("alice").filter(session_id="s-dc").exclude(status="RUNNING").first())
         assert run.status == "CANCELLED"
         assert run.run_data["cancellation_stage"] == "EXECUTING"
 

@@ -1,0 +1,151 @@
+"""Inline and streamed runs exist from their first moment.
+
+A run started by a request (JSON or SSE) is committed RUNNING, with the user's input, before its
+model is called; its events are numbered, published to any follower and written in batches as it
+goes, so ``/resume`` works from every replica; the process's watch thread renews the run's
+heartbeat (its row's ``updated_at``) while it executes. If the process dies, the reaper finds the
+run RUNNING with a stale heartbeat and no background job, and fails it saying the server was lost:
+nothing a user sent is ever missing, and no run stays RUNNING for ever.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from core.db import release_connections
+from sessions.models import Run, RunEvent, RunStatus
+from sessions.services.runs import run_events_append, run_transition
+
+from ..models import Job
+from ..runtime import TERMINAL_EVENTS
+from .live import publish
+from .watch import watch
+
+logger = logging.getLogger("agno_site.runs")
+
+# An inline run is written at most this long after its events happen: followers on other replicas
+# tail the database when the live path is quiet, and a crash loses at most this much of a stream
+# (the run itself, and its input, are already stored).
+INLINE_FLUSH_SECONDS = 0.5
+
+SERVER_LOST = "The server running this run stopped before it finished (it crashed or was killed); the run did not complete"
+
+
+class InlineRecorder:
+    """The event sink of an inline run: forwards each event to the caller's stream, publishes it
+    to followers with its ``event_index``, and writes the ones the run keeps in batches.
+
+    A non-streamed run keeps all but the per-token RunContent deltas (its RunCompleted carries
+    the whole answer), as before. The last batch is written with the run's final row
+    (``take_remaining``), in that transaction.
+    """
+
+    def __init__(self, run: Run, *, streamed: bool, forward: Callable[[dict[str, Any]], None] | None, first_index: int = 0) -> None:
+        self.run, self.streamed, self.forward = run, streamed, forward
+        self.next_index = first_index
+        self.buffer: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.last_flush = time.monotonic()
+        self.beat_interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+        self.next_beat = self.last_flush + self.beat_interval
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.forward is not None:
+            self.forward(event)
+        if not self.streamed and event.get("event") == "RunContent":
+            return
+        with self.lock:
+            indexed = {**event, "event_index": self.next_index}
+            self.next_index += 1
+            self.buffer.append(indexed)
+        publish(self.run.pk, indexed)
+        if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= INLINE_FLUSH_SECONDS:
+            self.flush()
+
+    def tick(self, now: float) -> None:
+        """From the watch thread: write a quiet run's events, and renew its heartbeat."""
+        if now - self.last_flush >= INLINE_FLUSH_SECONDS:
+            self.flush()
+        if now >= self.next_beat:
+            self.next_beat = now + self.beat_interval
+            Run.objects.unscoped("the heartbeat of a run this process executes").filter(
+                pk=self.run.pk, status=RunStatus.RUNNING
+            ).update(updated_at=timezone.now())
+            release_connections()
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.buffer:
+                run_events_append(run=self.run, events=_payloads(self.buffer), first_index=self.buffer[0]["event_index"])
+                self.buffer.clear()
+            self.last_flush = time.monotonic()
+        release_connections()  # back to waiting on the model
+
+    def take_remaining(self) -> tuple[list[dict[str, Any]], int]:
+        """The events not yet written and the index of the first, for the run's final write."""
+        with self.lock:
+            remaining, self.buffer = self.buffer, []
+        first = remaining[0]["event_index"] if remaining else self.next_index
+        return _payloads(remaining), first
+
+
+def _payloads(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in event.items() if key != "event_index"} for event in events]
+
+
+class watching:
+    """``with watching(recorder):`` the watch thread looks after the run while it executes; once
+    the block ends it never touches it again (the final write is the caller's)."""
+
+    def __init__(self, recorder: InlineRecorder) -> None:
+        self.recorder = recorder
+
+    def __enter__(self) -> InlineRecorder:
+        watch.add(self.recorder.run.pk, self.recorder)
+        return self.recorder
+
+    def __exit__(self, *exc: Any) -> None:
+        watch.remove(self.recorder.run.pk)
+
+
+def inline_runs_reap(*, now: Any = None) -> list[str]:
+    """Fail the inline runs whose process is gone: RUNNING, no background job, and no heartbeat
+    for a whole lease. Each ends ERROR with the reason, and a RunError event ends any follower's
+    stream. Returns their ids."""
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
+    jobs = Job.objects.unscoped("a background run is reaped by its job's lease").filter(pk=OuterRef("pk"))
+    lost = list(
+        Run.objects.unscoped("the reaper looks at every user's runs")
+        .filter(status=RunStatus.RUNNING, updated_at__lt=stale_before)
+        .exclude(Exists(jobs))
+        .values_list("pk", "user_id", "session_id", "component_id", "run_data")
+    )
+    failed = []
+    for run_id, user_id, session_id, component_id, run_data in lost:
+        with transaction.atomic():
+            data = {**(run_data or {}), "status": RunStatus.ERROR, "content": SERVER_LOST}
+            if not run_transition(run_id=run_id, expected=RunStatus.RUNNING, to=RunStatus.ERROR, error=SERVER_LOST, content=SERVER_LOST, run_data=data):
+                continue  # it finished meanwhile
+            events = RunEvent.objects.unscoped("the lost run's own events").filter(run_id=run_id)
+            top = events.order_by("-event_index").values_list("event_index", flat=True).first()
+            event = {
+                "created_at": int(time.time()), "event": "RunError", "agent_id": component_id, "run_id": run_id,
+                "session_id": session_id, "nested_depth": 0, "content": SERVER_LOST, "error_type": "server_lost",
+            }
+            index = 0 if top is None else top + 1
+            run_events_append(run=Run(pk=run_id, user_id=user_id), events=[event], first_index=index)
+        publish(run_id, {**event, "event_index": index})
+        failed.append(run_id)
+    if failed:
+        logger.warning("reaper: %d inline run(s) failed after their server was lost", len(failed))
+    return failed

@@ -1,0 +1,76 @@
+"""One thread per process looks after the runs the process executes, between their events."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from django.db import connections
+
+from core.logging import Throttle
+
+logger = logging.getLogger("agno_site.jobs")
+
+# How often a quiet run's events are written, and the watch looks at its runs.
+FLUSH_SECONDS = 0.2
+
+
+class Watch:
+    """One thread per process looks after the runs the process executes: it renews their leases
+    (a background job's, an inline run's heartbeat) and writes the events of a run that has gone
+    quiet.
+
+    (Two threads per job did it before, started and joined around every run: about 2 ms of a
+    worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
+    the jobs, so once ``remove()`` returns it will not touch that job again. It has its own
+    database connection while there are jobs to look after.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._jobs: dict[str, tuple[Any, ...]] = {}
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, key: str, *watched: Any) -> None:
+        """Look after ``watched`` (objects with ``tick(now)``, called in order) until ``remove(key)``."""
+        with self._condition:
+            self._jobs[key] = watched
+            # Started on first use, and again in a forked child (threads do not survive fork).
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="agno-job-watch", daemon=True)
+                self._thread.start()
+            self._condition.notify()
+
+    def remove(self, job_id: str) -> None:
+        with self._condition:
+            self._jobs.pop(job_id, None)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._condition:
+                    if not self._jobs:
+                        connections.close_all()  # an idle process holds no connection for it
+                        self._condition.wait()
+                        continue
+                    self._condition.wait(FLUSH_SECONDS)
+                    now = time.monotonic()
+                    for key, watched in list(self._jobs.items()):
+                        try:
+                            for item in watched:
+                                item.tick(now)
+                        except Exception:
+                            # The database went away: try again at the next tick, on a new connection.
+                            if _failures.due():
+                                logger.exception("run %s: heartbeat or event flush failed; retrying", key)
+                            connections.close_all()
+        finally:
+            connections.close_all()
+
+
+_failures = Throttle(30.0)
+watch = Watch()
