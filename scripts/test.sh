@@ -39,16 +39,35 @@ fi
 # The API fuzz run (schemathesis) needs the plugins the main runs switch off.
 FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
 
-status=0
+# The two databases' runs go side by side (each its own Redis database, so neither flushes the
+# other's): most of a run is waiting on sockets, model delays and subprocesses, not on the CPU.
+# Each run's output is kept in a file and printed whole when both have ended.
+logs=$(mktemp -d)
 sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
-echo "=== suite on SQLite ==="
-DATABASE_URL="$sqlite_url" $PY -m pytest "$@" || status=1
-echo "=== API fuzz on SQLite ==="
-DATABASE_URL="$sqlite_url" $PY -m pytest "${FUZZ[@]}" || status=1
+redis_base=$(printf %s "$TEST_REDIS_URL" | sed -E "s#/[0-9]+\$##")
+run_db() {  # name, DATABASE_URL, Redis database number, pytest arguments...
+  local name=$1 url=$2 redis_db=$3; shift 3
+  {
+    echo "=== suite on $name ==="
+    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "$@" || echo "FAILED: suite on $name"
+    echo "=== API fuzz on $name ==="
+    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
+  } > "$logs/$name.log" 2>&1
+}
+started=$(date +%s)
+run_db SQLite "$sqlite_url" 15 "$@" &
+sqlite_pid=$!
 if $pg_up; then
-  echo "=== suite on PostgreSQL ($TEST_DATABASE_URL) ==="
-  DATABASE_URL="$TEST_DATABASE_URL" $PY -m pytest "$@" || status=1
-  echo "=== API fuzz on PostgreSQL ==="
-  DATABASE_URL="$TEST_DATABASE_URL" $PY -m pytest "${FUZZ[@]}" || status=1
+  run_db PostgreSQL "$TEST_DATABASE_URL" 14 "$@" &
+  pg_pid=$!
+  wait $pg_pid
 fi
+wait $sqlite_pid
+status=0
+for log in "$logs"/SQLite.log "$logs"/PostgreSQL.log; do
+  [[ -f $log ]] || continue
+  cat "$log"
+  grep -q '^FAILED: ' "$log" && status=1
+done
+echo "=== both databases in $(( $(date +%s) - started )) s: $( ((status)) && echo FAILED || echo passed) ==="
 exit $status
