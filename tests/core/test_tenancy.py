@@ -321,7 +321,7 @@ def test_hand_written_session_updates_are_keyed_by_the_owner() -> None:
 
     alices = OWNED_FACTORIES[Run]("alice")
     session = Session.all_users.get(pk=alices.session_id)
-    before = (session.next_run_index, session.session_state, session.total_tokens)
+    before = (session.next_run_index, session.session_state, session.total_tokens, session.metrics)
     # bob's objects carrying alice's keys (never read: made up from ids).
     with pytest.raises(SessionNotFound), transaction.atomic():
         run_create(session=Session(session_id=session.pk, user_id="bob", component_id="demo"))
@@ -332,7 +332,7 @@ def test_hand_written_session_updates_are_keyed_by_the_owner() -> None:
         session_state={"stolen": True},
     )
     session.refresh_from_db()
-    assert (session.next_run_index, session.session_state, session.total_tokens) == before
+    assert (session.next_run_index, session.session_state, session.total_tokens, session.metrics) == before
     assert Run.all_users.get(pk=alices.pk).content == ""
     assert Run.all_users.filter(session_id=session.pk).count() == 1
 
