@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from .logins import AdminLoginForm
 from .models import AccessToken
-from .tenancy import ALL_USERS
+from .tenancy import ALL_USERS, unscoped
 
 # The admin's login page says when a lockout refused a login (core.logins), as the chat's does.
 admin.site.login_form = AdminLoginForm
@@ -61,6 +61,12 @@ class OwnedModelAdmin(admin.ModelAdmin):
         if ordering:
             queryset = queryset.order_by(*ordering)
         return queryset
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        # Django's delete preview walks the cascade through the related models' base managers,
+        # keyed by the parents' primary keys: the operator's every-user read.
+        with unscoped("the admin's delete preview: the rows a delete would cascade to"):
+            return super().get_deleted_objects(objs, request)
 
 
 def pretty_json(value: Any) -> str:

@@ -26,6 +26,8 @@ from django.db import connections, models
 from django.db.models.query import get_related_populators
 from django.db.models.sql import InsertQuery, Query
 
+from .tenancy import marked, queryset_sql_reason
+
 # Values of these fields go to the driver as they are (a str subclass, such as a TextChoices
 # member, is turned into a plain str first: drivers adapt by exact type).
 _TEXT = {"CharField", "TextField", "SlugField", "EmailField", "URLField", "UUIDField"}
@@ -195,14 +197,19 @@ class Update:
 
     ``fields`` and ``where`` are attribute names; the row is found by primary key and, with
     ``where``, only while those columns hold the given values (a fence: 0 rows when they do not).
-    A condition given a tuple of values is ``IN (...)``.
+    A condition given a tuple of values is ``IN (...)``, given None ``IS NULL``. On an owned
+    model (core.tenancy) ``where`` names ``user_id``: the row's owner is part of its key.
     """
 
     def __init__(self, model: type[models.Model], fields: Sequence[str], *, where: Sequence[str] = ()) -> None:
+        from .tenancy import OwnedModel
+
+        if issubclass(model, OwnedModel) and "user_id" not in where:
+            raise ValueError(f"Update({model.__name__}): an owned row is keyed by its owner too; add 'user_id' to where")
         self.model = model
         self.fields = _columns(model, fields)
         self.where = [model._meta.pk, *_columns(model, where)]
-        self._compiled: dict[tuple[str, tuple[int | None, ...]], tuple[str, list[Callable[[Any], Any] | None]]] = {}
+        self._compiled: dict[tuple[str, tuple[int | str | None, ...]], tuple[str, list[Callable[[Any], Any] | None]]] = {}
 
     def row(self, key: Any, values: Sequence[Any], where: Sequence[Any] = (), *, using: str = "default") -> int:
         """Update the row; the number of rows changed (inside ``pipelined()``, waits for it)."""
@@ -212,21 +219,23 @@ class Update:
         """Update the row; inside ``pipelined()``, without waiting for the answer."""
         if len(values) != len(self.fields) or len(where) != len(self.where) - 1:
             raise ValueError(f"expected {len(self.fields)} values and {len(self.where) - 1} conditions for {self.model.__name__}")
-        shape = tuple(len(value) if isinstance(value, tuple) else None for value in where)
+        shape = tuple(len(value) if isinstance(value, tuple) else "null" if value is None else None for value in where)
         compiled = self._compiled.get((using, shape))
         if compiled is None:
             compiled = self._compiled[using, shape] = self._compile(using, shape)
         sql, adapters = compiled
-        flat = [item for value in where for item in (value if isinstance(value, tuple) else (value,))]
+        flat = [item for value in where if value is not None for item in (value if isinstance(value, tuple) else (value,))]
         return _send(using, sql, _bind([*values, key, *flat], adapters))
 
-    def _compile(self, using: str, shape: tuple[int | None, ...]) -> tuple[str, list[Callable[[Any], Any] | None]]:
+    def _compile(self, using: str, shape: tuple[int | str | None, ...]) -> tuple[str, list[Callable[[Any], Any] | None]]:
         connection = connections[using]
         quote = connection.ops.quote_name
         assignments = ", ".join(f"{quote(field.column)} = %s" for field in self.fields)
         conditions, condition_fields = [], []
         for field, arity in zip(self.where, (None, *shape)):
-            if arity is None:
+            if arity == "null":
+                conditions.append(f"{quote(field.column)} IS NULL")
+            elif arity is None:
                 conditions.append(f"{quote(field.column)} = %s")
                 condition_fields.append(field)
             else:
@@ -278,9 +287,9 @@ class _CompiledSelect:
     def __init__(self, build: Callable[..., models.QuerySet], args: Sequence[str | None], using: str) -> None:
         stand_ins = [None if arg is None else f"\x00agno-select-{i}\x00" for i, arg in enumerate(args)]
         queryset = build(*stand_ins)
-        check = getattr(queryset, "_check_scoped", None)
-        if check is not None:
-            check("evaluate")  # an owned model's read says whose rows it wants, as any other
+        # An owned model's read says whose rows it wants, as any other; an unscoped() one's SQL
+        # runs marked with its reason.
+        self.unscoped_reason = queryset_sql_reason(queryset)
         if queryset._prefetch_related_lookups or queryset._known_related_objects:
             raise ValueError("Select compiles one statement: no prefetch_related, no related managers")
         compiler = queryset.query.get_compiler(using=using)
@@ -304,7 +313,7 @@ class _CompiledSelect:
 
     def fetch(self, args: Sequence[str | None]) -> list[models.Model]:
         params = [value if index is None else args[index] for index, value in self.params]
-        with connections[self.using].cursor() as cursor:
+        with connections[self.using].cursor() as cursor, marked(self.unscoped_reason):
             cursor.execute(self.sql, params)
             rows = cursor.fetchall()
         if self.converters:

@@ -123,10 +123,17 @@ def fake_openai(_fake_openai_server):
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
-    """pytest-django's test databases, and before they are dropped, this process's embedded
-    worker stopped: background runs started by tests wake it, and its threads hold connections
-    (an autouse fixture would be torn down after the databases are, its threads still in them)."""
+    """pytest-django's test databases, guarded by the owner-clause check, and before they are
+    dropped, this process's embedded worker stopped: background runs started by tests wake it,
+    and its threads hold connections (an autouse fixture would be torn down after the databases
+    are, its threads still in them)."""
+    # From here on (the test databases exist, their migrations done) every statement on an owned
+    # table must carry its owner clause or run on an explicit unscoped path (tests/tenancy_guard.py).
+    from tests import tenancy_guard
+
+    tenancy_guard.install()
     yield
+    tenancy_guard.uninstall()
     import agents.worker as module
 
     if module._worker is not None:
@@ -152,3 +159,20 @@ def _no_server_errors(request):
     got_request_exception.disconnect(record)
     if errors and "allow_500" not in request.keywords:
         pytest.fail(f"requests ended in a server error: {errors}")
+
+
+@pytest.fixture(autouse=True)
+def _owner_clauses_held():
+    """No statement of the test, in any thread, ran on an owned table without its owner clause
+    (the guard also raises where it runs, but a worker thread may swallow that)."""
+    import sys
+
+    guard = sys.modules.get("tests.tenancy_guard")  # installed with the test databases, if any
+    if guard is None:
+        yield
+        return
+    guard.take_violations()
+    yield
+    missing = guard.take_violations()
+    if missing:
+        pytest.fail("SQL without an owner clause:\n" + "\n".join(missing[:5]))

@@ -20,6 +20,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.statements import Insert, Update, instances, pipelined
+from core.tenancy import unscoped
 from sessions.models import Run, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
@@ -288,7 +289,7 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
         "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
     }
     # Every user's jobs: the queue spans them all (the statement names the rows it takes).
-    with transaction.atomic():
+    with transaction.atomic(), unscoped("the queue's claim: the oldest ready job of any user, under the caps"):
         if connection.vendor == "postgresql":
             # BEGIN, the lock and the claim in one round trip, the COMMIT in another.
             params.update(lease_seconds=lease, run_running=RunStatus.RUNNING, run_pending=RunStatus.PENDING)
@@ -306,11 +307,11 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
             claimed = next(iter(instances(Job, cursor)), None)
         if claimed is not None:
             # Its run starts (a retried job's run may still say RUNNING from the lost attempt).
-            _RUN_STARTED.row(claimed.pk, [RunStatus.RUNNING, now, now], [(RunStatus.PENDING, RunStatus.RUNNING)])
+            _RUN_STARTED.row(claimed.pk, [RunStatus.RUNNING, now, now], [claimed.user_id, (RunStatus.PENDING, RunStatus.RUNNING)])
     return claimed
 
 
-_RUN_STARTED = Update(Run, ["status", "updated_at", "started_at"], where=["status"])
+_RUN_STARTED = Update(Run, ["status", "updated_at", "started_at"], where=["user_id", "status"])
 
 
 def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:
@@ -344,10 +345,10 @@ def job_settle_fenced(*, job: Job, worker: str, run_status: str, error: str = ""
         RunStatus.CANCELLED: JobStatus.CANCELLED,
     }.get(run_status, JobStatus.FAILED)
     values = [status, error[:2000], None, now, None if status == JobStatus.PAUSED else now]
-    return _JOB_SETTLE.row(job.pk, values, [JobStatus.RUNNING, worker, job.attempt]) == 1
+    return _JOB_SETTLE.row(job.pk, values, [job.user_id, JobStatus.RUNNING, worker, job.attempt]) == 1
 
 
-_JOB_SETTLE = Update(Job, ["status", "error", "lease_expires_at", "updated_at", "completed_at"], where=["status", "locked_by", "attempt"])
+_JOB_SETTLE = Update(Job, ["status", "error", "lease_expires_at", "updated_at", "completed_at"], where=["user_id", "status", "locked_by", "attempt"])
 
 
 def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner: str | None = None) -> bool:

@@ -21,7 +21,6 @@ from sessions.models import SessionType
 from sessions.selectors import run_events_kept, session_chat_history, session_detail, session_list, session_run_get, session_runs
 from sessions.services import (
     SessionExists,
-    SessionIdUnavailable,
     SessionLimitReached,
     SessionNotFound,
     session_create_for_caller,
@@ -167,7 +166,6 @@ class SessionsView(SessionsAPIView):
         body = json_body(request, CreateSessionIn, required=False)
         try:
             session = session_create_for_caller(
-                user=self.principal.read_scope(),
                 owner_id=self.principal.owner(body.get("user_id")),
                 session_id=body.get("session_id") or None,
                 session_type=session_type,
@@ -176,7 +174,7 @@ class SessionsView(SessionsAPIView):
                 session_state=body.get("session_state"),
                 metadata=body.get("metadata"),
             )
-        except (SessionExists, SessionIdUnavailable, SessionLimitReached) as exc:
+        except (SessionExists, SessionLimitReached) as exc:
             raise Conflict(str(exc)) from None
         body = render_session_detail(session, shape=session_type, chat_history=[], keep_nulls=False)
         return Response(body, status=201)

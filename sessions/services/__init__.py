@@ -27,7 +27,6 @@ from .runs import (
     session_get_or_create,
 )
 from .sessions import (
-    SessionIdUnavailable,
     session_create_for_caller,
     session_delete,
     session_rename,
@@ -41,7 +40,6 @@ __all__ = [
     "OptimizedMemory",
     "SessionExists",
     "SessionLimitReached",
-    "SessionIdUnavailable",
     "SessionNotFound",
     "UnusableModel",
     "memory_create",

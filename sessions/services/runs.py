@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from agents.runtime.output import has_usage, session_metrics_add
 from core.statements import Insert, Update
-from core.tenancy import scope_queryset
+from core.tenancy import owner_clause, scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
 
@@ -101,7 +101,7 @@ def session_create(
 _SESSION_INSERT = Insert(Session, skip_conflict=True)
 _RUN_INSERT = Insert(Run)
 _EVENT_INSERT = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
-_RUN_RESULT = Update(Run, ["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"])
+_RUN_RESULT = Update(Run, ["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"], where=["user_id"])
 
 
 def _insert_session(session: Session) -> bool:
@@ -150,18 +150,19 @@ def session_get_or_create(
         return existing, False
 
 
-def _take_run_index(*, session_id: str, first_input: str, now: datetime) -> int:
+def _take_run_index(*, session_id: str, owner_id: str | None, first_input: str, now: datetime) -> int:
     """Reserve the session's next run index (atomic on SQLite and PostgreSQL alike).
 
     The UPDATE takes the session row's write lock until commit, so concurrent runs on one
     session serialize here and get consecutive indexes. The first run also names the session.
     """
+    owner, owner_params = owner_clause(owner_id)
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE agno_sessions SET next_run_index = next_run_index + 1, updated_at = %s, "
             "session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END "
-            "WHERE session_id = %s RETURNING next_run_index",
-            [now, session_name_from_input(first_input), session_id],
+            f"WHERE session_id = %s AND {owner} RETURNING next_run_index",
+            [now, session_name_from_input(first_input), session_id, *owner_params],
         )
         row = cursor.fetchone()
     if row is None:
@@ -188,7 +189,7 @@ def run_create(
     # No savepoint: nothing here is retried, so a failure rolls back the caller's whole write.
     with transaction.atomic(savepoint=False):
         index = _take_run_index(
-            session_id=session.pk, first_input=str(input_data.get("input_content") or ""), now=now
+            session_id=session.pk, owner_id=session.user_id, first_input=str(input_data.get("input_content") or ""), now=now
         )
         run = Run(
             run_id=run_id or new_id(),
@@ -257,7 +258,9 @@ def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int,
 
 
 
-def _session_metrics_write(cursor: Any, *, session_id: str, current: Any, run: Mapping[str, Any], previous: Mapping[str, Any] | None = None) -> None:
+def _session_metrics_write(
+    cursor: Any, *, session_id: str, owner_id: str | None, current: Any, run: Mapping[str, Any], previous: Mapping[str, Any] | None = None
+) -> None:
     """Add a run's metrics to its session's, whose row this transaction has just updated (and so
     holds locked): one more UPDATE, whatever the session's length."""
     if not has_usage(run) and not has_usage(previous or {}):
@@ -265,7 +268,8 @@ def _session_metrics_write(cursor: Any, *, session_id: str, current: Any, run: M
     if isinstance(current, (str, bytes)):
         current = json.loads(current)
     merged = session_metrics_add(current or {}, run, previous=previous)
-    cursor.execute("UPDATE agno_sessions SET metrics = %s WHERE session_id = %s", [_json_param("metrics", merged), session_id])
+    owner, owner_params = owner_clause(owner_id)
+    cursor.execute(f"UPDATE agno_sessions SET metrics = %s WHERE session_id = %s AND {owner}", [_json_param("metrics", merged), session_id, *owner_params])
 
 
 def _json_param(field_name: str, value: Any) -> Any:
@@ -340,17 +344,17 @@ def run_record(
                 params.append(_json_param("summary", dict(summary)))
             # The owner is part of the key: a session id taken by someone else between the
             # caller's access check and this write is not ours to append to.
-            owner_clause = "user_id = %s" if owner_id is not None else "user_id IS NULL"
+            owner, owner_params = owner_clause(owner_id)
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner_clause} "
+                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner} "
                     "RETURNING next_run_index, metrics",
-                    [*params, session_id, *([owner_id] if owner_id is not None else [])],
+                    [*params, session_id, *owner_params],
                 )
                 row = cursor.fetchone()
                 if row is None:
                     raise SessionNotFound(session_id)
-                _session_metrics_write(cursor, session_id=session_id, current=row[1], run=metrics)
+                _session_metrics_write(cursor, session_id=session_id, owner_id=owner_id, current=row[1], run=metrics)
             index = int(row[0]) - 1
         run = Run(
             run_id=run_id,
@@ -408,8 +412,8 @@ def run_record_update(
         run.error = run.content if status == RunStatus.ERROR else ""
         run.updated_at = now
         run.finished_at = now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None
-        _RUN_RESULT.send(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields])
-        # The run's session, keyed by id: the caller checked access.
+        _RUN_RESULT.send(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields], [run.user_id])
+        # The run's session, keyed by id and the run's owner (a run's owner is its session's).
         assignments, params = ["updated_at = %s", "total_tokens = total_tokens + %s"], [now, added]
         if session_state is not None:
             assignments.append("session_state = %s")
@@ -417,11 +421,15 @@ def run_record_update(
         if summary is not None:
             assignments.append("summary = %s")
             params.append(_json_param("summary", dict(summary)))
+        owner, owner_params = owner_clause(run.user_id)
         with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s RETURNING metrics", [*params, run.session_id])
+            cursor.execute(
+                f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner} RETURNING metrics",
+                [*params, run.session_id, *owner_params],
+            )
             row = cursor.fetchone()
             if row is not None:
-                _session_metrics_write(cursor, session_id=run.session_id, current=row[0], run=metrics, previous=previous)
+                _session_metrics_write(cursor, session_id=run.session_id, owner_id=run.user_id, current=row[0], run=metrics, previous=previous)
         if events:
             run_events_append(run=run, events=events, first_index=first_event_index)
     return run

@@ -23,17 +23,6 @@ from .runs import SessionExists, SessionNotFound, new_id, session_create, sessio
 RESERVED_METADATA_KEYS = frozenset({"agno_component_version", "agno_dispatch_chain", "agno_dispatch_depth"})
 
 
-class SessionIdUnavailable(Exception):
-    """The id is taken by a session the caller cannot see; saying whose would leak it."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(
-            "Could not create a session with the supplied session_id. "
-            "Omit session_id to have one generated, or choose a different one."
-        )
-        self.session_id = session_id
-
-
 def session_metadata_clean(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if metadata is None:
         return None
@@ -56,7 +45,6 @@ def session_summary_clean(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 def session_create_for_caller(
     *,
-    user: Any,
     owner_id: str | None,
     session_id: str | None = None,
     session_type: str = SessionType.AGENT,
@@ -67,23 +55,19 @@ def session_create_for_caller(
 ) -> Session:
     """A new, empty session owned by ``owner_id``.
 
-    Raises ``SessionExists`` when the caller can see the session holding ``session_id`` (they may
-    PATCH it instead) and ``SessionIdUnavailable`` when someone else's session holds it.
+    Raises ``SessionExists`` when ``session_id`` is taken, whoever holds it: ids are unique across
+    users, so a taken id can never be created, and the answer must not say whose it is (the
+    caller's own session and another user's look the same, as AgentOS answers them).
     """
-    try:
-        return session_create(
-            session_id=session_id,
-            user_id=owner_id,
-            session_type=session_type,
-            component_id=component_id,
-            session_name=session_name or "",
-            session_state=session_state,
-            metadata=session_metadata_clean(metadata),
-        )
-    except SessionExists:
-        if session_id and session_get(user=user, session_id=session_id) is not None:
-            raise
-        raise SessionIdUnavailable(session_id or "") from None
+    return session_create(
+        session_id=session_id,
+        user_id=owner_id,
+        session_type=session_type,
+        component_id=component_id,
+        session_name=session_name or "",
+        session_state=session_state,
+        metadata=session_metadata_clean(metadata),
+    )
 
 
 def session_update(

@@ -360,13 +360,19 @@ class TestCreateSession:
             {"detail": "Session with id 'dup' already exists. Use PATCH /sessions/dup to update it."},
         )
 
-    def test_an_id_taken_by_another_user_is_a_409_that_does_not_say_whose(self, bob: Client) -> None:
+    def test_an_id_taken_by_another_user_answers_as_the_callers_own_taken_id(self, bob: Client) -> None:
+        # Ids are unique across users, so a taken id is never created; the answer must not tell
+        # whose session holds it: another user's id answers as bob's own would.
         make_session("alice", session_id="alices")
-        response = bob.post("/sessions", {"session_id": "alices"}, content_type="application/json")
-        assert (response.status_code, response.json()) == (
+        make_session("bob", session_id="bobs")
+        theirs = bob.post("/sessions", {"session_id": "alices"}, content_type="application/json")
+        own = bob.post("/sessions", {"session_id": "bobs"}, content_type="application/json")
+        assert (theirs.status_code, theirs.json()) == (
             409,
-            {"detail": "Could not create a session with the supplied session_id. Omit session_id to have one generated, or choose a different one."},
+            {"detail": "Session with id 'alices' already exists. Use PATCH /sessions/alices to update it."},
         )
+        assert (own.status_code, own.json()["detail"].replace("bobs", "alices")) == (409, theirs.json()["detail"])
+        assert dict(theirs.headers).keys() == dict(own.headers).keys()
         assert Session.all_users.get(pk="alices").user_id == "alice"
 
     def test_an_isolated_caller_always_owns_what_they_create(self, alice: Client) -> None:

@@ -117,11 +117,29 @@ def test_an_instance_is_inserted_with_every_column_and_counts_as_saved() -> None
 def test_an_update_by_key_binds_json_and_datetimes() -> None:
     run = make_run("alice")
     finished = timezone.now()
-    update = Update(Run, ["status", "run_data", "finished_at"])
-    assert update.row(run.pk, [RunStatus.COMPLETED, {"content": "done", "n": [1, 2]}, finished]) == 1
+    update = Update(Run, ["status", "run_data", "finished_at"], where=["user_id"])
+    assert update.row(run.pk, [RunStatus.COMPLETED, {"content": "done", "n": [1, 2]}, finished], ["alice"]) == 1
     stored = Run.all_users.get(pk=run.pk)
     assert (stored.status, stored.run_data, stored.finished_at) == ("COMPLETED", {"content": "done", "n": [1, 2]}, finished)
-    assert update.row("no-such-run", [RunStatus.ERROR, {}, None]) == 0
+    assert update.row("no-such-run", [RunStatus.ERROR, {}, None], ["alice"]) == 0
+
+
+def test_an_update_of_an_owned_row_must_be_keyed_by_its_owner() -> None:
+    with pytest.raises(ValueError, match="add 'user_id' to where"):
+        Update(Run, ["status"], where=["status"])
+
+
+@pytest.mark.django_db
+def test_an_update_keyed_by_owner_leaves_another_owners_row_and_reaches_ownerless_ones() -> None:
+    alices, shared = make_run("alice"), make_run(None)
+    update = Update(Run, ["status"], where=["user_id"])
+    assert update.row(alices.pk, [RunStatus.ERROR], ["bob"]) == 0
+    assert update.row(alices.pk, [RunStatus.ERROR], [None]) == 0
+    assert update.row(shared.pk, [RunStatus.ERROR], ["alice"]) == 0
+    assert update.row(shared.pk, [RunStatus.ERROR], [None]) == 1  # None: "IS NULL"
+    assert dict(Run.all_users.filter(pk__in=[alices.pk, shared.pk]).values_list("pk", "status")) == {
+        alices.pk: RunStatus.PENDING, shared.pk: RunStatus.ERROR,
+    }
 
 
 @pytest.mark.django_db
@@ -140,11 +158,11 @@ def test_an_update_with_conditions_changes_nothing_unless_they_hold() -> None:
 @pytest.mark.django_db
 def test_a_condition_given_several_values_is_an_in_list() -> None:
     run = make_run("alice")  # PENDING
-    started = Update(Run, ["status"], where=["status"])
-    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PAUSED, RunStatus.ERROR)]) == 0
-    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PENDING, RunStatus.RUNNING)]) == 1
-    assert started.row(run.pk, [RunStatus.RUNNING], [(RunStatus.PENDING, RunStatus.RUNNING)]) == 1  # RUNNING matches too
-    assert started.row(run.pk, [RunStatus.COMPLETED], [RunStatus.RUNNING]) == 1  # one value: "="
+    started = Update(Run, ["status"], where=["user_id", "status"])
+    assert started.row(run.pk, [RunStatus.RUNNING], ["alice", (RunStatus.PAUSED, RunStatus.ERROR)]) == 0
+    assert started.row(run.pk, [RunStatus.RUNNING], ["alice", (RunStatus.PENDING, RunStatus.RUNNING)]) == 1
+    assert started.row(run.pk, [RunStatus.RUNNING], ["alice", (RunStatus.PENDING, RunStatus.RUNNING)]) == 1  # RUNNING matches too
+    assert started.row(run.pk, [RunStatus.COMPLETED], ["alice", RunStatus.RUNNING]) == 1  # one value: "="
     assert Run.all_users.get(pk=run.pk).status == RunStatus.COMPLETED
 
 
@@ -195,7 +213,7 @@ def test_a_compiled_select_refuses_an_argument_that_is_not_a_parameter() -> None
 def test_returned_rows_become_instances_with_django_conversions() -> None:
     run = make_run("alice", run_data={"content": "hi"})
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE agno_runs SET status = %s WHERE run_id = %s RETURNING *", [RunStatus.RUNNING, run.pk])
+        cursor.execute("UPDATE agno_runs SET status = %s WHERE run_id = %s AND user_id = %s RETURNING *", [RunStatus.RUNNING, run.pk, "alice"])
         [updated] = instances(Run, cursor)
     assert (updated.pk, updated.status, updated.run_data) == (run.pk, RunStatus.RUNNING, {"content": "hi"})
     assert updated.created_at == Run.all_users.get(pk=run.pk).created_at  # a datetime on SQLite too
@@ -204,14 +222,14 @@ def test_returned_rows_become_instances_with_django_conversions() -> None:
 @pytest.mark.django_db
 def test_pipelined_statements_take_effect_and_counts_are_waited_for() -> None:
     first, second = make_run("alice"), make_run("alice")
-    status = Update(Run, ["status"], where=["status"])
+    status = Update(Run, ["status"], where=["user_id", "status"])
     with transaction.atomic():
         with pipelined():
             if connection.vendor == "postgresql":  # really in pipeline mode there, a no-op elsewhere
                 assert connection.connection.pgconn.pipeline_status != 0
-            sent = status.send(first.pk, [RunStatus.RUNNING], [RunStatus.PENDING])
-            assert status.row(second.pk, [RunStatus.RUNNING], [RunStatus.COMPLETED]) == 0  # waits for its answer
-            assert status.row(second.pk, [RunStatus.RUNNING], [RunStatus.PENDING]) == 1
+            sent = status.send(first.pk, [RunStatus.RUNNING], ["alice", RunStatus.PENDING])
+            assert status.row(second.pk, [RunStatus.RUNNING], ["alice", RunStatus.COMPLETED]) == 0  # waits for its answer
+            assert status.row(second.pk, [RunStatus.RUNNING], ["alice", RunStatus.PENDING]) == 1
             assert sent.count() == 1
     assert {run.status for run in Run.all_users.filter(pk__in=[first.pk, second.pk])} == {RunStatus.RUNNING}
 
@@ -223,8 +241,8 @@ def test_a_pipelined_error_is_djangos_and_rolls_the_transaction_back() -> None:
     with pytest.raises(IntegrityError):
         with transaction.atomic():
             with pipelined():
-                Update(Run, ["status"]).send(run.pk, [RunStatus.RUNNING])
+                Update(Run, ["status"], where=["user_id"]).send(run.pk, [RunStatus.RUNNING], ["alice"])
                 insert.row(session_values(run.session_id))  # a taken key: fails where it is read
     assert Run.all_users.get(pk=run.pk).status == RunStatus.PENDING  # the update went with it
     with transaction.atomic(), pipelined():  # the connection is usable again
-        assert Update(Run, ["status"]).row(run.pk, [RunStatus.RUNNING]) == 1
+        assert Update(Run, ["status"], where=["user_id"]).row(run.pk, [RunStatus.RUNNING], ["alice"]) == 1
