@@ -57,13 +57,20 @@ def test_a_streamed_run_is_stored_running_with_its_input_before_the_model_answer
         # A follower that joins now (from any replica: it reads the database, then live events)
         # gets the run from its start to its end, in order.
         follower: dict = {}
+        joined = threading.Event()
 
         def follow() -> None:
             with httpx.stream("POST", f"{live_api}/agents/openai-agent/runs/{run_id}/resume", data={"session_id": "s-live", "user_id": "alice"}, timeout=30) as tail:
-                follower["frames"] = parse_sse("".join(tail.iter_text()))
+                text = []
+                for chunk in tail.iter_text():
+                    text.append(chunk)
+                    if "event: subscribed" in "".join(text):
+                        joined.set()  # caught up from the database, now following live
+                follower["frames"] = parse_sse("".join(text))
 
         thread = threading.Thread(target=follow)
         thread.start()
+        assert joined.wait(20), "the follower did not catch up while the run was held"
         gate.set()
         rest = [line for line in lines if line.startswith("event: ")]
         thread.join(30)
