@@ -150,7 +150,7 @@ async def _streams(base: str, count: int) -> list[str]:
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
 
         async def one(index: int) -> str:
-            response = await client.post("/agents/assistant/runs", data={"message": "/slow 2", "user_id": f"user-{index % 7}"})
+            response = await client.post("/agents/assistant/runs", data={"message": "/slow 2", "user_id": f"user-{index}"})
             if response.status_code != 200:
                 return f"HTTP {response.status_code}: {response.text[:200]}"
             events = parse_sse(response.text)
