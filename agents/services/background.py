@@ -9,25 +9,23 @@ memories, remaining events, job status) is one fenced transaction.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from core.db import release_connections
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
-from sessions.services.runs import run_events_append, run_record_update
+from sessions.services.runs import run_record_update
 
 from ..models import Job
-from ..runtime import TERMINAL_EVENTS, InvalidContinuation
+from ..runtime import InvalidContinuation
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
-from .live import publish
-from .watch import FLUSH_SECONDS, watch
+from .eventlog import EventLog
+from .watch import watch
 from .runs import (
     AgentNotFound,
     PreparedRun,
@@ -73,53 +71,23 @@ class _Lease:
             cancel_local(self.job.pk)
 
 
-class _Events:
-    """Numbers, publishes and (fenced) flushes a run's events.
-
-    Events are written in batches, at most ``FLUSH_SECONDS`` after they happen: by the run thread
-    when events keep coming, and by the watch when the run goes quiet (a slow model, a tool, a
-    pause), so a follower that missed the live event always finds it in the database.
-    """
+class _Events(EventLog):
+    """A background run's events, written only while this attempt still holds its job (fenced):
+    a worker that lost its lease never writes over its successor's events."""
 
     def __init__(self, run: Run, job: Job, worker: str, first_index: int) -> None:
-        self.run, self.job, self.worker = run, job, worker
-        self.next_index = first_index
-        self.buffer: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.last_flush = time.monotonic()
+        super().__init__(run, first_index=first_index)
+        self.job, self.worker = job, worker
         self.fenced_out = False
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        with self.lock:
-            indexed = {**event, "event_index": self.next_index}
-            self.next_index += 1
-            self.buffer.append(indexed)
-        publish(self.run.pk, indexed)
-        if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
-
-    def tick(self, now: float) -> None:
-        if now - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        with self.lock:
-            if not self.buffer or self.fenced_out:
+    def write_batch(self) -> None:
+        if self.fenced_out:
+            return
+        with transaction.atomic():
+            if job_fence(self.job.pk, self.worker, self.job.attempt) is None:
+                self.fenced_out = True
                 return
-            with transaction.atomic():
-                if job_fence(self.job.pk, self.worker, self.job.attempt) is None:
-                    self.fenced_out = True
-                    return
-                self.write_buffer()
-            self.last_flush = time.monotonic()
-        release_connections()  # back to waiting on the model (or to the watch's next tick)
-
-    def write_buffer(self) -> None:
-        """Insert the buffered events (inside the caller's fenced transaction, lock held)."""
-        if self.buffer:
-            payloads = [{key: value for key, value in event.items() if key != "event_index"} for event in self.buffer]
-            run_events_append(run=self.run, events=payloads, first_index=self.buffer[0]["event_index"])
-            self.buffer.clear()
+            self.write_buffer()
 
 
 

@@ -10,7 +10,6 @@ nothing a user sent is ever missing, and no run stays RUNNING for ever.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -26,7 +25,7 @@ from sessions.models import Run, RunEvent, RunStatus
 from sessions.services.runs import run_events_append, run_transition
 
 from ..models import Job
-from ..runtime import TERMINAL_EVENTS
+from .eventlog import EventLog, payloads
 from .live import publish
 from .watch import watch
 
@@ -40,41 +39,25 @@ INLINE_FLUSH_SECONDS = 0.5
 SERVER_LOST = "The server running this run stopped before it finished (it crashed or was killed); the run did not complete"
 
 
-class InlineRecorder:
-    """The event sink of an inline run: forwards each event to the caller's stream, publishes it
-    to followers with its ``event_index``, and writes the ones the run keeps in batches.
+class InlineRecorder(EventLog):
+    """The event log of an inline run, which also forwards each event to the caller's stream and
+    renews the run's heartbeat while it executes.
 
     A non-streamed run keeps all but the per-token RunContent deltas (its RunCompleted carries
-    the whole answer), as before. The last batch is written with the run's final row
-    (``take_remaining``), in that transaction.
+    the whole answer). The last batch is written with the run's final row (``take_remaining``),
+    in that transaction.
     """
 
+    flush_seconds = INLINE_FLUSH_SECONDS
+
     def __init__(self, run: Run, *, streamed: bool, forward: Callable[[dict[str, Any]], None] | None, first_index: int = 0) -> None:
-        self.run, self.streamed, self.forward = run, streamed, forward
-        self.next_index = first_index
-        self.buffer: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.last_flush = time.monotonic()
+        super().__init__(run, first_index=first_index, forward=forward, keeps=None if streamed else _not_a_delta)
         self.beat_interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
         self.next_beat = self.last_flush + self.beat_interval
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        if self.forward is not None:
-            self.forward(event)
-        if not self.streamed and event.get("event") == "RunContent":
-            return
-        with self.lock:
-            indexed = {**event, "event_index": self.next_index}
-            self.next_index += 1
-            self.buffer.append(indexed)
-        publish(self.run.pk, indexed)
-        if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= INLINE_FLUSH_SECONDS:
-            self.flush()
-
     def tick(self, now: float) -> None:
         """From the watch thread: write a quiet run's events, and renew its heartbeat."""
-        if now - self.last_flush >= INLINE_FLUSH_SECONDS:
-            self.flush()
+        super().tick(now)
         if now >= self.next_beat:
             self.next_beat = now + self.beat_interval
             Run.objects.unscoped("the heartbeat of a run this process executes").filter(
@@ -82,24 +65,16 @@ class InlineRecorder:
             ).update(updated_at=timezone.now())
             release_connections()
 
-    def flush(self) -> None:
-        with self.lock:
-            if self.buffer:
-                run_events_append(run=self.run, events=_payloads(self.buffer), first_index=self.buffer[0]["event_index"])
-                self.buffer.clear()
-            self.last_flush = time.monotonic()
-        release_connections()  # back to waiting on the model
-
     def take_remaining(self) -> tuple[list[dict[str, Any]], int]:
         """The events not yet written and the index of the first, for the run's final write."""
         with self.lock:
             remaining, self.buffer = self.buffer, []
         first = remaining[0]["event_index"] if remaining else self.next_index
-        return _payloads(remaining), first
+        return payloads(remaining), first
 
 
-def _payloads(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{key: value for key, value in event.items() if key != "event_index"} for event in events]
+def _not_a_delta(event: dict[str, Any]) -> bool:
+    return event.get("event") != "RunContent"
 
 
 class watching:

@@ -1,0 +1,78 @@
+"""A running run's events: numbered, published to followers at once, written in batches.
+
+Background and inline runs keep their events the same way; a follower on any replica reads the
+database and then the live events, in ``event_index`` order (agents.services.tail). Batches are
+written by the run's own thread while events keep coming, and by the process's watch thread
+when the run goes quiet (a slow model, a tool), so a follower that missed a live event always
+finds it in the database soon after.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from core.db import release_connections
+from sessions.models import Run
+from sessions.services.runs import run_events_append
+
+from ..runtime import TERMINAL_EVENTS
+from .live import publish
+from .watch import FLUSH_SECONDS
+
+EventFilter = Callable[[dict[str, Any]], bool]
+
+
+class EventLog:
+    """The event sink of a run. ``write_batch`` is the one place a batch is written; a subclass
+    may guard it (a background job writes only while its attempt holds the job)."""
+
+    flush_seconds = FLUSH_SECONDS
+
+    def __init__(self, run: Run, *, first_index: int = 0, forward: Callable[[dict[str, Any]], None] | None = None, keeps: EventFilter | None = None) -> None:
+        self.run, self.forward, self.keeps = run, forward, keeps
+        self.next_index = first_index
+        self.buffer: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.last_flush = time.monotonic()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.forward is not None:
+            self.forward(event)
+        if self.keeps is not None and not self.keeps(event):
+            return
+        with self.lock:
+            indexed = {**event, "event_index": self.next_index}
+            self.next_index += 1
+            self.buffer.append(indexed)
+        publish(self.run.pk, indexed)
+        if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= self.flush_seconds:
+            self.flush()
+
+    def tick(self, now: float) -> None:
+        """From the watch thread: write a quiet run's events."""
+        if now - self.last_flush >= self.flush_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.buffer:
+                self.write_batch()
+            self.last_flush = time.monotonic()
+        release_connections()  # back to waiting on the model (or to the watch's next tick)
+
+    def write_batch(self) -> None:
+        """Insert the buffered events (lock held)."""
+        self.write_buffer()
+
+    def write_buffer(self) -> None:
+        """Insert the buffered events, in the caller's transaction if there is one (lock held)."""
+        if self.buffer:
+            run_events_append(run=self.run, events=payloads(self.buffer), first_index=self.buffer[0]["event_index"])
+            self.buffer.clear()
+
+
+def payloads(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events as stored: their index is the row's ``event_index``, not part of the payload."""
+    return [{key: value for key, value in event.items() if key != "event_index"} for event in events]
