@@ -14,6 +14,7 @@ from typing import Any
 from core.auth import OPEN, Principal
 from sessions.models import Run, RunStatus, SessionType
 
+from .capacity import TooManyRuns, run_slot_acquire, run_slot_key
 from .executor import _with_connections, run_executor
 from .runs import RunRequest, run_execute, run_prepare
 
@@ -67,7 +68,14 @@ def run_retry(*, run_id: str) -> RetryStarted:
         prepared = run_prepare(principal=principal, agent_id=run.component_id, request=request)
     except Exception as exc:  # AgentNotFound, SessionNotFound, a bad stored definition
         raise RunNotRetryable(f"The run cannot be prepared again: {exc}") from exc
+    # An operator's retry is one more run of its owner's: it takes one of their places, as the
+    # run they would start from their browser does, so a bulk retry cannot crowd them out.
+    try:
+        slot = run_slot_acquire(run_slot_key(owner_id=prepared.owner_id, client_address="operator"))
+    except TooManyRuns as exc:
+        raise RunNotRetryable(f"{run.user_id or 'This user'} already has the most runs in progress ({exc.limit}); retry once one has ended.") from None
     future = run_executor().submit(_with_connections, run_execute, prepared)
+    future.add_done_callback(lambda _future: slot.release())
     future.add_done_callback(_log_failure(prepared.run_id))
     logger.info("retrying run %s as run %s", run.run_id, prepared.run_id)
     return RetryStarted(original_run_id=run.run_id, run_id=prepared.run_id, session_id=prepared.session_id, future=future)

@@ -170,3 +170,22 @@ def test_runs_for_no_user_share_the_client_address(live_api, settings, fake_open
         anonymous = run(live_api, message="no user either")
         assert (anonymous.status_code, anonymous.json()) == (429, REFUSED_AT_ONE)
         assert run(live_api, message="carol's", user_id="carol").json()["status"] == "COMPLETED"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_operators_retry_takes_one_of_the_owners_places(settings):
+    from agents.services.capacity import run_slot_acquire
+    from agents.services.retry import RunNotRetryable, run_retry
+    from sessions.models import RunStatus
+    from tests.factories import make_run, make_session
+
+    settings.RUN_MAX_PER_USER = 1
+    session = make_session("alice", component_id="assistant")
+    failed = make_run("alice", session=session, component_id="assistant", status=RunStatus.ERROR, input={"input_content": "again"})
+    held = run_slot_acquire("user:alice")  # alice's one place, taken by a run of hers in progress
+    with pytest.raises(RunNotRetryable, match="most runs in progress"):
+        run_retry(run_id=failed.pk)
+    held.release()
+    started = run_retry(run_id=failed.pk)
+    assert started.future.result(timeout=20)["status"] == RunStatus.COMPLETED
+    wait_for(lambda: runs_in_progress("user:alice") == 0)
