@@ -60,10 +60,31 @@ def _compiled_history(limit: int) -> Select:
     return Select(lambda user, session_id, exclude_run_id: _history(user, session_id, exclude_run_id, limit))
 
 
+# A background run executed again (its worker was lost, or an operator retried it) starts with
+# this announcement: the output of the earlier attempts, from ``superseded_from_index`` up to the
+# announcement's own index, is void. It is a CustomEvent, the name AgentOS clients already parse
+# (agno's ``run_output_event_from_dict`` raises on an unknown name, which breaks
+# ``RunOutput.from_dict`` on a stored run's ``events``), told apart by its ``name``.
+ATTEMPT_STARTED = "RunAttemptStarted"
+
+
+def is_attempt_started(event: dict[str, Any]) -> bool:
+    return event.get("event") == "CustomEvent" and event.get("name") == ATTEMPT_STARTED
+
+
+def superseded_dropped(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` (each with its ``event_index``, in order) without those a later attempt's
+    announcement among them made void: a replay shows one answer, the stored rows keep both."""
+    void = [(event["superseded_from_index"], event["event_index"]) for event in events if is_attempt_started(event)]
+    if not void:
+        return events
+    return [event for event in events if not any(start <= event["event_index"] < end for start, end in void)]
+
+
 def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """What AgentOS keeps as a run's ``events``, by run id: every stored event but the per-token
-    RunContent deltas (Agno's default ``events_to_skip``), in order. One query whatever the number
-    of runs; a run without stored events is absent."""
+    RunContent deltas (Agno's default ``events_to_skip``) and those of superseded attempts, in
+    order. One query whatever the number of runs; a run without stored events is absent."""
     kept: dict[str, list[dict[str, Any]]] = {}
     if not run_ids:
         return kept
@@ -72,11 +93,15 @@ def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[di
         .filter(run_id__in=list(run_ids))
         .exclude(event="RunContent")
         .order_by("run_id", "event_index")
-        .values_list("run_id", "payload")
+        .values_list("run_id", "event_index", "payload")
     )
-    for run_id, payload in rows:
-        kept.setdefault(run_id, []).append(payload)
-    return kept
+    for run_id, index, payload in rows:
+        kept.setdefault(run_id, []).append({**payload, "event_index": index})
+    return {run_id: [_without_index(event) for event in superseded_dropped(events)] for run_id, events in kept.items()}
+
+
+def _without_index(event: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in event.items() if key != "event_index"}
 
 
 def run_events_after(*, user: Any, run_id: str, after_index: int | None) -> list[RunEvent]:

@@ -18,6 +18,7 @@ from django.db import DatabaseError, transaction
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
+from sessions.selectors import ATTEMPT_STARTED
 from sessions.services.runs import run_record_update
 
 from ..models import Job
@@ -102,10 +103,15 @@ def job_execute(job: Job, worker: str) -> str:
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
     first_index = 0 if job.job_type in ("run", "branch") and job.attempt == 1 else next_event_index(run)
+    superseded_from = _superseded_from(job, first_index)
+    if superseded_from is not None:
+        first_index += ATTEMPT_INDEX_GAP
     events = _Events(run, job, worker, first_index)
     lease = _Lease(job, worker)
     watch.add(job.pk, events, lease)
     try:
+        if superseded_from is not None:
+            _announce_attempt(job, run, events, superseded_from)
         try:
             prepared, run_iter = _prepare(job, run, session)
         except DatabaseError:
@@ -143,6 +149,34 @@ def job_execute(job: Job, worker: str) -> str:
         if prepared is not None and prepared.memory_store is not None:
             prepared.memory_store.flush()
     return status
+
+
+# How far above the lost attempt's last stored event a new attempt starts numbering. The lost
+# attempt may have sent followers events it never stored (its last ones before it died, or all it
+# sent while it ran on without knowing its lease had gone); they are below this, so a follower
+# that saw them takes the new attempt's events as new, in order.
+ATTEMPT_INDEX_GAP = 2**16
+
+
+def _superseded_from(job: Job, first_index: int) -> int | None:
+    """Where this job's earlier attempts' output begins, if this attempt is not the first
+    (the worker was lost, or an operator retried it), else None."""
+    if job.job_type == "continue":
+        start = int(job.payload.get("resume_after", -1)) + 1
+        first_attempt = job.payload.get("continued_at_attempt")
+        earlier = job.attempt > first_attempt if first_attempt is not None else first_index > start
+        return start if earlier else None
+    return 0 if job.attempt > 1 else None
+
+
+def _announce_attempt(job: Job, run: Run, events: _Events, superseded_from: int) -> None:
+    """The new attempt's first event, stored before anything else of it: followers and replays
+    drop the output of the earlier attempts (``sessions.selectors.superseded_dropped``)."""
+    events({
+        "created_at": int(time.time()), "event": "CustomEvent", "name": ATTEMPT_STARTED, "agent_id": job.component_id,
+        "run_id": job.pk, "session_id": run.session_id, "attempt": job.attempt, "superseded_from_index": superseded_from,
+    })
+    events.flush()
 
 
 def _prepare(job: Job, run: Run, session: Session) -> tuple[PreparedRun, Any]:

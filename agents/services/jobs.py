@@ -387,7 +387,10 @@ def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: boo
         if job is None:
             return None
         top = RunEvent.objects.unscoped("the job's own run").filter(run_id=job.pk).order_by("-event_index").values_list("event_index", flat=True).first()
-        payload = {**job.payload, "tools": tools, "stream_events": stream_events, "resume_after": -1 if top is None else top}
+        payload = {
+            **job.payload, "tools": tools, "stream_events": stream_events, "resume_after": -1 if top is None else top,
+            "continued_at_attempt": job.attempt + 1,  # a later attempt voids what this one sent
+        }
         _jobs().filter(pk=job.pk).update(
             job_type="continue", payload=payload, status=JobStatus.QUEUED, max_attempts=job.attempt + settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
             available_at=now, locked_by="", lease_expires_at=None, updated_at=now, completed_at=None,

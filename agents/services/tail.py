@@ -3,7 +3,9 @@
 Events carry a per-run ``event_index``. The follower subscribes before reading the database,
 emits strictly in index order (holding early live events until the gap is filled from the
 database) and never twice, and ends when the run reaches a terminal or paused status and every
-stored event has been sent. The database is polled whenever the live path is quiet, so a lost
+stored event has been sent. A new attempt of a background run starts with an announcement
+(``sessions.selectors.ATTEMPT_STARTED``) numbered above anything the lost attempt can have sent:
+a follower goes on from it, and the events it voids are left out of every replay. The database is polled whenever the live path is quiet, so a lost
 live event, or Redis being down, only delays delivery.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from asgiref.sync import sync_to_async
 from core.db import release_connections
 from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
+from sessions.selectors import is_attempt_started, superseded_dropped
 
 from .live import Subscription
 
@@ -25,7 +28,7 @@ _ENDS = set(TERMINAL_STATUSES) | {RunStatus.PAUSED}
 
 def _stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
     rows = scope_queryset(RunEvent.objects, owner).filter(run_id=run_id, event_index__gt=after).order_by("event_index")
-    return [{**row.payload, "event_index": row.event_index} for row in rows]
+    return superseded_dropped([{**row.payload, "event_index": row.event_index} for row in rows])
 
 
 def _status(owner: str | None, run_id: str) -> str | None:
@@ -96,6 +99,7 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
         for event in stored:
             pending[event["event_index"]] = event
         while True:
+            after = _past_announced(pending, after)
             while after + 1 in pending:
                 after += 1
                 yield pending.pop(after)
@@ -104,12 +108,12 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
             if event is not None and "event_index" in event:
                 if event["event_index"] > after:
                     pending[event["event_index"]] = event
-                if after + 1 in pending:
+                if after + 1 in pending or is_attempt_started(event):
                     continue
             # Quiet, or a gap: the database has every event that was flushed.
             for stored_event in await _read(_stored_after)(owner, run_id, after):
                 pending.setdefault(stored_event["event_index"], stored_event)
-            if after + 1 in pending:
+            if after + 1 in pending or _past_announced(pending, after) != after:
                 continue
             status = await _read(_status)(owner, run_id)
             if status is None:
@@ -118,8 +122,22 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
                 # The final write commits the last events with the status: one more read gets them.
                 for stored_event in await _read(_stored_after)(owner, run_id, after):
                     pending.setdefault(stored_event["event_index"], stored_event)
+                after = _past_announced(pending, after)
                 for index in sorted(pending):
                     if index > after:
                         after = index
                         yield pending[index]
                 return
+
+
+def _past_announced(pending: dict[int, dict[str, Any]], after: int) -> int:
+    """Where to go on from: just before the latest new attempt's announcement among ``pending``
+    (what came before it is void, and the lost attempt can never store the gap), else ``after``.
+    Pending events before it are dropped."""
+    announced = [index for index, event in pending.items() if index > after and is_attempt_started(event)]
+    if not announced:
+        return after
+    start = max(announced)
+    for index in [index for index in pending if index < start]:
+        del pending[index]
+    return start - 1

@@ -405,6 +405,10 @@ function applyFrame(run, frame) {
       scrollToEnd(true);
       announce("The agent is waiting for your approval.");
       return event;
+    case "CustomEvent":
+      // A background run executed again after its worker was lost: one answer, the new one.
+      if (data.name === "RunAttemptStarted" && run.attemptMark) turn.restart(run.attemptMark);
+      return null;
     case "error":
       turn.error(data.error || "The reply stream failed.");
       return "error";
@@ -423,6 +427,7 @@ async function streamRun(run, open) {
   state.run = run;
   run.controller = new AbortController();
   run.lastEventIndex = run.lastEventIndex ?? -1;
+  run.attemptMark = run.attemptMark ?? run.turn.checkpoint(); // kept across reconnects
   setRunning(true);
   run.turn.setBusy(true, run.busyLabel || "");
   let terminal = null;

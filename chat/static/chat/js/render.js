@@ -176,6 +176,20 @@ export class AssistantTurn {
     this.appendText(text);
   }
 
+  /** Where this reply's stream began: restart() goes back to it. */
+  checkpoint() {
+    return { children: this.body.children.length, tools: new Set(this.tools.keys()) };
+  }
+
+  /** A new attempt of the run began: what its earlier attempt showed since ``mark`` is void. */
+  restart(mark) {
+    while (this.body.children.length > mark.children) this.body.lastElementChild.remove();
+    for (const id of [...this.tools.keys()]) if (!mark.tools.has(id)) this.tools.delete(id);
+    this.segment = null;
+    this.segmentText = "";
+    this.streamedText = false;
+  }
+
   closeSegment() {
     if (this.segment) renderMarkdown(this.segment, this.segmentText);
     this.segment = null;
