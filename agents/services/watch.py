@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import connections
 
+from core.db import release_connections
 from core.logging import Throttle
 
 logger = logging.getLogger("agno_site.jobs")
@@ -26,6 +27,11 @@ class Watch:
     worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
     the jobs, so once ``remove()`` returns it will not touch that job again. It has its own
     database connection while there are jobs to look after.
+
+    A thread never waits for that lock while it holds a pooled database connection: the watch,
+    holding the lock, may be waiting for a connection from the same pool (a heartbeat, a quiet
+    run's events), and with every connection held by threads waiting for the lock neither would
+    move until the pool's timeout failed them all (seen at 256 streams through a pool of 10).
     """
 
     def __init__(self) -> None:
@@ -36,6 +42,7 @@ class Watch:
 
     def add(self, key: str, *watched: Any) -> None:
         """Look after ``watched`` (objects with ``tick(now)``, called in order) until ``remove(key)``."""
+        release_connections()
         with self._condition:
             self._jobs[key] = watched
             # Started on first use, and again in a forked child (threads do not survive fork).
@@ -46,6 +53,7 @@ class Watch:
             self._condition.notify()
 
     def remove(self, job_id: str) -> None:
+        release_connections()
         with self._condition:
             self._jobs.pop(job_id, None)
 

@@ -24,6 +24,7 @@ from core.db import release_connections
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
 from tests.conftest import run_async
+from tests.fakes._base import Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres_only]
 
@@ -82,12 +83,9 @@ def _backends(dbname: str, application: str) -> int:
         return int(cursor.fetchone()[0])
 
 
-@pytest.mark.slow
-def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
-    """80 streamed runs in flight at once on a slow model, through one server process whose pool
-    holds at most 4 connections: every run completes, and the server never opens a fifth."""
+def _server(settings, tmp_path, application: str, **extra: str) -> tuple[subprocess.Popen, str, Path]:
+    """``manage.py serve`` on the test database, its pool bounded, its connections named."""
     database = settings.DATABASES["default"]
-    application = f"agno-pool-test-{os.getpid()}"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -97,9 +95,9 @@ def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}?application_name={application}",
         "DB_POOL_MAX_SIZE": "4",
         "DB_POOL_MIN_SIZE": "1",
-        "RUN_THREADS": "96",
         "EMBEDDED_WORKER_THREADS": "0",
         "VAR_DIR": str(tmp_path),
+        **extra,
     }
     log = tmp_path / "serve.log"
     with log.open("w") as out:
@@ -108,6 +106,21 @@ def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     base = f"http://127.0.0.1:{port}"
+    wait_for(lambda: _healthy(base), timeout=60, interval=0.2)
+    return server, base, log
+
+
+def _stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
+    """80 streamed runs in flight at once on a slow model, through one server process whose pool
+    holds at most 4 connections: every run completes, and the server never opens a fifth."""
+    application = f"agno-pool-test-{os.getpid()}"
+    server, base, log = _server(settings, tmp_path, application, RUN_THREADS="96")
     peak = 0
     stop = threading.Event()
 
@@ -117,26 +130,63 @@ def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
 
         try:
             while not stop.is_set():
-                peak = max(peak, _backends(database["NAME"], application))
+                peak = max(peak, _backends(settings.DATABASES["default"]["NAME"], application))
                 time.sleep(0.05)
         finally:
             connections.close_all()
 
     try:
-        wait_for(lambda: _healthy(base), timeout=60, interval=0.2)
         watcher = threading.Thread(target=watch)
         watcher.start()
         try:
-            results = run_async(lambda: _streams(base, 80))
+            results = run_async(lambda: _streams(base, 80, agent="assistant", message="/slow 2"))
         finally:
             stop.set()
             watcher.join()
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
+        _stop(server)
     failures = [result for result in results if result != "RunCompleted"]
     assert failures == [], log.read_text()[-3000:]
     assert 1 <= peak <= 4, f"the server held {peak} connections"
+
+
+@pytest.mark.slow
+def test_runs_arriving_while_others_wait_for_their_first_token_all_complete(settings, tmp_path, fake_openai):
+    """The model holds every answer before its first token. The first 60 runs go quiet (their
+    RunStarted is written by the process's watch thread), then 60 more arrive: the watch, writing,
+    and the newcomers, storing their runs, share a pool of 4. Nobody may hold a connection while
+    waiting for the other (that starved the pool until its timeout failed the runs)."""
+    gate = threading.Event()
+    fake_openai.default = Reply(text="one two three", gate=gate, gate_after=0, gate_timeout=60)
+    server, base, log = _server(
+        settings, tmp_path, f"agno-pool-order-{os.getpid()}", RUN_THREADS="160", DB_POOL_TIMEOUT="3",
+        OPENAI_BASE_URL=fake_openai.base_url, OPENAI_API_KEY="test-key",
+    )
+    from sessions.models import Run
+
+    results: list[str] = []
+    try:
+        def first_wave() -> None:
+            results.extend(run_async(lambda: _streams(base, 60, agent="openai-agent", message="hold on", first_user=0)))
+
+        def second_wave() -> None:
+            results.extend(run_async(lambda: _streams(base, 60, agent="openai-agent", message="hold on", first_user=60)))
+
+        waves = [threading.Thread(target=first_wave)]
+        waves[0].start()
+        wait_for(lambda: Run.objects.unscoped("test").filter(status="RUNNING").count() >= 60, timeout=60, interval=0.1)
+        # They are quiet now: the watch writes their first events while the next wave arrives.
+        waves.append(threading.Thread(target=second_wave))
+        waves[1].start()
+        wait_for(lambda: Run.objects.unscoped("test").filter(status="RUNNING").count() + len(results) >= 120, timeout=60, interval=0.1)
+        gate.set()
+        for wave in waves:
+            wave.join(90)
+    finally:
+        gate.set()
+        _stop(server)
+    failures = [result for result in results if result != "RunCompleted"]
+    assert (len(results), failures) == (120, []), log.read_text()[-3000:]
 
 
 def _healthy(base: str) -> bool:
@@ -146,11 +196,11 @@ def _healthy(base: str) -> bool:
         return False
 
 
-async def _streams(base: str, count: int) -> list[str]:
+async def _streams(base: str, count: int, *, agent: str, message: str, first_user: int = 0) -> list[str]:
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
 
         async def one(index: int) -> str:
-            response = await client.post("/agents/assistant/runs", data={"message": "/slow 2", "user_id": f"user-{index}"})
+            response = await client.post(f"/agents/{agent}/runs", data={"message": message, "user_id": f"user-{first_user + index}"})
             if response.status_code != 200:
                 return f"HTTP {response.status_code}: {response.text[:200]}"
             events = parse_sse(response.text)
