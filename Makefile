@@ -47,7 +47,7 @@ bench: install-dev
 	$(PY) -m bench.background
 	$(PY) -m bench.sdk_call
 	$(PY) -m bench.slow_streams --db sqlite,postgres
-	$(PY) -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512
+	$(PY) -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
 # Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
 screenshots: install-dev

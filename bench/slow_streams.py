@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.slow_streams [--db sqlite,postgres] [--concurrency 256] [--duration 20]
         [--warmup 5] [--run-threads 32,512] [--only agentos,site] [--repeat 1]
         [--first-token-ms 2000 --token-ms 100] [--site-env KEY=VALUE]
+    .venv/bin/python -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
 The model is bench.fake_openai in its slow mode: 2 s to the first token, then 10 tokens 100 ms
 apart (about 3 s an answer). The servers, databases and pinning are bench.compare's: one uvicorn
@@ -31,7 +32,8 @@ all starting at once, with one httpx client per ``--streams-per-client`` loops. 
   DISTURBED_PCT of one core, the round is flagged as disturbed).
 
 At the window's end the streams still in flight are abandoned (counted as in flight, not as errors)
-and the server is stopped. Before each server, the machine's load average and one second of its
+and the server is stopped. At 1,024 in flight a server needs more than 25 s for its first runs:
+give it --warmup 40. Before each server, the machine's load average and one second of its
 CPUs' busy time are recorded. --repeat N alternates the servers N times (a table row per round).
 Results: bench/results/slow_streams_<time>.json and a markdown table.
 """
