@@ -36,7 +36,7 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py bootstrap
 
-# The benchmarks of bench/README.md (about ten minutes; the machine should be otherwise idle).
+# The benchmarks of bench/README.md (about twenty minutes; the machine should be otherwise idle).
 bench: install-dev
 	$(PY) -m bench.run_write_cost sqlite
 	$(PY) -m bench.run_write_cost postgres
@@ -46,6 +46,8 @@ bench: install-dev
 	$(PY) -m bench.inprocess_http
 	$(PY) -m bench.background
 	$(PY) -m bench.sdk_call
+	$(PY) -m bench.slow_streams --db sqlite,postgres
+	$(PY) -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
 # Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
 screenshots: install-dev

@@ -1,6 +1,6 @@
-"""An instant OpenAI-compatible model server for the HTTP benchmarks.
+"""An OpenAI-compatible model server for the HTTP benchmarks: instant, or slow like a real model.
 
-    python -m bench.fake_openai --port 18900
+    python -m bench.fake_openai --port 18900 [--first-token-ms 2000 --token-ms 100]
 
 Answers ``POST /v1/chat/completions`` (streamed and not) with the same ten-token answer and
 ``GET /v1/models``; ``GET /stats`` reports how many completions it served and over how many
@@ -8,6 +8,12 @@ connections, so a benchmark can check that the server under test really called t
 whether it reuses connections). It is a bare asyncio protocol (no
 framework) so its own CPU cost per request stays in the tens of microseconds and it never
 becomes the bottleneck.
+
+By default it answers at once. ``--first-token-ms`` and ``--token-ms`` make it a slow model: a
+streamed answer starts (status line, headers and first token) after ``--first-token-ms`` and sends
+each further token ``--token-ms`` later (chunked transfer encoding); a non-streamed answer arrives
+whole after the same total time. Each answer waits on asyncio timers, so a thousand answers in
+flight cost the server nothing but their timers.
 """
 from __future__ import annotations
 
@@ -47,7 +53,9 @@ def completion(completion_id: str, model: str) -> bytes:
     ).encode()
 
 
-def completion_stream(completion_id: str, model: str, include_usage: bool) -> bytes:
+def stream_parts(completion_id: str, model: str, include_usage: bool) -> list[str]:
+    """The SSE text of a streamed answer, one part per token: the first part also carries the
+    role chunk, the last one the finish reason, the usage and ``[DONE]``."""
     base = {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> str:
@@ -55,13 +63,22 @@ def completion_stream(completion_id: str, model: str, include_usage: bool) -> by
         body = {**base, "choices": [choice], **extra}
         return "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"
 
-    events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"content": token}) for token in ANSWER_TOKENS]
-    events.append(chunk({}, "stop"))
+    parts = [chunk({"content": token}) for token in ANSWER_TOKENS]
+    parts[0] = chunk({"role": "assistant", "content": ""}) + parts[0]
+    tail = chunk({}, "stop")
     if include_usage:
-        events.append("data: " + json.dumps({**base, "choices": [], "usage": USAGE}, separators=(",", ":")) + "\n\n")
-    events.append("data: [DONE]\n\n")
-    return "".join(events).encode()
+        tail += "data: " + json.dumps({**base, "choices": [], "usage": USAGE}, separators=(",", ":")) + "\n\n"
+    parts[-1] += tail + "data: [DONE]\n\n"
+    return parts
+
+
+def completion_stream(completion_id: str, model: str, include_usage: bool) -> bytes:
+    return "".join(stream_parts(completion_id, model, include_usage)).encode()
+
+
+def http_chunk(text: str) -> bytes:
+    data = text.encode()
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
 def response(status: str, body: bytes, content_type: str = "application/json", keep_alive: bool = True) -> bytes:
@@ -76,11 +93,21 @@ class FakeOpenAI(asyncio.Protocol):
     ids = itertools.count(1)
     served = 0
     connections = 0
+    # The slow mode (seconds; 0: instant): before the first token, and between two tokens.
+    first_token_s = 0.0
+    token_s = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         FakeOpenAI.connections += 1
         self.transport = transport
         self.buffer = b""
+        # Slow mode: requests wait here and are answered in order by one task per connection.
+        self.queue: list[tuple[str, bytes, bool]] = []
+        self.answering: asyncio.Task | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.answering is not None:
+            self.answering.cancel()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -105,10 +132,61 @@ class FakeOpenAI(asyncio.Protocol):
             body = self.buffer[head_end + 4 : head_end + 4 + length]
             self.buffer = self.buffer[head_end + 4 + length :]
             keep_alive = headers.get("connection", "").lower() != "close"
+            if self.first_token_s or self.token_s:
+                self.queue.append((head[0], body, keep_alive))
+                if self.answering is None:
+                    self.answering = asyncio.get_running_loop().create_task(self.answer_slowly())
+                if not keep_alive:
+                    return
+                continue
             self.transport.write(self.answer(head[0], body, keep_alive))
             if not keep_alive:
                 self.transport.close()
                 return
+
+    async def answer_slowly(self) -> None:
+        """Answer the queued requests one after the other, completions at the slow model's pace."""
+        while self.queue:
+            request_line, body, keep_alive = self.queue.pop(0)
+            request = self.completion_request(request_line, body)
+            if request is None:
+                self.transport.write(self.answer(request_line, body, keep_alive))
+            elif request.get("stream"):
+                await self.stream_slowly(request, keep_alive)
+            else:
+                await asyncio.sleep(self.first_token_s + self.token_s * (len(ANSWER_TOKENS) - 1))
+                self.transport.write(self.answer(request_line, body, keep_alive))
+            if not keep_alive:
+                self.transport.close()
+                break
+        self.answering = None
+
+    async def stream_slowly(self, request: dict, keep_alive: bool) -> None:
+        FakeOpenAI.served += 1
+        include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
+        parts = stream_parts(f"chatcmpl-{next(self.ids):08x}", request.get("model") or "gpt-4o-mini", include_usage)
+        head = (
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+            f"connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
+        )
+        await asyncio.sleep(self.first_token_s)
+        self.transport.write(head.encode() + http_chunk(parts[0]))
+        for part in parts[1:]:
+            await asyncio.sleep(self.token_s)
+            self.transport.write(http_chunk(part))
+        self.transport.write(b"0\r\n\r\n")
+
+    @staticmethod
+    def completion_request(request_line: str, body: bytes) -> dict | None:
+        """The parsed body of a well-formed chat completion request; None for anything else."""
+        method, _, rest = request_line.partition(" ")
+        if method != "POST" or not rest.partition(" ")[0].split("?")[0].endswith("/chat/completions"):
+            return None
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            return None
+        return request if isinstance(request, dict) else None
 
     def answer(self, request_line: str, body: bytes, keep_alive: bool) -> bytes:
         method, _, rest = request_line.partition(" ")
@@ -147,7 +225,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=18900)
+    parser.add_argument("--first-token-ms", type=float, default=0.0,
+                        help="slow mode: wait this long before the first token (default 0: instant)")
+    parser.add_argument("--token-ms", type=float, default=0.0,
+                        help="slow mode: wait this long between two tokens (default 0)")
     args = parser.parse_args()
+    FakeOpenAI.first_token_s = args.first_token_ms / 1000
+    FakeOpenAI.token_s = args.token_ms / 1000
     try:
         from uvloop import run
     except ImportError:
