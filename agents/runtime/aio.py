@@ -7,11 +7,12 @@ connection pools, which belong to the loop that opened them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import os
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -51,20 +52,89 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     return thread_loop().run_until_complete(awaitable)
 
 
-def iterate_sync(agen: AsyncIterator[T]) -> Iterator[T]:
+def iterate_sync(agen: AsyncGenerator[T, None]) -> Iterator[T]:
     """A sync iterator over an async generator; closing it closes the generator (and with it any
     provider stream it holds)."""
-    loop = thread_loop()
-    try:
-        while True:
+    return _Pump(agen, thread_loop())
+
+
+class _Pump(Iterator[T]):
+    """Drives an async generator from a sync caller, one item per ``next``.
+
+    A task per item (``run_until_complete(agen.__anext__())``) would cost two loop iterations and a
+    task for every event. Instead one task pulls the items and, after each, stops the loop and
+    waits to be resumed: an item that needs no I/O costs one loop iteration. The generator never
+    runs ahead of its caller (a cancel, a close or a disconnect applies at the next item).
+    """
+
+    def __init__(self, agen: AsyncGenerator[T, None], loop: asyncio.AbstractEventLoop) -> None:
+        self._agen = agen
+        self._loop = loop
+        self._resume: asyncio.Future[bool] = loop.create_future()
+        self._item: Any = None
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._finished = False
+        self._thread = threading.get_ident()
+
+    async def _run(self) -> None:
+        try:
+            while await self._resume:
+                self._resume = self._loop.create_future()
+                try:
+                    self._item = await self._agen.__anext__()
+                except BaseException as exc:  # StopAsyncIteration, a bug: the caller raises it
+                    self._error = exc
+                    return
+                finally:
+                    self._loop.stop()
             try:
-                yield loop.run_until_complete(agen.__anext__())
-            except StopAsyncIteration:
-                return
-    finally:
-        aclose = getattr(agen, "aclose", None)
-        if aclose is not None:
-            loop.run_until_complete(aclose())
+                await self._agen.aclose()
+            except BaseException as exc:
+                self._error = exc
+        finally:
+            self._finished = True
+            self._loop.stop()
+
+    def _step(self, go_on: bool) -> None:
+        if self._task is None:
+            self._task = self._loop.create_task(self._run())
+        self._resume.set_result(go_on)
+        self._loop.run_forever()
+
+    def __next__(self) -> T:
+        if self._finished:
+            raise StopIteration
+        self._step(True)
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._finished = True
+            if isinstance(error, StopAsyncIteration):
+                raise StopIteration
+            raise error
+        return self._item
+
+    def close(self) -> None:
+        if self._finished:
+            return
+        if self._task is None:
+            self._finished = True
+            self._loop.run_until_complete(self._agen.aclose())
+            return
+        self._step(False)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def __del__(self) -> None:
+        # An abandoned iterator (its consumer raised) still closes the generator, and with it the
+        # provider's response, as a plain generator would be closed when collected.
+        if self._finished or self._task is None or threading.get_ident() != self._thread:
+            return
+        if self._loop.is_closed() or self._loop.is_running():
+            return
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 async def maybe_await(value: T | Awaitable[T]) -> T:
