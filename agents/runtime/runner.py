@@ -1,6 +1,8 @@
 """The run loop: model turns, tool calls, pauses, and the steps after the answer.
 
-The loop is one async generator of event dicts. ``AgentRun`` is iterable both ways: ``async for``
+The loop is one async generator of event dicts (its steps are async generators too, each closed
+with ``aclosing``: unlike ``yield from``, ``async for`` does not pass a close on to the step, and
+closing the run must close the provider stream at once). ``AgentRun`` is iterable both ways: ``async for``
 on the caller's event loop, or plainly from a sync caller (a run thread, a Celery task, a test),
 which drives the same generator on its thread's own loop (``aio.iterate_sync``). Once it is
 exhausted, ``output`` is the final RunOutput dict. Provider failures end the run with a
@@ -13,6 +15,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -175,16 +178,19 @@ class AgentRun:
                     yield event
                 await self._check_cancelled()
                 if self.agent.reasoning_model is not None:
-                    async for event in self._reason():
-                        yield event
+                    async with aclosing(self._reason()) as steps:
+                        async for event in steps:
+                            yield event
             else:
                 for event in self._emit(self._events.make("RunContinued")):
                     yield event
                 self.state.content = None
-                async for event in self._apply_decisions(decisions):
+                async with aclosing(self._apply_decisions(decisions)) as steps:
+                    async for event in steps:
+                        yield event
+            async with aclosing(self._loop()) as steps:
+                async for event in steps:
                     yield event
-            async for event in self._loop():
-                yield event
         except _Cancelled as cancelled:
             if cancelled.partial_turn:
                 self.state.messages.append(new_message("assistant", cancelled.partial_turn, int(clock())))
@@ -216,25 +222,29 @@ class AgentRun:
     async def _loop(self) -> AsyncIterator[dict[str, Any]]:
         while True:
             await self._check_cancelled()
-            async for event in self._model_turn():
-                yield event
+            async with aclosing(self._model_turn()) as steps:
+                async for event in steps:
+                    yield event
             calls = self._turn_calls
             if not calls:
                 break
             if self._turns > MAX_MODEL_TURNS:
                 # It was told to stop calling tools (tool_choice "none") and did not.
                 raise FatalModelError(f"The model kept calling tools after {MAX_MODEL_TURNS} turns", provider=self._chain.active.provider)
-            async for event in self._tool_calls_turn(calls):
-                yield event
+            async with aclosing(self._tool_calls_turn(calls)) as steps:
+                async for event in steps:
+                    yield event
             paused = self._paused_calls
             if paused:
-                async for event in self._pause(paused):
-                    yield event
+                async with aclosing(self._pause(paused)) as steps:
+                    async for event in steps:
+                        yield event
                 return
             if self._stop_content:
                 break
-        async for event in self._complete():
-            yield event
+        async with aclosing(self._complete()) as steps:
+            async for event in steps:
+                yield event
 
     async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
         clock, events, state = self.ctx.clock, self._events, self.state
@@ -341,8 +351,9 @@ class AgentRun:
             else:
                 te = tool_execution(call.id, call.name, args, int(self.ctx.clock()))
                 self.state.tools.append(te)
-                async for event in self._run_tool(function, te):
-                    yield event
+                async with aclosing(self._run_tool(function, te)) as steps:
+                    async for event in steps:
+                        yield event
         if limit is not None and self._tool_calls >= limit:
             # The model is asked to answer now; further calls would not run anyway.
             self._limit_reached = True
@@ -432,8 +443,9 @@ class AgentRun:
                         te.update(result=TOOL_NOT_FOUND.format(name=te["tool_name"]), tool_call_error=True)
                         self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], te["result"], error=True)
                     else:
-                        async for event in self._run_tool(function, te):
-                            yield event
+                        async with aclosing(self._run_tool(function, te)) as steps:
+                            async for event in steps:
+                                yield event
             self._resolve_requirement(te, decision)
 
     def _resolve_requirement(self, te: dict[str, Any], decision: Decision) -> None:
@@ -464,11 +476,13 @@ class AgentRun:
         for event in self._emit(self._events.make("RunContentCompleted")):
             yield event
         if self._memory_task is not None:
-            async for event in self._update_memories():
-                yield event
+            async with aclosing(self._update_memories()) as steps:
+                async for event in steps:
+                    yield event
         if self.agent.enable_session_summaries:
-            async for event in self._summarize():
-                yield event
+            async with aclosing(self._summarize()) as steps:
+                async for event in steps:
+                    yield event
         state.status = COMPLETED
         self._close_timing()
         for event in self._emit(self._events.run_completed()):

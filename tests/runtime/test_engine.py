@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agents.runtime import Agent, RunContext, tool
+from agents.runtime.models import Model, TextDelta
 from tests.fakes.openai_server import Reply, is_memory_request, routed
 from tests.runtime.conftest import FakeMemoryStore
 from tests.runtime.helpers import drain, names
@@ -140,3 +141,49 @@ def test_iterating_synchronously_on_a_running_loop_is_refused_clearly(make_ctx):
 
     with pytest.raises(RuntimeError, match="async for"):
         asyncio.run(misuse())
+
+
+class Endless(Model):
+    """A model that streams until its caller stops reading, and says when its stream was closed."""
+
+    provider = "Endless"
+
+    def __init__(self) -> None:
+        super().__init__("endless")
+        self.closed = False
+
+    async def astream(self, messages, **kwargs):
+        try:
+            while True:
+                yield TextDelta("word ")
+                await asyncio.sleep(0)
+        finally:
+            self.closed = True
+
+
+def test_closing_a_run_closes_its_model_stream_at_once(make_ctx):
+    model = Endless()
+    run = Agent(id="assistant", model=model).start_run("hi", make_ctx())
+    for event in run:
+        if event["event"] == "RunContent" and event.get("content"):
+            break
+
+    run.close()
+
+    assert model.closed
+    assert run.status == "RUNNING"  # the caller decides what an abandoned run becomes
+
+
+def test_an_async_consumer_closing_a_run_closes_its_model_stream(make_ctx):
+    model = Endless()
+    run = Agent(id="assistant", model=model).start_run("hi", make_ctx())
+
+    async def read_then_leave() -> None:
+        async for event in run:
+            if event["event"] == "RunContent" and event.get("content"):
+                break
+        await run.aclose()
+
+    asyncio.run(read_then_leave())
+
+    assert model.closed

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
@@ -100,8 +101,10 @@ class Claude(Model):
                 _MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.AsyncStream[object]
             )
             try:
-                async for chunk in _read_stream(_at_least_one(response, self.provider)):
-                    yield chunk
+                # Closed here, as for OpenAI: a close of this generator releases the response now.
+                async with aclosing(_at_least_one(response, self.provider)) as events, aclosing(_read_stream(events)) as deltas:
+                    async for chunk in deltas:
+                        yield chunk
             finally:
                 await response.close()
         except anthropic.APIError as exc:

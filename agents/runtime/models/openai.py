@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
@@ -111,8 +112,11 @@ class OpenAIChat(Model):
             # TCP and TLS handshake for every streamed call).
             response = await client.post(_COMPLETIONS, body=params, cast_to=httpx2.Response, stream=True)
             try:
-                async for chunk in _read_stream(_stream_chunks(response)):
-                    yield chunk
+                # Each nested generator is closed here: a close of this one (cancel, disconnect)
+                # must release the response now, not when the collector finds them.
+                async with aclosing(_stream_chunks(response)) as chunks, aclosing(_read_stream(chunks)) as deltas:
+                    async for chunk in deltas:
+                        yield chunk
             finally:
                 await response.aclose()
         except openai.APIError as exc:
@@ -173,37 +177,39 @@ async def _stream_chunks(response: Any) -> AsyncIterator[Any]:
     done = False
     seen = False
     other = ""
-    async for line in _then_blank(response.aiter_lines()):
-        if line:
-            if line.startswith("data:") and not done:
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif not seen and len(other) < 200:
-                other += line + "\n"
-            continue  # event:, id:, retry: and comments carry nothing here
-        if not data:
-            continue
-        seen = True
-        payload, data = "\n".join(data), []
-        if payload.startswith("[DONE]"):
-            done = True
-            continue
-        try:
-            chunk = json.loads(payload)
-        except ValueError:
-            raise openai.APIError(f"OpenAI sent an event that is not JSON: {payload[:200]!r}", request=response.request, body=None) from None
-        if isinstance(chunk, dict) and chunk.get("error"):
-            error = chunk["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
-        yield chunk
+    async with aclosing(_then_blank(response.aiter_lines())) as lines:
+        async for line in lines:
+            if line:
+                if line.startswith("data:") and not done:
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif not seen and len(other) < 200:
+                    other += line + "\n"
+                continue  # event:, id:, retry: and comments carry nothing here
+            if not data:
+                continue
+            seen = True
+            payload, data = "\n".join(data), []
+            if payload.startswith("[DONE]"):
+                done = True
+                continue
+            try:
+                chunk = json.loads(payload)
+            except ValueError:
+                raise openai.APIError(f"OpenAI sent an event that is not JSON: {payload[:200]!r}", request=response.request, body=None) from None
+            if isinstance(chunk, dict) and chunk.get("error"):
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
+            yield chunk
     if not seen:
         raise openai.APIError(f"OpenAI sent no events: {other[:200]!r}", request=response.request, body=None)
 
 
 async def _then_blank(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     """The lines, then "": the end of the body ends a last event."""
-    async for line in lines:
-        yield line
+    async with aclosing(lines):  # type: ignore[type-var]
+        async for line in lines:
+            yield line
     yield ""
 
 
