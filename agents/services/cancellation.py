@@ -11,6 +11,7 @@ cannot stop it, before or after the run is recorded.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -29,7 +30,18 @@ _local: dict[str, set[str | None]] = {}
 _lock = threading.Lock()
 # The run loop calls is_cancelled on its event loop, where the ORM refuses to run: the poll's one
 # query goes to these threads. A few suffice: a poll is one indexed lookup, every poll_interval.
-_poll_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agno-cancel-poll")
+_poll_pool: ThreadPoolExecutor | None = None
+_poll_pool_pid = 0
+
+
+def _poll_threads() -> ThreadPoolExecutor:
+    global _poll_pool, _poll_pool_pid
+    with _lock:
+        # A forked child (Celery's prefork pool) inherits the pool object but none of its threads.
+        if _poll_pool is None or _poll_pool_pid != os.getpid():
+            _poll_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agno-cancel-poll")
+            _poll_pool_pid = os.getpid()
+        return _poll_pool
 
 
 def _applies(owners: set[str | None], owner: str | None) -> bool:
@@ -83,7 +95,7 @@ def cancel_checker(run_id: str, owner: str | None, *, poll_interval: float = 0.5
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return poll()
-            return loop.run_in_executor(_poll_pool, poll)
+            return loop.run_in_executor(_poll_threads(), poll)
         return state["cancelled"]
 
     def poll() -> bool:
