@@ -97,6 +97,8 @@ class _Pump(Iterator[T]):
             self._loop.stop()
 
     def _step(self, go_on: bool) -> None:
+        if threading.get_ident() != self._thread:
+            raise RuntimeError("A synchronously iterated AgentRun must be driven by the thread that started it")
         if self._task is None:
             self._task = self._loop.create_task(self._run())
         self._resume.set_result(go_on)
