@@ -15,16 +15,19 @@ Agents and runs::
     ctx = RunContext(run_id=..., session_id=..., user_id=..., history=[<RunOutput dicts>],
                      memories=[{memory_id, memory, topics}], session_state={...},
                      session_summary=None, memory_store=None, past_sessions=None, retriever=None,
-                     is_cancelled=lambda: False, clock=time.time, sleep=time.sleep,
+                     is_cancelled=lambda: False, clock=time.time, sleep=asyncio.sleep,
                      dependencies=None, metadata=None)
     run = agent.start_run(message="hi", ctx=ctx, stream_events=True, images=None, files=None)
     for event in run: ...            # event dicts in AgentOS shape; exactly one terminal event:
                                      # RunCompleted | RunPaused | RunError | RunCancelled
+    async for event in run: ...      # the same run loop on the caller's event loop (one loop,
+                                     # async; the sync form drives it on the thread's own loop)
     run.output                       # RunOutput dict (AgentOS RunOutput.to_dict() shape)
     run.status                       # "COMPLETED" | "PAUSED" | "ERROR" | "CANCELLED" ("RUNNING" before the end)
     run.session_summary              # {summary, topics, updated_at} when summaries are enabled, else None
     run.memories                     # the user's memories after the memory manager ran, else None
     run.close()                      # stop early (client gone); closes the provider stream
+    await run.aclose()               # the same, for an async consumer
     agent.run(message, ctx, **opts) -> dict                       # drain, return run.output
     agent.continue_run(run_output, tools=[ToolExecution dicts], ctx=ctx,
                        requirements=None, stream_events=True) -> AgentRun

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool
@@ -250,10 +250,10 @@ class Agent:
             return []
         return list(ctx.history)[-self.num_history_runs :]
 
-    def model_chain(self, sleep: Callable[[float], None]) -> ModelChain:
+    def model_chain(self, sleep: Callable[[float], Awaitable[None] | None]) -> ModelChain:
         return ModelChain([self.model, *self.fallback_models], retries=self.model_retries, backoff=self.retry_backoff, sleep=sleep)
 
-    def reasoning_chain(self, sleep: Callable[[float], None]) -> ModelChain:
+    def reasoning_chain(self, sleep: Callable[[float], Awaitable[None] | None]) -> ModelChain:
         assert self.reasoning_model is not None
         return ModelChain([self.reasoning_model], retries=self.model_retries, backoff=self.retry_backoff, sleep=sleep)
 

@@ -5,8 +5,9 @@ state, pass them in here, and implement these protocols over the ORM.
 """
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -52,8 +53,9 @@ class RunContext:
     (``{memory_id, memory, topics}``). ``session_state``: the stored state of the session (``None``
     = nothing stored; the agent's default state fills in missing keys). ``session_summary``: the
     stored summary dict (``{summary, topics, updated_at}``) or ``None``. ``is_cancelled`` is polled
-    between steps. ``clock`` gives epoch seconds (every timestamp and duration comes from it) and
-    ``sleep`` is used for retry backoff; both are injectable for tests.
+    between steps, on the run's event loop: it must not block, and may return an awaitable (a
+    check that needs I/O). ``clock`` gives epoch seconds (every timestamp and duration comes from
+    it) and ``sleep`` is used for retry backoff (sync or async); both are injectable for tests.
     """
 
     run_id: str
@@ -66,9 +68,9 @@ class RunContext:
     memory_store: MemoryStore | None = None
     past_sessions: PastSessions | None = None
     retriever: Retriever | None = None
-    is_cancelled: Callable[[], bool] = lambda: False
+    is_cancelled: Callable[[], bool | Awaitable[bool]] = lambda: False
     clock: Callable[[], float] = time.time
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep
     dependencies: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     # False when nobody follows the text as it arrives (a non-streamed run): providers may then

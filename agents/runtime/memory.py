@@ -1,6 +1,8 @@
-"""The memory manager: after a run, let the (memory) model add, update or delete user memories.
+"""The memory manager: let the (memory) model add, update or delete user memories.
 
-It writes through the caller's ``MemoryStore``; the runtime keeps no memory of its own.
+It runs beside the answer (the model reads the user's input alone) and stages its changes;
+``apply`` writes them through the caller's ``MemoryStore`` once the run completes, so a run that
+fails, pauses or is cancelled changes no memory. The runtime keeps no memory of its own.
 """
 from __future__ import annotations
 
@@ -41,16 +43,16 @@ class MemoryManager:
         chain: ModelChain,
         store: MemoryStore,
         memories: list[dict[str, Any]],
-        book_usage: Callable[[Model, Usage], None],
     ) -> None:
         self.chain = chain
         self.store = store
         self.memories = copy.deepcopy(memories)
-        self.book_usage = book_usage
         self.changed = False
+        self._staged: list[Callable[[], None]] = []
+        self._usage: list[tuple[Model, Usage]] = []
 
-    def update(self, user_message: str) -> list[dict[str, Any]]:
-        """Run the memory model on ``user_message``; returns the user's memories afterwards."""
+    async def update(self, user_message: str) -> None:
+        """Run the memory model on ``user_message``, staging its changes for ``apply``."""
         functions = {f.name: f for f in self._functions(user_message)}
         specs = [f.spec() for f in functions.values()]
         messages: list[dict[str, Any]] = [
@@ -59,13 +61,13 @@ class MemoryManager:
         ]
         for _ in range(MAX_MEMORY_TURNS):
             text, calls = "", []
-            for chunk in self.chain.stream(messages, tools=specs, task="memory", incremental=False):
+            async for chunk in self.chain.astream(messages, tools=specs, task="memory", incremental=False):
                 if isinstance(chunk, TextDelta):
                     text += chunk.text
                 elif isinstance(chunk, ToolCall):
                     calls.append(chunk)
                 elif isinstance(chunk, Usage):
-                    self.book_usage(self.chain.active, chunk)
+                    self._usage.append((self.chain.active, chunk))
             assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
                 assistant["tool_calls"] = [
@@ -79,6 +81,18 @@ class MemoryManager:
                 messages.append(
                     {"role": "tool", "tool_call_id": call.id, "tool_name": call.name, "content": result, "tool_call_error": error}
                 )
+
+    def apply(self, book_usage: Callable[[Model, Usage], None]) -> list[dict[str, Any]]:
+        """Write the staged changes to the store and book the memory model's usage; returns the
+        user's memories afterwards."""
+        for model, usage in self._usage:
+            book_usage(model, usage)
+        for write in self._staged:
+            try:
+                write()
+            except Exception as exc:  # a bad memory write must not fail the user's run
+                logger.warning("memory write failed", extra={"error": type(exc).__name__})
+        self._staged.clear()
         return copy.deepcopy(self.memories)
 
     def _render(self) -> str:
@@ -109,8 +123,13 @@ class MemoryManager:
                 memory: The memory, one fact in third person ("User's name is Ada").
                 topics: Short topics for the memory, e.g. ["name"].
             """
-            stored = self.store.add(memory=memory, topics=list(topics or []), input=user_message)
-            self.memories.append(stored)
+            staged = {"memory": memory, "topics": list(topics or [])}
+            self.memories.append(staged)
+
+            def write() -> None:
+                self._replace(staged, self.store.add(memory=memory, topics=list(topics or []), input=user_message))
+
+            self._staged.append(write)
             self.changed = True
             return "Memory added successfully"
 
@@ -123,8 +142,12 @@ class MemoryManager:
                 topics: Short topics for the memory.
             """
             index = self._index(memory_id)
-            stored = self.store.update(memory_id=memory_id, memory=memory, topics=list(topics or []))
-            self.memories[index] = stored
+            staged = self.memories[index] = {**self.memories[index], "memory": memory, "topics": list(topics or [])}
+
+            def write() -> None:
+                self._replace(staged, self.store.update(memory_id=memory_id, memory=memory, topics=list(topics or [])))
+
+            self._staged.append(write)
             self.changed = True
             return "Memory updated successfully"
 
@@ -134,13 +157,18 @@ class MemoryManager:
             Args:
                 memory_id: The id of the memory to delete.
             """
-            index = self._index(memory_id)
-            self.store.delete(memory_id=memory_id)
-            del self.memories[index]
+            del self.memories[self._index(memory_id)]
+            self._staged.append(lambda: self.store.delete(memory_id=memory_id))
             self.changed = True
             return "Memory deleted successfully"
 
         return [Function.from_callable(f) for f in (add_memory, update_memory, delete_memory)]
+
+    def _replace(self, staged: dict[str, Any], stored: dict[str, Any]) -> None:
+        """Put the store's row where the staged one is (unless a later change removed it)."""
+        for index, memory in enumerate(self.memories):
+            if memory is staged:
+                self.memories[index] = stored
 
     def _index(self, memory_id: str) -> int:
         for index, memory in enumerate(self.memories):

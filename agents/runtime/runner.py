@@ -1,16 +1,25 @@
 """The run loop: model turns, tool calls, pauses, and the steps after the answer.
 
-``AgentRun`` is an iterator of event dicts; once it is exhausted, ``output`` is the final RunOutput
-dict. Provider failures end the run with a ``RunError`` event; they never escape the iteration.
+The loop is one async generator of event dicts (its steps are async generators too, each closed
+with ``aclosing``: unlike ``yield from``, ``async for`` does not pass a close on to the step, and
+closing the run must close the provider stream at once). ``AgentRun`` is iterable both ways: ``async for``
+on the caller's event loop, or plainly from a sync caller (a run thread, a Celery task, a test),
+which drives the same generator on its thread's own loop (``aio.iterate_sync``). Once it is
+exhausted, ``output`` is the final RunOutput dict. Provider failures end the run with a
+``RunError`` event; they never escape the iteration.
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from agents.runtime.aio import in_tool_thread, iterate_sync, maybe_await, run_sync
 from agents.runtime.calls import as_text, call_str, parse_arguments
 from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
@@ -84,7 +93,14 @@ class AgentRun:
         self._content: list[str] = []
         self._last_text = ""
         self._stop_content: list[str] = []
-        self._iterator = self._execute(decisions)
+        # What the last model turn asked for, and the tool calls that pause the run (the steps
+        # are async generators, which cannot return values).
+        self._turn_calls: list[ToolCall] = []
+        self._paused_calls: list[dict[str, Any]] = []
+        self._memory: MemoryManager | None = None
+        self._memory_task: asyncio.Task[None] | None = None
+        self._agen = self._execute(decisions)
+        self._sync: Iterator[dict[str, Any]] | None = None
 
     # ---- iteration ------------------------------------------------------------------------------
 
@@ -92,20 +108,49 @@ class AgentRun:
         return self
 
     def __next__(self) -> dict[str, Any]:
+        if self._sync is None:
+            self._sync = iterate_sync(self._agen)
         try:
-            return next(self._iterator)
+            return next(self._sync)
         except StopIteration:
             raise
         except Exception:
-            # A bug, not a provider failure: leave an honest status behind, then let it surface.
-            if self.state.status == RUNNING:
-                self.state.status = ERROR
+            self._failed()
             raise
+
+    def __aiter__(self) -> AgentRun:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        try:
+            return await self._agen.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception:
+            self._failed()
+            raise
+
+    def _failed(self) -> None:
+        # A bug, not a provider failure: leave an honest status behind, then let it surface.
+        if self.state.status == RUNNING:
+            self.state.status = ERROR
 
     def close(self) -> None:
         """Stop early (the consumer went away): closes any open provider stream. The status stays
         as it was (normally RUNNING); the caller decides what an abandoned run becomes."""
-        self._iterator.close()
+        if self._sync is not None:
+            self._sync.close()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run_sync(self._agen.aclose())
+        else:
+            loop.create_task(self._agen.aclose())
+
+    async def aclose(self) -> None:
+        """``close`` for an async consumer."""
+        await self._agen.aclose()
 
     @property
     def run_id(self) -> str:
@@ -121,22 +166,31 @@ class AgentRun:
 
     # ---- the run ------------------------------------------------------------------------------
 
-    def _execute(self, decisions: dict[str, Decision] | None) -> Iterator[dict[str, Any]]:
+    async def _execute(self, decisions: dict[str, Decision] | None) -> AsyncIterator[dict[str, Any]]:
         clock = self.ctx.clock
         self._start = clock()
         self._previous_duration = self.state.metrics.duration or 0.0
         self.state.status = RUNNING
         try:
+            self._start_memory()
             if decisions is None:
-                yield from self._emit(self._events.run_started())
-                self._check_cancelled()
+                for event in self._emit(self._events.run_started()):
+                    yield event
+                await self._check_cancelled()
                 if self.agent.reasoning_model is not None:
-                    yield from self._reason()
+                    async with aclosing(self._reason()) as steps:
+                        async for event in steps:
+                            yield event
             else:
-                yield from self._emit(self._events.make("RunContinued"))
+                for event in self._emit(self._events.make("RunContinued")):
+                    yield event
                 self.state.content = None
-                yield from self._apply_decisions(decisions)
-            yield from self._loop()
+                async with aclosing(self._apply_decisions(decisions)) as steps:
+                    async for event in steps:
+                        yield event
+            async with aclosing(self._loop()) as steps:
+                async for event in steps:
+                    yield event
         except _Cancelled as cancelled:
             if cancelled.partial_turn:
                 self.state.messages.append(new_message("assistant", cancelled.partial_turn, int(clock())))
@@ -145,35 +199,54 @@ class AgentRun:
             self.state.status = CANCELLED
             self.state.cancellation_stage = "EXECUTING"
             self._close_timing()
-            yield from self._emit(self._events.run_cancelled(partial))
+            for event in self._emit(self._events.run_cancelled(partial)):
+                yield event
             # AgentOS 3.1.10 ends a cancelled run with a RunCompleted too (content type, metrics
             # with the duration, session state); its clients read the last event for those.
-            yield from self._emit(self._events.run_completed())
+            for event in self._emit(self._events.run_completed()):
+                yield event
         except (ModelError, OutputSchemaError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             self.state.content = message
             self.state.status = ERROR
             self._close_timing()
-            yield from self._emit(self._events.run_error(message, exc.error_type))
+            for event in self._emit(self._events.run_error(message, exc.error_type)):
+                yield event
+        finally:
+            # A run that did not complete (paused, cancelled, failed, abandoned) keeps no memories.
+            if self._memory_task is not None and not self._memory_task.done():
+                self._memory_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._memory_task
 
-    def _loop(self) -> Iterator[dict[str, Any]]:
+    async def _loop(self) -> AsyncIterator[dict[str, Any]]:
         while True:
-            self._check_cancelled()
-            calls = yield from self._model_turn()
+            await self._check_cancelled()
+            async with aclosing(self._model_turn()) as steps:
+                async for event in steps:
+                    yield event
+            calls = self._turn_calls
             if not calls:
                 break
             if self._turns > MAX_MODEL_TURNS:
                 # It was told to stop calling tools (tool_choice "none") and did not.
                 raise FatalModelError(f"The model kept calling tools after {MAX_MODEL_TURNS} turns", provider=self._chain.active.provider)
-            paused = yield from self._tool_calls_turn(calls)
+            async with aclosing(self._tool_calls_turn(calls)) as steps:
+                async for event in steps:
+                    yield event
+            paused = self._paused_calls
             if paused:
-                yield from self._pause(paused)
+                async with aclosing(self._pause(paused)) as steps:
+                    async for event in steps:
+                        yield event
                 return
             if self._stop_content:
                 break
-        yield from self._complete()
+        async with aclosing(self._complete()) as steps:
+            async for event in steps:
+                yield event
 
-    def _model_turn(self) -> Iterator[dict[str, Any]]:
+    async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
         clock, events, state = self.ctx.clock, self._events, self.state
         self._turns += 1
         if self._turns >= MAX_MODEL_TURNS:
@@ -181,7 +254,8 @@ class AgentRun:
         specs = [f.spec() for f in self._functions.values()]
         schema = self.agent.output_schema_spec
         primary = self._chain.primary
-        yield from self._emit(events.model_request_started(primary.id, primary.provider))
+        for event in self._emit(events.model_request_started(primary.id, primary.provider)):
+            yield event
 
         started = clock()
         text: list[str] = []
@@ -191,7 +265,7 @@ class AgentRun:
         provider_data: dict[str, Any] | None = None
         first_sent = False
         ttft: float | None = None
-        stream = self._chain.stream(
+        stream = self._chain.astream(
             self._context(),
             tools=specs,
             tool_choice="none" if self._limit_reached and specs else "auto",
@@ -199,8 +273,8 @@ class AgentRun:
             incremental=self.ctx.incremental,
         )
         try:
-            for chunk in stream:
-                if self.ctx.is_cancelled():
+            async for chunk in stream:
+                if await maybe_await(self.ctx.is_cancelled()):
                     raise _Cancelled("".join(text))
                 if isinstance(chunk, Usage):
                     usage = _add_usage(usage, chunk)
@@ -213,21 +287,25 @@ class AgentRun:
                         state.metrics.time_to_first_token = clock() - self._start
                 if not first_sent:
                     first_sent = True
-                    yield from self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data))
+                    for event in self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
+                        yield event
                 if isinstance(chunk, TextDelta):
                     text.append(chunk.text)
                     if schema is None:
                         self._content.append(chunk.text)
-                        yield from self._emit(events.run_content(chunk.text, model_provider_data=provider_data))
+                        for event in self._emit(events.run_content(chunk.text, model_provider_data=provider_data)):
+                            yield event
                 elif isinstance(chunk, ReasoningDelta):
                     reasoning.append(chunk.text)
-                    yield from self._emit(events.run_content(reasoning_content=chunk.text, model_provider_data=provider_data))
+                    for event in self._emit(events.run_content(reasoning_content=chunk.text, model_provider_data=provider_data)):
+                        yield event
                 elif isinstance(chunk, ToolCall):
                     calls.append(chunk)
         finally:
-            stream.close()
+            await stream.aclose()
         if not first_sent:
-            yield from self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data))
+            for event in self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
+                yield event
 
         model = self._chain.active
         state.metrics.add("model", model, usage)
@@ -247,15 +325,16 @@ class AgentRun:
                 metrics=message_metrics(usage, clock() - started, ttft),
             )
         )
-        yield from self._emit(events.model_request_completed(model.id, model.provider, usage, ttft))
-        return calls
+        for event in self._emit(events.model_request_completed(model.id, model.provider, usage, ttft)):
+            yield event
+        self._turn_calls = calls
 
-    def _tool_calls_turn(self, calls: list[ToolCall]) -> Iterator[dict[str, Any]]:
+    async def _tool_calls_turn(self, calls: list[ToolCall]) -> AsyncIterator[dict[str, Any]]:
         """Run one turn's tool calls; returns the ToolExecutions that pause the run."""
         limit = self.agent.tool_call_limit
         paused: list[dict[str, Any]] = []
         for call in calls:
-            self._check_cancelled()
+            await self._check_cancelled()
             self._tool_calls += 1
             function = self._functions.get(call.name)
             args, parse_error = parse_arguments(call.arguments)
@@ -272,11 +351,13 @@ class AgentRun:
             else:
                 te = tool_execution(call.id, call.name, args, int(self.ctx.clock()))
                 self.state.tools.append(te)
-                yield from self._run_tool(function, te)
+                async with aclosing(self._run_tool(function, te)) as steps:
+                    async for event in steps:
+                        yield event
         if limit is not None and self._tool_calls >= limit:
             # The model is asked to answer now; further calls would not run anyway.
             self._limit_reached = True
-        return paused
+        self._paused_calls = paused
 
     def _paused_execution(self, call_id: str, function: Function, args: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -289,12 +370,18 @@ class AgentRun:
             values["external_execution_required"] = True
         return tool_execution(call_id, function.name, args, int(self.ctx.clock()), **values)
 
-    def _run_tool(self, function: Function, te: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    async def _run_tool(self, function: Function, te: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         clock = self.ctx.clock
-        yield from self._emit(self._events.tool_call("ToolCallStarted", te))
+        for event in self._emit(self._events.tool_call("ToolCallStarted", te)):
+            yield event
         start = float(clock())
         try:
-            value = function.execute(te["tool_args"] or {}, session_state=self.state.session_state, dependencies=self.ctx.dependencies)
+            args, options = te["tool_args"] or {}, {"session_state": self.state.session_state, "dependencies": self.ctx.dependencies}
+            if function.is_async:
+                value = await function.aexecute(args, **options)
+            else:
+                # A sync tool may block (files, HTTP, a database): never on the loop's thread.
+                value = await in_tool_thread(function.execute, args, **options)
             result, error = as_text(value), False
         except Exception as exc:  # a failing tool is the model's problem to handle, not the run's
             logger.warning("tool raised", extra={"tool": function.name, "error": type(exc).__name__})
@@ -306,9 +393,11 @@ class AgentRun:
             self._stop_content.append(result)
         self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error, stop=function.stop_after_tool_call)
         summary = f"{call_str(te['tool_name'], te['tool_args'])} completed in {end - start:.4f}s. "
-        yield from self._emit(self._events.tool_call("ToolCallCompleted", te, content=summary))
+        for event in self._emit(self._events.tool_call("ToolCallCompleted", te, content=summary)):
+            yield event
         if error:
-            yield from self._emit(self._events.tool_call("ToolCallError", te, error=result))
+            for event in self._emit(self._events.tool_call("ToolCallError", te, error=result)):
+                yield event
 
     def _tool_message(self, call_id: str, name: str, args: dict[str, Any], content: str, *, error: bool, stop: bool = False) -> None:
         self.state.messages.append(
@@ -318,16 +407,18 @@ class AgentRun:
             )
         )
 
-    def _pause(self, paused: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         requirements = [requirement(te, self.ctx.clock()) for te in paused]
         self.state.requirements = (self.state.requirements or []) + requirements
         self.state.status = PAUSED
         self.state.content = paused_content(paused)
         self._close_timing()
-        yield from self._emit(self._events.make("RunContentCompleted"))
-        yield from self._emit(self._events.run_paused(paused, requirements))
+        for event in self._emit(self._events.make("RunContentCompleted")):
+            yield event
+        for event in self._emit(self._events.run_paused(paused, requirements)):
+            yield event
 
-    def _apply_decisions(self, decisions: dict[str, Decision]) -> Iterator[dict[str, Any]]:
+    async def _apply_decisions(self, decisions: dict[str, Decision]) -> AsyncIterator[dict[str, Any]]:
         for te in self.state.tools:
             decision = decisions.get(te["tool_call_id"])
             if decision is None or not is_pending(te):
@@ -352,7 +443,9 @@ class AgentRun:
                         te.update(result=TOOL_NOT_FOUND.format(name=te["tool_name"]), tool_call_error=True)
                         self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], te["result"], error=True)
                     else:
-                        yield from self._run_tool(function, te)
+                        async with aclosing(self._run_tool(function, te)) as steps:
+                            async for event in steps:
+                                yield event
             self._resolve_requirement(te, decision)
 
     def _resolve_requirement(self, te: dict[str, Any], decision: Decision) -> None:
@@ -369,45 +462,54 @@ class AgentRun:
             if decision.user_input_schema is not None:
                 req["user_input_schema"] = json.loads(json.dumps(decision.user_input_schema))
 
-    def _complete(self) -> Iterator[dict[str, Any]]:
+    async def _complete(self) -> AsyncIterator[dict[str, Any]]:
         state, schema = self.state, self.agent.output_schema_spec
         if schema is not None and not self._stop_content:
             state.content = schema.parse(self._last_text)
             state.content_type = schema.title
-            yield from self._emit(self._events.run_content(state.content, content_type=schema.title))
+            for event in self._emit(self._events.run_content(state.content, content_type=schema.title)):
+                yield event
         elif self._stop_content:
             state.content = "\n".join(self._stop_content)
         else:
             state.content = "".join(self._content)
-        yield from self._emit(self._events.make("RunContentCompleted"))
-        if self.agent.update_memory_on_run and self.ctx.memory_store is not None:
-            yield from self._update_memories()
+        for event in self._emit(self._events.make("RunContentCompleted")):
+            yield event
+        if self._memory_task is not None:
+            async with aclosing(self._update_memories()) as steps:
+                async for event in steps:
+                    yield event
         if self.agent.enable_session_summaries:
-            yield from self._summarize()
+            async with aclosing(self._summarize()) as steps:
+                async for event in steps:
+                    yield event
         state.status = COMPLETED
         self._close_timing()
-        yield from self._emit(self._events.run_completed())
+        for event in self._emit(self._events.run_completed()):
+            yield event
 
     # ---- optional steps -----------------------------------------------------------------------
 
-    def _reason(self) -> Iterator[dict[str, Any]]:
+    async def _reason(self) -> AsyncIterator[dict[str, Any]]:
         events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
-        yield from self._emit(events.make("ReasoningStarted"))
+        for event in self._emit(events.make("ReasoningStarted")):
+            yield event
         parts: list[str] = []
-        stream = chain.stream(self._context(), task="reasoning", incremental=self.ctx.incremental)
+        stream = chain.astream(self._context(), task="reasoning", incremental=self.ctx.incremental)
         try:
-            for chunk in stream:
-                self._check_cancelled()
+            async for chunk in stream:
+                await self._check_cancelled()
                 if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
                     parts.append(chunk.text)
-                    yield from self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text))
+                    for event in self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
+                        yield event
                 elif isinstance(chunk, Usage):
                     self.state.metrics.add("reasoning_model", chain.active, chunk)
         except ModelError as exc:
             # As in Agno: a failed reasoning step does not fail the run, the agent answers without it.
             logger.warning("reasoning model failed", extra={"provider": exc.provider, "error": type(exc).__name__})
         finally:
-            stream.close()
+            await stream.aclose()
         reasoning = "".join(parts).strip()
         if reasoning:
             step = {"result": reasoning}
@@ -416,34 +518,41 @@ class AgentRun:
             self.state.messages.append(
                 new_message("assistant", f"<thinking>\n{reasoning}\n</thinking>", int(self.ctx.clock()), reasoning_content=reasoning)
             )
-            yield from self._emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning))
-        yield from self._emit(
+            for event in self._emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning)):
+                yield event
+        for event in self._emit(
             events.make("ReasoningCompleted", content={"reasoning_steps": self.state.reasoning_steps or []}, content_type="ReasoningSteps")
-        )
+        ):
+            yield event
 
-    def _update_memories(self) -> Iterator[dict[str, Any]]:
-        yield from self._emit(self._events.make("MemoryUpdateStarted"))
-        assert self.ctx.memory_store is not None
-        manager = MemoryManager(
-            self.agent.model_chain(self.ctx.sleep),
-            self.ctx.memory_store,
-            self.ctx.memories,
-            lambda model, usage: self.state.metrics.add("memory_model", model, usage),
-        )
+    def _start_memory(self) -> None:
+        """The memory update reads the user's input alone, so it runs beside the answer, as
+        Agno's does (``_start_memory_future``); ``_update_memories`` awaits it before RunCompleted."""
+        if not (self.agent.update_memory_on_run and self.ctx.memory_store is not None):
+            return
+        self._memory = MemoryManager(self.agent.model_chain(self.ctx.sleep), self.ctx.memory_store, self.ctx.memories)
+        self._memory_task = asyncio.ensure_future(self._memory.update(input_text(self.state.input)))
+
+    async def _update_memories(self) -> AsyncIterator[dict[str, Any]]:
+        for event in self._emit(self._events.make("MemoryUpdateStarted")):
+            yield event
+        assert self._memory is not None and self._memory_task is not None
         try:
-            self.memories = manager.update(input_text(self.state.input))
+            await self._memory_task
         except ModelError as exc:
             logger.warning("memory update failed", extra={"provider": exc.provider, "error": type(exc).__name__})
-            self.memories = manager.memories
-        yield from self._emit(self._events.make("MemoryUpdateCompleted", memories=self.memories))
+        self.memories = self._memory.apply(lambda model, usage: self.state.metrics.add("memory_model", model, usage))
+        for event in self._emit(self._events.make("MemoryUpdateCompleted", memories=self.memories)):
+            yield event
 
-    def _summarize(self) -> Iterator[dict[str, Any]]:
-        yield from self._emit(self._events.make("SessionSummaryStarted"))
+    async def _summarize(self) -> AsyncIterator[dict[str, Any]]:
+        for event in self._emit(self._events.make("SessionSummaryStarted")):
+            yield event
         conversation = history_messages(self.agent.history_runs(self.ctx)) + [
             m for m in self.state.messages if m.get("role") in ("user", "assistant")
         ]
         try:
-            self.session_summary = create_session_summary(
+            self.session_summary = await create_session_summary(
                 self.agent.model_chain(self.ctx.sleep),
                 conversation,
                 previous=self.ctx.session_summary,
@@ -452,16 +561,16 @@ class AgentRun:
             )
         except ModelError as exc:
             logger.warning("session summary failed", extra={"provider": exc.provider, "error": type(exc).__name__})
-        yield from self._emit(self._events.make("SessionSummaryCompleted", session_summary=self.session_summary))
+        for event in self._emit(self._events.make("SessionSummaryCompleted", session_summary=self.session_summary)):
+            yield event
 
     # ---- helpers ------------------------------------------------------------------------------
 
-    def _emit(self, event: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        if self.stream_events or event["event"] in ESSENTIAL_EVENTS:
-            yield event
+    def _emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        return (event,) if self.stream_events or event["event"] in ESSENTIAL_EVENTS else ()
 
-    def _check_cancelled(self) -> None:
-        if self.ctx.is_cancelled():
+    async def _check_cancelled(self) -> None:
+        if await maybe_await(self.ctx.is_cancelled()):
             raise _Cancelled()
 
     def _close_timing(self) -> None:

@@ -32,7 +32,7 @@ Keep the summary concise and do not make anything up. Respond only with a JSON o
 keys "summary" and "topics"."""
 
 
-def create_session_summary(
+async def create_session_summary(
     chain: ModelChain,
     messages: list[dict[str, Any]],
     *,
@@ -46,7 +46,7 @@ def create_session_summary(
         system += f"\n\nSummary of the earlier part of the session:\n{previous['summary']}"
     request = [{"role": "system", "content": system}, {"role": "user", "content": transcript(messages)}]
     text = ""
-    for chunk in chain.stream(request, output_schema=SUMMARY_SCHEMA, task="summary", incremental=False):
+    async for chunk in chain.astream(request, output_schema=SUMMARY_SCHEMA, task="summary", incremental=False):
         if isinstance(chunk, TextDelta):
             text += chunk.text
         elif isinstance(chunk, Usage):

@@ -10,9 +10,12 @@ cannot stop it, before or after the run is recorded.
 """
 from __future__ import annotations
 
+import asyncio
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -25,6 +28,20 @@ ANY_OWNER = None
 # run id -> the owners whose run it may stop (ANY_OWNER: whoever's).
 _local: dict[str, set[str | None]] = {}
 _lock = threading.Lock()
+# The run loop calls is_cancelled on its event loop, where the ORM refuses to run: the poll's one
+# query goes to these threads. A few suffice: a poll is one indexed lookup, every poll_interval.
+_poll_pool: ThreadPoolExecutor | None = None
+_poll_pool_pid = 0
+
+
+def _poll_threads() -> ThreadPoolExecutor:
+    global _poll_pool, _poll_pool_pid
+    with _lock:
+        # A forked child (Celery's prefork pool) inherits the pool object but none of its threads.
+        if _poll_pool is None or _poll_pool_pid != os.getpid():
+            _poll_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agno-cancel-poll")
+            _poll_pool_pid = os.getpid()
+        return _poll_pool
 
 
 def _applies(owners: set[str | None], owner: str | None) -> bool:
@@ -57,10 +74,11 @@ def cancel_clear(*, run_id: str) -> None:
 AFTER_A_PAUSE = 0.05
 
 
-def cancel_checker(run_id: str, owner: str | None, *, poll_interval: float = 0.5, clock: Callable[[], float] = time.monotonic) -> Callable[[], bool]:
+def cancel_checker(run_id: str, owner: str | None, *, poll_interval: float = 0.5, clock: Callable[[], float] = time.monotonic) -> Callable[[], bool | Awaitable[bool]]:
     """A cheap ``is_cancelled()`` for ``owner``'s run: the database is asked at most every
     ``poll_interval`` seconds while checks come quickly (a token stream), and at the first check
-    after a pause (a model or tool call returned)."""
+    after a pause (a model or tool call returned). Called on a running event loop, a check that
+    asks the database returns an awaitable (the query runs in a poll thread)."""
     state = {"next_poll": clock() + poll_interval, "last_check": clock(), "cancelled": False}
     binding = Q(user_id__isnull=True) if owner is None else Q(user_id__isnull=True) | Q(user_id=owner)
 
@@ -73,8 +91,18 @@ def cancel_checker(run_id: str, owner: str | None, *, poll_interval: float = 0.5
         state["last_check"] = now
         if now >= state["next_poll"] or paused:
             state["next_poll"] = now + poll_interval
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return poll()
+            return loop.run_in_executor(_poll_threads(), poll)
+        return state["cancelled"]
+
+    def poll() -> bool:
+        try:
             if CancelIntent.objects.unscoped("keyed by run id, bound to its owner").filter(binding, run_id=run_id).exists():
                 state["cancelled"] = True
+        finally:
             release_connections()  # the run goes back to waiting on its model
         return state["cancelled"]
 

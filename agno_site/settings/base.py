@@ -393,6 +393,9 @@ WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
 HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
 # Threads that execute agent runs inside each web process (a run holds one while it talks to its model).
 RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
+# Threads per process that sync tools run in (the run loop is async: a tool that blocks on files,
+# HTTP or a database must not block it). Async tools are awaited on the loop and need none.
+TOOL_THREADS = env.integer("TOOL_THREADS", 16, minimum=1)
 # Inline and streamed runs one user may have in progress in each web process (0: no cap); over
 # it a run is refused with 429. A quarter of the default RUN_THREADS: one user can never take more
 # than that share of a process, and a person chatting needs one or two.

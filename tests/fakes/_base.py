@@ -78,6 +78,26 @@ class Recorded:
 Script = Union[Reply, Failure, Callable[[Recorded], Union[Reply, Failure]]]
 
 
+def is_memory_request(recorded: Recorded) -> bool:
+    """The memory manager's call (its system prompt), which runs beside the run's answer."""
+    messages = recorded.messages
+    return bool(messages) and "Memory Manager" in str(messages[0].get("content") or "")
+
+
+def routed(predicate: Callable[[Recorded], bool], matching: list[Script], other: list[Script]) -> list[Script]:
+    """Script items for calls that race (a run's memory call beside its answer): each request
+    takes the next item of its own kind, whatever the order they arrive in. Push all of them."""
+    queues = (deque(matching), deque(other))
+    lock = threading.Lock()
+
+    def pick(recorded: Recorded) -> Reply | Failure:
+        with lock:
+            item = queues[0 if predicate(recorded) else 1].popleft()
+        return item(recorded) if callable(item) and not isinstance(item, (Reply, Failure)) else item
+
+    return [pick] * (len(matching) + len(other))
+
+
 def pieces(text: str, words_per_chunk: int = 1) -> list[str]:
     words = re.findall(r"\s*\S+\s*", text)
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), max(1, words_per_chunk))]

@@ -26,7 +26,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes._base import Call, Failure, FakeServer, Recorded, Reply, pieces
+from tests.fakes._base import Call, Failure, FakeServer, Recorded, Reply, is_memory_request, pieces, routed
 
 __all__ = ["Call", "Failure", "FakeOpenAIServer", "Recorded", "Reply"]
 

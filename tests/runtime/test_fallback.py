@@ -1,7 +1,7 @@
 """Retries with backoff, then fallback models, on retryable errors only."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -87,7 +87,7 @@ class BreaksMidStream(Model):
         super().__init__(id)
         self.calls = 0
 
-    def stream(self, messages, **kwargs) -> Iterator:
+    async def astream(self, messages, **kwargs) -> AsyncIterator:
         self.calls += 1
         yield TextDelta("Half an ")
         raise RetryableModelError("connection reset", provider=self.provider)
@@ -101,7 +101,7 @@ class Steady(Model):
         super().__init__(id)
         self.calls = 0
 
-    def stream(self, messages, **kwargs) -> Iterator:
+    async def astream(self, messages, **kwargs) -> AsyncIterator:
         self.calls += 1
         yield TextDelta("steady answer")
         yield Usage(1, 1, 2)
@@ -124,7 +124,7 @@ def test_backoff_is_exponential_and_bounded():
     class AlwaysDown(Model):
         provider = "Down"
 
-        def stream(self, messages, **kwargs):
+        async def astream(self, messages, **kwargs):
             raise RetryableModelError("down")
             yield  # pragma: no cover
 

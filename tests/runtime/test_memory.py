@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from agents.runtime import Agent
-from tests.fakes.openai_server import Call, Reply
+from tests.fakes.openai_server import Call, Reply, is_memory_request, routed
 from tests.runtime.conftest import FakeMemoryStore
 from tests.runtime.helpers import common, drain, names
 
@@ -60,11 +60,11 @@ def test_memory_update_needs_a_store(make_ctx):
 
 
 def test_openai_compatible_memory_model_uses_the_memory_tools(make_ctx, openai_server):
-    openai_server.push(
-        Reply(text="Nice to meet you, Ada.", usage=(20, 6)),
-        Reply(tool_calls=[Call("add_memory", {"memory": "User's name is Ada", "topics": ["name"]})], usage=(50, 12)),
-        Reply(text="Done.", usage=(60, 2)),
-    )
+    openai_server.push(*routed(
+        is_memory_request,
+        [Reply(tool_calls=[Call("add_memory", {"memory": "User's name is Ada", "topics": ["name"]})], usage=(50, 12)), Reply(text="Done.", usage=(60, 2))],
+        [Reply(text="Nice to meet you, Ada.", usage=(20, 6))],
+    ))
     store = FakeMemoryStore()
     agent = Agent(id="assistant", model="openai:gpt-4o-mini", update_memory_on_run=True)
 
@@ -73,11 +73,11 @@ def test_openai_compatible_memory_model_uses_the_memory_tools(make_ctx, openai_s
 
     assert run.output["content"] == "Nice to meet you, Ada."
     assert run.memories == [{"memory_id": "mem-1", "memory": "User's name is Ada", "topics": ["name"], "input": "I'm Ada."}]
-    memory_request = openai_server.requests[1].body
+    memory_request, follow_up_request = [r.body for r in openai_server.requests if is_memory_request(r)]
     assert [t["function"]["name"] for t in memory_request["tools"]] == ["add_memory", "update_memory", "delete_memory"]
     assert memory_request["messages"][0]["content"].endswith("<existing_memories>\n(none)\n</existing_memories>")
     assert memory_request["messages"][1] == {"role": "user", "content": "I'm Ada."}
-    follow_up = openai_server.requests[2].body["messages"]
+    follow_up = follow_up_request["messages"]
     assert follow_up[-1] == {"role": "tool", "tool_call_id": follow_up[-2]["tool_calls"][0]["id"], "content": "Memory added successfully"}
     assert run.output["metrics"]["details"]["memory_model"] == [
         {"input_tokens": 110, "output_tokens": 14, "total_tokens": 124, "id": "gpt-4o-mini", "provider": "OpenAI"}

@@ -1,12 +1,17 @@
 """Helpers shared by the SDK-backed providers."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import Mapping
-from typing import Any
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 
 from agents.runtime.errors import FatalModelError, MissingCredentialsError, ModelError, RetryableModelError
+
+C = TypeVar("C")
 
 # 408 and 409 are what upstream load balancers answer when they shed load; the SDKs retry them too.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -43,12 +48,33 @@ def body_message(body: object) -> str:
     return ""
 
 
-def whole_answer(client: Any, path: str, body: Mapping[str, Any], provider: str) -> dict[str, Any]:
+class LoopClients(Generic[C]):
+    """An async SDK client per (process, event loop). A forked process (Celery's prefork pool)
+    must not write into its parent's pooled connections: both would read each other's answers.
+    An async client's connections are bound to the loop that opened them, so each thread's loop
+    (the sync facade) and the server's loop get their own."""
+
+    def __init__(self, make: Callable[[], C]) -> None:
+        self._make = make
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, C]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self) -> C:
+        loop = asyncio.get_running_loop()
+        pid = os.getpid()
+        with self._lock:
+            entry = self._clients.get(loop)
+            if entry is None or entry[0] != pid:
+                entry = self._clients[loop] = (pid, self._make())
+            return entry[1]
+
+
+async def whole_answer(client: Any, path: str, body: Mapping[str, Any], provider: str) -> dict[str, Any]:
     """An SDK's untyped call for a whole answer, which must be a JSON object. The SDKs hand back
     any other body as text (the HTML page of a wrong base URL or a proxy), which would read as an
     empty answer, and let a JSON content type over a body that is not JSON escape as ValueError."""
     try:
-        answer = client.post(path, body=body, cast_to=object)
+        answer = await client.post(path, body=body, cast_to=object)
     except ValueError as exc:
         raise FatalModelError(f"{provider} sent an answer that is not JSON: {exc}", provider=provider) from None
     if not isinstance(answer, dict):

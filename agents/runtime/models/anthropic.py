@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -47,27 +47,18 @@ class Claude(Model):
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._client: anthropic.Anthropic | None = None
-        self._client_pid = 0
-        self._lock = threading.Lock()
+        self._clients = LoopClients(self._make_client)
 
-    def _get_client(self) -> anthropic.Anthropic:
-        with self._lock:
-            # A forked process makes a client of its own (see OpenAIChat._get_client).
-            if self._client is None or self._client_pid != os.getpid():
-                # Checked before importing the SDK: the error is then immediate and clear.
-                api_key = required_env(self._api_key, "ANTHROPIC_API_KEY", self.provider)
+    def _make_client(self) -> anthropic.AsyncAnthropic:
+        # Checked before importing the SDK: the error is then immediate and clear.
+        api_key = required_env(self._api_key, "ANTHROPIC_API_KEY", self.provider)
 
-                import anthropic
+        import anthropic
 
-                base_url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-                self._client = anthropic.Anthropic(
-                    api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
-                )
-                self._client_pid = os.getpid()
-            return self._client
+        base_url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0)
 
-    def stream(
+    async def astream(
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
@@ -76,8 +67,8 @@ class Claude(Model):
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
         incremental: bool = True,
-    ) -> Iterator[ModelChunk]:
-        client = self._get_client()
+    ) -> AsyncIterator[ModelChunk]:
+        client = self._clients.get()
         import anthropic
         import httpx2
 
@@ -103,13 +94,19 @@ class Claude(Model):
             # The SDK's untyped call, as for OpenAI: its client, errors and SSE decoding, without
             # building typed request and event objects (most of the SDK's CPU per call).
             if not incremental:
-                yield from _read_whole(whole_answer(client, _MESSAGES, params, self.provider))
+                for chunk in _read_whole(await whole_answer(client, _MESSAGES, params, self.provider)):
+                    yield chunk
                 return
-            response = client.post(_MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.Stream[object])
+            response = await client.post(
+                _MESSAGES, body={**params, "stream": True}, cast_to=object, stream=True, stream_cls=anthropic.AsyncStream[object]
+            )
             try:
-                yield from _read_stream(_at_least_one(response, self.provider))
+                # Closed here, as for OpenAI: a close of this generator releases the response now.
+                async with aclosing(_at_least_one(response, self.provider)) as events, aclosing(_read_stream(events)) as deltas:
+                    async for chunk in deltas:
+                        yield chunk
             finally:
-                response.close()
+                await response.close()
         except anthropic.APIError as exc:
             raise _classify(exc, self.provider) from exc
         except httpx2.TransportError as exc:
@@ -150,22 +147,22 @@ def _read_whole(message: Any) -> Iterator[ModelChunk]:
     yield _usage(json_object(message.get("usage")))
 
 
-def _at_least_one(events: Any, provider: str) -> Iterator[Any]:
+async def _at_least_one(events: Any, provider: str) -> AsyncIterator[Any]:
     """The stream's events; none at all (an HTML page from a proxy or a wrong base URL) fails
     the call rather than reading as an empty answer."""
     seen = False
-    for event in events:
+    async for event in events:
         seen = True
         yield event
     if not seen:
         raise FatalModelError(f"{provider} sent no events: the answer was not an event stream", provider=provider)
 
 
-def _read_stream(response: Any) -> Iterator[ModelChunk]:
+async def _read_stream(response: Any) -> AsyncIterator[ModelChunk]:
     usage: Mapping[str, Any] = {}
     output_tokens = 0
     blocks: dict[int, dict[str, str]] = {}
-    for event in response:
+    async for event in response:
         event = json_object(event)
         kind = event.get("type")
         if kind == "message_start":

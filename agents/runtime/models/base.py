@@ -2,15 +2,13 @@
 
 A model takes a list of message dicts (the stored OpenAI-like shape: ``role``, ``content``,
 ``tool_calls`` on assistant messages, ``tool_call_id``/``tool_name``/``tool_call_error`` on tool
-messages) and returns an iterator of chunks. Providers convert to and from their wire formats;
-nothing above this module knows about SDKs.
-
-Calls are synchronous on purpose: the callers run them in threads and Celery workers.
+messages) and returns an async iterator of chunks (``astream``). Providers convert to and from their wire
+formats; nothing above this module knows about SDKs. ``stream`` is the sync facade over it.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
 
@@ -83,7 +81,7 @@ class Model(ABC):
         self.id = id
 
     @abstractmethod
-    def stream(
+    def astream(
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
@@ -92,8 +90,8 @@ class Model(ABC):
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
         incremental: bool = True,
-    ) -> Iterator[ModelChunk]:
-        """Stream one model turn.
+    ) -> AsyncIterator[ModelChunk]:
+        """Stream one model turn (an async generator).
 
         ``incremental=False``: nobody watches the text arrive (a non-streamed run, the memory
         and summary models), so a provider may make one non-streaming call and yield the whole
@@ -102,6 +100,12 @@ class Model(ABC):
         Raises ``RetryableModelError`` or ``FatalModelError``; either may happen before the first
         chunk or in the middle of the stream.
         """
+
+    def stream(self, messages: Sequence[Mapping[str, Any]], **options: Any) -> Iterator[ModelChunk]:
+        """``astream`` for a sync caller, on its thread's event loop."""
+        from agents.runtime.aio import iterate_sync
+
+        return iterate_sync(self.astream(messages, **options))
 
     def to_dict(self) -> dict[str, str]:
         """The ``{name, model, provider}`` shape of AgentOS detail routes."""

@@ -1,11 +1,12 @@
 """Retries and fallbacks around a model turn."""
 from __future__ import annotations
 
+import asyncio
 import logging
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from agents.runtime.aio import iterate_sync, maybe_await
 from agents.runtime.errors import RetryableModelError
 from agents.runtime.models.base import CONTENT_CHUNKS, Model, ModelChunk, Task, ToolChoice, ToolSpec
 
@@ -29,7 +30,7 @@ class ModelChain:
         retries: int = 1,
         backoff: float = 0.5,
         max_backoff: float = 4.0,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep,
     ) -> None:
         if not models:
             raise ValueError("ModelChain needs at least one model")
@@ -47,7 +48,11 @@ class ModelChain:
     def primary(self) -> Model:
         return self.models[0]
 
-    def stream(
+    def stream(self, messages: Sequence[Mapping[str, Any]], **options: Any) -> Iterator[ModelChunk]:
+        """``astream`` for a sync caller, on its thread's event loop."""
+        return iterate_sync(self.astream(messages, **options))
+
+    async def astream(
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
@@ -56,18 +61,18 @@ class ModelChain:
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
         incremental: bool = True,
-    ) -> Iterator[ModelChunk]:
+    ) -> AsyncIterator[ModelChunk]:
         last_error: RetryableModelError | None = None
         for model in self.models:
             for attempt in range(self.retries + 1):
                 self.active = model
                 streamed = False
-                chunks = model.stream(
+                chunks = model.astream(
                     messages, tools=tools, tool_choice=tool_choice, output_schema=output_schema, task=task,
                     incremental=incremental,
                 )
                 try:
-                    for chunk in chunks:
+                    async for chunk in chunks:
                         streamed = streamed or isinstance(chunk, CONTENT_CHUNKS)
                         yield chunk
                     return
@@ -80,11 +85,9 @@ class ModelChain:
                         extra={"provider": model.provider, "model": model.id, "attempt": attempt + 1},
                     )
                     if attempt < self.retries:
-                        self.sleep(min(self.max_backoff, self.backoff * (2**attempt)))
+                        await maybe_await(self.sleep(min(self.max_backoff, self.backoff * (2**attempt))))
                 finally:
                     # Closing releases the HTTP response when the caller stops early (cancel).
-                    close = getattr(chunks, "close", None)
-                    if close is not None:
-                        close()
+                    await chunks.aclose()
         assert last_error is not None
         raise last_error

@@ -13,7 +13,8 @@ with one of these words:
 ``/slow <seconds>``
     Stream the answer slowly: the delay is spread evenly over the deltas (sleeping after each).
     For cancel, disconnect and reload demos. The sleep function is ``OfflineModel(sleep=...)``,
-    else this module's ``sleep`` attribute (patchable).
+    else this module's ``sleep`` attribute (patchable; ``asyncio.sleep``, so a slow answer holds
+    no thread); a sync function is called, an async one awaited.
 ``/fail``
     Raise a ``FatalModelError`` (like a 401 or 400 from a provider).
 ``/fail-retryable``
@@ -49,13 +50,14 @@ output tokens = words produced; total = their sum.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from agents.runtime.aio import maybe_await
 from agents.runtime.errors import FatalModelError, RetryableModelError
 from agents.runtime.models.base import (
     Model,
@@ -71,7 +73,7 @@ from agents.runtime.models.base import (
 )
 
 # Module-level so tests and demos can patch it: ``monkeypatch.setattr(offline, "sleep", fake)``.
-sleep: Callable[[float], None] = time.sleep
+sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep
 
 REJECTED_PREFIX = "Function call was rejected by the user"
 _CALL_RE = re.compile(r"^/call\s+(\S+)\s*(.*)$")
@@ -85,11 +87,11 @@ class OfflineModel(Model):
     provider = "Offline"
     name = "OfflineModel"
 
-    def __init__(self, id: str = "demo", *, sleep: Callable[[float], None] | None = None) -> None:
+    def __init__(self, id: str = "demo", *, sleep: Callable[[float], Awaitable[None] | None] | None = None) -> None:
         super().__init__(id)
         self._sleep = sleep
 
-    def stream(
+    async def astream(
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
@@ -98,7 +100,7 @@ class OfflineModel(Model):
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
         incremental: bool = True,
-    ) -> Iterator[ModelChunk]:
+    ) -> AsyncIterator[ModelChunk]:
         input_tokens = sum(_words(m) for m in messages)
         user_index, user_text = _last_user(messages)
         after_user = list(messages[user_index + 1 :]) if user_index >= 0 else []
@@ -142,8 +144,9 @@ class OfflineModel(Model):
         for piece in pieces:
             yield ReasoningDelta(piece) if reasoning else TextDelta(piece)
             if pause:
-                do_sleep(pause)
-        yield from calls
+                await maybe_await(do_sleep(pause))
+        for call in calls:
+            yield call
         output_tokens = len((reasoning or text).split()) + sum(len(c.arguments.split()) + 1 for c in calls)
         yield Usage(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
 

@@ -6,15 +6,14 @@ and most processes that import the runtime never call OpenAI.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -55,29 +54,19 @@ class OpenAIChat(Model):
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._client: openai.OpenAI | None = None
-        self._client_pid = 0
-        self._lock = threading.Lock()
+        self._clients = LoopClients(self._make_client)
 
-    def _get_client(self) -> openai.OpenAI:
-        with self._lock:
-            # A forked process (Celery's prefork pool) must not write into its parent's pooled
-            # connections: both would read each other's answers. It makes a client of its own.
-            if self._client is None or self._client_pid != os.getpid():
-                # Checked before importing the SDK: the error is then immediate and clear.
-                api_key = required_env(self._api_key, "OPENAI_API_KEY", self.provider)
+    def _make_client(self) -> openai.AsyncOpenAI:
+        # Checked before importing the SDK: the error is then immediate and clear.
+        api_key = required_env(self._api_key, "OPENAI_API_KEY", self.provider)
 
-                import openai
+        import openai
 
-                base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
-                # Our chain owns retries (with an injectable sleep); the SDK's own would double them.
-                self._client = openai.OpenAI(
-                    api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0
-                )
-                self._client_pid = os.getpid()
-            return self._client
+        base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
+        # Our chain owns retries (with an injectable sleep); the SDK's own would double them.
+        return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0)
 
-    def stream(
+    async def astream(
         self,
         messages: Sequence[Mapping[str, Any]],
         *,
@@ -86,8 +75,8 @@ class OpenAIChat(Model):
         output_schema: Mapping[str, Any] | None = None,
         task: Task = "chat",
         incremental: bool = True,
-    ) -> Iterator[ModelChunk]:
-        client = self._get_client()
+    ) -> AsyncIterator[ModelChunk]:
+        client = self._clients.get()
         import httpx2
         import openai
 
@@ -115,16 +104,21 @@ class OpenAIChat(Model):
             # decoding) without converting the request through its TypedDicts and the answer into
             # pydantic models, which cost three times the rest of the call (bench/README.md).
             if not incremental:
-                yield from _read_whole(whole_answer(client, _COMPLETIONS, params, self.provider))
+                for chunk in _read_whole(await whole_answer(client, _COMPLETIONS, params, self.provider)):
+                    yield chunk
                 return
-            # The raw response, its events read here (_stream_chunks): the SDK's sync stream stops
+            # The raw response, its events read here (_stream_chunks): the SDK's stream stops
             # at [DONE] without reading the rest of the body, which costs the connection (a new
             # TCP and TLS handshake for every streamed call).
-            response = client.post(_COMPLETIONS, body=params, cast_to=httpx2.Response, stream=True)
+            response = await client.post(_COMPLETIONS, body=params, cast_to=httpx2.Response, stream=True)
             try:
-                yield from _read_stream(_stream_chunks(response))
+                # Each nested generator is closed here: a close of this one (cancel, disconnect)
+                # must release the response now, not when the collector finds them.
+                async with aclosing(_stream_chunks(response)) as chunks, aclosing(_read_stream(chunks)) as deltas:
+                    async for chunk in deltas:
+                        yield chunk
             finally:
-                response.close()
+                await response.aclose()
         except openai.APIError as exc:
             raise _classify(exc, self.provider) from exc
         except httpx2.TransportError as exc:
@@ -172,7 +166,7 @@ def _read_whole(completion: Any) -> Iterator[ModelChunk]:
         yield _usage(completion["usage"])
 
 
-def _stream_chunks(response: Any) -> Iterator[Any]:
+async def _stream_chunks(response: Any) -> AsyncIterator[Any]:
     """The JSON chunks of a Chat Completions event stream, the body read to its end (after
     ``[DONE]`` too) so that the connection goes back to the pool. An ``error`` chunk is raised
     as the SDK raises it. A body with no event at all (an HTML page from a proxy or a wrong base
@@ -183,38 +177,47 @@ def _stream_chunks(response: Any) -> Iterator[Any]:
     done = False
     seen = False
     other = ""
-    for line in itertools.chain(response.iter_lines(), [""]):  # "": the end ends a last event
-        if line:
-            if line.startswith("data:") and not done:
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif not seen and len(other) < 200:
-                other += line + "\n"
-            continue  # event:, id:, retry: and comments carry nothing here
-        if not data:
-            continue
-        seen = True
-        payload, data = "\n".join(data), []
-        if payload.startswith("[DONE]"):
-            done = True
-            continue
-        try:
-            chunk = json.loads(payload)
-        except ValueError:
-            raise openai.APIError(f"OpenAI sent an event that is not JSON: {payload[:200]!r}", request=response.request, body=None) from None
-        if isinstance(chunk, dict) and chunk.get("error"):
-            error = chunk["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
-        yield chunk
+    async with aclosing(_then_blank(response.aiter_lines())) as lines:
+        async for line in lines:
+            if line:
+                if line.startswith("data:") and not done:
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif not seen and len(other) < 200:
+                    other += line + "\n"
+                continue  # event:, id:, retry: and comments carry nothing here
+            if not data:
+                continue
+            seen = True
+            payload, data = "\n".join(data), []
+            if payload.startswith("[DONE]"):
+                done = True
+                continue
+            try:
+                chunk = json.loads(payload)
+            except ValueError:
+                raise openai.APIError(f"OpenAI sent an event that is not JSON: {payload[:200]!r}", request=response.request, body=None) from None
+            if isinstance(chunk, dict) and chunk.get("error"):
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                raise openai.APIError(message if isinstance(message, str) and message else "An error occurred during streaming", request=response.request, body=error)
+            yield chunk
     if not seen:
         raise openai.APIError(f"OpenAI sent no events: {other[:200]!r}", request=response.request, body=None)
 
 
-def _read_stream(chunks: Iterator[Any]) -> Iterator[ModelChunk]:
+async def _then_blank(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The lines, then "": the end of the body ends a last event."""
+    async with aclosing(lines):  # type: ignore[type-var]
+        async for line in lines:
+            yield line
+    yield ""
+
+
+async def _read_stream(chunks: AsyncIterator[Any]) -> AsyncIterator[ModelChunk]:
     calls: dict[int, dict[str, str]] = {}
     usage: Mapping[str, Any] = {}
     sent_provider_data = False
-    for chunk in chunks:
+    async for chunk in chunks:
         chunk = json_object(chunk)
         if not sent_provider_data and chunk.get("id"):
             sent_provider_data = True
@@ -223,7 +226,8 @@ def _read_stream(chunks: Iterator[Any]) -> Iterator[ModelChunk]:
             usage = chunk["usage"]
         for choice in json_list(chunk.get("choices")):
             delta = json_object(json_object(choice).get("delta"))
-            yield from _text(delta)
+            for piece in _text(delta):
+                yield piece
             for call in json_list(delta.get("tool_calls")):
                 call = json_object(call)
                 index = call["index"] if isinstance(call.get("index"), int) else len(calls)

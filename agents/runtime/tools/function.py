@@ -139,6 +139,11 @@ class Function:
         wanted = self.user_input_fields or tuple(p.name for p in self.params if p.required)
         return [name for name in wanted if args.get(name) is None]
 
+    @property
+    def is_async(self) -> bool:
+        """An ``async def`` tool: the run loop awaits it; a sync one runs in the tool pool."""
+        return inspect.iscoroutinefunction(self.entrypoint)
+
     def execute(
         self,
         args: Mapping[str, Any],
@@ -146,17 +151,32 @@ class Function:
         session_state: dict[str, Any] | None = None,
         dependencies: Mapping[str, Any] | None = None,
     ) -> Any:
+        """Call the tool synchronously (an async one on this thread's event loop)."""
+        result = self.entrypoint(**self._kwargs(args, session_state, dependencies))
+        if inspect.iscoroutine(result):
+            result = _run_coroutine(result)
+        return _joined(result)
+
+    async def aexecute(
+        self,
+        args: Mapping[str, Any],
+        *,
+        session_state: dict[str, Any] | None = None,
+        dependencies: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Await an ``async def`` tool on the running loop."""
+        result = self.entrypoint(**self._kwargs(args, session_state, dependencies))
+        if inspect.iscoroutine(result):
+            result = await result
+        return _joined(result)
+
+    def _kwargs(self, args: Mapping[str, Any], session_state: dict[str, Any] | None, dependencies: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs = {key: _coerce(value, self._annotation(key)) for key, value in args.items()}
         if "session_state" in self.injected:
             kwargs["session_state"] = session_state if session_state is not None else {}
         if "dependencies" in self.injected:
             kwargs["dependencies"] = dependencies
-        result = self.entrypoint(**kwargs)
-        if inspect.iscoroutine(result):
-            result = _run_coroutine(result)
-        elif inspect.isgenerator(result):
-            result = "".join(str(item) for item in result)
-        return result
+        return kwargs
 
     def _annotation(self, name: str) -> Any:
         return next((p.annotation for p in self.params if p.name == name), None)
@@ -193,16 +213,22 @@ def _coerce(value: Any, annotation: Any) -> Any:
 
 
 def _run_coroutine(coroutine: Any) -> Any:
-    """The runtime is synchronous (threads, Celery): an async tool gets an event loop of its own,
-    in another thread when this one already runs a loop (asyncio.run refuses to nest)."""
+    """An async tool called synchronously: on this thread's loop, or in another thread when this
+    one already runs a loop (which cannot be blocked on it; the run loop awaits ``aexecute``)."""
+    from agents.runtime.aio import run_sync
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return run_sync(coroutine)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+def _joined(result: Any) -> Any:
+    return "".join(str(item) for item in result) if inspect.isgenerator(result) else result
 
 
 @overload
