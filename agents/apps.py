@@ -9,6 +9,9 @@ class AgentsConfig(AppConfig):
         from django.conf import settings
 
         from agents.runtime.aio import configure_tool_threads
+        from core.db import release_connections
 
-        # The runtime reads no settings: the pool its sync tools run in is sized from here.
-        configure_tool_threads(settings.TOOL_THREADS)
+        # The runtime reads no settings: the pool its sync tools run in is sized from here, and a
+        # tool thread hands back any pooled connection its tool used (a past-sessions search),
+        # so TOOL_THREADS idle threads never hold the process's DB_POOL_MAX_SIZE connections.
+        configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)

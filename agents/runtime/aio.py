@@ -146,13 +146,19 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
-def configure_tool_threads(threads: int) -> None:
+_after_each: Callable[[], None] | None = None
+
+
+def configure_tool_threads(threads: int, *, after_each: Callable[[], None] | None = None) -> None:
     """Size the pool sync tools run in (the services pass ``TOOL_THREADS``). Takes effect for a
-    pool made afterwards; the pool is made on first use."""
-    global _pool_size
+    pool made afterwards; the pool is made on first use. ``after_each`` runs in the tool's thread
+    once each call ends (the services hand its database connection back to the pool there, so
+    idle tool threads hold none)."""
+    global _pool_size, _after_each
     if threads < 1:
         raise ValueError("tool threads must be >= 1")
     _pool_size = threads
+    _after_each = after_each
 
 
 def tool_pool() -> ThreadPoolExecutor:
@@ -168,4 +174,12 @@ def tool_pool() -> ThreadPoolExecutor:
 async def in_tool_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Run a sync tool in the bounded tool pool, so that it blocks no event loop."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(tool_pool(), functools.partial(fn, *args, **kwargs))
+    return await loop.run_in_executor(tool_pool(), functools.partial(_call_then_tidy, fn, *args, **kwargs))
+
+
+def _call_then_tidy(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if _after_each is not None:
+            _after_each()

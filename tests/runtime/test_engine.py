@@ -187,3 +187,23 @@ def test_an_async_consumer_closing_a_run_closes_its_model_stream(make_ctx):
     asyncio.run(read_then_leave())
 
     assert model.closed
+
+
+def test_a_tool_thread_runs_the_services_tidy_up_after_each_call():
+    """The services hand a tool thread's pooled database connection back after each call."""
+    import asyncio
+    import threading
+
+    from agents.runtime import aio
+
+    tidied: list[str] = []
+    previous = (aio._pool_size, aio._after_each)
+    aio.configure_tool_threads(2, after_each=lambda: tidied.append(threading.current_thread().name))
+    try:
+        def tool() -> str:
+            return threading.current_thread().name
+
+        ran_in = asyncio.run(aio.in_tool_thread(tool))
+        assert tidied == [ran_in] and ran_in.startswith("agno-tool")
+    finally:
+        aio.configure_tool_threads(previous[0], after_each=previous[1])
