@@ -43,7 +43,13 @@ def on_postgres(settings) -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
+    # The browser tests go last (after pytest-django's own ordering, which puts tests without a
+    # database at the end): Playwright's sync API leaves an event loop running on the test
+    # thread for the rest of the session, and code that refuses to block a running loop (the
+    # run loop's sync facade, async_to_sync) would then refuse in every later test.
+    items[:] = [item for item in items if "browser" not in item.keywords] + [item for item in items if "browser" in item.keywords]
     from django.conf import settings
 
     if not settings.configured:  # tests/runtime can run without Django (-p no:django)
