@@ -76,6 +76,7 @@ class Watch:
                             if _failures.due():
                                 logger.exception("run %s: heartbeat or event flush failed; retrying", key)
                             connections.close_all()
+                    release_connections()  # a pooled connection goes back between ticks
         finally:
             connections.close_all()
 
