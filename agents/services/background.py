@@ -25,7 +25,7 @@ from ..models import Job
 from ..runtime import InvalidContinuation
 from .cancellation import cancel_local, forget_local
 from .jobs import job_fence, job_heartbeat, job_settle_fenced
-from .eventlog import EventLog
+from .eventlog import EventLog, run_error_event
 from .watch import watch
 from .runs import (
     AgentNotFound,
@@ -216,8 +216,5 @@ def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str
     else:
         logger.exception("job %s could not be prepared", job.pk)
         message, error_type = f"Internal error while preparing the run ({type(exc).__name__})", "internal_error"
-    events({
-        "created_at": int(time.time()), "event": "RunError", "agent_id": job.component_id, "run_id": job.pk,
-        "session_id": run.session_id, "nested_depth": 0, "content": message, "error_type": error_type,
-    })
+    events(run_error_event(run_id=job.pk, session_id=run.session_id, agent_id=job.component_id, content=message, error_type=error_type))
     return {**(run.run_data or {}), "run_id": job.pk, "session_id": run.session_id, "status": RunStatus.ERROR, "content": message}

@@ -76,3 +76,12 @@ class EventLog:
 def payloads(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Events as stored: their index is the row's ``event_index``, not part of the payload."""
     return [{key: value for key, value in event.items() if key != "event_index"} for event in events]
+
+
+def run_error_event(*, run_id: str, session_id: str, agent_id: str, content: str, error_type: str, **extra: Any) -> dict[str, Any]:
+    """A RunError the services raise themselves (the runtime's own come from its EventFactory):
+    a run that failed outside its loop, could not start, or lost its server."""
+    return {
+        "created_at": int(time.time()), "event": "RunError", "agent_id": agent_id, **extra, "run_id": run_id,
+        "session_id": session_id, "nested_depth": 0, "content": content, "error_type": error_type,
+    }

@@ -10,7 +10,6 @@ nothing a user sent is ever missing, and no run stays RUNNING for ever.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -21,11 +20,11 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from core.db import release_connections
-from sessions.models import Run, RunEvent, RunStatus
+from sessions.models import Run, RunStatus
 from sessions.services.runs import run_events_append, run_transition
 
 from ..models import Job
-from .eventlog import EventLog, payloads
+from .eventlog import EventLog, payloads, run_error_event
 from .live import publish
 from .watch import watch
 
@@ -96,6 +95,8 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
     """Fail the inline runs whose process is gone: RUNNING, no background job, and no heartbeat
     for a whole lease. Each ends ERROR with the reason, and a RunError event ends any follower's
     stream. Returns their ids."""
+    from .runs import next_event_index  # runs builds on this module
+
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
     jobs = Job.objects.unscoped("a background run is reaped by its job's lease").filter(pk=OuterRef("pk"))
@@ -111,14 +112,10 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
             data = {**(run_data or {}), "status": RunStatus.ERROR, "content": SERVER_LOST}
             if not run_transition(run_id=run_id, expected=RunStatus.RUNNING, to=RunStatus.ERROR, error=SERVER_LOST, content=SERVER_LOST, run_data=data):
                 continue  # it finished meanwhile
-            events = RunEvent.objects.unscoped("the lost run's own events").filter(run_id=run_id)
-            top = events.order_by("-event_index").values_list("event_index", flat=True).first()
-            event = {
-                "created_at": int(time.time()), "event": "RunError", "agent_id": component_id, "run_id": run_id,
-                "session_id": session_id, "nested_depth": 0, "content": SERVER_LOST, "error_type": "server_lost",
-            }
-            index = 0 if top is None else top + 1
-            run_events_append(run=Run(pk=run_id, user_id=user_id), events=[event], first_index=index)
+            run = Run(pk=run_id, user_id=user_id)
+            event = run_error_event(run_id=run_id, session_id=session_id, agent_id=component_id, content=SERVER_LOST, error_type="server_lost")
+            index = next_event_index(run)
+            run_events_append(run=run, events=[event], first_index=index)
         publish(run_id, {**event, "event_index": index})
         failed.append(run_id)
     if failed:

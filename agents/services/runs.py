@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +32,7 @@ from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
+from .eventlog import run_error_event
 from .inline import InlineRecorder, watching
 from .jobs import job_cancel, job_follow_run, job_submit
 
@@ -290,11 +290,10 @@ def _drive(prepared: PreparedRun, run_iter: Any, on_event: EventSink | None) -> 
         output = dict(getattr(run_iter, "output", None) or {})
         message = f"Internal error while running the agent ({type(exc).__name__})"
         output.update({"run_id": prepared.run_id, "session_id": prepared.session_id, "status": RunStatus.ERROR, "content": message})
-        error_event = {
-            "created_at": int(time.time()), "event": "RunError", "agent_id": prepared.agent.id,
-            "agent_name": prepared.agent.name, "run_id": prepared.run_id, "session_id": prepared.session_id,
-            "nested_depth": 0, "content": message, "error_type": "internal_error",
-        }
+        error_event = run_error_event(
+            run_id=prepared.run_id, session_id=prepared.session_id, agent_id=prepared.agent.id,
+            agent_name=prepared.agent.name, content=message, error_type="internal_error",
+        )
         events.append(error_event)
         if on_event is not None:
             on_event(error_event)
