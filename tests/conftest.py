@@ -73,7 +73,9 @@ class LiveServer:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        config = uvicorn.Config("agno_site.asgi:application", host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
+        # proxy_headers off, as manage.py serve runs it: uvicorn would otherwise take the client
+        # address from X-Forwarded-For for loopback peers; core.addresses decides that.
+        config = uvicorn.Config("agno_site.asgi:application", host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", proxy_headers=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="live-asgi", daemon=True)
         self.thread.start()

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from core.api import params
 from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
-from core.api.throttling import PrincipalRateThrottle
+from core.addresses import client_address
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
@@ -116,8 +116,9 @@ class AgentAsyncView(AsyncAgentOSView):
         RUN_MAX_PER_USER), taken once the run is prepared and nothing is left to refuse it. The
         run gives it back when it ends: ``with`` for a whole run here, the stream's thread for a
         streamed one."""
-        # The address the anonymous rate limit keys on: one notion of who a client is.
-        address = PrincipalRateThrottle().get_ident(self.request)
+        # The address the anonymous rate limit keys on (core.addresses: X-Forwarded-For only
+        # from TRUSTED_PROXIES): one notion of who a client is, which a made-up header can't change.
+        address = client_address(self.request) or ""
         return _translated(run_slot_acquire, run_slot_key(owner_id=prepared.owner_id, client_address=address))
 
 

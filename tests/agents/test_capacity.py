@@ -172,6 +172,16 @@ def test_runs_for_no_user_share_the_client_address(live_api, settings, fake_open
         assert run(live_api, message="carol's", user_id="carol").json()["status"] == "COMPLETED"
 
 
+def test_a_made_up_forwarded_for_does_not_buy_an_anonymous_client_another_place(live_api, settings, fake_openai) -> None:
+    settings.RUN_MAX_PER_USER = 1
+    with httpx.Client(timeout=30) as client, streaming(client, live_api, message=SLOW):
+        forged = httpx.post(
+            f"{live_api}/agents/assistant/runs", data={"message": "me again", "stream": "false"},
+            headers={"X-Forwarded-For": "203.0.113.9"}, timeout=10,
+        )
+        assert (forged.status_code, forged.json()) == (429, REFUSED_AT_ONE)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_operators_retry_takes_one_of_the_owners_places(settings):
     from agents.services.capacity import run_slot_acquire
