@@ -19,6 +19,8 @@ from django.views import csrf, defaults
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
+from core.db import database_unavailable
+
 logger = logging.getLogger("agno_site.api")
 
 DATABASE_UNAVAILABLE = "The database is unavailable; try again shortly"
@@ -128,7 +130,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
             headers["Retry-After"] = str(int(exc.wait) + 1)
     elif isinstance(exc, drf.APIException):
         status, detail = exc.status_code, str(exc.detail)
-    elif isinstance(exc, OperationalError):
+    elif isinstance(exc, OperationalError) and database_unavailable(exc):
         # The database refused or dropped the connection (too many clients, a restart, the
         # pool's wait ran out): a moment's unavailability, not a bug; the client may retry.
         logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)

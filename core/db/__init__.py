@@ -18,3 +18,21 @@ def release_connections() -> None:
             continue
         if getattr(connection, "pool", None) is not None:
             connection.close()
+
+
+# SQLSTATEs that say the server cannot serve us now (class 08: the connection; too many clients;
+# the server shutting down or starting), as opposed to a statement that failed.
+_UNAVAILABLE_STATES = ("53300", "57P01", "57P02", "57P03")
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether a Django ``OperationalError`` means the database cannot be reached right now (a
+    refused or dropped connection, too many clients, the pool's wait ran out, SQLite's lock held
+    past its timeout), rather than a statement that failed (a missing table, a statement
+    timeout, a deadlock): the first is a 503 a client may retry, the second a bug or a query to
+    fix, which stays a logged 500."""
+    cause = exc.__cause__ or exc
+    sqlstate = getattr(cause, "sqlstate", None)
+    if type(cause).__module__.startswith(("psycopg", "psycopg_pool")):
+        return sqlstate is None or sqlstate.startswith("08") or sqlstate in _UNAVAILABLE_STATES
+    return "database is locked" in str(cause) or "database is busy" in str(cause)
