@@ -25,6 +25,7 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.cache import close_caches
 from django.core.exceptions import RequestAborted
@@ -32,6 +33,7 @@ from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
 from django.core.handlers.asgi import get_script_prefix
 from django.core.handlers.base import reset_urlconf
 from django.db import close_old_connections, connections, reset_queries
+from django.http import JsonResponse
 from django.urls import set_script_prefix
 
 # Idle threads kept for the next requests; a burst above this creates threads that end with it.
@@ -118,6 +120,30 @@ def _finished_receivers_are_loop_safe() -> bool:
     return True
 
 
+class BodyTooLarge(Exception):
+    """The request's body is over REQUEST_MAX_BODY_BYTES."""
+
+
+def _bounded(scope, receive):
+    """``receive``, refusing a body over REQUEST_MAX_BODY_BYTES: at once when its Content-Length
+    says so, else as soon as the chunks that came add up to more."""
+    limit = settings.REQUEST_MAX_BODY_BYTES
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit() and int(value) > limit:
+            raise BodyTooLarge()
+    seen = 0
+
+    async def bounded():
+        nonlocal seen
+        message = await receive()
+        seen += len(message.get("body", b""))
+        if seen > limit:
+            raise BodyTooLarge()
+        return message
+
+    return bounded
+
+
 class ASGIHandler(DjangoASGIHandler):
     def __init__(self) -> None:
         super().__init__()
@@ -126,10 +152,17 @@ class ASGIHandler(DjangoASGIHandler):
 
     async def handle(self, scope, receive, send):
         """Django's (5.2), but for the response's close: ``request_finished`` is sent on the loop
-        when its receivers are safe there, instead of from a hop to the request's thread."""
+        when its receivers are safe there, instead of from a hop to the request's thread; and for
+        the body's size, bounded before it is read (below)."""
         try:
-            body_file = await self.read_body(receive)
+            body_file = await self.read_body(_bounded(scope, receive))
         except RequestAborted:
+            return
+        except BodyTooLarge:
+            # Django spools a body of any size (to disk past FILE_UPLOAD_MAX_MEMORY_SIZE) before a
+            # view can refuse it; a body over every bound a view applies is refused unread.
+            response = JsonResponse({"detail": f"Request body too large: at most {settings.REQUEST_MAX_BODY_BYTES} bytes"}, status=413)
+            await self.send_response(response, send)
             return
         set_script_prefix(get_script_prefix(scope))
         await signals.request_started.asend(sender=self.__class__, scope=scope)

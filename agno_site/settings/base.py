@@ -341,6 +341,12 @@ MAX_SESSIONS_PER_USER = env.integer("MAX_SESSIONS_PER_USER", 10_000, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.integer(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", UPLOAD_MAX_TOTAL_BYTES + 4 * RUN_MAX_MESSAGE_CHARS + 2_621_440, minimum=1024
 )
+# A whole request body, read by core.asgi before any view: past every bound above (the fields,
+# the uploads, 1 MiB of multipart framing) it is refused unread with a 413, rather than spooled
+# to disk first as Django's handler would.
+REQUEST_MAX_BODY_BYTES = env.integer(
+    "REQUEST_MAX_BODY_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE + UPLOAD_MAX_TOTAL_BYTES + 1_048_576, minimum=1024
+)
 # Django's default, on purpose: a body above it spools to an anonymous temporary file (no name
 # on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
 # files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.
