@@ -20,10 +20,12 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from core.db import release_connections
+from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 from sessions.services.runs import run_events_append, run_transition
 
 from ..models import Job
+from .cancellation import cancel_local
 from .eventlog import EventLog, payloads, run_error_event
 from .live import publish
 from .watch import watch
@@ -53,16 +55,29 @@ class InlineRecorder(EventLog):
         super().__init__(run, first_index=first_index, forward=forward, keeps=None if streamed else _not_a_delta)
         self.beat_interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
         self.next_beat = self.last_flush + self.beat_interval
+        self.given_up = False  # the reaper failed the run while it still executed here
 
     def tick(self, now: float) -> None:
-        """From the watch thread: write a quiet run's events, and renew its heartbeat."""
+        """From the watch thread: renew the run's heartbeat, and write a quiet run's events."""
+        self._beat(now)
         super().tick(now)
+
+    def write_batch(self) -> None:
+        if self.given_up:  # the reaper has written the run's end; nothing more is its
+            self.buffer.clear()
+            return
+        super().write_batch()
+
+    def _beat(self, now: float) -> None:
         if now >= self.next_beat:
             self.next_beat = now + self.beat_interval
-            Run.objects.unscoped("the heartbeat of a run this process executes").filter(
-                pk=self.run.pk, status=RunStatus.RUNNING
-            ).update(updated_at=timezone.now())
+            alive = scope_queryset(Run.objects, self.run.user_id or None).filter(pk=self.run.pk, status=RunStatus.RUNNING).update(updated_at=timezone.now())
             release_connections()
+            if not alive:
+                # The reaper gave the run up (this process stalled past a lease): stop it, as a
+                # background run that lost its lease stops; its end is already recorded.
+                self.given_up = True
+                cancel_local(self.run.pk)
 
     def take_remaining(self) -> tuple[list[dict[str, Any]], int]:
         """The events not yet written and the index of the first, for the run's final write."""

@@ -33,7 +33,7 @@ from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from .eventlog import run_error_event
-from .inline import InlineRecorder, watching
+from .inline import SERVER_LOST, InlineRecorder, watching
 from .jobs import job_cancel, job_follow_run, job_submit
 
 logger = logging.getLogger("agno_site.runs")
@@ -345,6 +345,9 @@ def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> 
                 request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files
             )
             output, _events, finished = _drive(prepared, run_iter, recorder)
+        if recorder.given_up:
+            logger.warning("run %s was failed by the reaper while it ran here; its result is discarded", run.pk)
+            return {**output, "status": RunStatus.ERROR, "content": SERVER_LOST}
         events, first_index = recorder.take_remaining()
         with transaction.atomic():
             run_record_update(

@@ -76,7 +76,9 @@ class Watch:
                             if _failures.due():
                                 logger.exception("run %s: heartbeat or event flush failed; retrying", key)
                             connections.close_all()
-                    release_connections()  # a pooled connection goes back between ticks
+                        # Back to the pool before the next run's lock is taken (its thread may
+                        # hold that lock while it waits for a connection).
+                        release_connections()
         finally:
             connections.close_all()
 

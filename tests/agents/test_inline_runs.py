@@ -118,6 +118,7 @@ def test_a_non_streamed_run_keeps_its_events_but_not_the_content_deltas(live_api
 
 
 def test_the_reaper_fails_a_run_whose_server_stopped_beating_and_nothing_else(live_api, fake_openai, settings):
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # a heartbeat every second
     gate = threading.Event()
     fake_openai.push(Reply(text="still going", gate=gate, gate_after=1))
     client, response = _stream(live_api, message="alive", user_id="alice", session_id="s-alive")
@@ -131,16 +132,44 @@ def test_the_reaper_fails_a_run_whose_server_stopped_beating_and_nothing_else(li
         assert (run.status, run.error, run.input["input_content"]) == ("ERROR", SERVER_LOST, "hello?")
         last = RunEvent.objects.for_user("bob").filter(run_id=lost).order_by("-event_index").first()
         assert (last.event, last.payload["error_type"]) == ("RunError", "server_lost")
-        # The live run's heartbeat is fresh: untouched, even by a reaper that looks a lease later
-        # than now, since this process renews it while the run executes.
+        # The live run's heartbeat is renewed while it waits on its model: once its row is older
+        # than the run itself, a reaper looking two seconds ahead (past the run's start plus a
+        # lease, but within a beat of its last heartbeat) leaves it alone.
+        started = Run.objects.for_user("alice").get(pk=alive).created_at
+        wait_for(lambda: Run.objects.for_user("alice").get(pk=alive).updated_at > started + timedelta(seconds=1.5), timeout=10)
+        assert inline_runs_reap(now=started + timedelta(seconds=3.5)) == []
         assert Run.objects.for_user("alice").get(pk=alive).status == "RUNNING"
-        assert inline_runs_reap() == []
         gate.set()
         assert [line for line in lines if line.startswith("event: ")][-1] == "event: RunCompleted"
     finally:
         response.close()
         client.close()
     assert Run.objects.for_user("alice").get(pk=alive).status == "COMPLETED"
+
+
+def test_a_run_the_reaper_gave_up_stops_and_keeps_the_reapers_verdict(live_api, fake_openai, settings):
+    from agents.services.cancellation import cancelled_locally
+
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # a heartbeat every second
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four five six", gate=gate, gate_after=1))
+    client, response = _stream(live_api, message="stalled", user_id="alice", session_id="s-stalled")
+    try:
+        lines = response.iter_lines()
+        run_id = next(json.loads(line[6:])["run_id"] for line in lines if line.startswith("data: "))
+        # A reaper that believes this process stalled past a lease fails the run; its next
+        # heartbeat finds it given up and stops it, as a background run that lost its lease stops.
+        assert inline_runs_reap(now=timezone.now() + timedelta(minutes=5)) == [run_id]
+        wait_for(lambda: cancelled_locally(run_id), timeout=10)
+        gate.set()
+        [line for line in lines]
+    finally:
+        response.close()
+        client.close()
+    run = Run.objects.for_user("alice").get(pk=run_id)
+    assert (run.status, run.error) == ("ERROR", SERVER_LOST)
+    events = list(RunEvent.objects.for_user("alice").filter(run_id=run_id).order_by("event_index").values_list("event", flat=True))
+    assert events[-1] == "RunError"
 
 
 def test_a_background_run_is_left_to_its_jobs_lease(live_api, settings):
