@@ -200,9 +200,12 @@ def dispatch(count: int = 1) -> None:
     if settings.REDIS_URL:
         from ..tasks import drain_queue
 
+        # A drain task not taken within a few reaper passes is dropped: by then the reaper has
+        # sent fresh ones for whatever could start, and stale ones would pile up in the broker.
+        expires = 3 * settings.AGENTOS_REAPER_INTERVAL_SECONDS
         try:
             for _ in range(count):
-                drain_queue.delay()
+                drain_queue.apply_async(expires=expires)
         except Exception:  # the broker is down: the job is committed; beat's reaper re-dispatches
             logger.warning("could not reach the broker; queued jobs wait for the next reaper pass", exc_info=True)
     else:
