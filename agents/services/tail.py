@@ -18,7 +18,7 @@ from asgiref.sync import sync_to_async
 from core.db import release_connections
 from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
-from sessions.selectors import is_attempt_started, superseded_dropped
+from sessions.selectors import is_attempt_started, run_events_after, superseded_dropped
 
 from .live import Subscription
 
@@ -27,7 +27,7 @@ _ENDS = set(TERMINAL_STATUSES) | {RunStatus.PAUSED}
 
 
 def _stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
-    rows = scope_queryset(RunEvent.objects, owner).filter(run_id=run_id, event_index__gt=after).order_by("event_index")
+    rows = run_events_after(user=owner, run_id=run_id, after_index=after)
     return superseded_dropped([{**row.payload, "event_index": row.event_index} for row in rows])
 
 
