@@ -1,9 +1,10 @@
 """Running an agent for a user: the one entry point every transport goes through.
 
 ``run_prepare`` does the reads (agent, session ownership, history, memories) and builds the
-runtime context; ``run_execute`` drives the runtime in the calling thread and records the run:
-one transaction for everything the run wrote (session, run row, events, memories). A provider
-failure or a bug in a tool ends the run as ERROR with its reason, never a lost run.
+runtime context; ``run_execute`` commits the run RUNNING with its input (``run_begin``), drives
+the runtime in the calling thread while its events are written in batches (agents.services.
+inline), and records the end in one transaction (run row, session, last events, memories). A
+provider failure or a bug in a tool ends the run as ERROR with its reason, never a lost run.
 """
 from __future__ import annotations
 
@@ -386,9 +387,9 @@ def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | No
     """Ask a run to stop, wherever it executes; RunNotFound when an isolated caller may not see it.
 
     An isolated caller names the session (AgentOS's rule); a session or run of another user is
-    "not found". The run may not be recorded yet (an inline run is written when it ends, on a
-    session that may be new), so the intent is kept by run id, bound to the caller: it can only
-    ever stop the caller's own run.
+    "not found". The run may not be recorded yet (a request that names a run id it has not yet
+    started), so the intent is kept by run id, bound to the caller: it can only ever stop the
+    caller's own run.
     """
     if principal.isolated:
         if not session_id:

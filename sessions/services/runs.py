@@ -1,7 +1,8 @@
 """Writes to sessions, runs and run events.
 
 Writing a run costs the same whatever the session's length: the run index comes from a counter
-on the session row (one UPDATE ... RETURNING), never from reading the session's runs.
+on the session row (one UPDATE ... RETURNING), never from reading the session's runs; a run with
+token usage adds its metrics to the session's with one more UPDATE of that row, locked already.
 """
 from __future__ import annotations
 
@@ -299,8 +300,10 @@ def run_record(
     """Write a finished (or paused) run and everything it changed, in one transaction.
 
     One statement on the session (new: INSERT; existing: UPDATE ... RETURNING, which hands out
-    the run index and adds the usage), one INSERT of the run, one INSERT of its events. Nothing
-    reads the session's earlier runs, so the cost does not grow with the session.
+    the run index and adds the usage; with usage, a second UPDATE merges the per-model metrics),
+    one INSERT of the run, one INSERT of its events. Nothing reads the session's earlier runs, so
+    the cost does not grow with the session. An inline run is written here RUNNING at its start
+    (``run_begin``) and finished by ``run_record_update``.
     """
     now = timezone.now()
     metrics = output.get("metrics") or {}
