@@ -401,6 +401,12 @@ class OwnedModel(models.Model):
         return super().refresh_from_db(using=using, fields=fields, from_queryset=_filter_owner(manager.all(), owner))
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        # Django deletes an instance by primary key alone; as for saves, an instance made up with
+        # another user's key must not reach their row: nothing is deleted unless the row is the
+        # owner's the instance says it is (one read; deleting one instance is never a hot path).
+        owner = self._owner_key()
+        if owner is not _NOT_LOADED and not _filter_owner(type(self).all_users.filter(pk=self.pk), owner).exists():
+            return 0, {}
         with unscoped("deleting a row already held, by primary key, and its cascade"):
             return super().delete(*args, **kwargs)
 

@@ -284,6 +284,15 @@ def test_reloading_an_instance_is_keyed_by_its_owner(model: type[OwnedModel]) ->
     assert own.user_id == "alice"
 
 
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_deleting_an_instance_is_keyed_by_its_owner(model: type[OwnedModel]) -> None:
+    row = OWNED_FACTORIES[model]("alice")
+    assert _made_up(model, row, "bob").delete() == (0, {})
+    assert model.all_users.filter(pk=row.pk, user_id="alice").count() == 1
+    model.objects.for_user("alice").get(pk=row.pk).delete()
+    assert not model.all_users.filter(pk=row.pk).exists()
+
+
 @pytest.mark.parametrize("reason", ["", "   ", None, 42])
 def test_unscoped_needs_a_reason(reason: Any) -> None:
     from core import tenancy
