@@ -212,7 +212,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         if entry.stage == Stage.DRAFT:
             # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
             payload["draft_allowed"] = True
-        run_input = {"input_content": run_request.message, **({"images": run_request.images} if run_request.images else {}), **({"files": run_request.files} if run_request.files else {})}
+        run_input = run_request.stored_input()
         return job_submit(
             owner_id=owner_id, session=session, session_id=session_id, component_id=agent_id, payload=payload,
             input=run_input, stream=run_request.stream, idempotency_key=key, strategy=strategy,

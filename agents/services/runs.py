@@ -74,6 +74,10 @@ class RunRequest:
     files: list[dict[str, Any]] | None = None
     version: int | None = None
 
+    def stored_input(self) -> dict[str, Any]:
+        """What the run row keeps of what the caller sent (AgentOS's RunInput)."""
+        return {"input_content": self.message, **({"images": self.images} if self.images else {}), **({"files": self.files} if self.files else {})}
+
 
 @dataclass
 class PreparedRun:
@@ -328,7 +332,7 @@ def run_begin(prepared: PreparedRun) -> Run:
         component_data=_component_data(prepared.agent),
         run_id=prepared.run_id,
         status=RunStatus.RUNNING,
-        input={"input_content": request.message, **({"images": request.images} if request.images else {}), **({"files": request.files} if request.files else {})},
+        input=request.stored_input(),
         output={},
         started_at=prepared.started_at,
     )
