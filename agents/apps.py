@@ -15,3 +15,12 @@ class AgentsConfig(AppConfig):
         # tool thread hands back any pooled connection its tool used (a past-sessions search),
         # so TOOL_THREADS idle threads never hold the process's DB_POOL_MAX_SIZE connections.
         configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)
+        _register_agents()
+
+
+def _register_agents() -> None:
+    from agents.api.presenters import agent_summary
+    from agents.registry import agent_get, agent_list
+    from core.components import ComponentKind, register
+
+    register(ComponentKind(kind="agent", family="agents", session_type="agent", list=agent_list, get=agent_get, summary=agent_summary))

@@ -30,6 +30,13 @@ class AgentEntry:
     # Built once for describing the agent (tools, flags); runs get their own from build().
     template: Agent | None = field(default=None, repr=False, compare=False)
 
+    kind = "agent"  # the component protocol (core.components): what runs, and its session type
+    session_type = "agent"
+
+    @property
+    def component_id(self) -> str:
+        return self.agent_id
+
     @property
     def is_component(self) -> bool:
         return self.source == "db"
@@ -152,6 +159,3 @@ def agent_version_get(agent_id: str, *, version: int) -> AgentEntry | None:
     found = list(_active_versions(agent_id).filter(version=version)[:1])
     return _db_entry(found[0]) if found else None
 
-
-def agent_count() -> int:
-    return len(agent_list())

@@ -15,13 +15,15 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
-from agents.services.cancellation import cancel_request
-from agents.services.retry import RETRYABLE_STATUSES, RunNotRetryable, run_retry
+from agents.services.runs import cancel_for_caller
+from agents.services.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
+from core.auth import OPERATOR
 from sessions.admin import RunAdmin
 from sessions.models import Run, RunStatus
 
 CANCELLABLE = (RunStatus.PENDING, RunStatus.RUNNING)
-# A retry executes in the web process; a handful per click keeps the admin request short.
+# Each retry is a durable background run of its owner's; a bounded batch per click keeps the
+# admin request short and one operator's click from filling the queue.
 MAX_RETRIES_PER_ACTION = 20
 
 
@@ -30,9 +32,10 @@ class OperatorRunAdmin(RunAdmin):
 
     @admin.action(description="Cancel the selected runs (pending or running)")
     def cancel_runs(self, request: HttpRequest, queryset: QuerySet) -> None:
-        targets = list(queryset.filter(status__in=CANCELLABLE).values_list("run_id", "user_id"))
-        for run_id, user_id in targets:
-            cancel_request(run_id=run_id, user_id=user_id)
+        targets = list(queryset.filter(status__in=CANCELLABLE).values_list("run_id", "session_id"))
+        for run_id, session_id in targets:
+            # The API's cancel, as an operator: a running run stops on any replica, a queued one now.
+            cancel_for_caller(principal=OPERATOR, run_id=run_id, session_id=session_id)
         skipped = queryset.count() - len(targets)
         if targets:
             self.message_user(request, f"Asked {len(targets)} run(s) to stop; they end as CANCELLED within a second.", messages.SUCCESS)
@@ -48,14 +51,14 @@ class OperatorRunAdmin(RunAdmin):
         started, refused = [], []
         for run_id in run_ids:
             try:
-                started.append(run_retry(run_id=run_id))
+                started.append(submit_retry(run_id=run_id))
             except RunNotRetryable as exc:
                 refused.append(f"{run_id}: {exc}")
         skipped = queryset.count() - len(run_ids)
         if started:
             changelist = reverse("admin:agno_sessions_run_changelist")
-            links = format_html_join(", ", '<a href="{}">{}</a>', ((f"{changelist}?{urlencode({'q': one.run_id})}", one.run_id) for one in started))
-            self.message_user(request, format_html("Started {} new run(s): {}", len(started), links), messages.SUCCESS)
+            links = format_html_join(", ", '<a href="{}">{}</a>', ((f"{changelist}?{urlencode({'q': one.job.pk})}", one.job.pk) for one in started))
+            self.message_user(request, format_html("Queued {} new run(s): {}", len(started), links), messages.SUCCESS)
         for reason in refused:
             self.message_user(request, f"Not retried: {reason}", messages.ERROR)
         if skipped:

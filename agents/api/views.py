@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from functools import partial
 from typing import Any
 
 from django.db import DatabaseError
@@ -24,40 +23,15 @@ from sessions.selectors import run_events_kept, session_get
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
-from ..models import Job, Stage
+from ..models import Job
 from ..registry import agent_get, agent_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
-from ..services.capacity import RETRY_AFTER_SECONDS, Slot, TooManyRuns, run_slot_acquire, run_slot_key
+from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
-from ..services.jobs import (
-    IDEMPOTENCY_KEY_MAX,
-    STRATEGIES,
-    IdempotencyConflict,
-    QueueFull,
-    SessionBusy,
-    job_continue,
-    job_submit,
-    waiting_on,
-)
-from ..services.runs import (
-    DECISIONS_WITH_BRANCH,
-    AgentNotFound,
-    Continuation,
-    PreparedRun,
-    branch_submit,
-    RunNotContinuable,
-    RunNotFound,
-    RunRequest,
-    agent_entry_for,
-    cancel_for_caller,
-    continue_execute,
-    continue_prepare,
-    run_execute,
-    run_for_caller,
-    run_prepare,
-    session_for_run,
-)
+from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
+from ..services.runs import AgentNotFound, Continuation, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
+from ..services.submit import Finished, Streaming, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
@@ -110,16 +84,6 @@ class AgentAsyncView(AsyncAgentOSView):
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
         return await in_run_thread(_translated, fn, *args, **kwargs)
-
-    def run_slot(self, prepared: PreparedRun) -> Slot:
-        """A place for one inline or streamed run of the user it belongs to (429 over
-        RUN_MAX_PER_USER), taken once the run is prepared and nothing is left to refuse it. The
-        run gives it back when it ends: ``with`` for a whole run here, the stream's thread for a
-        streamed one."""
-        # The address the anonymous rate limit keys on (core.addresses: X-Forwarded-For only
-        # from TRUSTED_PROXIES): one notion of who a client is, which a made-up header can't change.
-        address = client_address(self.request) or ""
-        return _translated(run_slot_acquire, run_slot_key(owner_id=prepared.owner_id, client_address=address))
 
 
 def visible_agents(principal) -> list:
@@ -174,48 +138,21 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, agent_id: str):
-        kind, result, stream = self.prepared
-        if kind == "background":
-            job = result.job
-            if not stream:
-                return Response({"run_id": job.pk, "session_id": job.session_id, "status": result.run_status}, status=202)
-            return sse_response(_tail_frames(job.pk, job.user_id, -1))
-        if kind == "output":
-            return json_response(result)
-        prepared, slot = result
-        return sse_response(stream_in_thread(prepared.run_id, partial(run_execute, prepared), slot=slot))
+        return _rendered(self.prepared)
 
-    def prepare_post(self, request, agent_id: str) -> tuple[str, Any, bool]:
-        """In a run thread, once the caller is authenticated: a whole non-streamed run, a streamed
-        run's preparation (the stream then runs in a thread of its own), or a background run's
-        acceptance, committed before the 202."""
+    def prepare_post(self, request, agent_id: str) -> Submitted:
+        """In a run thread, once the caller is authenticated: the submission, checked whole
+        (a 4xx before anything runs or is stored), then run, begun for its stream, or accepted."""
         run_request, background = parse_run_form(request)
-        if self.principal.session_id:
-            run_request.session_id = self.principal.session_id  # a token bound to one session
+        key, strategy = None, "enqueue"
         if background:
             key = request.headers.get("Idempotency-Key") or None
             if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
                 raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
-            return "background", _translated(self._accept, agent_id, run_request, key, strategy), run_request.stream
-        prepared = _translated(run_prepare, principal=self.principal, agent_id=agent_id, request=run_request)
-        slot = self.run_slot(prepared)
-        if not run_request.stream:
-            with slot:
-                return "output", _translated(run_execute, prepared), False
-        return "stream", (prepared, slot), True
-
-    def _accept(self, agent_id: str, run_request: RunRequest, key: str | None, strategy: str):
-        entry = agent_entry_for(principal=self.principal, agent_id=agent_id, version=run_request.version)
-        session, session_id, owner_id = session_for_run(principal=self.principal, session_id=run_request.session_id, requested_user_id=run_request.user_id)
-        payload = {name: getattr(run_request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
-        if entry.stage == Stage.DRAFT:
-            # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
-            payload["draft_allowed"] = True
-        run_input = run_request.stored_input()
-        return job_submit(
-            owner_id=owner_id, session=session, session_id=session_id, component_id=agent_id, payload=payload,
-            input=run_input, stream=run_request.stream, idempotency_key=key, strategy=strategy,
+        return _translated(
+            submit_run, principal=self.principal, component_id=agent_id, request=run_request, background=background,
+            client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy,
         )
 
     @extend_schema(
@@ -406,62 +343,34 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, agent_id: str, run_id: str):
-        kind, result, stream_events = self.prepared
-        if kind == "requeued":
-            return Response({"run_id": result.pk, "session_id": result.session_id, "status": "PENDING"}, status=202)
-        if kind == "requeued-stream":
-            return sse_response(_tail_frames(result.pk, result.user_id, result.payload.get("resume_after", -1)))
-        if kind == "branched":
-            return Response({"run_id": result.pk, "session_id": result.session_id, "status": "PENDING"}, status=202)
-        if kind == "branched-stream":
-            return sse_response(_tail_frames(result.pk, result.user_id, -1))
-        if kind == "output":
-            return json_response(result)
-        prepared, slot = result
-        execute = partial(continue_execute, prepared, streamed=True, stream_events=stream_events)
-        return sse_response(stream_in_thread(prepared.run_id, execute, index_from=prepared.first_event_index, slot=slot))
+        return _rendered(self.prepared)
 
-    def prepare_post(self, request, agent_id: str, run_id: str) -> tuple[str, Any, bool]:
-        """In a run thread, once the caller is authenticated: the run back on the queue
-        (background), continued whole (stream=false), or prepared for its stream."""
+    def prepare_post(self, request, agent_id: str, run_id: str) -> Submitted:
+        """In a run thread, once the caller is authenticated: the continuation back on the queue
+        (background), continued whole (stream=false), or begun for its stream."""
         data = form_data(request)
         tools = parse_tools_field(data)
         session_id = data.get("session_id") or None
         if not session_id:
             raise BadRequest("session_id is required for this action")
-        stream = params.boolean(data, "stream", True, where="body")
-        stream_events = params.boolean(data, "stream_events", True, where="body")
-        requested_user_id = data.get("user_id") or None
-        continuation = _continuation(data)
-        if params.boolean(data, "background", False, where="body"):
-            if not continuation.plain:
-                if tools:
-                    raise BadRequest(DECISIONS_WITH_BRANCH)
-                job = _translated(
-                    branch_submit, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
-                    requested_user_id=requested_user_id, continuation=continuation, stream=stream, stream_events=stream_events,
-                )
-                return ("branched-stream" if stream else "branched"), job, stream_events
-            job = _translated(self._requeue, run_id, session_id, agent_id, requested_user_id, tools, stream_events)
-            return ("requeued-stream" if stream else "requeued"), job, stream_events
-        prepared = _translated(
-            continue_prepare, principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id,
-            requested_user_id=requested_user_id, tools=tools, stream_events=stream_events, continuation=continuation,
+        return _translated(
+            submit_continue, principal=self.principal, component_id=agent_id, run_id=run_id, session_id=session_id,
+            requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
+            stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
+            background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
         )
-        slot = self.run_slot(prepared)
-        if not stream:
-            with slot:
-                return "output", _translated(continue_execute, prepared, streamed=False, stream_events=stream_events), stream_events
-        return "stream", (prepared, slot), stream_events
 
-    def _requeue(self, run_id: str, session_id: str, agent_id: str, requested_user_id: str | None, tools, stream_events: bool):
-        """A paused background run goes back on the queue with the decisions (same run id)."""
-        run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
-        continue_prepare(principal=self.principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, tools=tools, stream_events=stream_events)
-        job = job_continue(job_id=run.pk, tools=tools or [], stream_events=stream_events)
-        if job is None:
-            raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
-        return job
+
+def _rendered(submitted: Submitted):
+    """A submission's answer: the RunOutput, the run's stream, or a background run's 202 (or
+    its events, followed, when the submission streams)."""
+    if isinstance(submitted, Finished):
+        return json_response(submitted.output)
+    if isinstance(submitted, Streaming):
+        return sse_response(stream_in_thread(submitted.run_id, submitted.execute, index_from=submitted.index_from, slot=submitted.slot))
+    if submitted.stream:
+        return sse_response(_tail_frames(submitted.job.pk, submitted.job.user_id, submitted.after))
+    return Response(submitted.body, status=202)
 
 
 def _continuation(data: Any) -> Continuation:

@@ -19,7 +19,7 @@ from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
 from sessions.selectors import ATTEMPT_STARTED
-from sessions.services.runs import run_record_update
+from sessions.services.runs import RunRecord, run_finish
 
 from ..models import Job
 from ..runtime import InvalidContinuation
@@ -113,7 +113,8 @@ def job_execute(job: Job, worker: str) -> str:
         if superseded_from is not None:
             _announce_attempt(job, run, events, superseded_from)
         try:
-            prepared, run_iter = _prepare(job, run, session)
+            prepared = _prepare(job, run, session)
+            run_iter = prepared.iterate()
         except DatabaseError:
             raise  # the database went away: the reaper retries the job or fails it visibly
         except Exception as exc:  # it can never run: it fails now, saying why
@@ -136,13 +137,7 @@ def job_execute(job: Job, worker: str) -> str:
                 return "LOST"
             with events.lock:
                 events.write_buffer()
-            run_record_update(
-                run=run,
-                status=status,
-                output=output,
-                session_state=output.get("session_state"),
-                summary=getattr(finished, "session_summary", None),
-            )
+            run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(finished, "session_summary", None)))
         if prepared is not None and prepared.replaces and status == RunStatus.COMPLETED:
             # A read, then a write: not in the pipeline, whose statements go without waiting.
             mark_regenerated(owner_id=job.user_id, run_id=prepared.replaces)
@@ -179,18 +174,23 @@ def _announce_attempt(job: Job, run: Run, events: _Events, superseded_from: int)
     events.flush()
 
 
-def _prepare(job: Job, run: Run, session: Session) -> tuple[PreparedRun, Any]:
-    """The job's agent, context and run iterator, not yet started."""
+def _record_of(job: Job, run: Run, prepared: PreparedRun | None, **fields: Any) -> RunRecord:
+    """The job's run as the sessions service writes its end (also for a job that never ran)."""
+    output = fields["output"]
+    if prepared is not None:
+        return prepared.record(session_state=output.get("session_state"), **fields)
+    return RunRecord(run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, component_id=run.component_id, session_type=run.run_type, **fields)
+
+
+def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
+    """The job's agent and context, ready to iterate."""
     payload = dict(job.payload)
     if job.job_type == "branch":
         # A continuation in a new run (this job's): the loop runs again on the source run's transcript.
-        prepared = branch_prepare_for_job(job=job, session=session)
-        assert prepared.continued is not None and prepared.branch is not None
-        return prepared, prepared.agent.branch_run(prepared.continued.run_data, prepared.ctx, **prepared.branch)
+        return branch_prepare_for_job(job=job, session=session)
     if job.job_type == "continue":
         # The claim moved the run to RUNNING; its stored output is still the paused one.
-        prepared = continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False)
-        return prepared, prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=payload.get("stream_events", True))
+        return continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False, stream_events=payload.get("stream_events", True))
     request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
     # A draft runs only when an admin submitted it (the API marks the payload); a job that pins
     # a draft without that mark finds nothing, as a missing version.
@@ -200,8 +200,7 @@ def _prepare(job: Job, run: Run, session: Session) -> tuple[PreparedRun, Any]:
         entry = agent_entry(job.component_id, version=request.version)
     # Token by token only when the submission streams; a stream=false background run is
     # polled, and its events (structural ones, and the answer) still reach any follower.
-    prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
-    return prepared, prepared.agent.start_run(request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
+    return prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
 
 
 def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 from sessions.services.runs import run_events_append, run_transition
 
-from ..models import Job
+from ..models import Job, JobStatus
 from .cancellation import cancel_local
 from .eventlog import EventLog, payloads, run_error_event
 from .live import publish
@@ -114,7 +114,9 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
 
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
-    jobs = Job.objects.unscoped("a background run is reaped by its job's lease").filter(pk=OuterRef("pk"))
+    # A run whose job is queued or running is its job's lease's to reap; a paused background run
+    # continued inline (its job stays paused) is reaped as any inline run.
+    jobs = Job.objects.unscoped("a background run is reaped by its job's lease").filter(pk=OuterRef("pk"), status__in=(JobStatus.QUEUED, JobStatus.RUNNING))
     lost = list(
         Run.objects.unscoped("the reaper looks at every user's runs")
         .filter(status=RunStatus.RUNNING, updated_at__lt=stale_before)

@@ -23,9 +23,9 @@ from core.auth import Principal
 from core.db import release_connections
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
-from sessions.models import Run, RunEvent, RunStatus, Session, SessionType
+from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.selectors import run_history
-from sessions.services.runs import SessionNotFound, new_id, run_record, run_record_update, session_quota_check
+from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition, session_quota_check
 
 from ..registry import AgentEntry, agent_get, agent_version_get
 from ..runtime import Agent, InvalidContinuation, RunContext
@@ -98,6 +98,31 @@ class PreparedRun:
     # Set when a continuation runs the loop again from a message boundary (Continuation).
     branch: dict[str, Any] | None = None
     replaces: str | None = None  # the run a regeneration marks REGENERATED once it completes
+    streamed: bool = True  # someone follows it token by token (its stored events keep every delta)
+    stream_events: bool = True
+
+    @property
+    def continues_in_place(self) -> bool:
+        """A continuation under the continued run's own id (a paused run, or a failed one retried)."""
+        return self.continued is not None and self.run_id == self.continued.pk
+
+    def iterate(self) -> Any:
+        """The runtime's run iterator for this run, not yet started."""
+        if self.branch is not None:
+            assert self.continued is not None
+            return self.agent.branch_run(self.continued.run_data, self.ctx, **self.branch)
+        if self.continued is not None:
+            return self.agent.continue_run(self.continued.run_data, tools=self.decisions, ctx=self.ctx, stream_events=self.stream_events)
+        request = self.request
+        assert request is not None
+        return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
+
+    def record(self, **fields: Any) -> RunRecord:
+        """This run as the sessions service writes it (``fields``: status, output, events, ...)."""
+        return RunRecord(
+            run_id=self.run_id, session_id=self.session_id, owner_id=self.owner_id, component_id=self.agent.id,
+            session_type=self.entry.session_type, component_data=_component_data(self.agent), started_at=self.started_at, **fields,
+        )
 
 
 # Tool decisions and a continuation from a boundary are two different requests.
@@ -273,6 +298,7 @@ def prepare_for_owner(
     return PreparedRun(
         entry=entry, agent=agent, run_id=run_id, session_id=session_id, owner_id=owner_id,
         new_session=session is None, ctx=ctx, memory_store=store, started_at=timezone.now(), request=request,
+        streamed=request.stream, stream_events=request.stream_events,
     )
 
 
@@ -309,61 +335,46 @@ def _component_data(agent: Agent) -> dict[str, Any]:
     return {"name": agent.name, "agent_id": agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
 
 
-def stored_events(events: list[dict[str, Any]], *, streamed: bool) -> list[dict[str, Any]]:
-    """The events a run keeps: all of a streamed run's (its replay is token by token); a
-    non-streamed run's without the per-token RunContent deltas (RunCompleted has the text)."""
-    return events if streamed else [event for event in events if event.get("event") != "RunContent"]
-
-
 def run_begin(prepared: PreparedRun) -> Run:
     """Commit the run RUNNING, with its input (and its session, if new), before anything runs.
 
     From here it shows in the admin and in its session's runs, it can be cancelled from any
-    process, and if this process dies the reaper fails it, saying so (agents.services.inline).
+    process, and if this process dies the reaper fails it, saying so (agents.services.inline). A
+    continuation under the run's own id claims it instead (PAUSED or failed -> RUNNING, only if
+    it still is): two continues of one paused run cannot both run it (RunNotContinuable).
     """
-    request = prepared.request
-    assert request is not None
-    return run_record(
-        session_id=prepared.session_id,
-        owner_id=prepared.owner_id,
-        create_session=prepared.new_session,
-        session_type=SessionType.AGENT,
-        component_id=prepared.agent.id,
-        component_data=_component_data(prepared.agent),
-        run_id=prepared.run_id,
-        status=RunStatus.RUNNING,
-        input=request.stored_input(),
-        output={},
-        started_at=prepared.started_at,
-    )
+    source = prepared.continued
+    if prepared.continues_in_place:
+        assert source is not None
+        if not run_transition(run_id=source.pk, expected=source.status, to=RunStatus.RUNNING, started_at=source.started_at or timezone.now()):
+            raise RunNotContinuable(f"Run {source.pk} is being continued already, or it changed meanwhile: reload it and try again")
+        return source
+    run_input = source.input if source is not None else prepared.request.stored_input() if prepared.request else {}
+    return run_record(prepared.record(status=RunStatus.RUNNING, input=run_input), create_session=prepared.new_session)
 
 
-def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None) -> dict[str, Any]:
-    """Run to the end in this thread, stored from its first moment. Returns the RunOutput dict."""
-    request = prepared.request
-    assert request is not None
+def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:
+    """Run to the end in this thread, stored from its first moment (``run``: already begun by
+    ``run_begin``; else it is begun here). Returns the RunOutput dict."""
     try:
-        run = run_begin(prepared)
-        recorder = InlineRecorder(run, streamed=request.stream, forward=on_event)
+        run = run or run_begin(prepared)
+        recorder = InlineRecorder(run, streamed=prepared.streamed, forward=on_event, first_index=prepared.first_event_index)
         with watching(recorder):
-            run_iter = prepared.agent.start_run(
-                request.message, prepared.ctx, stream_events=request.stream_events, images=request.images, files=request.files
-            )
-            output, _events, finished = _drive(prepared, run_iter, recorder)
+            output, _events, finished = _drive(prepared, prepared.iterate(), recorder)
         if recorder.given_up:
             logger.warning("run %s was failed by the reaper while it ran here; its result is discarded", run.pk)
             return {**output, "status": RunStatus.ERROR, "content": SERVER_LOST}
         events, first_index = recorder.take_remaining()
+        status = str(output.get("status") or RunStatus.ERROR)
         with transaction.atomic():
-            run_record_update(
-                run=run,
-                status=str(output.get("status") or RunStatus.ERROR),
-                output=output,
-                events=events,
-                first_event_index=first_index,
-                session_state=output.get("session_state"),
-                summary=getattr(finished, "session_summary", None),
-            )
+            run_finish(run, prepared.record(
+                status=status, output=output, events=events, first_event_index=first_index,
+                session_state=output.get("session_state"), summary=getattr(finished, "session_summary", None),
+            ))
+            if prepared.continues_in_place:
+                job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
+            if prepared.replaces and status == RunStatus.COMPLETED:
+                mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
             if prepared.memory_store is not None:
                 prepared.memory_store.flush()
         return output
@@ -414,6 +425,7 @@ def continue_prepare(
     session_id: str,
     requested_user_id: str | None,
     tools: list[dict[str, Any]] | None,
+    stream: bool = True,
     stream_events: bool = True,
     continuation: Continuation | None = None,
     checks_only: bool = False,
@@ -430,21 +442,26 @@ def continue_prepare(
     if not (continuation.plain and run.status == RunStatus.PAUSED):
         if tools:
             raise InvalidContinuation(DECISIONS_WITH_BRANCH)
-        return _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events, checks_only=checks_only)
-    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools)
+        prepared = _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events, checks_only=checks_only)
+        prepared.streamed = stream
+        return prepared
+    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events)
+    prepared.streamed = stream
     # Validate the decisions now, so a bad request is a 400 before anything runs.
     prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
     return prepared
 
 
-def continue_prepare_for_owner(*, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True) -> PreparedRun:
+def continue_prepare_for_owner(
+    *, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True, stream_events: bool = True,
+) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
     entry, agent, ctx, store = _continuing(run, session, run_id=run.pk)
     return PreparedRun(
         entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
-        first_event_index=next_event_index(run),
+        first_event_index=next_event_index(run), stream_events=stream_events,
     )
 
 
@@ -499,22 +516,8 @@ def _branch_prepare(
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, branch=branch,
         first_event_index=0 if fork else next_event_index(run),
         replaces=run.pk if continuation.regenerate and continuation.replace_original is not False else None,
+        stream_events=stream_events,
     )
-
-
-def _record_fork(prepared: PreparedRun, output: dict[str, Any], events: list[dict[str, Any]], finished: Any, *, streamed: bool) -> None:
-    """A continuation's new run, beside the run it came from (which a completed regeneration replaces)."""
-    source = prepared.continued
-    assert source is not None
-    status = str(output.get("status") or RunStatus.ERROR)
-    run_record(
-        session_id=prepared.session_id, owner_id=prepared.owner_id, create_session=False, component_id=prepared.agent.id,
-        component_data=_component_data(prepared.agent), run_id=prepared.run_id, status=status, input=source.input,
-        output=output, events=stored_events(events, streamed=streamed), session_state=output.get("session_state"),
-        summary=getattr(finished, "session_summary", None), started_at=prepared.started_at,
-    )
-    if prepared.replaces and status == RunStatus.COMPLETED:
-        mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
 
 
 def mark_regenerated(*, owner_id: str | None, run_id: str) -> None:
@@ -576,39 +579,6 @@ def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
     return _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
 
 
-def continue_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, streamed: bool = True, stream_events: bool = True) -> dict[str, Any]:
-    run = prepared.continued
-    assert run is not None
-    try:
-        if prepared.branch is not None:
-            run_iter = prepared.agent.branch_run(run.run_data, prepared.ctx, **prepared.branch)
-        else:
-            run_iter = prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
-        output, events, finished = _drive(prepared, run_iter, on_event)
-        if prepared.branch is not None and prepared.branch["fork"]:
-            with transaction.atomic():
-                _record_fork(prepared, output, events, finished, streamed=streamed)
-                if prepared.memory_store is not None:
-                    prepared.memory_store.flush()
-            return output
-        with transaction.atomic():
-            run_record_update(
-                run=run,
-                status=str(output.get("status") or RunStatus.ERROR),
-                output=output,
-                events=stored_events(events, streamed=streamed),
-                first_event_index=prepared.first_event_index,
-                session_state=output.get("session_state"),
-                summary=getattr(finished, "session_summary", None),
-            )
-            job_follow_run(run_id=run.pk, run_status=str(output.get("status") or RunStatus.ERROR))
-            if prepared.memory_store is not None:
-                prepared.memory_store.flush()
-        return output
-    finally:
-        forget_local(prepared.run_id)
-
-
 __all__ = [
     "AgentNotFound",
     "Continuation",
@@ -620,10 +590,10 @@ __all__ = [
     "RunRequest",
     "branch_prepare_for_job",
     "branch_submit",
-    "continue_execute",
     "continue_prepare",
     "mark_regenerated",
     "next_event_index",
+    "run_begin",
     "run_execute",
     "run_for_caller",
     "run_prepare",

@@ -9,6 +9,8 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.components import component_list, component_summaries, kind_get
+
 from .routing import plain_api_view
 from .views import AgentOSView
 
@@ -47,16 +49,14 @@ class InfoView(AgentOSView):
         })},
     )
     def get(self, request):
-        from agents.registry import agent_count
-
         return Response({
             "os_id": settings.AGENT_OS_ID,
             "name": settings.AGENT_OS_NAME,
             "os_version": "1.0.0",
             "agno_version": AGNO_COMPATIBLE_VERSION,
-            "agent_count": agent_count(),
-            "team_count": 0,
-            "workflow_count": 0,
+            "agent_count": len(component_list("agent")),
+            "team_count": len(component_list("team")),
+            "workflow_count": len(component_list("workflow")),
             "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
             "auth_mode": auth_mode(),
             "user_isolation": settings.AGENT_OS_USER_ISOLATION,
@@ -81,13 +81,10 @@ class ConfigView(AgentOSView):
         "workflows": serializers.ListField(child=serializers.DictField()), "interfaces": serializers.ListField(child=serializers.DictField()),
     })})
     def get(self, request):
-        from agents.api.presenters import agent_summary
-        from agents.registry import agent_list
-
         from .views import database_id
 
         ids = self.principal.visible_ids("agents")
-        agents = [entry for entry in agent_list() if ids is None or entry.agent_id in ids]
+        agents = [entry for entry in component_list("agent") if ids is None or entry.component_id in ids]
         models: dict[tuple[str, str], dict[str, str]] = {}
         for entry in agents:
             model = entry.template.model if entry.template else None
@@ -110,8 +107,13 @@ class ConfigView(AgentOSView):
             "memory": domain("agno_memories"),
             "filesystem": {"namespaces": []},
             "queue": {"durable": False, "queue_per_session": False},
-            "agents": [agent_summary(entry) for entry in agents],
-            "teams": [],
-            "workflows": [],
+            "agents": [kind_get("agent").summary(entry) for entry in agents],
+            "teams": component_summaries("team", _visible(self.principal, "teams")),
+            "workflows": component_summaries("workflow", _visible(self.principal, "workflows")),
             "interfaces": [],
         })
+
+
+def _visible(principal, family: str):
+    ids = principal.visible_ids(family)
+    return lambda component_id: ids is None or component_id in ids

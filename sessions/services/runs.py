@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -157,15 +158,8 @@ def _take_run_index(*, session_id: str, owner_id: str | None, first_input: str, 
     The UPDATE takes the session row's write lock until commit, so concurrent runs on one
     session serialize here and get consecutive indexes. The first run also names the session.
     """
-    owner, owner_params = owner_clause(owner_id)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE agno_sessions SET next_run_index = next_run_index + 1, updated_at = %s, "
-            "session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END "
-            f"WHERE session_id = %s AND {owner} RETURNING next_run_index",
-            [now, session_name_from_input(first_input), session_id, *owner_params],
-        )
-        row = cursor.fetchone()
+        row = _session_update(cursor, session_id=session_id, owner_id=owner_id, now=now, tokens_added=0, new_runs=1, first_input=first_input)
     if row is None:
         raise SessionNotFound(session_id)
     return int(row[0]) - 1
@@ -279,162 +273,220 @@ def _json_param(field_name: str, value: Any) -> Any:
     return Session._meta.get_field(field_name).get_db_prep_save(value, conn)
 
 
-def run_record(
+@dataclass
+class RunRecord:
+    """One run as the sessions service writes it: its row, its events and its children.
+
+    Every surface builds one of these (an inline run at its start, a background run's end, a
+    continuation's new run) and hands it to ``run_record`` or ``run_finish``; ``children`` are
+    runs made inside this one (a team's member runs, a workflow's agent steps), written in the same
+    transaction, each with ``parent_run_id`` set to this run's id.
+    """
+
+    run_id: str
+    session_id: str
+    owner_id: str | None
+    component_id: str
+    status: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    output: Mapping[str, Any] = field(default_factory=dict)
+    session_type: str = SessionType.AGENT
+    component_data: Mapping[str, Any] | None = None
+    events: Sequence[Mapping[str, Any]] = ()
+    first_event_index: int = 0
+    session_state: Mapping[str, Any] | None = None
+    summary: Mapping[str, Any] | None = None
+    parent_run_id: str | None = None
+    started_at: datetime | None = None
+    children: Sequence[RunRecord] = ()
+
+    @property
+    def metrics(self) -> Mapping[str, Any]:
+        return self.output.get("metrics") or {}
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        return int(self.metrics.get("input_tokens") or 0), int(self.metrics.get("output_tokens") or 0)
+
+    def family(self, parent_run_id: str | None = None) -> list[RunRecord]:
+        """This run and its children's (depth first), each child naming its parent: the rows one
+        write inserts."""
+        record = replace(self, parent_run_id=parent_run_id) if parent_run_id and not self.parent_run_id else self
+        return [record, *(member for child in self.children for member in child.family(self.run_id))]
+
+
+def _session_update(
+    cursor: Any,
     *,
     session_id: str,
     owner_id: str | None,
-    create_session: bool,
-    session_type: str = SessionType.AGENT,
-    component_id: str = "",
-    component_data: Mapping[str, Any] | None = None,
-    run_id: str,
-    status: str,
-    input: Mapping[str, Any],
-    output: Mapping[str, Any],
-    events: Sequence[Mapping[str, Any]] = (),
+    now: datetime,
+    tokens_added: int,
+    new_runs: int = 0,
+    first_input: str | None = None,
     session_state: Mapping[str, Any] | None = None,
     summary: Mapping[str, Any] | None = None,
-    parent_run_id: str | None = None,
-    started_at: datetime | None = None,
-) -> Run:
-    """Write a finished (or paused) run and everything it changed, in one transaction.
+) -> tuple[Any, ...] | None:
+    """The one UPDATE of a session that a run write makes; ``(next_run_index, metrics)`` or None.
+
+    ``new_runs`` takes that many run indexes from the session's counter (the first run also names
+    the session after its input). The owner is part of the key: a session id taken by someone
+    else between the caller's access check and this write is not the caller's to write to.
+    """
+    assignments, params = ["updated_at = %s", "total_tokens = total_tokens + %s"], [now, tokens_added]
+    if new_runs:
+        assignments.append("next_run_index = next_run_index + %s")
+        params.append(new_runs)
+    if first_input is not None:
+        assignments.append("session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END")
+        params.append(session_name_from_input(first_input))
+    if session_state is not None:
+        assignments.append("session_state = %s")
+        params.append(_json_param("session_state", dict(session_state)))
+    if summary is not None:
+        assignments.append("summary = %s")
+        params.append(_json_param("summary", dict(summary)))
+    owner, owner_params = owner_clause(owner_id)
+    cursor.execute(
+        f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner} RETURNING next_run_index, metrics",
+        [*params, session_id, *owner_params],
+    )
+    return cursor.fetchone()
+
+
+def _family_usage(records: Sequence[RunRecord]) -> tuple[int, dict[str, Any]]:
+    """The tokens and the metrics a set of new runs adds to their session."""
+    total, merged = 0, {}
+    for record in records:
+        total += sum(record.tokens)
+        if has_usage(record.metrics):
+            merged = session_metrics_add(merged, record.metrics)
+    return total, merged
+
+
+def _run_row(record: RunRecord, *, index: int, now: datetime) -> Run:
+    input_tokens, output_tokens = record.tokens
+    content = content_text(record.output.get("content"))
+    return Run(
+        run_id=record.run_id,
+        session_id=record.session_id,
+        user_id=record.owner_id,
+        run_type=record.session_type,
+        component_id=record.component_id,
+        run_index=index,
+        parent_run_id=record.parent_run_id,
+        status=record.status,
+        input=dict(record.input),
+        content=content,
+        run_data=dict(record.output),
+        model=str(record.output.get("model") or ""),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+        duration=record.metrics.get("duration"),
+        error=content if record.status == RunStatus.ERROR else "",
+        created_at=record.started_at or now,
+        updated_at=now,
+        started_at=record.started_at or now,
+        finished_at=now if record.status in TERMINAL else None,
+    )
+
+
+TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED)
+
+
+def _insert_family(records: Sequence[RunRecord], *, first_index: int, now: datetime) -> list[Run]:
+    """Insert new runs (a run and its children) with consecutive run indexes, and their events."""
+    rows = []
+    for offset, record in enumerate(records):
+        row = _run_row(record, index=first_index + offset, now=now)
+        _RUN_INSERT.instance(row)
+        if record.events:
+            run_events_append(run=row, events=record.events, first_index=record.first_event_index)
+        rows.append(row)
+    return rows
+
+
+def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
+    """Write a new run (RUNNING at its start, or already finished or paused), its children and
+    everything they change, in one transaction. Returns the run's row.
 
     One statement on the session (new: INSERT; existing: UPDATE ... RETURNING, which hands out
-    the run index and adds the usage; with usage, a second UPDATE merges the per-model metrics),
-    one INSERT of the run, one INSERT of its events. Nothing reads the session's earlier runs, so
-    the cost does not grow with the session. An inline run is written here RUNNING at its start
-    (``run_begin``) and finished by ``run_record_update``.
+    the run indexes and adds the usage; with usage, a second UPDATE merges the per-model metrics),
+    one INSERT per run, one INSERT of each run's events. Nothing reads the session's earlier runs,
+    so the cost does not grow with the session.
     """
     now = timezone.now()
-    metrics = output.get("metrics") or {}
-    input_tokens = int(metrics.get("input_tokens") or 0)
-    output_tokens = int(metrics.get("output_tokens") or 0)
-    first_input = str(input.get("input_content") or "")
+    family = record.family()
+    tokens, metrics = _family_usage(family)
+    first_input = str(record.input.get("input_content") or "")
     # Part of the caller's transaction when there is one (no savepoint: nothing here is retried).
     with transaction.atomic(savepoint=False):
         index: int | None = None
         if create_session:
             session = Session(
-                session_id=session_id,
-                user_id=owner_id,
-                session_type=session_type,
-                component_id=component_id,
-                component_data=dict(component_data) if component_data is not None else None,
+                session_id=record.session_id,
+                user_id=record.owner_id,
+                session_type=record.session_type,
+                component_id=record.component_id,
+                component_data=dict(record.component_data) if record.component_data is not None else None,
                 session_name=session_name_from_input(first_input),
-                session_state=dict(session_state or {}),
-                summary=dict(summary) if summary is not None else None,
-                total_tokens=input_tokens + output_tokens,
+                session_state=dict(record.session_state or {}),
+                summary=dict(record.summary) if record.summary is not None else None,
+                total_tokens=tokens,
                 metrics=session_metrics_add({}, metrics),
-                next_run_index=1,
-                created_at=started_at or now,
+                next_run_index=len(family),
+                created_at=record.started_at or now,
                 updated_at=now,
             )
             # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
             index = 0 if _insert_session(session) else None
         if index is None:
-            assignments = [
-                "next_run_index = next_run_index + 1",
-                "updated_at = %s",
-                "session_name = CASE WHEN session_name = '' THEN %s ELSE session_name END",
-                "total_tokens = total_tokens + %s",
-            ]
-            params: list[Any] = [now, session_name_from_input(first_input), input_tokens + output_tokens]
-            if session_state is not None:
-                assignments.append("session_state = %s")
-                params.append(_json_param("session_state", dict(session_state)))
-            if summary is not None:
-                assignments.append("summary = %s")
-                params.append(_json_param("summary", dict(summary)))
-            # The owner is part of the key: a session id taken by someone else between the
-            # caller's access check and this write is not ours to append to.
-            owner, owner_params = owner_clause(owner_id)
             with connection.cursor() as cursor:
-                cursor.execute(
-                    f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner} "
-                    "RETURNING next_run_index, metrics",
-                    [*params, session_id, *owner_params],
+                row = _session_update(
+                    cursor, session_id=record.session_id, owner_id=record.owner_id, now=now, tokens_added=tokens,
+                    new_runs=len(family), first_input=first_input, session_state=record.session_state, summary=record.summary,
                 )
-                row = cursor.fetchone()
                 if row is None:
-                    raise SessionNotFound(session_id)
-                _session_metrics_write(cursor, session_id=session_id, owner_id=owner_id, current=row[1], run=metrics)
-            index = int(row[0]) - 1
-        run = Run(
-            run_id=run_id,
-            session_id=session_id,
-            user_id=owner_id,
-            run_type=session_type,
-            component_id=component_id,
-            run_index=index,
-            parent_run_id=parent_run_id,
-            status=status,
-            input=dict(input),
-            content=content_text(output.get("content")),
-            run_data=dict(output),
-            model=str(output.get("model") or ""),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            total_tokens=input_tokens + output_tokens,
-            duration=metrics.get("duration"),
-            error=content_text(output.get("content")) if status == RunStatus.ERROR else "",
-            created_at=started_at or now,
-            updated_at=now,
-            started_at=started_at or now,
-            finished_at=now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None,
-        )
-        _RUN_INSERT.instance(run)
-        if events:
-            run_events_append(run=run, events=events)
-    return run
+                    raise SessionNotFound(record.session_id)
+                _session_metrics_write(cursor, session_id=record.session_id, owner_id=record.owner_id, current=row[1], run=metrics)
+            index = int(row[0]) - len(family)
+        return _insert_family(family, first_index=index, now=now)[0]
 
 
-def run_record_update(
-    *,
-    run: Run,
-    status: str,
-    output: Mapping[str, Any],
-    events: Sequence[Mapping[str, Any]] = (),
-    first_event_index: int = 0,
-    session_state: Mapping[str, Any] | None = None,
-    summary: Mapping[str, Any] | None = None,
-) -> Run:
-    """Write a run whose row exists (continued, or a background run) and its new events."""
+def run_finish(run: Run, record: RunRecord) -> Run:
+    """Write the end (or the pause) of a run whose row exists, with its new events, the children
+    it made (inserted now) and its session's change, in one transaction."""
     now = timezone.now()
-    metrics = output.get("metrics") or {}
-    input_tokens = int(metrics.get("input_tokens") or 0)
-    output_tokens = int(metrics.get("output_tokens") or 0)
+    input_tokens, output_tokens = record.tokens
     added = max(0, input_tokens + output_tokens - run.total_tokens)
     # What this run already added to its session (the same rule as ``added``'s).
     previous = ((run.run_data or {}).get("metrics") or {}) if run.total_tokens else {}
+    children = [member for child in record.children for member in child.family(run.pk)]
+    child_tokens, child_metrics = _family_usage(children)
     with transaction.atomic(savepoint=False):
-        run.status = status
-        run.run_data = dict(output)
-        run.content = content_text(output.get("content"))
+        run.status = record.status
+        run.run_data = dict(record.output)
+        run.content = content_text(record.output.get("content"))
         run.input_tokens, run.output_tokens, run.total_tokens = input_tokens, output_tokens, input_tokens + output_tokens
-        run.duration = metrics.get("duration")
-        run.error = run.content if status == RunStatus.ERROR else ""
+        run.duration = record.metrics.get("duration")
+        run.error = run.content if record.status == RunStatus.ERROR else ""
         run.updated_at = now
-        run.finished_at = now if status in (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED) else None
+        run.finished_at = now if record.status in TERMINAL else None
         _RUN_RESULT.send(run.pk, [getattr(run, field.attname) for field in _RUN_RESULT.fields], [run.user_id])
         # The run's session, keyed by id and the run's owner (a run's owner is its session's).
-        assignments, params = ["updated_at = %s", "total_tokens = total_tokens + %s"], [now, added]
-        if session_state is not None:
-            assignments.append("session_state = %s")
-            params.append(_json_param("session_state", dict(session_state)))
-        if summary is not None:
-            assignments.append("summary = %s")
-            params.append(_json_param("summary", dict(summary)))
-        owner, owner_params = owner_clause(run.user_id)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE agno_sessions SET {', '.join(assignments)} WHERE session_id = %s AND {owner} RETURNING metrics",
-                [*params, run.session_id, *owner_params],
+            row = _session_update(
+                cursor, session_id=run.session_id, owner_id=run.user_id, now=now, tokens_added=added + child_tokens,
+                new_runs=len(children), session_state=record.session_state, summary=record.summary,
             )
-            row = cursor.fetchone()
             if row is not None:
-                _session_metrics_write(cursor, session_id=run.session_id, owner_id=run.user_id, current=row[0], run=metrics, previous=previous)
-        if events:
-            run_events_append(run=run, events=events, first_index=first_event_index)
+                merged = session_metrics_add(dict(record.metrics), child_metrics) if child_metrics else record.metrics
+                _session_metrics_write(cursor, session_id=run.session_id, owner_id=run.user_id, current=row[1], run=merged, previous=previous)
+        if record.events:
+            run_events_append(run=run, events=record.events, first_index=record.first_event_index)
+        if children and row is not None:
+            _insert_family(children, first_index=int(row[0]) - len(children), now=now)
     return run
 
 

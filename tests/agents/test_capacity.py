@@ -183,19 +183,24 @@ def test_a_made_up_forwarded_for_does_not_buy_an_anonymous_client_another_place(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_operators_retry_takes_one_of_the_owners_places(settings):
-    from agents.services.capacity import run_slot_acquire
-    from agents.services.retry import RunNotRetryable, run_retry
+def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
+    """A retry goes through the one submit service as the owner's background run, so it counts
+    against their queue share: a bulk retry cannot crowd them (or anyone) out of the queue."""
+    from agents.services.jobs import job_cancel
+    from agents.services.runs import RunRequest
+    from agents.services.submit import RunNotRetryable, submit_retry, submit_run
+    from core.auth import Principal
     from sessions.models import RunStatus
     from tests.factories import make_run, make_session
 
-    settings.RUN_MAX_PER_USER = 1
+    settings.EMBEDDED_WORKER_THREADS = 0
+    settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER = 1
     session = make_session("alice", component_id="assistant")
     failed = make_run("alice", session=session, component_id="assistant", status=RunStatus.ERROR, input={"input_content": "again"})
-    held = run_slot_acquire("user:alice")  # alice's one place, taken by a run of hers in progress
-    with pytest.raises(RunNotRetryable, match="most runs in progress"):
-        run_retry(run_id=failed.pk)
-    held.release()
-    started = run_retry(run_id=failed.pk)
-    assert started.future.result(timeout=20)["status"] == RunStatus.COMPLETED
-    wait_for(lambda: runs_in_progress("user:alice") == 0)
+    alice = Principal(user_id="alice", isolated=True, via="session")
+    queued = submit_run(principal=alice, component_id="assistant", request=RunRequest(message="first", stream=False), background=True)
+    with pytest.raises(RunNotRetryable, match="queue share is full"):
+        submit_retry(run_id=failed.pk)
+    assert job_cancel(job_id=queued.job.pk)
+    retried = submit_retry(run_id=failed.pk)
+    assert (retried.job.user_id, retried.job.session_id, retried.run_status) == ("alice", session.pk, RunStatus.PENDING)

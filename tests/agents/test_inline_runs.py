@@ -180,12 +180,11 @@ def test_a_background_run_is_left_to_its_jobs_lease(live_api, settings):
 
 
 def _orphan(user: str, session_id: str, *, minutes_ago: int) -> str:
-    from sessions.services.runs import new_id, run_record
+    from sessions.services.runs import RunRecord, new_id, run_record
 
-    run = run_record(
-        session_id=session_id, owner_id=user, create_session=True, component_id="openai-agent", run_id=new_id(),
-        status="RUNNING", input={"input_content": "hello?"}, output={},
-    )
+    run = run_record(RunRecord(
+        session_id=session_id, owner_id=user, component_id="openai-agent", run_id=new_id(), status="RUNNING", input={"input_content": "hello?"},
+    ), create_session=True)
     Run.objects.for_user(user).filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=minutes_ago))
     return run.pk
 
@@ -258,3 +257,59 @@ async def _fifty_streams(base: str) -> None:
                 pass  # the server was killed under it
 
         await asyncio.gather(*(one(index) for index in range(50)))
+
+
+def _alice():
+    from core.auth import Principal
+
+    return Principal(user_id="alice", isolated=True, via="session")
+
+
+def _paused_run() -> dict:
+    from agents.services.runs import RunRequest
+    from agents.services.submit import Finished, submit_run
+
+    paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False))
+    assert isinstance(paused, Finished) and paused.output["status"] == "PAUSED"
+    return paused.output
+
+
+def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
+    """The continuation is committed RUNNING before it runs (as a new run is); a second continue
+    with the same decisions, from any process, is refused instead of running the tool twice."""
+    from agents.services.runs import RunNotContinuable
+    from agents.services.submit import Streaming, submit_continue
+
+    paused = _paused_run()
+    tools = [{**paused["tools"][0], "confirmed": True}]
+    first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+    assert isinstance(first, Streaming)
+    assert Run.objects.for_user("alice").get(pk=paused["run_id"]).status == "RUNNING"  # before anything of it ran
+    with pytest.raises(RunNotContinuable):
+        submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+    events: list[dict] = []
+    with first.slot:  # as the stream's thread holds it
+        output = first.execute(on_event=events.append)
+    assert output["status"] == "COMPLETED" and "deleted a.txt" in json.dumps(output["tools"])
+    stored = Run.objects.for_user("alice").get(pk=paused["run_id"])
+    assert stored.status == "COMPLETED"
+    # Its events were numbered on from the paused run's and stored.
+    indexes = list(RunEvent.objects.for_user("alice").filter(run_id=stored.pk).order_by("event_index").values_list("event_index", flat=True))
+    assert indexes == list(range(len(indexes))) and events[-1]["event"] == "RunCompleted"
+
+
+def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
+    from agents.services.runs import Continuation, RunRequest
+    from agents.services.submit import Streaming, submit_continue, submit_run
+
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    fork = submit_continue(
+        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True),
+    )
+    assert isinstance(fork, Streaming) and fork.run_id != done["run_id"]
+    begun = Run.objects.for_user("alice").get(pk=fork.run_id)
+    assert (begun.status, begun.input["input_content"], begun.session_id) == ("RUNNING", "what is 2+2?", done["session_id"])
+    with fork.slot:
+        assert fork.execute()["status"] == "COMPLETED"
+    assert Run.objects.for_user("alice").get(pk=done["run_id"]).status == "REGENERATED"
+    assert Run.objects.for_user("alice").get(pk=fork.run_id).status == "COMPLETED"

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from sessions.models import Run, RunEvent, Session
 from sessions.services import run_events_append
-from sessions.services.runs import run_record, run_record_update
+from sessions.services.runs import RunRecord, run_finish, run_record
 from tests.factories import make_run, make_session
 
 pytestmark = pytest.mark.django_db
@@ -540,8 +540,8 @@ def usage(**models: tuple[str, str, int, int]) -> dict[str, Any]:
 
 
 def record(session_id: str, run_id: str, metrics: dict[str, Any], *, new: bool = False, status: str = "COMPLETED") -> Run:
-    return run_record(session_id=session_id, owner_id="alice", create_session=new, component_id="assistant", run_id=run_id,
-                      status=status, input={"input_content": "hi"}, output={"content": "ok", "metrics": metrics})
+    return run_record(RunRecord(session_id=session_id, owner_id="alice", component_id="assistant", run_id=run_id,
+                                status=status, input={"input_content": "hi"}, output={"content": "ok", "metrics": metrics}), create_session=new)
 
 
 class TestSessionMetrics:
@@ -570,7 +570,8 @@ class TestSessionMetrics:
 
     def test_a_continued_run_adds_only_what_it_used_since(self, client: Client) -> None:
         paused = record("s-c", "r1", usage(model=("OpenAI", "gpt-4o", 10, 5)), new=True, status="PAUSED")
-        run_record_update(run=paused, status="COMPLETED", output={"content": "done", "metrics": usage(model=("OpenAI", "gpt-4o", 25, 9))})
+        run_finish(paused, RunRecord(run_id="r1", session_id="s-c", owner_id="alice", component_id="assistant", status="COMPLETED",
+                                     output={"content": "done", "metrics": usage(model=("OpenAI", "gpt-4o", 25, 9))}))
         assert client.get("/sessions/s-c").json()["metrics"] == {
             "input_tokens": 25, "output_tokens": 9, "total_tokens": 34,
             "details": {"model": [{"input_tokens": 25, "output_tokens": 9, "total_tokens": 34, "id": "gpt-4o", "provider": "OpenAI"}]},

@@ -326,7 +326,7 @@ def test_the_all_users_scope_is_an_unscoped_read_that_says_why() -> None:
 
 def test_hand_written_session_updates_are_keyed_by_the_owner() -> None:
     from sessions.models import Run, RunStatus, Session
-    from sessions.services.runs import SessionNotFound, run_create, run_record_update
+    from sessions.services.runs import RunRecord, SessionNotFound, run_create, run_finish
 
     alices = OWNED_FACTORIES[Run]("alice")
     session = Session.all_users.get(pk=alices.session_id)
@@ -334,11 +334,12 @@ def test_hand_written_session_updates_are_keyed_by_the_owner() -> None:
     # bob's objects carrying alice's keys (never read: made up from ids).
     with pytest.raises(SessionNotFound), transaction.atomic():
         run_create(session=Session(session_id=session.pk, user_id="bob", component_id="demo"))
-    run_record_update(
-        run=Run(run_id=alices.pk, session_id=session.pk, user_id="bob", total_tokens=0),
-        status=RunStatus.COMPLETED,
-        output={"content": "stolen", "metrics": {"input_tokens": 5, "output_tokens": 5}},
-        session_state={"stolen": True},
+    run_finish(
+        Run(run_id=alices.pk, session_id=session.pk, user_id="bob", total_tokens=0),
+        RunRecord(
+            run_id=alices.pk, session_id=session.pk, owner_id="bob", component_id="demo", status=RunStatus.COMPLETED,
+            output={"content": "stolen", "metrics": {"input_tokens": 5, "output_tokens": 5}}, session_state={"stolen": True},
+        ),
     )
     session.refresh_from_db()
     assert (session.next_run_index, session.session_state, session.total_tokens, session.metrics) == before

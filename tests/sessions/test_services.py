@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core.tenancy import ALL_USERS
-from sessions.models import Run, RunStatus, Session
+from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.selectors import run_events_after, run_get, run_history
 from sessions.services import (
     SessionExists,
@@ -183,14 +184,14 @@ def test_run_get_is_scoped_and_checks_the_session() -> None:
 @pytest.mark.django_db
 class TestRunRecord:
     def record(self, owner: str | None, session_id: str, create_session: bool = True) -> Run:
-        from sessions.services.runs import run_record
+        from sessions.services.runs import RunRecord, run_record
 
-        return run_record(
-            session_id=session_id, owner_id=owner, create_session=create_session, component_id="demo",
+        return run_record(RunRecord(
+            session_id=session_id, owner_id=owner, component_id="demo",
             run_id=f"r-{owner}-{session_id}", status=RunStatus.COMPLETED, input={"input_content": "hi"},
             output={"content": "hello", "metrics": {"input_tokens": 3, "output_tokens": 4}},
             events=[{"event": "RunStarted"}, {"event": "RunCompleted"}],
-        )
+        ), create_session=create_session)
 
     def test_a_new_session_is_written_with_its_run_and_events_without_a_savepoint(self) -> None:
         with CaptureQueriesContext(connection) as captured:
@@ -219,11 +220,75 @@ class TestRunRecord:
             self.record_as(None, "s1", run_id="r-open")
 
     def record_as(self, owner: str | None, session_id: str, *, run_id: str) -> Run:
-        from sessions.services.runs import run_record
+        from sessions.services.runs import RunRecord, run_record
 
         # create_session=True: the caller's access check found no such session (it was created
         # between that check and this write).
-        return run_record(
-            session_id=session_id, owner_id=owner, create_session=True, component_id="demo", run_id=run_id,
+        return run_record(RunRecord(
+            session_id=session_id, owner_id=owner, component_id="demo", run_id=run_id,
             status=RunStatus.COMPLETED, input={"input_content": "again"}, output={"content": "ok"},
+        ), create_session=True)
+
+
+@pytest.mark.django_db
+class TestRunFamilies:
+    """A run and the runs made inside it (a team's members, a workflow's steps) are one write."""
+
+    def member(self, run_id: str, tokens: int) -> Any:
+        from sessions.services.runs import RunRecord
+
+        return RunRecord(
+            run_id=run_id, session_id="s-team", owner_id="alice", component_id=f"agent-{run_id}", status=RunStatus.COMPLETED,
+            input={"input_content": "sub-task"}, output={"content": run_id, "metrics": {"input_tokens": tokens, "output_tokens": 0}},
+            events=[{"event": "RunStarted"}, {"event": "RunCompleted"}],
         )
+
+    def test_children_are_written_with_their_parent_in_one_transaction(self) -> None:
+        from sessions.services.runs import RunRecord, run_record
+
+        nested = self.member("m2", 3)
+        nested = RunRecord(**{**nested.__dict__, "children": [self.member("m2a", 1)]})
+        team = RunRecord(
+            run_id="t1", session_id="s-team", owner_id="alice", component_id="team", session_type="team", status=RunStatus.COMPLETED,
+            input={"input_content": "plan a trip"}, output={"content": "done", "metrics": {"input_tokens": 10, "output_tokens": 5}},
+            children=[self.member("m1", 2), nested],
+        )
+        with CaptureQueriesContext(connection) as captured:
+            run_record(team, create_session=True)
+        assert not any("SAVEPOINT" in query["sql"] for query in captured.captured_queries)
+        rows = {run.pk: run for run in Run.objects.for_user("alice").filter(session_id="s-team")}
+        assert {pk: (run.run_index, run.parent_run_id) for pk, run in rows.items()} == {
+            "t1": (0, None), "m1": (1, "t1"), "m2": (2, "t1"), "m2a": (3, "m2"),
+        }
+        session = Session.objects.for_user("alice").get(pk="s-team")
+        assert (session.next_run_index, session.total_tokens, session.session_type) == (4, 21, "team")
+        assert RunEvent.objects.for_user("alice").filter(run_id="m2a").count() == 2
+
+    def test_a_failed_child_write_leaves_no_part_of_the_family(self) -> None:
+        from sessions.services.runs import RunRecord, run_record
+
+        run_record(self.member("taken", 1), create_session=True)
+        team = RunRecord(
+            run_id="t2", session_id="s-team", owner_id="alice", component_id="team", status=RunStatus.COMPLETED,
+            input={"input_content": "again"}, children=[self.member("taken", 1)],
+        )
+        with pytest.raises(IntegrityError), transaction.atomic():
+            run_record(team)
+        assert not Run.objects.for_user("alice").filter(pk="t2").exists()
+        assert Session.objects.for_user("alice").get(pk="s-team").next_run_index == 1
+
+    def test_finishing_a_run_adds_the_children_it_made(self) -> None:
+        from sessions.services.runs import RunRecord, run_finish, run_record
+
+        begun = run_record(RunRecord(
+            run_id="t3", session_id="s-team", owner_id="alice", component_id="team", status=RunStatus.RUNNING, input={"input_content": "go"},
+        ), create_session=True)
+        finished = RunRecord(
+            run_id="t3", session_id="s-team", owner_id="alice", component_id="team", status=RunStatus.COMPLETED,
+            output={"content": "ok", "metrics": {"input_tokens": 4, "output_tokens": 0}}, children=[self.member("m9", 6)],
+        )
+        run_finish(begun, finished)
+        child = Run.objects.for_user("alice").get(pk="m9")
+        assert (child.parent_run_id, child.run_index, child.status) == ("t3", 1, RunStatus.COMPLETED)
+        session = Session.objects.for_user("alice").get(pk="s-team")
+        assert (session.next_run_index, session.total_tokens, session.metrics["input_tokens"]) == (2, 10, 10)

@@ -1,0 +1,235 @@
+"""Submitting a run: the one way every surface starts, continues or retries one.
+
+The API views call these (the chat UI talks to the API like any client), and so do the admin
+and, next, the scheduler. A submission is checked whole first, so a bad one is refused (a
+service exception, a 4xx on the wire) before anything runs or is stored. Then it ends one of
+three ways, each a typed result the caller renders:
+
+- ``Accepted``: a durable background job, committed with its PENDING run (``background``);
+- ``Finished``: the run went to its end in this thread (not streamed);
+- ``Streaming``: the run is committed RUNNING, and the transport drives ``execute`` with a sink
+  for its events (SSE, or a WebSocket).
+
+Inline and streamed runs take one of their owner's ``RUN_MAX_PER_USER`` places
+(agents.services.capacity) once nothing is left to refuse them, and give it back when they end.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.auth import OPEN, Principal
+from sessions.models import Run, RunStatus, SessionType
+
+from ..models import Job, Stage
+from .capacity import Slot, TooManyRuns, run_slot_acquire, run_slot_key
+from .jobs import job_continue, job_submit
+from .runs import (
+    DECISIONS_WITH_BRANCH,
+    Continuation,
+    InvalidContinuation,
+    PreparedRun,
+    RunNotContinuable,
+    RunRequest,
+    agent_entry_for,
+    branch_submit,
+    continue_prepare,
+    run_begin,
+    run_execute,
+    run_for_caller,
+    run_prepare,
+    session_for_run,
+)
+
+logger = logging.getLogger("agno_site.runs")
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A background run, accepted: poll it, or follow its events after ``after``."""
+
+    job: Job
+    run_status: str
+    stream: bool
+    after: int = -1
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """AgentOS's 202 body."""
+        return {"run_id": self.job.pk, "session_id": self.job.session_id, "status": self.run_status}
+
+
+@dataclass(frozen=True)
+class Finished:
+    output: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """A run committed RUNNING, to be driven by the transport: ``execute(on_event=...)`` runs it
+    to its end (in a run thread) and returns its output; ``slot`` is given back when it ends."""
+
+    prepared: PreparedRun
+    run: Run
+    slot: Slot
+    # Continue streams number their frames (``event_index``) from where the run's events stand.
+    index_from: int | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.prepared.run_id
+
+    def execute(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
+        return run_execute(self.prepared, on_event=on_event, run=self.run)
+
+
+Submitted = Accepted | Finished | Streaming
+
+
+def submit_run(
+    *,
+    principal: Principal,
+    component_id: str,
+    request: RunRequest,
+    background: bool = False,
+    client_address: str = "",
+    idempotency_key: str | None = None,
+    strategy: str = "enqueue",
+) -> Submitted:
+    """A new run of ``component_id`` for ``principal``, as ``request`` asks."""
+    if principal.session_id:
+        request.session_id = principal.session_id  # a token bound to one session
+    if background:
+        return _accept(principal, component_id, request, idempotency_key, strategy)
+    return _run(run_prepare(principal=principal, agent_id=component_id, request=request), client_address=client_address)
+
+
+def _accept(principal: Principal, component_id: str, request: RunRequest, key: str | None, strategy: str) -> Accepted:
+    entry = agent_entry_for(principal=principal, agent_id=component_id, version=request.version)
+    session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
+    payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
+    if entry.stage == Stage.DRAFT:
+        # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
+        payload["draft_allowed"] = True
+    accepted = job_submit(
+        owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, payload=payload,
+        input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy,
+    )
+    return Accepted(accepted.job, accepted.run_status, stream=request.stream)
+
+
+def _run(prepared: PreparedRun, *, client_address: str, index_from: int | None = None) -> Finished | Streaming:
+    """Take the owner's place, commit the run RUNNING, then run it whole or hand it to its stream."""
+    slot = run_slot_acquire(run_slot_key(owner_id=prepared.owner_id, client_address=client_address))
+    try:
+        run = run_begin(prepared)
+    except BaseException:
+        slot.release()
+        raise
+    if not prepared.streamed:
+        with slot:
+            return Finished(run_execute(prepared, run=run))
+    return Streaming(prepared, run, slot, index_from=index_from)
+
+
+def submit_continue(
+    *,
+    principal: Principal,
+    component_id: str,
+    run_id: str,
+    session_id: str,
+    requested_user_id: str | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    continuation: Continuation | None = None,
+    stream: bool = True,
+    stream_events: bool = True,
+    background: bool = False,
+    client_address: str = "",
+) -> Submitted:
+    """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
+    message boundary (a fork, a regeneration, a retry of a failed run; see ``Continuation``)."""
+    continuation = continuation or Continuation()
+    if background:
+        if not continuation.plain:
+            if tools:
+                raise InvalidContinuation(DECISIONS_WITH_BRANCH)
+            job = branch_submit(
+                principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+                continuation=continuation, stream=stream, stream_events=stream_events,
+            )
+            return Accepted(job, RunStatus.PENDING, stream=stream)
+        run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=component_id)
+        # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
+        continue_prepare(
+            principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+            tools=tools, stream_events=stream_events,
+        )
+        job = job_continue(job_id=run.pk, tools=tools or [], stream_events=stream_events)
+        if job is None:
+            raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
+        return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
+    prepared = continue_prepare(
+        principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+        tools=tools, stream=stream, stream_events=stream_events, continuation=continuation,
+    )
+    return _run(prepared, client_address=client_address, index_from=prepared.first_event_index)
+
+
+# ---- operators ------------------------------------------------------------------------------
+
+RETRYABLE_STATUSES = frozenset({RunStatus.ERROR, RunStatus.CANCELLED})
+
+
+class RunNotRetryable(Exception):
+    pass
+
+
+def submit_retry(*, run_id: str) -> Accepted:
+    """An operator's retry: ``run_id``'s input again, in its session, as a new durable background
+    run of its owner (bound to their own data, as their browser would be, so it sees exactly the
+    history and memories they would, and counts against their queue share). Raises
+    RunNotRetryable, saying why, for a run that cannot be retried."""
+    run = (
+        Run.objects.unscoped("operator action: retry any user's run")
+        .filter(pk=run_id)
+        .only("run_id", "status", "run_type", "component_id", "session_id", "user_id", "input", "parent_run_id")
+        .first()
+    )
+    if run is None:
+        raise RunNotRetryable("The run does not exist any more.")
+    if run.status not in RETRYABLE_STATUSES:
+        raise RunNotRetryable(f"Only failed or cancelled runs can be retried; this one is {run.status}.")
+    if run.run_type != SessionType.AGENT or run.parent_run_id:
+        raise RunNotRetryable("Only top-level agent runs can be retried for now.")
+    data = run.input or {}
+    message = data.get("input_content")
+    if not isinstance(message, str):
+        raise RunNotRetryable("The run has no text input to send again.")
+    principal = Principal(user_id=run.user_id, isolated=True, via="session") if run.user_id else OPEN
+    request = RunRequest(message=message, session_id=run.session_id, stream=False, images=data.get("images") or None, files=data.get("files") or None)
+    try:
+        accepted = submit_run(principal=principal, component_id=run.component_id, request=request, background=True)
+    except TooManyRuns as exc:  # not raised for background runs today; kept for the message
+        raise RunNotRetryable(f"{run.user_id or 'This user'} already has the most runs in progress ({exc.limit}).") from None
+    except Exception as exc:  # AgentNotFound, SessionNotFound, QueueFull: said to the operator
+        raise RunNotRetryable(f"The run cannot be submitted again: {exc}") from exc
+    assert isinstance(accepted, Accepted)
+    logger.info("retrying run %s as run %s", run.run_id, accepted.job.pk)
+    return accepted
+
+
+__all__ = [
+    "Accepted",
+    "Finished",
+    "RETRYABLE_STATUSES",
+    "RunNotRetryable",
+    "Streaming",
+    "Submitted",
+    "submit_continue",
+    "submit_retry",
+    "submit_run",
+]

@@ -1,0 +1,65 @@
+"""The kinds of component this server runs, and where each kind's roster comes from.
+
+An app that provides a kind registers it once, from its ``AppConfig.ready`` (agents today; teams
+and workflows are one more registration each). Discovery (``/info``, ``/config``) and every
+surface that names a component by kind and id read this registry, so ``core`` never imports the
+apps that provide components, and a component's session type follows its kind.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class Component(Protocol):
+    """What every registered component offers (``agents.registry.AgentEntry`` is one)."""
+
+    kind: str
+    session_type: str
+    component_id: str
+    name: str
+    description: str | None
+    version: int | None
+    stage: str | None
+
+
+@dataclass(frozen=True)
+class ComponentKind:
+    kind: str  # "agent"
+    family: str  # its API family, and its scope family: "agents"
+    session_type: str  # the type of the sessions its runs live in
+    list: Callable[[], list[Any]]  # every live component of the kind
+    get: Callable[..., Any]  # (component_id, *, version=None) -> the component or None
+    summary: Callable[[Any], dict[str, Any]]  # its entry in /config
+
+
+_kinds: dict[str, ComponentKind] = {}
+
+
+def register(kind: ComponentKind) -> None:
+    """Add a kind (idempotent for the same kind: ``ready`` may run twice in tests)."""
+    _kinds[kind.kind] = kind
+
+
+def kind_get(kind: str) -> ComponentKind | None:
+    return _kinds.get(kind)
+
+
+def component_list(kind: str) -> list[Any]:
+    """The kind's live components; none for a kind no app provides (yet)."""
+    found = _kinds.get(kind)
+    return found.list() if found is not None else []
+
+
+def component_get(kind: str, component_id: str, *, version: int | None = None) -> Any | None:
+    found = _kinds.get(kind)
+    return found.get(component_id, version=version) if found is not None else None
+
+
+def component_summaries(kind: str, visible: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """The /config entries of the kind's components that ``visible(component_id)`` lets through."""
+    found = _kinds.get(kind)
+    if found is None:
+        return []
+    return [found.summary(component) for component in found.list() if visible(component.component_id)]
