@@ -137,10 +137,18 @@ class Job(OwnedModel):
     """
 
     id = models.CharField(max_length=64, primary_key=True)
-    job_type = models.CharField(max_length=16, default="run")  # "run" | "continue" | "branch" (a continuation in a new run)
+    # Which registered handler executes it (agents.services.jobs.job_handler): "run", "continue"
+    # and "branch" (a continuation in a new run) are runs; other kinds (knowledge ingestion, a
+    # metrics refresh) have no run row, and may have no session.
+    job_type = models.CharField(max_length=32, default="run")
     component_type = models.CharField(max_length=16, default="agent")
-    component_id = models.CharField(max_length=255)
-    session_id = models.CharField(max_length=255, db_index=True)
+    component_id = models.CharField(max_length=255, blank=True, default="")
+    # "" for a job outside any session. Jobs of one session run one at a time, in order, except
+    # those of one group (a workflow run and its parallel steps), which run alongside each other.
+    session_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    group_id = models.CharField(max_length=64, blank=True, default="")
+    # What a long job has done so far, for the UI and the admin (its handler writes it, fenced).
+    progress = models.JSONField(default=dict, blank=True)
     payload = models.JSONField(default=dict)
     stream = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)

@@ -15,9 +15,9 @@ import time
 from celery import shared_task
 from django.conf import settings
 
-from .services.background import job_execute
+from .services import background  # noqa: F401  (registers the run jobs' handler)
 from .services.inline import inline_runs_reap
-from .services.jobs import dispatch, job_claim, job_reap, startable_count
+from .services.jobs import dispatch, job_claim, job_reap, job_run, startable_count
 
 logger = logging.getLogger("agno_site.jobs")
 _clock = time.monotonic
@@ -46,7 +46,7 @@ def drain_queue() -> int:
         job = job_claim(worker=worker, probe=done == 0)
         if job is None:
             return done
-        job_execute(job, worker)
+        job_run(job, worker)
         done += 1
         if not _room_for_another(_clock() - started):
             dispatch()  # the rest of the backlog, in a task with its whole time limit ahead

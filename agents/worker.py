@@ -14,9 +14,9 @@ from django.db import OperationalError, connections
 from core.db import release_connections
 from core.logging import Throttle
 
-from .services.background import job_execute
+from .services import background  # noqa: F401  (registers the run jobs' handler)
 from .services.inline import inline_runs_reap
-from .services.jobs import job_claim, job_reap, worker_name
+from .services.jobs import job_claim, job_reap, job_run, worker_name
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -92,7 +92,7 @@ class EmbeddedWorker:
                 busy = job is not None
                 if job is not None:
                     try:
-                        job_execute(job, worker)
+                        job_run(job, worker)
                     except Exception:
                         logger.exception("job %s crashed its worker thread; the reaper will settle it", job.pk)
                     continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -23,8 +24,8 @@ from sessions.services.runs import RunRecord, run_finish
 
 from ..models import Job
 from ..runtime import InvalidContinuation
-from .cancellation import cancel_local, forget_local
-from .jobs import job_fence, job_heartbeat, job_settle_fenced
+from .cancellation import cancel_checker, cancel_local, forget_local
+from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
 from .eventlog import EventLog, run_error_event
 from .watch import watch
 from .runs import (
@@ -97,8 +98,9 @@ class _Events(EventLog):
 _RUN_WITH_SESSION = Select(lambda run_id, user_id: scope_queryset(Run.objects, user_id).select_related("session").filter(pk=run_id))
 
 
+@job_handler("run", "continue", "branch")
 def job_execute(job: Job, worker: str) -> str:
-    """Run a claimed job to its end. Returns the run's final status (or "LOST")."""
+    """Run a claimed run job to its end. Returns the run's final status (or "LOST")."""
     run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
@@ -217,3 +219,40 @@ def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str
         message, error_type = f"Internal error while preparing the run ({type(exc).__name__})", "internal_error"
     events(run_error_event(run_id=job.pk, session_id=run.session_id, agent_id=job.component_id, content=message, error_type=error_type))
     return {**(run.run_data or {}), "run_id": job.pk, "session_id": run.session_id, "status": RunStatus.ERROR, "content": message}
+
+
+class JobCancelled(Exception):
+    """Raised by a job's ``report`` once the job was cancelled or its lease lost: stop working."""
+
+
+def execute_plain_job(job: Job, worker: str, work: Callable[[Job, Callable[..., None]], Any]) -> str:
+    """Execute a job that is not a run (a handler's body): ``work(job, report)`` does the work and
+    calls ``report(**progress)`` as it goes, which records the progress and raises JobCancelled
+    once the job was cancelled or its lease lost. The lease is renewed meanwhile, and the job's end
+    is written fenced: COMPLETED, or FAILED with the exception's message, which says what a user
+    or an operator can do about it. Returns the job's final run-style status."""
+    lease = _Lease(job, worker)
+    is_cancelled = cancel_checker(job.pk, job.user_id)  # a lost lease cancels it locally too
+    watch.add(job.pk, lease)
+
+    def report(**progress: Any) -> None:
+        if lease.lost or is_cancelled() or not job_progress(job=job, worker=worker, **progress):
+            raise JobCancelled(job.pk)
+
+    try:
+        work(job, report)
+    except JobCancelled:
+        status, error = RunStatus.CANCELLED, "cancelled"
+    except DatabaseError:
+        raise  # the database went away: the reaper retries the job or fails it visibly
+    except Exception as exc:
+        logger.warning("job %s (%s) failed: %s", job.pk, job.job_type, exc)
+        status, error = RunStatus.ERROR, str(exc) or type(exc).__name__
+    else:
+        status, error = RunStatus.COMPLETED, ""
+    finally:
+        watch.remove(job.pk)
+        forget_local(job.pk)
+    if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
+        return "LOST"
+    return status

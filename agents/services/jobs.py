@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -113,6 +114,7 @@ def job_submit(
     strategy: str = "enqueue",
     run_id: str | None = None,
     job_type: str = "run",
+    group_id: str = "",
 ) -> Accepted:
     """Accept a background run: the job and the PENDING run row (and a new session), in one transaction."""
     now = timezone.now()
@@ -149,6 +151,7 @@ def job_submit(
             user_id=owner_id,
             component_id=component_id,
             session_id=session.pk,
+            group_id=group_id,
             payload=payload,
             stream=stream,
             max_attempts=settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
@@ -172,6 +175,68 @@ def job_submit(
 
 
 _JOB_INSERT = Insert(Job)
+
+
+def job_enqueue(
+    *, job_type: str, owner_id: str | None, payload: dict[str, Any], session_id: str = "", group_id: str = "", component_id: str = "",
+    max_attempts: int | None = None,
+) -> Job:
+    """Accept a job that is not a run of a component (knowledge ingestion, a metrics refresh): no
+    run row, and a session only if it has one. Its handler (``job_handler``) executes it; the
+    queue's caps, lease, reaper and the owner's queue share hold for it as for runs."""
+    if job_type not in _handlers:
+        raise ValueError(f"no handler is registered for jobs of type {job_type!r}")
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_queue()
+        _check_queue_room(owner_id)
+        job = Job(
+            id=str(uuid.uuid4()), job_type=job_type, user_id=owner_id, component_id=component_id, session_id=session_id,
+            group_id=group_id, payload=payload, max_attempts=max_attempts or settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
+            idempotency_scope=owner_id or "", created_at=now, updated_at=now, available_at=now,
+        )
+        _JOB_INSERT.instance(job)
+        transaction.on_commit(dispatch)
+    return job
+
+
+# ---- handlers ---------------------------------------------------------------------------------
+
+JobHandler = Callable[[Job, str], str]  # (the claimed job, the worker holding it) -> its final status
+_handlers: dict[str, JobHandler] = {}
+
+
+def job_handler(*job_types: str) -> Callable[[JobHandler], JobHandler]:
+    """Register the function that executes jobs of ``job_types`` (at import of the app's tasks)."""
+
+    def register(handler: JobHandler) -> JobHandler:
+        for job_type in job_types:
+            _handlers[job_type] = handler
+        return handler
+
+    return register
+
+
+def job_run(job: Job, worker: str) -> str:
+    """Execute a claimed job with its type's handler. A type nothing handles (a job queued by a
+    newer release, say) fails visibly instead of being retried for ever."""
+    handler = _handlers.get(job.job_type)
+    if handler is None:
+        error = f"No handler for jobs of type {job.job_type!r} in this worker (is it running an older release?)"
+        logger.error("job %s: %s", job.pk, error)
+        job_settle_fenced(job=job, worker=worker, run_status=RunStatus.ERROR, error=error)
+        return RunStatus.ERROR
+    return handler(job, worker)
+
+
+def job_progress(*, job: Job, worker: str, **progress: Any) -> bool:
+    """Record how far a running job has got (merged into ``Job.progress``); fenced like its end:
+    False, and nothing written, once this worker no longer holds it."""
+    merged = {**(job.progress or {}), **progress}
+    changed = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt).update(progress=merged, updated_at=timezone.now())
+    if changed:
+        job.progress = merged
+    return bool(changed)
 
 
 def _check_queue_room(owner_id: str | None) -> None:
@@ -227,7 +292,8 @@ def startable_count() -> int:
 # The claim, as one statement: the oldest ready job that may start now, taken. A job may start
 # when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs in
 # its session, and no older ready job of its session waits before it (one run at a time per
-# session, in submission order). A paused run does not hold its session: it waits for a decision
+# session, in submission order). Jobs of one group (a workflow run and its parallel steps) do not
+# wait for each other, only for the rest of their session; a job outside any session waits for none. A paused run does not hold its session: it waits for a decision
 # that may take days, and the conversation goes on meanwhile; once decided, it queues behind what
 # runs in the session then. Under the queue lock, so the caps hold across workers.
 # {now} is the clock; {lease_until} the lease's end.
@@ -240,12 +306,14 @@ WHERE status = %(queued)s
   AND id = (
     SELECT j.id FROM agno_jobs j
     WHERE j.status = %(queued)s AND j.available_at <= {now}
-      AND NOT EXISTS (
-        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s)
-      AND NOT EXISTS (
+      AND (j.session_id = '' OR NOT EXISTS (
+        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s
+          AND (j.group_id = '' OR b.group_id <> j.group_id)))
+      AND (j.session_id = '' OR NOT EXISTS (
         SELECT 1 FROM agno_jobs e
         WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= {now}
-          AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id)))
+          AND (j.group_id = '' OR e.group_id <> j.group_id)
+          AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id))))
       AND (
         SELECT COUNT(*) FROM agno_jobs u
         WHERE u.status = %(running)s AND (u.user_id = j.user_id OR (u.user_id IS NULL AND j.user_id IS NULL))
@@ -474,11 +542,13 @@ def queue_stats() -> dict[str, Any]:
 
 def waiting_on(job: Job) -> str | None:
     """The run a queued job waits behind in its session, if any."""
-    if job.status != JobStatus.QUEUED:
+    if job.status != JobStatus.QUEUED or not job.session_id:
         return None
+    others = _jobs().filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
+    if job.group_id:
+        others = others.exclude(group_id=job.group_id)
     blocker = (
-        _jobs()
-        .filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
+        others
         .exclude(pk=job.pk)
         .order_by("created_at")
         .values_list("id", flat=True)
