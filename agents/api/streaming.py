@@ -1,60 +1,21 @@
-"""SSE responses for runs: events cross from the run's thread to the event loop as they happen."""
+"""SSE responses for runs driven on the event loop: events become frames as they happen."""
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
 
 from core.api.sse import SSE_CONTENT_TYPE, control_frame, event_frame
 
-from ..services.capacity import Slot
 from ..services.cancellation import cancel_local
-from ..services.executor import _with_connections, run_executor
 
 logger = logging.getLogger("agno_site.runs")
 
 _DONE = object()
-
-
-class Mailbox:
-    """Items from a thread to the event loop. The thread wakes the loop only when the loop is not
-    already due to look (each wake-up is a write to the loop's self-pipe, an epoll round and a
-    callback); the loop takes everything that has arrived, so events that came together leave
-    together, in one write to the client. An event that comes alone is sent alone, at once."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._items: deque[Any] = deque()
-        self._lock = threading.Lock()
-        self._woken = False
-        self._ready = asyncio.Event()
-
-    def put(self, item: Any) -> None:
-        """From any thread."""
-        with self._lock:
-            self._items.append(item)
-            if self._woken:
-                return
-            self._woken = True
-        try:
-            self._loop.call_soon_threadsafe(self._ready.set)
-        except RuntimeError:  # the event loop is gone (server shutting down); the run still records
-            pass
-
-    async def take(self) -> list[Any]:
-        """On the loop: everything put since the last take (waits for at least one item)."""
-        await self._ready.wait()
-        with self._lock:
-            self._ready.clear()
-            self._woken = False
-            items = list(self._items)
-            self._items.clear()
-        return items
 
 
 def sse_response(frames: AsyncIterator[str]) -> StreamingHttpResponse:
@@ -64,52 +25,68 @@ def sse_response(frames: AsyncIterator[str]) -> StreamingHttpResponse:
     return response
 
 
-async def stream_in_thread(
-    run_id: str,
-    execute: Callable[..., Any],
-    *,
-    index_from: int | None = None,
-    slot: Slot | None = None,
-) -> AsyncIterator[str]:
-    """Run ``execute(on_event=...)`` in a run thread and yield its events as SSE frames.
+# Runs driven on the loop whose client has gone: they go on to their end (and their record);
+# the loop holds only weak references to tasks, so these are kept here until they finish.
+_detached: set[asyncio.Task[Any]] = set()
 
-    ``index_from`` numbers the frames with ``event_index`` (continue streams carry it). If the
-    client goes away before the run ends, the run is cancelled; it is still recorded. ``slot``
-    (agents.services.capacity) is given back when the run ends, before the stream's last frame,
-    however it ends: a client that starts its next run on seeing the end finds its place free.
+
+async def stream_on_loop(started: Any) -> AsyncIterator[str]:
+    """Drive a begun run (``agents.services.submit.Started``) on this event loop, yielding its
+    events as SSE frames as they come.
+
+    The run is a task of its own: if the client goes away, the run is asked to stop (cancelled
+    at its next step) and is still recorded, the task finishing on its own. Frames that are ready
+    together leave in one write. ``started.slot`` is given back when the run ends, before the
+    stream's last frame: a client that starts its next run on seeing the end finds its place free.
     """
-    loop = asyncio.get_running_loop()
-    mailbox = Mailbox(loop)
+    inbox: deque[Any] = deque()
+    ready = asyncio.Event()
 
-    def job() -> None:
+    def put(item: Any) -> None:
+        inbox.append(item)
+        ready.set()
+
+    async def drive() -> None:
         try:
-            execute(on_event=mailbox.put)
+            await started.execute_async(on_event=put)
+        except Exception as exc:
+            logger.exception("run %s could not be recorded", started.run_id)
+            put(_Failed(exc))
         finally:
-            if slot is not None:
-                slot.release()
-            mailbox.put(_DONE)
+            started.slot.release()
+            put(_DONE)
 
-    future = loop.run_in_executor(run_executor(), _with_connections, job)
+    task = asyncio.get_running_loop().create_task(drive())
+    _detached.add(task)
+    task.add_done_callback(_detached.discard)
     finished = False
-    index = index_from
+    index = started.index_from
     try:
         while not finished:
+            await ready.wait()
+            ready.clear()
             frames = []
-            for item in await mailbox.take():
+            while inbox:
+                item = inbox.popleft()
                 if item is _DONE:
                     finished = True
                     break
+                if isinstance(item, _Failed):
+                    frames.append(control_frame("error", {"error": f"the run could not be recorded ({type(item.exc).__name__})"}))
+                    continue
                 if index is not None:
                     item = {**item, "event_index": index}
                     index += 1
                 frames.append(event_frame(item))
             if frames:
                 yield "".join(frames)
-        try:
-            await future
-        except Exception as exc:
-            logger.exception("run %s could not be recorded", run_id)
-            yield control_frame("error", {"error": f"the run could not be recorded ({type(exc).__name__})"})
     finally:
         if not finished:
-            cancel_local(run_id)
+            cancel_local(started.run_id)
+
+
+class _Failed:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc

@@ -31,12 +31,12 @@ from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
 from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
 from ..services.runs import AgentNotFound, Continuation, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
-from ..services.submit import Finished, Streaming, Submitted, submit_continue, submit_run
+from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
-from .streaming import sse_response, stream_in_thread
+from .streaming import sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -138,7 +138,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, agent_id: str):
-        return _rendered(self.prepared)
+        return await _rendered(self.prepared)
 
     def prepare_post(self, request, agent_id: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the submission, checked whole
@@ -152,7 +152,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
         return _translated(
             submit_run, principal=self.principal, component_id=agent_id, request=run_request, background=background,
-            client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy,
+            client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy, wait=False,
         )
 
     @extend_schema(
@@ -343,7 +343,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, agent_id: str, run_id: str):
-        return _rendered(self.prepared)
+        return await _rendered(self.prepared)
 
     def prepare_post(self, request, agent_id: str, run_id: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the continuation back on the queue
@@ -358,16 +358,21 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
             stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
             background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
+            wait=False,
         )
 
 
-def _rendered(submitted: Submitted):
-    """A submission's answer: the RunOutput, the run's stream, or a background run's 202 (or
-    its events, followed, when the submission streams)."""
+async def _rendered(submitted: Submitted):
+    """A submission's answer, on the event loop: the run's stream, or its RunOutput once it ends
+    (driven on this loop, holding no thread while it waits), or a background run's 202 (or its
+    events, followed, when the submission streams)."""
+    if isinstance(submitted, Started):
+        if submitted.streamed:
+            return sse_response(stream_on_loop(submitted))
+        with submitted.slot:
+            return json_response(await submitted.execute_async())
     if isinstance(submitted, Finished):
         return json_response(submitted.output)
-    if isinstance(submitted, Streaming):
-        return sse_response(stream_in_thread(submitted.run_id, submitted.execute, index_from=submitted.index_from, slot=submitted.slot))
     if submitted.stream:
         return sse_response(_tail_frames(submitted.job.pk, submitted.job.user_id, submitted.after))
     return Response(submitted.body, status=202)

@@ -26,7 +26,7 @@ from sessions.services.runs import run_events_append, run_transition
 
 from ..models import Job, JobStatus
 from .cancellation import cancel_local
-from .eventlog import EventLog, payloads, run_error_event
+from .eventlog import EventLog, LoopFed, payloads, run_error_event
 from .live import publish
 from .watch import watch
 
@@ -82,9 +82,14 @@ class InlineRecorder(EventLog):
     def take_remaining(self) -> tuple[list[dict[str, Any]], int]:
         """The events not yet written and the index of the first, for the run's final write."""
         with self.lock:
+            self.take_arrived()
             remaining, self.buffer = self.buffer, []
         first = remaining[0]["event_index"] if remaining else self.next_index
         return payloads(remaining), first
+
+
+class LoopRecorder(LoopFed, InlineRecorder):
+    """The event log of an inline run driven on the web server's event loop."""
 
 
 def _not_a_delta(event: dict[str, Any]) -> bool:

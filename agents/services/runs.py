@@ -34,7 +34,9 @@ from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from .eventlog import run_error_event
-from .inline import SERVER_LOST, InlineRecorder, watching
+from .executor import in_run_thread
+from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
+from .watch import watch
 from .jobs import job_cancel, job_follow_run, job_submit
 
 logger = logging.getLogger("agno_site.runs")
@@ -306,29 +308,31 @@ def _owner_scope(owner_id: str | None) -> Any:
     return owner_id if owner_id else None
 
 
-def _drive(prepared: PreparedRun, run_iter: Any, on_event: EventSink | None) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
-    """Iterate the runtime, forwarding events; an unexpected exception becomes a RunError."""
-    events: list[dict[str, Any]] = []
+def _drive(prepared: PreparedRun, run_iter: Any, sink: EventSink) -> tuple[dict[str, Any], Any]:
+    """Iterate the runtime in this thread, each event to ``sink``; an unexpected exception
+    becomes a RunError. Returns the output and the finished run iterator."""
     release_connections()  # the run now waits on its model: it holds no database connection
     try:
         for event in run_iter:
-            events.append(event)
-            if on_event is not None:
-                on_event(event)
-        return run_iter.output, events, run_iter
+            sink(event)
+        return run_iter.output, run_iter
     except Exception as exc:  # a bug in a tool or provider adapter: record it, never lose the run
-        logger.exception("run %s failed unexpectedly", prepared.run_id)
-        output = dict(getattr(run_iter, "output", None) or {})
-        message = f"Internal error while running the agent ({type(exc).__name__})"
-        output.update({"run_id": prepared.run_id, "session_id": prepared.session_id, "status": RunStatus.ERROR, "content": message})
-        error_event = run_error_event(
-            run_id=prepared.run_id, session_id=prepared.session_id, agent_id=prepared.agent.id,
-            agent_name=prepared.agent.name, content=message, error_type="internal_error",
-        )
-        events.append(error_event)
-        if on_event is not None:
-            on_event(error_event)
-        return output, events, run_iter
+        output, error_event = _internal_error(prepared, run_iter, exc)
+        sink(error_event)
+        return output, run_iter
+
+
+def _internal_error(prepared: PreparedRun, run_iter: Any, exc: Exception) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The output and RunError event of a run whose loop raised (a bug, never the model's error)."""
+    logger.error("run %s failed unexpectedly", prepared.run_id, exc_info=exc)
+    output = dict(getattr(run_iter, "output", None) or {})
+    message = f"Internal error while running the agent ({type(exc).__name__})"
+    output.update({"run_id": prepared.run_id, "session_id": prepared.session_id, "status": RunStatus.ERROR, "content": message})
+    error_event = run_error_event(
+        run_id=prepared.run_id, session_id=prepared.session_id, agent_id=prepared.agent.id,
+        agent_name=prepared.agent.name, content=message, error_type="internal_error",
+    )
+    return output, error_event
 
 
 def _component_data(agent: Agent) -> dict[str, Any]:
@@ -354,32 +358,69 @@ def run_begin(prepared: PreparedRun) -> Run:
 
 
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:
-    """Run to the end in this thread, stored from its first moment (``run``: already begun by
-    ``run_begin``; else it is begun here). Returns the RunOutput dict."""
+    """Run to the end in this thread, through the run loop's sync facade, stored from its first
+    moment (``run``: already begun by ``run_begin``; else it is begun here). Returns the RunOutput
+    dict. The web server drives runs on its event loop instead (``run_execute_async``)."""
     try:
         run = run or run_begin(prepared)
         recorder = InlineRecorder(run, streamed=prepared.streamed, forward=on_event, first_index=prepared.first_event_index)
         with watching(recorder):
-            output, _events, finished = _drive(prepared, prepared.iterate(), recorder)
-        if recorder.given_up:
-            logger.warning("run %s was failed by the reaper while it ran here; its result is discarded", run.pk)
-            return {**output, "status": RunStatus.ERROR, "content": SERVER_LOST}
-        events, first_index = recorder.take_remaining()
-        status = str(output.get("status") or RunStatus.ERROR)
-        with transaction.atomic():
-            run_finish(run, prepared.record(
-                status=status, output=output, events=events, first_event_index=first_index,
-                session_state=output.get("session_state"), summary=getattr(finished, "session_summary", None),
-            ))
-            if prepared.continues_in_place:
-                job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
-            if prepared.replaces and status == RunStatus.COMPLETED:
-                mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
-            if prepared.memory_store is not None:
-                prepared.memory_store.flush()
-        return output
+            output, finished = _drive(prepared, prepared.iterate(), recorder)
+        return _run_end(prepared, run, recorder, output, finished)
     finally:
         forget_local(prepared.run_id)
+
+
+async def run_execute_async(prepared: PreparedRun, *, run: Run, on_event: EventSink | None = None) -> dict[str, Any]:
+    """Run a begun run to its end on the calling event loop. Waiting on its model (a call, each
+    streamed token) or on an I/O tool holds no thread and no database connection: the loop is
+    shared by every run of the process. The database phases (watching it, its end) go to the run
+    threads (``RUN_THREADS``), each for the moment it takes; its event batches and heartbeat are
+    written by the process's watch thread."""
+    try:
+        recorder = LoopRecorder(run, streamed=prepared.streamed, forward=on_event, first_index=prepared.first_event_index)
+        await in_run_thread(watch.add, run.pk, recorder)
+        try:
+            output, finished = await _drive_async(prepared, prepared.iterate(), recorder)
+        finally:
+            await in_run_thread(watch.remove, run.pk)
+        return await in_run_thread(_run_end, prepared, run, recorder, output, finished)
+    finally:
+        forget_local(prepared.run_id)
+
+
+async def _drive_async(prepared: PreparedRun, run_iter: Any, sink: EventSink) -> tuple[dict[str, Any], Any]:
+    """``_drive`` on the event loop: the same events, and the same RunError for a bug."""
+    try:
+        async for event in run_iter:
+            sink(event)
+        return run_iter.output, run_iter
+    except Exception as exc:
+        output, error_event = _internal_error(prepared, run_iter, exc)
+        sink(error_event)
+        return output, run_iter
+
+
+def _run_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: dict[str, Any], finished: Any) -> dict[str, Any]:
+    """Write an inline run's end: its row, its session, its last events and memories, in one
+    transaction (and the run it regenerates, or the paused job it continues)."""
+    if recorder.given_up:
+        logger.warning("run %s was failed by the reaper while it ran here; its result is discarded", run.pk)
+        return {**output, "status": RunStatus.ERROR, "content": SERVER_LOST}
+    events, first_index = recorder.take_remaining()
+    status = str(output.get("status") or RunStatus.ERROR)
+    with transaction.atomic():
+        run_finish(run, prepared.record(
+            status=status, output=output, events=events, first_event_index=first_index,
+            session_state=output.get("session_state"), summary=getattr(finished, "session_summary", None),
+        ))
+        if prepared.continues_in_place:
+            job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
+        if prepared.replaces and status == RunStatus.COMPLETED:
+            mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
+        if prepared.memory_store is not None:
+            prepared.memory_store.flush()
+    return output
 
 
 # ---- continuing a paused run ----------------------------------------------------------------
@@ -595,6 +636,7 @@ __all__ = [
     "next_event_index",
     "run_begin",
     "run_execute",
+    "run_execute_async",
     "run_for_caller",
     "run_prepare",
 ]

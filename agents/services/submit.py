@@ -7,8 +7,12 @@ three ways, each a typed result the caller renders:
 
 - ``Accepted``: a durable background job, committed with its PENDING run (``background``);
 - ``Finished``: the run went to its end in this thread (not streamed);
-- ``Streaming``: the run is committed RUNNING, and the transport drives ``execute`` with a sink
-  for its events (SSE, or a WebSocket).
+- ``Started``: the run is committed RUNNING, and the caller drives it: ``execute_async`` on the
+  web server's event loop (a streamed run's events go to a sink as they happen; a JSON answer
+  awaits its end), or ``execute`` in a sync caller's thread.
+
+``wait=True`` (the default, for sync callers) runs a non-streamed run to its end before returning
+(``Finished``); the web server passes ``wait=False`` and awaits it on its loop instead.
 
 Inline and streamed runs take one of their owner's ``RUN_MAX_PER_USER`` places
 (agents.services.capacity) once nothing is left to refuse them, and give it back when they end.
@@ -38,6 +42,7 @@ from .runs import (
     continue_prepare,
     run_begin,
     run_execute,
+    run_execute_async,
     run_for_caller,
     run_prepare,
     session_for_run,
@@ -69,9 +74,10 @@ class Finished:
 
 
 @dataclass(frozen=True)
-class Streaming:
-    """A run committed RUNNING, to be driven by the transport: ``execute(on_event=...)`` runs it
-    to its end (in a run thread) and returns its output; ``slot`` is given back when it ends."""
+class Started:
+    """A run committed RUNNING, for its caller to drive to its end, once: ``execute_async`` on an
+    event loop (the web server's), or ``execute`` in a thread; each returns the RunOutput.
+    ``slot`` is given back when it ends (the driver's job)."""
 
     prepared: PreparedRun
     run: Run
@@ -83,11 +89,18 @@ class Streaming:
     def run_id(self) -> str:
         return self.prepared.run_id
 
+    @property
+    def streamed(self) -> bool:
+        return self.prepared.streamed
+
     def execute(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
         return run_execute(self.prepared, on_event=on_event, run=self.run)
 
+    async def execute_async(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
+        return await run_execute_async(self.prepared, on_event=on_event, run=self.run)
 
-Submitted = Accepted | Finished | Streaming
+
+Submitted = Accepted | Finished | Started
 
 
 def submit_run(
@@ -99,13 +112,14 @@ def submit_run(
     client_address: str = "",
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
+    wait: bool = True,
 ) -> Submitted:
     """A new run of ``component_id`` for ``principal``, as ``request`` asks."""
     if principal.session_id:
         request.session_id = principal.session_id  # a token bound to one session
     if background:
         return _accept(principal, component_id, request, idempotency_key, strategy)
-    return _run(run_prepare(principal=principal, agent_id=component_id, request=request), client_address=client_address)
+    return _run(run_prepare(principal=principal, agent_id=component_id, request=request), client_address=client_address, wait=wait)
 
 
 def _accept(principal: Principal, component_id: str, request: RunRequest, key: str | None, strategy: str) -> Accepted:
@@ -122,18 +136,19 @@ def _accept(principal: Principal, component_id: str, request: RunRequest, key: s
     return Accepted(accepted.job, accepted.run_status, stream=request.stream)
 
 
-def _run(prepared: PreparedRun, *, client_address: str, index_from: int | None = None) -> Finished | Streaming:
-    """Take the owner's place, commit the run RUNNING, then run it whole or hand it to its stream."""
+def _run(prepared: PreparedRun, *, client_address: str, wait: bool, index_from: int | None = None) -> Finished | Started:
+    """Take the owner's place, commit the run RUNNING, then run it whole (``wait`` and not
+    streamed) or hand it to its caller."""
     slot = run_slot_acquire(run_slot_key(owner_id=prepared.owner_id, client_address=client_address))
     try:
         run = run_begin(prepared)
     except BaseException:
         slot.release()
         raise
-    if not prepared.streamed:
+    if wait and not prepared.streamed:
         with slot:
             return Finished(run_execute(prepared, run=run))
-    return Streaming(prepared, run, slot, index_from=index_from)
+    return Started(prepared, run, slot, index_from=index_from)
 
 
 def submit_continue(
@@ -149,6 +164,7 @@ def submit_continue(
     stream_events: bool = True,
     background: bool = False,
     client_address: str = "",
+    wait: bool = True,
 ) -> Submitted:
     """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
     message boundary (a fork, a regeneration, a retry of a failed run; see ``Continuation``)."""
@@ -176,7 +192,7 @@ def submit_continue(
         principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=tools, stream=stream, stream_events=stream_events, continuation=continuation,
     )
-    return _run(prepared, client_address=client_address, index_from=prepared.first_event_index)
+    return _run(prepared, client_address=client_address, wait=wait, index_from=prepared.first_event_index)
 
 
 # ---- operators ------------------------------------------------------------------------------
@@ -227,7 +243,7 @@ __all__ = [
     "Finished",
     "RETRYABLE_STATUSES",
     "RunNotRetryable",
-    "Streaming",
+    "Started",
     "Submitted",
     "submit_continue",
     "submit_retry",

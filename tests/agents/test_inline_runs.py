@@ -278,12 +278,12 @@ def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
     """The continuation is committed RUNNING before it runs (as a new run is); a second continue
     with the same decisions, from any process, is refused instead of running the tool twice."""
     from agents.services.runs import RunNotContinuable
-    from agents.services.submit import Streaming, submit_continue
+    from agents.services.submit import Started, submit_continue
 
     paused = _paused_run()
     tools = [{**paused["tools"][0], "confirmed": True}]
     first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
-    assert isinstance(first, Streaming)
+    assert isinstance(first, Started)
     assert Run.objects.for_user("alice").get(pk=paused["run_id"]).status == "RUNNING"  # before anything of it ran
     with pytest.raises(RunNotContinuable):
         submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
@@ -300,13 +300,13 @@ def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
 
 def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
     from agents.services.runs import Continuation, RunRequest
-    from agents.services.submit import Streaming, submit_continue, submit_run
+    from agents.services.submit import Started, submit_continue, submit_run
 
     done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
     fork = submit_continue(
         principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True),
     )
-    assert isinstance(fork, Streaming) and fork.run_id != done["run_id"]
+    assert isinstance(fork, Started) and fork.run_id != done["run_id"]
     begun = Run.objects.for_user("alice").get(pk=fork.run_id)
     assert (begun.status, begun.input["input_content"], begun.session_id) == ("RUNNING", "what is 2+2?", done["session_id"])
     with fork.slot:
