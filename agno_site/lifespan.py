@@ -15,7 +15,7 @@ logger = logging.getLogger("agno_site.jobs")
 def _start() -> None:
     from django.conf import settings
 
-    if settings.REDIS_URL or settings.EMBEDDED_WORKER_THREADS <= 0:
+    if settings.REDIS_URL or not settings.EMBEDDED_WORKER:
         return
     from agents.worker import embedded_worker
 

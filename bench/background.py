@@ -8,8 +8,8 @@ Configurations, each on a fresh database and after a warm-up, one after the othe
 
 * ``agentos-sqlite``, ``agentos-postgres``: bench/agentos_reference/app.py; ``background=true``
   runs are asyncio tasks of the server process (cap ``AGNO_BACKGROUND_MAX_CONCURRENCY``, default 32).
-* ``embedded``: Agno Site without ``REDIS_URL``: the web process runs ``EMBEDDED_WORKER_THREADS``
-  (default 4) job threads, as ``make run`` does. SQLite.
+* ``embedded``: Agno Site without ``REDIS_URL``: the web process runs its job loop (up to
+  ``WORKER_RUNS_PER_PROCESS`` jobs at once), as ``make run`` does. SQLite.
 * ``celery-1``, ``celery-2``: Agno Site with ``REDIS_URL`` (Redis db 13, flushed): the web process
   only accepts; one or two ``celery -P solo`` workers execute. PostgreSQL.
 * ``celery-1-threads``, ``celery-2-threads``: as ``celery-1`` and ``celery-2``, each worker with

@@ -142,10 +142,12 @@ def django_db_setup(django_db_setup):
     tenancy_guard.install()
     yield
     tenancy_guard.uninstall()
+    import agents.loop_worker as loops
     import agents.worker as module
 
-    if module._worker is not None:
-        module._worker.stop()
+    for running in (module._worker, loops._worker):
+        if running is not None:
+            running.stop()
 
 
 @pytest.fixture(autouse=True)

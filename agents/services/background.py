@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,8 @@ from ..models import Job
 from ..runtime import InvalidContinuation
 from .cancellation import cancel_checker, cancel_local, forget_local
 from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
-from .eventlog import EventLog, run_error_event
+from .eventlog import EventLog, LoopFed, run_error_event
+from .executor import in_run_thread
 from .watch import watch
 from .runs import (
     AgentNotFound,
@@ -34,6 +36,7 @@ from .runs import (
     RunNotContinuable,
     RunRequest,
     _drive,
+    _drive_async,
     agent_entry,
     agent_entry_pinned,
     branch_prepare_for_job,
@@ -94,13 +97,56 @@ class _Events(EventLog):
 
 
 
+class _LoopEvents(LoopFed, _Events):
+    """A background run's events, fed on the worker's event loop (written by the watch thread)."""
+
+
 # The job's run and its session, in one read compiled once (the ORM compiles it on every call).
 _RUN_WITH_SESSION = Select(lambda run_id, user_id: scope_queryset(Run.objects, user_id).select_related("session").filter(pk=run_id))
 
 
+@dataclass
+class _Execution:
+    """A claimed run job, set up: what its end is written from."""
+
+    job: Job
+    worker: str
+    run: Run
+    events: _Events
+    lease: _Lease
+    prepared: PreparedRun | None = None
+    output: dict[str, Any] | None = None  # set already when it cannot run
+    finished: Any = None
+
+
 @job_handler("run", "continue", "branch")
 def job_execute(job: Job, worker: str) -> str:
-    """Run a claimed run job to its end. Returns the run's final status (or "LOST")."""
+    """Run a claimed run job to its end in this thread. Returns the run's final status (or "LOST")."""
+    execution = _job_begin(job, worker, _Events)
+    try:
+        if execution.prepared is not None:
+            execution.output, execution.finished = _drive(execution.prepared, execution.prepared.iterate(), execution.events)
+    finally:
+        _job_unwatch(job)
+    return _job_end(execution)
+
+
+async def job_execute_async(job: Job, worker: str) -> str:
+    """``job_execute`` on an event loop (agents.loop_worker): waiting on the model holds no thread
+    and no connection, so one worker process carries hundreds of runs. The database phases (its
+    start, its end) go to the run threads; the watch thread writes its events and renews its lease."""
+    execution = await in_run_thread(_job_begin, job, worker, _LoopEvents)
+    try:
+        if execution.prepared is not None:
+            execution.output, execution.finished = await _drive_async(execution.prepared, execution.prepared.iterate(), execution.events)
+    finally:
+        await in_run_thread(_job_unwatch, job)
+    return await in_run_thread(_job_end, execution)
+
+
+def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
+    """Read the job's run and session, number its events on, watch its lease, and prepare it
+    (or, if it can never run, its failed output)."""
     run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
     session = run.session  # read with the run; the same owner (a run's user_id is its session's)
     # A run's first execution has no events yet; a retry or a continuation carries on numbering.
@@ -108,24 +154,33 @@ def job_execute(job: Job, worker: str) -> str:
     superseded_from = _superseded_from(job, first_index)
     if superseded_from is not None:
         first_index += ATTEMPT_INDEX_GAP
-    events = _Events(run, job, worker, first_index)
-    lease = _Lease(job, worker)
-    watch.add(job.pk, events, lease)
+    events = log(run, job, worker, first_index)
+    execution = _Execution(job=job, worker=worker, run=run, events=events, lease=_Lease(job, worker))
+    watch.add(job.pk, events, execution.lease)
     try:
         if superseded_from is not None:
             _announce_attempt(job, run, events, superseded_from)
         try:
-            prepared = _prepare(job, run, session)
-            run_iter = prepared.iterate()
+            execution.prepared = _prepare(job, run, session)
         except DatabaseError:
             raise  # the database went away: the reaper retries the job or fails it visibly
         except Exception as exc:  # it can never run: it fails now, saying why
-            output, finished, prepared = _unrunnable(job, run, exc, events), None, None
-        else:
-            output, _events, finished = _drive(prepared, run_iter, events)
-    finally:
-        watch.remove(job.pk)
-        forget_local(job.pk)
+            execution.output = _unrunnable(job, run, exc, events)
+    except BaseException:
+        _job_unwatch(job)
+        raise
+    return execution
+
+
+def _job_unwatch(job: Job) -> None:
+    watch.remove(job.pk)
+    forget_local(job.pk)
+
+
+def _job_end(execution: _Execution) -> str:
+    """The job's end, fenced: its run row, session, last events, memories and the job's status."""
+    job, worker, run, events, prepared = execution.job, execution.worker, execution.run, execution.events, execution.prepared
+    output = execution.output or {}
     status = str(output.get("status") or RunStatus.ERROR)
     error = str(output.get("content") or "") if status == RunStatus.ERROR else ""
     with transaction.atomic():
@@ -134,12 +189,13 @@ def job_execute(job: Job, worker: str) -> str:
         # with it, and the writes after it are sent without waiting (pipelined): two round trips
         # and the COMMIT, where each statement was one.
         with pipelined():
-            if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
+            if execution.lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
                 logger.warning("job %s: lost its lease before finishing; its result is discarded", job.pk)
                 return "LOST"
             with events.lock:
+                events.take_arrived()
                 events.write_buffer()
-            run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(finished, "session_summary", None)))
+            run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(execution.finished, "session_summary", None)))
         if prepared is not None and prepared.replaces and status == RunStatus.COMPLETED:
             # A read, then a write: not in the pipeline, whose statements go without waiting.
             mark_regenerated(owner_id=job.user_id, run_id=prepared.replaces)

@@ -353,7 +353,12 @@ def run_begin(prepared: PreparedRun) -> Run:
         if not run_transition(run_id=source.pk, expected=source.status, to=RunStatus.RUNNING, started_at=source.started_at or timezone.now()):
             raise RunNotContinuable(f"Run {source.pk} is being continued already, or it changed meanwhile: reload it and try again")
         return source
-    run_input = source.input if source is not None else prepared.request.stored_input() if prepared.request else {}
+    if source is not None:
+        # A fork asked with a new message (an edited question) keeps that message as its input.
+        edited = (prepared.branch or {}).get("input")
+        run_input = {**source.input, "input_content": edited} if edited else source.input
+    else:
+        run_input = prepared.request.stored_input() if prepared.request else {}
     return run_record(prepared.record(status=RunStatus.RUNNING, input=run_input), create_session=prepared.new_session)
 
 
@@ -602,7 +607,8 @@ def branch_submit(
     }
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id,
-        payload=payload, input=dict(source.input), stream=stream, run_id=prepared.run_id, job_type="branch",
+        payload=payload, input={**source.input, "input_content": continuation.input} if continuation.input else dict(source.input),
+        stream=stream, run_id=prepared.run_id, job_type="branch",
     )
     return accepted.job
 

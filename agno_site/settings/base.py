@@ -397,18 +397,19 @@ AGENT_MODULES = env.listing("AGENT_MODULES")
 WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
 # Hosts or networks the "http" toolkit may fetch although they are private (e.g. an intranet).
 HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
-# Threads that execute agent runs inside each web process (a run holds one while it talks to its model).
+# Threads per process for the database phases of runs (a run's start, its end; a request's
+# preparation). Runs wait on their models on the event loop and hold none while they wait.
 RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
 # Threads per process that sync tools run in (the run loop is async: a tool that blocks on files,
 # HTTP or a database must not block it). Async tools are awaited on the loop and need none.
 TOOL_THREADS = env.integer("TOOL_THREADS", 16, minimum=1)
 # Inline and streamed runs one user may have in progress in each web process (0: no cap); over
-# it a run is refused with 429. A quarter of the default RUN_THREADS: one user can never take more
-# than that share of a process, and a person chatting needs one or two.
+# it a run is refused with 429: one user can never take more than that share of a process, and a
+# person chatting needs one or two.
 RUN_MAX_PER_USER = env.integer("RUN_MAX_PER_USER", 8, minimum=0)
 
 # --- Background runs (the durable job queue) --------------------------------------------------
-AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 32, minimum=1)
+AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)
 AGENTOS_BACKGROUND_MAX_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_PER_USER", 8, minimum=1)
 AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = env.integer("AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH", 1000, minimum=0)
 # One user's share of the queue (0: only the depth above limits it).
@@ -418,8 +419,10 @@ AGENTOS_BACKGROUND_LEASE_SECONDS = env.integer("AGENTOS_BACKGROUND_LEASE_SECONDS
 AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = env.integer("AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS", 5, minimum=0)
 AGENTOS_BACKGROUND_TIMEOUT_SECONDS = env.integer("AGENTOS_BACKGROUND_TIMEOUT_SECONDS", 3600, minimum=1)
 AGENTOS_IDEMPOTENCY_TTL_SECONDS = env.integer("AGENTOS_IDEMPOTENCY_TTL_SECONDS", 86400, minimum=1)
-# Without a broker (no REDIS_URL) each web process runs this many job threads itself.
-EMBEDDED_WORKER_THREADS = env.integer("EMBEDDED_WORKER_THREADS", 4, minimum=0)
+# Without a broker (no REDIS_URL) each web process executes the job table itself (false: never).
+EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
+# Jobs one worker process (Celery, or the embedded worker) carries at once on its event loop.
+WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
 CELERY_BEAT_SCHEDULE = {

@@ -9,15 +9,18 @@ from tests.security.conftest import jwt_server  # noqa: F401 (a fixture: JWT aut
 
 @pytest.fixture
 def worker(settings):
-    """The embedded worker of this process, stopped (and forgotten) after the test."""
+    """The embedded worker of this process, stopped (and forgotten) after the test, and so is the
+    process's job loop that a Celery task (``drain_queue``) wakes."""
+    import agents.loop_worker as loops
     import agents.worker as module
 
     settings.AGENTOS_REAPER_INTERVAL_SECONDS = 1
     module._worker = None
     yield module.embedded_worker
-    if module._worker is not None:
-        module._worker.stop()
-    module._worker = None
+    for running in (module._worker, loops._worker):
+        if running is not None:
+            running.stop()
+    module._worker = loops._worker = None
 
 
 def wait_for(probe, timeout: float = 20.0, interval: float = 0.05):

@@ -51,14 +51,14 @@ def test_accepted_only_once_committed_then_executed(live_api, worker) -> None:
 
 
 def test_a_job_accepted_while_no_worker_runs_is_executed_when_one_starts(live_api, worker, settings) -> None:
-    settings.EMBEDDED_WORKER_THREADS = 0  # "the process is down": nothing executes
+    settings.EMBEDDED_WORKER = False  # "the process is down": nothing executes
     body = submit(live_api, message="survive a restart", user_id="alice").json()
     assert Job.objects.unscoped("test").get(pk=body["run_id"]).status == JobStatus.QUEUED
     assert run_status(body["run_id"]) == "PENDING"
     import agents.worker as module
 
     module._worker = None
-    settings.EMBEDDED_WORKER_THREADS = 2  # the process is back
+    settings.EMBEDDED_WORKER = True  # the process is back
     module.embedded_worker().start()
     assert wait_for(lambda: finished(body["run_id"])) == "COMPLETED"
 
@@ -149,7 +149,7 @@ class TestBounds:
     def test_global_and_per_user_caps_hold_and_excess_waits_in_order(self, live_api, worker, settings, fake_openai) -> None:
         settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY = 2
         settings.AGENTOS_BACKGROUND_MAX_PER_USER = 1
-        settings.EMBEDDED_WORKER_THREADS = 4
+        settings.EMBEDDED_WORKER = True
         gate = threading.Event()
         fake_openai.default = Reply(text="done", gate=gate, gate_after=0)
         ids = [submit(live_api, "openai-agent", message=f"job {i}", user_id=user).json()["run_id"] for i, user in enumerate(["alice", "alice", "bob", "bob", "carol"])]
@@ -173,7 +173,7 @@ class TestBounds:
 
     def test_a_full_queue_answers_429(self, live_api, worker, settings) -> None:
         settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = 1
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         assert submit(live_api, message="fills it", user_id="alice").status_code == 202
         full = submit(live_api, message="one too many", user_id="alice")
         assert (full.status_code, full.json(), full.headers["Retry-After"]) == (429, {"detail": "Job queue is full"}, "5")
@@ -182,7 +182,7 @@ class TestBounds:
     def test_one_user_filling_their_share_leaves_the_queue_open_to_others(self, live_api, worker, settings) -> None:
         settings.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = 3
         settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER = 2
-        settings.EMBEDDED_WORKER_THREADS = 0  # nothing leaves the queue
+        settings.EMBEDDED_WORKER = False  # nothing leaves the queue
         assert [submit(live_api, message=f"backlog {i}", user_id="alice").status_code for i in range(2)] == [202, 202]
         over = submit(live_api, message="one too many", user_id="alice")
         assert (over.status_code, over.json(), over.headers["Retry-After"]) == (
@@ -234,7 +234,7 @@ class TestSessionStrategies:
 
 class TestCancel:
     def test_a_queued_run_is_cancelled_before_execution(self, live_api, worker, settings) -> None:
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         body = submit(live_api, message="never runs", user_id="alice", session_id="s-c").json()
         assert httpx.post(f"{live_api}/agents/assistant/runs/{body['run_id']}/cancel").json() == {}
         polled = httpx.get(f"{live_api}/agents/assistant/runs/{body['run_id']}", params={"session_id": "s-c"}).json()
@@ -254,7 +254,7 @@ class TestCancel:
 
 class TestReaper:
     def lose_a_worker(self, base: str, settings, attempts: int) -> str:
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = attempts
         run_id = submit(base, message="my worker dies", user_id="alice").json()["run_id"]
         job = job_claim(worker="doomed-worker")  # claims, then "dies": no heartbeat ever comes
@@ -276,7 +276,7 @@ class TestReaper:
         import agents.worker as module
 
         module._worker = None
-        settings.EMBEDDED_WORKER_THREADS = 1
+        settings.EMBEDDED_WORKER = True
         module.embedded_worker().start()
         assert wait_for(lambda: finished(run_id)) == "COMPLETED"
         job = Job.objects.unscoped("test").get(pk=run_id)
@@ -305,7 +305,7 @@ class TestJobsThatCannotStart:
         from agents.services.background import job_execute
         from agents.services.definitions import definition_create
 
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         definition_create(agent_id="short-lived", name="Short lived")
         run_id = submit(live_api, "short-lived", message="hello?", user_id="alice", session_id="s-gone").json()["run_id"]
         AgentDefinition.objects.filter(agent_id="short-lived").update(is_active=False)  # an operator switches it off
@@ -328,7 +328,7 @@ class TestJobsThatCannotStart:
     def test_a_continuation_whose_source_run_was_deleted_fails_saying_so(self, live_api, worker, settings) -> None:
         from agents.services.background import job_execute
 
-        settings.EMBEDDED_WORKER_THREADS = 0  # the follow-up waits in the queue
+        settings.EMBEDDED_WORKER = False  # the follow-up waits in the queue
         body = submit(live_api, message="the question", user_id="alice", session_id="s-src", background="false").json()
         assert body["status"] == "COMPLETED"
         accepted = httpx.post(f"{live_api}/agents/assistant/runs/{body['run_id']}/continue",
@@ -431,7 +431,7 @@ class TestLease:
         from agents.services.background import _Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3
         run_id = submit(live_api, message="lose me", user_id="alice").json()["run_id"]
         job = job_claim(worker="w1")
@@ -454,7 +454,7 @@ class TestLease:
         from agents.services.background import _Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
-        settings.EMBEDDED_WORKER_THREADS = 0
+        settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # checked at each renewal, every second
         settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS = 5
         run_id = submit(live_api, message="too long", user_id="alice").json()["run_id"]

@@ -70,7 +70,7 @@ def answer(frames: list[tuple[str, dict]]) -> str:
 @pytest.fixture
 def rerun(live_api, worker, fake_openai, settings):
     """A run whose first worker streamed part of an answer, then was lost; the second attempt finishes it."""
-    settings.EMBEDDED_WORKER_THREADS = 0  # the test plays both workers
+    settings.EMBEDDED_WORKER = False  # the test plays both workers
     settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 2
     settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = 0
     gate = threading.Event()

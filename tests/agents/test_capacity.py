@@ -193,7 +193,7 @@ def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
     from sessions.models import RunStatus
     from tests.factories import make_run, make_session
 
-    settings.EMBEDDED_WORKER_THREADS = 0
+    settings.EMBEDDED_WORKER = False
     settings.AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER = 1
     session = make_session("alice", component_id="assistant")
     failed = make_run("alice", session=session, component_id="assistant", status=RunStatus.ERROR, input={"input_content": "again"})

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def no_worker(settings):
-    settings.EMBEDDED_WORKER_THREADS = 0  # only these tests claim
+    settings.EMBEDDED_WORKER = False  # only these tests claim
     settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY = 10
     settings.AGENTOS_BACKGROUND_MAX_PER_USER = 10
 

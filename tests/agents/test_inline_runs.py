@@ -173,7 +173,7 @@ def test_a_run_the_reaper_gave_up_stops_and_keeps_the_reapers_verdict(live_api, 
 
 
 def test_a_background_run_is_left_to_its_jobs_lease(live_api, settings):
-    settings.EMBEDDED_WORKER_THREADS = 0
+    settings.EMBEDDED_WORKER = False
     accepted = httpx.post(f"{live_api}/agents/assistant/runs", data={"message": "later", "stream": "false", "background": "true", "user_id": "carol"}).json()
     Run.objects.for_user("carol").filter(pk=accepted["run_id"]).update(status="RUNNING", updated_at=timezone.now() - timedelta(hours=1))
     assert inline_runs_reap() == []
@@ -201,7 +201,7 @@ def test_kill_9_during_50_streams_loses_no_run_and_none_stays_running(settings, 
     env = {
         **os.environ, "DJANGO_SETTINGS_MODULE": "agno_site.settings.test", "DATABASE_URL": url, "VAR_DIR": str(tmp_path),
         "AGENTOS_BACKGROUND_LEASE_SECONDS": "3", "AGENTOS_REAPER_INTERVAL_SECONDS": "1", "RUN_THREADS": "64",
-        "RUN_MAX_PER_USER": "64", "EMBEDDED_WORKER_THREADS": "0",
+        "RUN_MAX_PER_USER": "64", "EMBEDDED_WORKER": "false",
     }
     doomed, doomed_base = _serve(env, tmp_path / "doomed.log")
     try:
@@ -217,7 +217,7 @@ def test_kill_9_during_50_streams_loses_no_run_and_none_stays_running(settings, 
     assert sorted(data["input_content"] for _, data in runs) == sorted(f"/slow 30\n#{index}" for index in range(50))
     # A surviving replica's reaper (the embedded worker's, here) fails them once their heartbeat
     # is a lease old.
-    survivor, survivor_base = _serve({**env, "EMBEDDED_WORKER_THREADS": "1"}, tmp_path / "survivor.log")
+    survivor, survivor_base = _serve({**env, "EMBEDDED_WORKER": "true"}, tmp_path / "survivor.log")
     try:
         wait_for(lambda: Run.objects.unscoped("test").filter(status="ERROR").count() == 50, timeout=60, interval=0.2)
     finally:
@@ -313,3 +313,17 @@ def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
         assert fork.execute()["status"] == "COMPLETED"
     assert Run.objects.for_user("alice").get(pk=done["run_id"]).status == "REGENERATED"
     assert Run.objects.for_user("alice").get(pk=fork.run_id).status == "COMPLETED"
+
+
+def test_an_edited_question_is_the_forks_stored_input():
+    from agents.services.runs import Continuation, RunRequest
+    from agents.services.submit import Finished, submit_continue, submit_run
+
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    edited = submit_continue(
+        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], stream=False,
+        continuation=Continuation(fork=True, continue_from="last_user", input="what is 3+3?"),
+    )
+    assert isinstance(edited, Finished) and edited.output["status"] == "COMPLETED"
+    assert Run.objects.for_user("alice").get(pk=edited.output["run_id"]).input["input_content"] == "what is 3+3?"
+    assert Run.objects.for_user("alice").get(pk=done["run_id"]).input["input_content"] == "what is 2+2?"

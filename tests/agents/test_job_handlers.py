@@ -37,7 +37,7 @@ def _count_handler(job: Job, worker: str) -> str:
 
 @pytest.fixture(autouse=True)
 def no_worker(settings):
-    settings.EMBEDDED_WORKER_THREADS = 0  # only these tests claim
+    settings.EMBEDDED_WORKER = False  # only these tests claim
     settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY = 10
     settings.AGENTOS_BACKGROUND_MAX_PER_USER = 10
     seen.clear()

@@ -46,7 +46,7 @@ def _rename(old: str, new: str) -> None:
 
 @pytest.mark.parametrize("stream", ["resume", "background submission"])
 def test_a_stream_that_loses_its_database_ends_with_the_error_frame(live_api, worker, settings, stream) -> None:
-    settings.EMBEDDED_WORKER_THREADS = 0  # the run stays queued: the stream follows it, reading the database
+    settings.EMBEDDED_WORKER = False  # the run stays queued: the stream follows it, reading the database
     form = {"message": "wait", "background": "true", "user_id": "alice", "session_id": "s-dberr"}
     if stream == "resume":
         run_id = httpx.post(f"{live_api}/agents/assistant/runs", data={**form, "stream": "false"}, timeout=30).json()["run_id"]

@@ -463,7 +463,8 @@ class TestUnifiedContinue:
         runs = list(Run.objects.for_user("alice").filter(session_id="s-c").order_by("run_index"))
         assert [(run.pk, run.status) for run in runs] == [(first["run_id"], "COMPLETED"), (follow["run_id"], "COMPLETED")]
         assert runs[0].run_data == first  # the original is untouched
-        assert runs[1].input == first["input"] and runs[1].run_data == follow
+        # The new run keeps what was asked this time (an edited or follow-up question), beside the first.
+        assert runs[1].input == {**first["input"], "input_content": "and then?"} and runs[1].run_data == follow
         events = list(RunEvent.objects.for_user("alice").filter(run=runs[1]).order_by("event_index").values_list("event", flat=True))
         assert events[0] == "RunContinued" and events[-1] == "RunCompleted"
         # It is part of the session's history from now on.

@@ -100,7 +100,7 @@ def _server(settings, tmp_path, application: str, **extra: str) -> tuple[subproc
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}?application_name={application}",
         "DB_POOL_MAX_SIZE": "4",
         "DB_POOL_MIN_SIZE": "1",
-        "EMBEDDED_WORKER_THREADS": "0",
+        "EMBEDDED_WORKER": "false",
         "VAR_DIR": str(tmp_path),
         **extra,
     }
@@ -194,6 +194,53 @@ def test_runs_arriving_while_others_wait_for_their_first_token_all_complete(sett
     assert (len(results), failures) == (120, []), log.read_text()[-3000:]
 
 
+@pytest.mark.slow
+def test_1024_streams_in_flight_fit_a_100_connection_postgres(settings, tmp_path, fake_openai):
+    """1,024 streamed runs all waiting on their model at once, in one server process, against
+    PostgreSQL's default max_connections=100: every run completes (0 errors), and the server
+    never holds more than its pool's DB_POOL_MAX_SIZE connections (10, the default)."""
+    gate = threading.Event()
+    fake_openai.default = Reply(text="one two three", gate=gate, gate_after=0, gate_timeout=120)
+    application = f"agno-pool-1024-{os.getpid()}"
+    server, base, log = _server(
+        settings, tmp_path, application, DB_POOL_MAX_SIZE="10", OPENAI_BASE_URL=fake_openai.base_url, OPENAI_API_KEY="test-key",
+    )
+    from sessions.models import Run
+
+    peak = 0
+    stop = threading.Event()
+
+    def watch() -> None:
+        nonlocal peak
+        from django.db import connections
+
+        try:
+            while not stop.is_set():
+                peak = max(peak, _backends(settings.DATABASES["default"]["NAME"], application))
+                time.sleep(0.1)
+        finally:
+            connections.close_all()
+
+    results: list[str] = []
+    watcher = threading.Thread(target=watch)
+    streams = threading.Thread(target=lambda: results.extend(run_async(lambda: _streams(base, 1024, agent="openai-agent", message="hold on"))))
+    try:
+        watcher.start()
+        streams.start()
+        # All 1,024 are stored RUNNING and waiting on the model at the same moment.
+        wait_for(lambda: Run.objects.unscoped("test").filter(status="RUNNING").count() >= 1024, timeout=150, interval=0.5)
+        gate.set()
+        streams.join(180)
+    finally:
+        gate.set()
+        stop.set()
+        watcher.join()
+        _stop(server)
+    failures = [result for result in results if result != "RunCompleted"]
+    assert (len(results), failures[:5], len(failures)) == (1024, [], 0), log.read_text()[-3000:]
+    assert 1 <= peak <= 10, f"the server held {peak} connections"
+
+
 def _healthy(base: str) -> bool:
     try:
         return httpx.get(f"{base}/health", timeout=2).status_code == 200
@@ -202,7 +249,8 @@ def _healthy(base: str) -> bool:
 
 
 async def _streams(base: str, count: int, *, agent: str, message: str, first_user: int = 0) -> list[str]:
-    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+    # No client-side cap (httpx's default pool is 100 connections): every stream is in flight.
+    async with httpx.AsyncClient(base_url=base, timeout=180, limits=httpx.Limits(max_connections=None, max_keepalive_connections=None)) as client:
 
         async def one(index: int) -> str:
             response = await client.post(f"/agents/{agent}/runs", data={"message": message, "user_id": f"user-{first_user + index}"})

@@ -32,7 +32,7 @@ def served(tmp_path) -> Iterator[str]:
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update({
         "VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": "agno_site.settings.local",
-        "EMBEDDED_WORKER_THREADS": "0", "PYTHONUNBUFFERED": "1",
+        "EMBEDDED_WORKER": "false", "PYTHONUNBUFFERED": "1",
     })
     log = tmp_path / "serve.log"
     with log.open("w") as out:

@@ -104,6 +104,8 @@ def pieces(text: str, words_per_chunk: int = 1) -> list[str]:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # a thousand runs may call it at once
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients that hang up (cancelled streams, closed keep-alive connections) are normal here.
         import sys
