@@ -276,6 +276,8 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.declare_common_errors",
         "core.api.openapi.overlapping_alternatives",
         "core.api.openapi.declare_health",
+        # Last: every operation's summary and description, from core/api/operations.py.
+        "core.api.operations.document_operations",
     ],
 }
 
