@@ -278,6 +278,7 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.declare_health",
         # Last: every operation's summary and description, from core/api/operations.py.
         "core.api.operations.document_operations",
+        "core.api.operations.form_examples",
     ],
 }
 

@@ -275,3 +275,43 @@ def document_operations(result: dict[str, Any], generator: Any, request: Any, pu
                 continue
             operation["summary"], operation["description"] = documented
     return result
+
+
+# Example values a form body starts with in Swagger UI's "Try it out", by operationId: together
+# they make a request that runs as it stands (against the demo agent `make run` seeds).
+FORM_EXAMPLES: dict[str, dict[str, Any]] = {
+    "create_agent_run": {"message": "Hello", "stream": False},
+}
+# Path parameters' examples: the demo agent, so "Try it out" starts with an agent that exists.
+PATH_EXAMPLES = {"agent_id": "demo"}
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def form_examples(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Swagger UI fills each form field with a sample of its schema (``string``, ``0``, ``true``)
+    unless the schema has an example, and sends every filled field: ``output_schema=string``
+    is then a 422. Optional fields without a default start empty (``""``: Swagger UI sends no
+    empty field); FORM_EXAMPLES gives the fields that need a value one that works."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for item in result.get("paths", {}).values():
+        for method, operation in item.items():
+            if method not in _METHODS:
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter["name"] in PATH_EXAMPLES:
+                    parameter.setdefault("example", PATH_EXAMPLES[parameter["name"]])
+            content = operation.get("requestBody", {}).get("content", {})
+            refs = {content[kind]["schema"].get("$ref", "") for kind in _FORM_TYPES if kind in content}
+            for ref in refs:
+                schema = schemas.get(ref.rsplit("/", 1)[-1])
+                if schema is None:
+                    continue
+                examples = FORM_EXAMPLES.get(operation.get("operationId"), {})
+                required = set(schema.get("required", []))
+                for name, field in schema.get("properties", {}).items():
+                    if name in examples:
+                        field["example"] = examples[name]
+                    elif name not in required and field.get("format") != "binary" and field.get("type") != "array" \
+                            and not {"example", "default", "enum"} & set(field):
+                        field["example"] = ""
+    return result
