@@ -290,8 +290,8 @@ _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 def form_examples(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """Swagger UI fills each form field with a sample of its schema (``string``, ``0``, ``true``)
     unless the schema has an example, and sends every filled field: ``output_schema=string``
-    is then a 422. Optional fields without a default start empty (``""``: Swagger UI sends no
-    empty field); FORM_EXAMPLES gives the fields that need a value one that works."""
+    is then a 422. Optional fields without a default start empty (``""``, ``[]``: the server
+    reads an empty field as absent); FORM_EXAMPLES gives the fields that need a value one that works."""
     schemas = result.get("components", {}).get("schemas", {})
     for item in result.get("paths", {}).values():
         for method, operation in item.items():
@@ -311,7 +311,7 @@ def form_examples(result: dict[str, Any], generator: Any, request: Any, public: 
                 for name, field in schema.get("properties", {}).items():
                     if name in examples:
                         field["example"] = examples[name]
-                    elif name not in required and field.get("format") != "binary" and field.get("type") != "array" \
+                    elif name not in required and field.get("format") != "binary" \
                             and not {"example", "default", "enum"} & set(field):
-                        field["example"] = ""
+                        field["example"] = [] if field.get("type") == "array" else ""
     return result
