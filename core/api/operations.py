@@ -131,7 +131,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "Compact Agent Session",
         "Fold a session's older history into a summary, so that less is sent to the model; the "
         "stored transcript is never modified. No agent of this server compacts its history yet, so "
-        "the answer is always `compacted: false` with the reason `not_enabled`.",
+        "the answer is always `compacted: false` with `status: not_enabled`.",
     ),
     # --- Sessions ----------------------------------------------------------------------------
     "get_sessions": (

@@ -15,6 +15,9 @@ NO_DATA_NEEDED = frozenset({
     "dbshell", "shell", "startapp", "startproject", "makemessages", "compilemessages", "sendtestemail",
     "flush", "inspectdb", "sqlflush", "sqlsequencereset",
 })
+# Servers start anyway (/health needs no table; a deployment may migrate after starting them),
+# saying what is wrong first.
+WARN_ONLY = frozenset({"serve", "runserver"})
 
 
 def command_name(argv: list[str]) -> str:

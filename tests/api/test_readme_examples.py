@@ -26,9 +26,11 @@ curl -s localhost:7777/agents/demo/runs/$RUN/continue -d session_id=$SESSION -d 
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_the_continue_example_approves_the_paused_email(live_api, settings, tmp_path) -> None:
+def test_the_continue_example_approves_the_paused_email(live_api, settings, tmp_path, monkeypatch) -> None:
     settings.ANONYMOUS_ACCESS = "guests"
     settings.AGENT_OS_AUTH_MODE = "none"
+    # make run without a key: the demo agent on the offline model (a fixture may have set one)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     call_command("bootstrap", stdout=open("/dev/null", "w"))
     script = CONTINUE_EXAMPLE.replace("localhost:7777", live_api.removeprefix("http://"))
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)

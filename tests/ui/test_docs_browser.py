@@ -12,7 +12,9 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_try_it_out_on_the_run_endpoint_runs_the_demo_agent_as_it_stands(browsing, live_api) -> None:
+def test_try_it_out_on_the_run_endpoint_runs_the_demo_agent_as_it_stands(browsing, live_api, monkeypatch) -> None:
+    # make run without a key: the demo agent on the offline model (a fixture may have set one)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     call_command("bootstrap", stdout=open("/dev/null", "w"))  # the demo agent, as make run seeds it
     page = browsing.page()
     sent: list[dict] = []
