@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.utils import timezone
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
@@ -42,6 +43,13 @@ class DraftVersionInline(admin.StackedInline):
     def get_queryset(self, request):
         return super().get_queryset(request).filter(stage=Stage.DRAFT)
 
+    def get_extra(self, request, obj=None, **kwargs) -> int:
+        # No draft yet (a new agent): its form is shown at once, so there is never an "Add
+        # another draft" for an agent that has none.
+        if obj is None or not obj.versions.filter(stage=Stage.DRAFT).exists():
+            return 1
+        return 0
+
 
 class PublishedVersionInline(admin.TabularInline):
     model = AgentVersion
@@ -66,6 +74,13 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
     search_fields = ("agent_id", "name", "description")
     inlines = [DraftVersionInline, PublishedVersionInline]
     actions = ["publish_drafts"]
+    fields = ("agent_id", "name", "description", "is_active", "created_at", "updated_at")
+    # Kept by the site (created; updated on every save and publish), never typed in.
+    readonly_fields = ("created_at", "updated_at")
+
+    def save_model(self, request, obj: AgentDefinition, form, change: bool) -> None:
+        obj.updated_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
     @admin.display(description="live (published)")
     def live_version(self, obj: AgentDefinition) -> str:

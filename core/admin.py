@@ -49,7 +49,36 @@ class UserIdFilter(admin.SimpleListFilter):
         yield all_choice
 
 
-class OwnedModelAdmin(admin.ModelAdmin):
+class NoSaveOnReadOnlyPages:
+    """A change page where nothing can be edited (every field read-only, no inline form) shows
+    no Save buttons: saving would change nothing. Delete stays where it is allowed."""
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if not add and not context["adminform"].form.fields and not context.get("inline_admin_formsets"):
+            context.update(show_save=False, show_save_and_continue=False, show_save_and_add_another=False)
+        return super().render_change_form(request, context, add=add, change=change, form_url=form_url, obj=obj)
+
+
+def preview(value: Any, length: int = 80) -> str:
+    """One line of at most ``length`` characters (an ellipsis says there was more)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+def seconds(value: float | None) -> str:
+    """A duration with its unit: 340 ms, 2.4 s, 3 min 5 s."""
+    if value is None:
+        return "–"
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
+    if value < 60:
+        return f"{value:.1f} s"
+    minutes, rest = divmod(round(value), 60)
+    return f"{minutes} min {rest} s"
+
+
+class OwnedModelAdmin(NoSaveOnReadOnlyPages, admin.ModelAdmin):
     """Operators see every user's rows: the admin reads through the plain ``all_users`` manager."""
 
     list_per_page = 50

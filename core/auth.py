@@ -54,10 +54,18 @@ class Principal:
         """What of ``wanted`` this caller may not put on a token it creates (admins: nothing)."""
         return [] if self.is_admin else scopes_not_held(self.scopes, wanted)
 
+    @property
+    def guest(self) -> bool:
+        """An anonymous caller of a server that keeps them apart from those who sign in
+        (ANONYMOUS_ACCESS=guests, the development default)."""
+        return self.via == "none" and settings.ANONYMOUS_ACCESS == "guests"
+
     def read_scope(self, requested_user_id: str | None = None):
         """The core.tenancy scope for reads: forced to the caller when isolated."""
         if self.isolated:
             return self.user_id
+        if self.guest:
+            return guest_user_id(requested_user_id)
         if requested_user_id:
             return requested_user_id
         return ALL_USERS
@@ -68,7 +76,32 @@ class Principal:
             return self.user_id
         if self.is_admin:
             return requested_user_id or self.user_id
+        if self.guest:
+            return guest_user_id(requested_user_id)
         return self.user_id or requested_user_id or None
+
+
+def guest_user_id(requested_user_id: str | None) -> str | None:
+    """The user id an anonymous guest acts for: the one asked for, unless someone signs in as it
+    (a login account, the owner of an access token, a service account), which only they may
+    act for; None (rows without an owner) when none is asked for."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.exceptions import PermissionDenied
+
+    from .models import AccessToken
+
+    if not requested_user_id:
+        return None
+    if (
+        requested_user_id.startswith("sa:")
+        or get_user_model().objects.filter(username=requested_user_id).exists()
+        or AccessToken.objects.for_user(requested_user_id).exists()
+    ):
+        raise PermissionDenied(
+            f"user_id {requested_user_id!r} belongs to someone who signs in: sign in as them or send "
+            "their token (anonymous calls act only for user ids nobody signs in as; ANONYMOUS_ACCESS=open lifts this)"
+        )
+    return requested_user_id
 
 
 OPEN = Principal()

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from core.admin import OwnedModelAdmin, UserIdFilter, pretty_json
+from core.admin import OwnedModelAdmin, UserIdFilter, preview, pretty_json, seconds
 
 from .models import Run, RunEvent, Session, UserMemory
 
@@ -58,14 +58,14 @@ class SessionAdmin(OwnedModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(OwnedModelAdmin):
-    list_display = ("run_id", "session_link", "run_index", "status", "run_type", "component_id", "user_id", "total_tokens", "duration", "created_at")
+    list_display = ("run_id", "created_at", "status", "input_preview", "content_preview", "component_id", "user_id", "duration_display", "total_tokens", "session_link")
     list_filter = ("status", "run_type", UserIdFilter, "created_at")
     search_fields = ("run_id", "session__session_id", "component_id", "user_id", "content")
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     list_select_related = ("session",)
-    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "input_json", "content", "run_data_json")
-    exclude = ("session", "input", "run_data")
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "input_json", "content", "run_data_json")
+    exclude = ("session", "input", "run_data", "duration")
 
     def has_add_permission(self, request) -> bool:  # runs are created by running agents
         return False
@@ -73,6 +73,19 @@ class RunAdmin(OwnedModelAdmin):
     @admin.display(description="session", ordering="session")
     def session_link(self, obj: Run) -> str:
         return _change_link(obj.session, obj.session_id)
+
+    @admin.display(description="input")
+    def input_preview(self, obj: Run) -> str:
+        message = obj.input.get("input_content", obj.input) if isinstance(obj.input, dict) else obj.input
+        return preview(message) if message else "–"
+
+    @admin.display(description="content")
+    def content_preview(self, obj: Run) -> str:
+        return preview(obj.content) if obj.content else "–"
+
+    @admin.display(description="duration", ordering="duration")
+    def duration_display(self, obj: Run) -> str:
+        return seconds(obj.duration)
 
     @admin.display(description="events")
     def events_link(self, obj: Run) -> str:

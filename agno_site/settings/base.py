@@ -276,6 +276,9 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.declare_common_errors",
         "core.api.openapi.overlapping_alternatives",
         "core.api.openapi.declare_health",
+        # Last: every operation's summary and description, from core/api/operations.py.
+        "core.api.operations.document_operations",
+        "core.api.operations.form_examples",
     ],
 }
 
@@ -316,6 +319,14 @@ for _algorithm in JWT_ALGORITHMS:
     if _algorithm.lower() == "none" or not _algorithm[:2] in {"HS", "RS", "ES", "PS", "Ed"}:
         raise ImproperlyConfigured(f"JWT_ALGORITHMS: {_algorithm!r} is not an allowed signature algorithm")
 AGENT_OS_USER_ISOLATION = AGENT_OS_AUTH_MODE == "jwt" and USER_ISOLATION
+# With no authentication configured, what a caller without credentials may reach (README:
+# Security). "guests": only user ids nobody signs in as (no account, no access token, no service
+# account), and without a user_id only rows without an owner, so the browser users of a
+# development server stay apart from anonymous API calls. "open": any user_id and every row, as
+# AgentOS's open server; the default when ALLOW_UNAUTHENTICATED=true opens the server on purpose.
+ANONYMOUS_ACCESS = env.string("ANONYMOUS_ACCESS", "open" if ALLOW_UNAUTHENTICATED else "guests")
+if ANONYMOUS_ACCESS not in ("guests", "open"):
+    raise ImproperlyConfigured(f"ANONYMOUS_ACCESS must be guests or open, not {ANONYMOUS_ACCESS!r}")
 
 # Per-principal request limits (DRF throttling rates: "<n>/second|minute|hour|day").
 RATE_LIMIT_USER = env.rate("RATE_LIMIT_USER", "1200/minute")

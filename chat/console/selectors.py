@@ -23,6 +23,7 @@ STATUS_ORDER = (
     RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.PAUSED,
     RunStatus.RUNNING, RunStatus.PENDING, RunStatus.REGENERATED,
 )
+# The error rate's denominator: runs that ended (a paused, running or queued run may still fail).
 FINISHED = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED)
 
 
@@ -50,6 +51,9 @@ class Dashboard:
     duration_p50: list[float | None]
     duration_p95: list[float | None]
     error_rate: list[float | None]
+    # The error rate's numerator and denominator, per day: failed runs, and finished ones.
+    errors: list[int]
+    finished: list[int]
     busiest_agents: list[dict[str, Any]]
     queue: QueueDepth
     totals: dict[str, Any] = field(default_factory=dict)
@@ -63,6 +67,8 @@ class Dashboard:
             "durationP50": self.duration_p50,
             "durationP95": self.duration_p95,
             "errorRate": self.error_rate,
+            "errors": self.errors,
+            "finished": self.finished,
             "busiestAgents": self.busiest_agents,
             "queue": {"pending": self.queue.pending, "running": self.queue.running, "paused": self.queue.paused},
         }
@@ -185,12 +191,13 @@ def dashboard_data(*, days: int = DEFAULT_PERIOD, now: datetime | None = None) -
     totals["tokens"] = totals["tokens"] or 0
     totals["error_rate"] = round(totals["errors"] / totals["finished"], 4) if totals["finished"] else None
     totals["error_rate_percent"] = "–" if totals["error_rate"] is None else f"{totals['error_rate'] * 100:.1f}%"
+    totals["error_rate_basis"] = f"{totals['errors']} failed of {totals['finished']} finished runs"
 
     # 5. queue depth (now, not over the period)
     queue = dashboard_queue_depth()
 
     return Dashboard(
         days=days, start=start, labels=labels, runs_by_status=runs_by_status,
-        tokens=tokens, duration_p50=p50, duration_p95=p95, error_rate=error_rate,
+        tokens=tokens, duration_p50=p50, duration_p95=p95, error_rate=error_rate, errors=list(errors), finished=finished,
         busiest_agents=busiest, queue=queue, totals=totals,
     )

@@ -5,9 +5,10 @@ from csp.decorators import csp_update
 from django.conf import settings
 from django.http import JsonResponse
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 from . import discovery, service_accounts
+from .docs import RedocView
 from .routing import plain_api_view, route
 
 
@@ -62,6 +63,6 @@ if settings.DOCS_ENABLED:
         # Redoc writes its styles into <style> elements at run time (styled-components, and CSS
         # bundled in its script) without a nonce, and runs its search in a worker made from a
         # blob: URL. Only this page, which shows nothing but our own schema, allows those two;
-        # its scripts are still 'self' only.
-        route("redoc", REDOC_POLICY(SpectacularRedocView.as_view(url_name="openapi")), name="redoc"),
+        # its scripts are still 'self' only. Its script comes from /redoc?script (core/api/docs.py).
+        route("redoc", REDOC_POLICY(RedocView.as_view(url_name="openapi")), name="redoc"),
     ]

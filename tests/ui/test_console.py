@@ -56,12 +56,15 @@ def test_dashboard_numbers(django_assert_num_queries):
     assert chart["durationP50"] == [None, None, None, None, None, 5.0, 2.0]
     assert chart["durationP95"] == [None, None, None, None, None, 5.0, 3.0]
     assert chart["errorRate"] == [None, None, None, None, None, 0.0, 0.3333]
+    # The rate's numerator and denominator: failed runs of the finished (completed, failed, cancelled) ones.
+    assert (chart["errors"], chart["finished"]) == ([0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 1, 3])
     assert chart["busiestAgents"] == [  # most runs first; ties by agent id
         {"agent": "demo", "runs": 3, "errors": 1, "tokens": 160},
         {"agent": "helper", "runs": 3, "errors": 0, "tokens": 20},
     ]
     assert chart["queue"] == {"pending": 1, "running": 1, "paused": 0}
     assert data.totals["runs"] == 6 and data.totals["users"] == 3 and data.totals["error_rate"] == 0.25
+    assert (data.totals["error_rate_percent"], data.totals["error_rate_basis"]) == ("25.0%", "1 failed of 4 finished runs")
 
 
 @pytest.mark.django_db

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import timedelta
 
 import pytest
@@ -79,6 +80,18 @@ def test_the_dashboard_renders_its_charts(browsing, make_user):
     assert charts["chart-queue"]["sum"] == 4  # 2 pending, 1 running, 1 paused
     assert charts["chart-duration"]["points"] > 0 and charts["chart-errors"]["points"] > 0
     assert charts["chart-agents"]["datasets"] == 2 and charts["chart-tokens"]["sum"] > 0
+    # The error rate says its denominator: on the tile, and in each day's tooltip.
+    finished = Run.all_users.filter(status__in=(RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED))
+    failed = finished.filter(status=RunStatus.ERROR).count()
+    expect(page.locator("#tile-error-basis")).to_have_text(
+        f"{failed} failed of {finished.count()} finished runs (completed, failed or cancelled)")
+    label = page.evaluate("""() => {
+        const chart = Chart.getChart(document.getElementById("chart-errors"));
+        const index = chart.data.datasets[0].data.findIndex((value) => value !== null);
+        const item = {formattedValue: String(chart.data.datasets[0].data[index]), dataIndex: index};
+        return chart.options.plugins.tooltip.callbacks.label(item);
+    }""")
+    assert re.fullmatch(r"[\d.]+% \(\d+ failed of \d+ finished runs\)", label), label
     # The period selector.
     page.get_by_role("link", name="7 days").click()
     page.wait_for_selector("body[data-charts-ready=true]")

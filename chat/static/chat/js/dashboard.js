@@ -71,7 +71,14 @@ new Chart(canvas("chart-errors"), {
       tension: 0.2,
     }],
   },
-  options: { scales: { y: { beginAtZero: true, suggestedMax: 10, ticks: { callback: (value) => `${value}%` } } }, plugins: { legend: { display: false } } },
+  options: {
+    scales: { y: { beginAtZero: true, suggestedMax: 10, title: { display: true, text: "% of finished runs" }, ticks: { callback: (value) => `${value}%` } } },
+    plugins: {
+      legend: { display: false },
+      // The denominator, said: "25% (1 failed of 4 finished runs)".
+      tooltip: { callbacks: { label: (item) => `${item.formattedValue}% (${data.errors[item.dataIndex]} failed of ${data.finished[item.dataIndex]} finished runs)` } },
+    },
+  },
 });
 
 new Chart(canvas("chart-queue"), {

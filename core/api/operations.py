@@ -1,0 +1,317 @@
+"""What the API docs say about each operation: its summary and description, by operationId.
+
+The views' docstrings are written for the people who maintain them ("Subclasses declare
+``scope_family``…"); drf-spectacular would otherwise publish them as the operations'
+descriptions. Every operation's user-facing text lives here instead, applied to the document by
+``document_operations`` (a postprocessing hook, SPECTACULAR_SETTINGS), whatever view serves it:
+a view added later gets its text by adding its operationId here, and
+tests/api/test_operation_docs.py fails for any operation of the document that is missing.
+
+The wording is AgentOS's own where the operation behaves the same
+(``../shared/reference/agentos-openapi.json``), and says what this server does where it differs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+# operationId -> (summary, description). Descriptions are Markdown.
+OPERATIONS: dict[str, tuple[str, str]] = {
+    # --- Discovery ---------------------------------------------------------------------------
+    "health_check": (
+        "Health Check",
+        "Check the health status of the API. Returns a simple status indicator. "
+        "Public in every auth mode, and touches no database: load balancers may call it often.",
+    ),
+    "get_info": (
+        "Get OS Info",
+        "Return lightweight, unauthenticated metadata about this instance: its id, name and "
+        "versions, how many agents, teams and workflows it serves, and its authentication mode.",
+    ),
+    "get_config": (
+        "Get OS Configuration",
+        "Retrieve the configuration of this instance, including:\n\n"
+        "- Available models and databases\n"
+        "- The agents, teams and workflows the caller may see\n"
+        "- Chat, session, memory, knowledge and evaluation configurations",
+    ),
+    # --- Agents ------------------------------------------------------------------------------
+    "get_agents": (
+        "List All Agents",
+        "Retrieve the agents configured in this instance that the caller may read.\n\n"
+        "**Returns:**\n"
+        "- Agent metadata (ID, name, description)\n"
+        "- Model configuration and capabilities\n"
+        "- Available tools and their configurations\n"
+        "- Session, knowledge, memory, and reasoning settings\n"
+        "- Only meaningful (non-default) configurations are included",
+    ),
+    "get_agent": (
+        "Get Agent Details",
+        "Retrieve the detailed configuration and capabilities of one agent.\n\n"
+        "**Returns comprehensive agent information including:**\n"
+        "- Model configuration and provider details\n"
+        "- Complete tool inventory and configurations\n"
+        "- Session management settings\n"
+        "- Knowledge base and memory configurations\n"
+        "- System prompts and response formatting options",
+    ),
+    "create_agent_run": (
+        "Create Agent Run",
+        "Execute an agent with a message and optional media files. Supports both streaming and "
+        "non-streaming responses, and durable background runs.\n\n"
+        "**Features:**\n"
+        "- Text message input with optional session management (`session_id`; omitted: a new session)\n"
+        "- Multi-media support: images, audio, video and files (`files` uploads, or inline JSON)\n"
+        "- Real-time streaming responses with Server-Sent Events (SSE)\n"
+        "- `background=true`: the run is queued and survives restarts; the answer is `202` with its ids\n"
+        "- User and session context preservation\n\n"
+        "**Streaming Response:**\n"
+        "When `stream=true` (the default), returns SSE events with `event` and `data` fields. "
+        "With `stream=false`, one JSON `RunOutput`.\n\n"
+        "A model error is not an HTTP error: the answer is `200` with `\"status\": \"ERROR\"` and the "
+        "reason in `content`.",
+    ),
+    "list_agent_runs": (
+        "List Agent Runs",
+        "List runs for an agent within a session, optionally filtered by status.\n\n"
+        "Useful for monitoring background runs and viewing run history.",
+    ),
+    "get_agent_run": (
+        "Get Agent Run",
+        "Retrieve the status and output of an agent run. Use this to poll for background run "
+        "completion (`PENDING` → `RUNNING` → …).\n\n"
+        "Requires the `session_id` that was returned when the run was created.",
+    ),
+    "cancel_agent_run": (
+        "Cancel Agent Run",
+        "Cancel a queued or executing agent run, on whichever worker runs it. A queued run ends "
+        "`CANCELLED` at once; a running one stops at its next step.\n\n"
+        "**Note:** Cancellation may not be immediate for all operations.",
+    ),
+    "continue_agent_run": (
+        "Continue Agent Run",
+        "Advance a stored agent run from its current state.\n\n"
+        "**Variants:**\n"
+        "- PAUSED + tools provided → apply the human-in-the-loop decisions (`confirmed`, "
+        "`user_input_schema[*].value`, external `result`), resume\n"
+        "- COMPLETED + `input` → continue the conversation from the run, or from `continue_from` "
+        "(a checkpoint's `message_index`)\n\n"
+        "**Tools Parameter:**\n"
+        "JSON string containing the array of the paused run's tools, with the decisions filled in.",
+    ),
+    "resume_agent_run_stream": (
+        "Resume Agent Run Stream",
+        "Resume an SSE stream for an agent run after disconnection.\n\n"
+        "Sends missed events since `last_event_index`, then continues streaming live events if "
+        "the run is still active. A run that has ended is replayed from its stored events.\n\n"
+        "The answer is always `200`: a missing run or a failure is an in-band `event: error` frame.\n\n"
+        "**Client usage:**\n"
+        "Track `event_index` from each SSE event. On reconnection, pass the last received "
+        "`event_index` as `last_event_index`.",
+    ),
+    "list_agent_run_checkpoints": (
+        "List Agent Run Checkpoints",
+        "List the boundaries a run can be continued from: the end of its transcript, and where it "
+        "was last continued from. Pass an entry's `message_index` as `continue_from` when "
+        "continuing the run.",
+    ),
+    "get_agent_run_checkpoint_snapshot": (
+        "Get Agent Run Checkpoint Snapshot",
+        "Return the run as it stood after `message_index` messages (never between a tool call and "
+        "its result). Use the returned `message_index` as `continue_from` when continuing this run.",
+    ),
+    "fork_agent_session": (
+        "Fork Agent Session",
+        "Deep-copy a session into a new independent session. Every finished or paused run is "
+        "copied with a fresh `run_id`, with its events, and the session's name, state, metadata "
+        "and summary; the new session has a fresh `session_id`. The original is untouched. Use to "
+        "explore alternative conversation paths without changing the source.",
+    ),
+    "compact_agent_session": (
+        "Compact Agent Session",
+        "Fold a session's older history into a summary, so that less is sent to the model; the "
+        "stored transcript is never modified. No agent of this server compacts its history yet, so "
+        "the answer is always `compacted: false` with `status: not_enabled`.",
+    ),
+    # --- Sessions ----------------------------------------------------------------------------
+    "get_sessions": (
+        "List Sessions",
+        "Retrieve a paginated list of sessions with filtering and sorting options. Supports "
+        "filtering by session type (agent, team, workflow), component, user, and name. Sessions "
+        "represent conversation histories and execution contexts.",
+    ),
+    "create_session": (
+        "Create New Session",
+        "Create a new empty session with optional configuration. Useful for pre-creating sessions "
+        "with a specific `session_state`, metadata, or other properties before running any agent. "
+        "The session can later be used by providing its `session_id` in run requests.",
+    ),
+    "delete_sessions": (
+        "Delete Multiple Sessions",
+        "Delete multiple sessions by their IDs in a single operation. This action cannot be undone "
+        "and permanently removes the sessions and their runs.",
+    ),
+    "get_session_by_id": (
+        "Get Session by ID",
+        "Retrieve detailed information about a specific session including metadata, configuration, "
+        "and run history. The response schema varies with the session type (agent, team, or workflow).",
+    ),
+    "update_session": (
+        "Update Session",
+        "Update session properties such as `session_name`, `session_state`, `metadata`, or `summary`.",
+    ),
+    "delete_session": (
+        "Delete Session",
+        "Permanently delete a specific session and all its runs. This action cannot be undone and "
+        "removes the conversation history.",
+    ),
+    "rename_session": (
+        "Rename Session",
+        "Update the name of an existing session.",
+    ),
+    "get_session_runs": (
+        "Get Session Runs",
+        "Retrieve all runs (executions) of a session, with optional timestamp and status filtering. "
+        "Repeat the `status` parameter to match any of several. For lightweight entries, use "
+        "`GET /sessions/{session_id}/run-previews`.",
+    ),
+    "get_session_run_previews": (
+        "Get Session Run Previews",
+        "Lightweight listing of a session's runs for polling clients such as a queue tray: ids, "
+        "status, timestamps and truncated input/output previews, without messages, events, media "
+        "or metrics. Accepts the same filters as `GET /sessions/{session_id}/runs`.",
+    ),
+    "get_session_run": (
+        "Get Run by ID",
+        "Retrieve a specific run by its ID from a session. The response schema varies with the run "
+        "type (agent run, team run, or workflow run).",
+    ),
+    "get_session_media": (
+        "Fetch stored media for a session",
+        "Serve a piece of media that was offloaded to external media storage. This server keeps "
+        "media inside the runs themselves and offloads none, so the answer is always `404`.",
+    ),
+    # --- Memory ------------------------------------------------------------------------------
+    "get_memories": (
+        "List Memories",
+        "Retrieve a paginated list of user memories with filtering and search. Filter by user, "
+        "agent, team or topics, or search within the memories' text.",
+    ),
+    "create_memory": (
+        "Create Memory",
+        "Create a new user memory with content and topics. Memories store what agents remember "
+        "about a user across conversations.",
+    ),
+    "delete_memories": (
+        "Delete Multiple Memories",
+        "Delete multiple user memories by their IDs in a single operation. This action cannot be "
+        "undone.",
+    ),
+    "get_memory": (
+        "Get Memory by ID",
+        "Retrieve a specific user memory by its ID.",
+    ),
+    "update_memory": (
+        "Update Memory",
+        "Update an existing user memory's content and topics: both are replaced by the values "
+        "provided (topics left out become `[]`). An unknown id is created, except for callers "
+        "under user isolation, who get `404` for ids they do not own.",
+    ),
+    "delete_memory": (
+        "Delete Memory",
+        "Permanently delete a specific user memory. This action cannot be undone.",
+    ),
+    "get_memory_topics": (
+        "Get Memory Topics",
+        "Retrieve every distinct topic of the memories the caller may read. Useful for filtering "
+        "and categorising memories by topic.",
+    ),
+    "get_user_memory_stats": (
+        "Get User Memory Statistics",
+        "Retrieve paginated statistics of memory usage per user: how many memories each has and "
+        "when the last one changed.",
+    ),
+    "optimize_memories": (
+        "Optimize User Memories",
+        "Merge a user's memories into fewer ones without losing facts: duplicates and memories "
+        "contained in others are folded in, and memories sharing a topic become one. With `model` "
+        "(`provider:model_id`, e.g. `openai:gpt-4o-mini`) the model rewrites them all as one memory "
+        "(a reply that is empty or longer than the memories is discarded). Set `apply=false` to "
+        "preview the result without saving it.",
+    ),
+    # --- Service accounts --------------------------------------------------------------------
+    "list_service_accounts_service_accounts_get": (
+        "List Service Accounts",
+        "List the caller's service accounts. Returns metadata and display prefixes only, never "
+        "hashes or plaintext tokens.",
+    ),
+    "create_service_account_service_accounts_post": (
+        "Create Service Account",
+        "Mint a service account token. The plaintext token is returned exactly once. A token "
+        "carries only scopes its creator holds.",
+    ),
+    "revoke_service_account_service_accounts__service_account_id__delete": (
+        "Revoke Service Account",
+        "Revoke a service account. Takes effect at once. Idempotent: revoking a "
+        "revoked account answers `204` too.",
+    ),
+}
+
+_METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+def document_operations(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Give every operation of the document its summary and description from ``OPERATIONS``.
+
+    An operation missing from the map keeps no description rather than a docstring written for
+    maintainers; the test suite fails until it is added."""
+    for item in result.get("paths", {}).values():
+        for method, operation in item.items():
+            if method not in _METHODS:
+                continue
+            documented = OPERATIONS.get(operation.get("operationId"))
+            if documented is None:
+                operation.pop("description", None)
+                continue
+            operation["summary"], operation["description"] = documented
+    return result
+
+
+# Example values a form body starts with in Swagger UI's "Try it out", by operationId: together
+# they make a request that runs as it stands (against the demo agent `make run` seeds).
+FORM_EXAMPLES: dict[str, dict[str, Any]] = {
+    "create_agent_run": {"message": "Hello", "stream": False},
+}
+# Path parameters' examples: the demo agent, so "Try it out" starts with an agent that exists.
+PATH_EXAMPLES = {"agent_id": "demo"}
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def form_examples(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Swagger UI fills each form field with a sample of its schema (``string``, ``0``, ``true``)
+    unless the schema has an example, and sends every filled field: ``output_schema=string``
+    is then a 422. Optional fields without a default start empty (``""``, ``[]``: the server
+    reads an empty field as absent); FORM_EXAMPLES gives the fields that need a value one that works."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for item in result.get("paths", {}).values():
+        for method, operation in item.items():
+            if method not in _METHODS:
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter["name"] in PATH_EXAMPLES:
+                    parameter.setdefault("example", PATH_EXAMPLES[parameter["name"]])
+            content = operation.get("requestBody", {}).get("content", {})
+            refs = {content[kind]["schema"].get("$ref", "") for kind in _FORM_TYPES if kind in content}
+            for ref in refs:
+                schema = schemas.get(ref.rsplit("/", 1)[-1])
+                if schema is None:
+                    continue
+                examples = FORM_EXAMPLES.get(operation.get("operationId"), {})
+                required = set(schema.get("required", []))
+                for name, field in schema.get("properties", {}).items():
+                    if name in examples:
+                        field["example"] = examples[name]
+                    elif name not in required and field.get("format") != "binary" \
+                            and not {"example", "default", "enum"} & set(field):
+                        field["example"] = [] if field.get("type") == "array" else ""
+    return result
