@@ -35,7 +35,7 @@ class RunFeedbackAdmin(OwnedModelAdmin):
 
     @admin.display(description="rating", ordering="rating")
     def rating_label(self, obj: RunFeedback) -> str:
-        return "👍 up" if obj.rating == "up" else "👎 down"
+        return "▲ up" if obj.rating == "up" else "▼ down"
 
     @admin.display(description="comment")
     def comment_preview(self, obj: RunFeedback) -> str:
