@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("s/<str:session_id>/", views.chat_session, name="session"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
+    path("memories/", views.chat_memories, name="memories"),
+    path("api/", include("chat.api.urls")),
 ]

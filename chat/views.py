@@ -56,3 +56,12 @@ def chat_session(request: HttpRequest, session_id: str) -> HttpResponse:
     if session_get(user=request.user.get_username(), session_id=session_id) is None:
         return _page(request, session_id=None, status=404)
     return _page(request, session_id=session_id)
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def chat_memories(request: HttpRequest) -> HttpResponse:
+    """My memories: what the agents remember about the signed-in user (through the /memories API)."""
+    config = {"user": request.user.get_username(), "chatUrl": "/chat/", "loginUrl": settings.LOGIN_URL}
+    return render(request, "chat/memories.html", {"config": config, "site_name": settings.AGENT_OS_NAME})

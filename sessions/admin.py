@@ -138,3 +138,6 @@ class UserMemoryAdmin(OwnedModelAdmin):
 
         obj.topics_key = memory_topics_key(obj.topics)
         super().save_model(request, obj, form, change)
+
+
+from . import feedback_admin  # noqa: E402,F401  (reply feedback, registered in its own module)

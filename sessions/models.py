@@ -136,3 +136,37 @@ class UserMemory(OwnedModel):
 
     def __str__(self) -> str:
         return self.memory[:80]
+
+
+class FeedbackRating(models.TextChoices):
+    UP = "up"
+    DOWN = "down"
+
+
+class RunFeedback(OwnedModel):
+    """A person's thumbs up or down on one reply, with an optional comment: one per user per run,
+    changed in place. Owned by the rater, who can only rate their own runs."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_column="run_id")
+    # Copied from the run when rated, so the admin and the dashboard filter without a join.
+    session_id = models.CharField(max_length=255)
+    component_id = models.CharField(max_length=255, blank=True, default="")
+    rating = models.CharField(max_length=8, choices=FeedbackRating.choices)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "agno_run_feedback"
+        verbose_name = "reply feedback"
+        verbose_name_plural = "reply feedback"
+        constraints = [
+            models.UniqueConstraint(fields=["user_id", "run"], name="feedback_one_per_user_per_run"),
+        ]
+        indexes = [
+            models.Index(fields=["user_id", "session_id"], name="feedback_user_session"),
+            models.Index(fields=["-updated_at"], name="feedback_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on {self.run_id}"

@@ -13,7 +13,8 @@ from core.querysets import window
 from core.statements import Select
 from core.tenancy import ALL_USERS, scope_queryset
 
-from .models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
+from .models import Run, RunEvent, RunFeedback, RunStatus, Session, SessionType, UserMemory
+from .search import session_search_condition
 
 
 
@@ -150,12 +151,17 @@ def session_list(
     session_type: str | None = None,
     component_id: str | None = None,
     session_name: str | None = None,
+    text: str | None = None,
     sort_by: str | None = None,
     descending: bool = True,
     offset: int = 0,
     limit: int = 20,
 ) -> tuple[list[Session], int]:
-    """One page of the caller's sessions and the total count: two queries whatever the page size."""
+    """One page of the caller's sessions and the total count: two queries whatever the page size.
+
+    ``text`` searches names and the text of the sessions' runs (sessions/search.py): the run
+    search is a subquery of both, through the same scope.
+    """
     sessions = scope_queryset(Session.objects, user)
     if session_type:
         sessions = sessions.filter(session_type=session_type)
@@ -163,6 +169,10 @@ def session_list(
         sessions = sessions.filter(component_id=component_id)
     if session_name:
         sessions = sessions.filter(session_name__icontains=session_name)
+    if text:
+        condition = session_search_condition(runs=scope_queryset(Run.objects, user), text=text)
+        if condition is not None:
+            sessions = sessions.filter(condition)
     total = sessions.count()
     column = SESSION_SORT_COLUMNS.get(sort_by or "", "created_at")
     page = window(sessions.order_by(*_ordering(column, descending=descending, tie_breaker="pk")), offset=offset, limit=limit)
@@ -305,3 +315,13 @@ def session_detail(*, user: Any, session_id: str, shape: str | None = None) -> t
     if (shape or session.session_type) == SessionType.WORKFLOW:
         return session, []
     return session, session_chat_history(user=user, session_id=session_id)
+
+
+def run_feedback_for_session(*, user_id: str, session_id: str) -> list[RunFeedback]:
+    """``user_id``'s ratings of the runs of one of their sessions, in one query (an unknown or
+    another user's session has none)."""
+    return list(RunFeedback.objects.for_user(user_id).filter(session_id=session_id).order_by("created_at", "pk"))
+
+
+def run_feedback_get(*, user_id: str, run_id: str) -> RunFeedback | None:
+    return RunFeedback.objects.for_user(user_id).filter(run_id=run_id).first()

@@ -11,8 +11,8 @@ from agents.models import CancelIntent, Job
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
-from sessions.models import Run, RunEvent, Session, UserMemory
-from sessions.services import memory_create, run_create, run_events_append, session_create
+from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
+from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
 _counter = itertools.count(1)
 
@@ -44,6 +44,14 @@ def make_memory(user_id: str | None = "alice", **fields: Any) -> UserMemory:
     return memory_create(user_id=user_id, **fields)
 
 
+def make_feedback(user_id: str | None = "alice", run: Run | None = None, **fields: Any) -> RunFeedback:
+    run = run or make_run(user_id)
+    fields.setdefault("rating", "up")
+    if user_id is None:  # a shared row: no person rates it, the service never makes one
+        return RunFeedback.objects.create(user_id=None, run=run, session_id=run.session_id, **fields)
+    return run_feedback_set(user_id=user_id, run_id=run.pk, **fields)
+
+
 def make_cancel_intent(user_id: str | None = "alice", **fields: Any) -> CancelIntent:
     fields.setdefault("run_id", f"run-{next(_counter)}")
     return CancelIntent.objects.create(user_id=user_id, **fields)
@@ -69,6 +77,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Run: make_run,
     RunEvent: make_event,
     UserMemory: make_memory,
+    RunFeedback: make_feedback,
     CancelIntent: make_cancel_intent,
     AccessToken: make_access_token,
     Job: make_job,

@@ -13,11 +13,12 @@ from django.db.models import Count, F, Min, Q, Sum, Window
 from django.db.models.functions import Ceil, RowNumber, TruncDate
 from django.utils import timezone
 
-from sessions.models import Run, RunStatus
+from sessions.models import FeedbackRating, Run, RunFeedback, RunStatus
 
 PERIODS = (7, 30, 90)
 DEFAULT_PERIOD = 7
 BUSIEST_AGENTS = 10
+LATEST_COMMENTS = 10
 # The order statuses are stacked in on the chart.
 STATUS_ORDER = (
     RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.PAUSED,
@@ -41,6 +42,19 @@ class QueueDepth:
     oldest_pending_at: datetime | None
 
 
+@dataclass(frozen=True)
+class FeedbackSummary:
+    """Users' ratings of replies in the period (by when they were last given or changed)."""
+
+    up: int
+    down: int
+    latest: list[dict[str, Any]]
+
+    @property
+    def total(self) -> int:
+        return self.up + self.down
+
+
 @dataclass
 class Dashboard:
     days: int
@@ -57,6 +71,7 @@ class Dashboard:
     busiest_agents: list[dict[str, Any]]
     queue: QueueDepth
     totals: dict[str, Any] = field(default_factory=dict)
+    feedback: FeedbackSummary | None = None
 
     def chart_data(self) -> dict[str, Any]:
         return {
@@ -76,6 +91,21 @@ class Dashboard:
 
 def _runs():
     return Run.objects.unscoped("operator dashboard: every user's runs")
+
+
+def dashboard_feedback(*, since: datetime) -> FeedbackSummary:
+    """Up and down counts since ``since``, and the latest comments: two queries."""
+    feedback = RunFeedback.objects.unscoped("operator dashboard: every user's reply feedback").filter(updated_at__gte=since)
+    counts = feedback.aggregate(
+        up=Count("pk", filter=Q(rating=FeedbackRating.UP)),
+        down=Count("pk", filter=Q(rating=FeedbackRating.DOWN)),
+    )
+    latest = list(
+        feedback.exclude(comment="")
+        .order_by("-updated_at", "-pk")
+        .values("pk", "run_id", "component_id", "user_id", "rating", "comment", "updated_at")[:LATEST_COMMENTS]
+    )
+    return FeedbackSummary(up=counts["up"], down=counts["down"], latest=latest)
 
 
 def dashboard_queue_depth() -> QueueDepth:
@@ -130,7 +160,7 @@ def _ceil(value: float) -> int:
 
 
 def dashboard_data(*, days: int = DEFAULT_PERIOD, now: datetime | None = None) -> Dashboard:
-    """The last ``days`` days (UTC), today included. Five queries."""
+    """The last ``days`` days (UTC), today included. Seven queries."""
     if days not in PERIODS:
         days = DEFAULT_PERIOD
     now = now or timezone.now()
@@ -196,8 +226,11 @@ def dashboard_data(*, days: int = DEFAULT_PERIOD, now: datetime | None = None) -
     # 5. queue depth (now, not over the period)
     queue = dashboard_queue_depth()
 
+    # 6, 7. reply feedback: up and down, and the latest comments
+    feedback = dashboard_feedback(since=start_at)
+
     return Dashboard(
         days=days, start=start, labels=labels, runs_by_status=runs_by_status,
         tokens=tokens, duration_p50=p50, duration_p95=p95, error_rate=error_rate, errors=list(errors), finished=finished,
-        busiest_agents=busiest, queue=queue, totals=totals,
+        busiest_agents=busiest, queue=queue, totals=totals, feedback=feedback,
     )

@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, 
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.errors import BadRequest, Conflict, NotFound
+from core.api.errors import BadRequest, Conflict, NotFound, invalid
 from core.api.params import boolean, envelope, integer, page, sort_order_param
 from sessions.models import SessionType
 from sessions.selectors import run_events_kept, session_chat_history, session_detail, session_list, session_run_get, session_runs
@@ -78,6 +78,28 @@ SESSION_RUNS = PolymorphicProxySerializer(
     many=True,
 )
 
+SEARCH_MAX_CHARS = 200
+SEARCH = q.query_param(
+    "q",
+    "Search the conversations: sessions whose name contains this text, or with a message (the user's "
+    "input or the agent's answer) holding every word of it. On PostgreSQL a full-text search where each "
+    "word matches the start of a word (`pyth` finds \"Python\"); on SQLite a case-insensitive substring "
+    f"search. At most {SEARCH_MAX_CHARS} characters. An extension of this server: AgentOS has no such parameter.",
+)
+
+
+def _search_param(params: Any) -> str | None:
+    value = params.get("q")
+    if value is None or not value.strip():
+        return None
+    if len(value) > SEARCH_MAX_CHARS:
+        raise invalid(
+            ["query", "q"], f"String should have at most {SEARCH_MAX_CHARS} characters",
+            kind="string_too_long", value=value, ctx={"max_length": SEARCH_MAX_CHARS},
+        )
+    return value
+
+
 _EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
 _LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
 
@@ -114,12 +136,17 @@ class SessionsView(SessionsAPIView):
     @extend_schema(
         operation_id="get_sessions",
         summary="List Sessions",
+        description=(
+            "The caller's sessions, one page at a time, newest first by default, with filters by type, "
+            "component and name. `q` also searches inside the conversations' messages (the chat UI's search)."
+        ),
         tags=TAGS,
         parameters=[
             q.TYPE,
             q.query_param("component_id", "Only sessions of this agent/team/workflow id"),
             q.query_param("user_id", "Only this user's sessions (ignored, and forced to the caller, under user isolation)"),
             q.query_param("session_name", "Only sessions whose name contains this (case-insensitive)"),
+            SEARCH,
             q.LIMIT,
             q.PAGE,
             q.query_param("sort_by", "Column to sort by (unknown columns fall back to created_at)", default="created_at"),
@@ -135,11 +162,13 @@ class SessionsView(SessionsAPIView):
         session_type = session_type_param(params)
         window = page(params, max_limit=None)
         descending = sort_order_param(params)
+        text = _search_param(params)
         sessions, total = session_list(
             user=self.principal.read_scope(params.get("user_id")),
             session_type=session_type,
             component_id=params.get("component_id") or None,
             session_name=params.get("session_name") or None,
+            text=text,
             sort_by=params.get("sort_by"),
             descending=descending,
             offset=window.offset,

@@ -1,4 +1,5 @@
-"""Writes to sessions, runs, run events and memories (see runs.py, sessions.py and memories.py)."""
+"""Writes to sessions, runs, run events, memories and feedback (see runs.py, sessions.py, memories.py, feedback.py)."""
+from .feedback import RunNotFound, run_feedback_delete, run_feedback_set
 from .memories import (
     MemoriesChanged,
     MemoryOptimization,
@@ -38,6 +39,7 @@ __all__ = [
     "MemoryOptimization",
     "MemoryOptimizationError",
     "OptimizedMemory",
+    "RunNotFound",
     "SessionExists",
     "SessionLimitReached",
     "SessionNotFound",
@@ -53,6 +55,8 @@ __all__ = [
     "new_id",
     "run_create",
     "run_events_append",
+    "run_feedback_delete",
+    "run_feedback_set",
     "run_transition",
     "session_add_usage",
     "session_create",

@@ -37,7 +37,7 @@ def test_dashboard_numbers(django_assert_num_queries):
     _run("carol", "helper", RunStatus.RUNNING, day=2)
     _run("carol", "demo", RunStatus.COMPLETED, day=9, tokens=999, duration=9.0)  # outside 7 days
 
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(7):  # five for runs, two for reply feedback
         data = dashboard_data(days=7, now=NOW)
 
     assert data.labels == [f"2026-03-{day:02d}" for day in range(4, 11)]
@@ -71,7 +71,7 @@ def test_dashboard_numbers(django_assert_num_queries):
 def test_dashboard_percentiles_are_nearest_rank_and_query_count_is_fixed(django_assert_num_queries):
     for duration in range(1, 21):
         _run("alice", "demo", RunStatus.COMPLETED, day=0, duration=float(duration))
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(7):  # five for runs, two for reply feedback
         data = dashboard_data(days=30, now=NOW)
     assert data.duration_p50[-1] == 10.0
     assert data.duration_p95[-1] == 19.0

@@ -106,7 +106,7 @@ export function makeApi(userId) {
   return {
     agents: () => getJSON("/agents"),
     sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
-      getJSON(query("/sessions", { type: "agent", page, limit, session_name: name, sort_by: "updated_at", sort_order: "desc", ...who })),
+      getJSON(query("/sessions", { type: "agent", page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
     sessionRuns: (id) => getJSON(query(`/sessions/${enc(id)}/runs`, who)),
     renameSession: (id, name) => request("POST", query(`/sessions/${enc(id)}/rename`, who), { json: { session_name: name } }),
     deleteSession: (id) => request("DELETE", query(`/sessions/${enc(id)}`, who)),

@@ -2,6 +2,7 @@
 import { ApiError, makeApi } from "./api.js";
 import { readEventStream } from "./sse.js";
 import { AssistantTurn, el, needsDecision, userTurn } from "./render.js";
+import { renderFeedback } from "./feedback.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 const api = makeApi(config.user);
@@ -335,6 +336,7 @@ function renderHistory(runs) {
     else turn.setFinalText(run.content);
     if (status === "CANCELLED") turn.note("Stopped before it finished.", "stopped");
     if (status === "COMPLETED" && index === top.length - 1) offerRegenerate(turn, run.agent_id, run.run_id, state.sessionId);
+    renderFeedback(turn.el, { ...run, session_id: state.sessionId });
     if (status === "PAUSED") {
       turn.onDecided = (tools, panel) => continueRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
       turn.paused(run.tools || []);
@@ -477,6 +479,7 @@ async function streamRun(run, open) {
 
 async function afterRun(run, terminal) {
   if (terminal === "RunCompleted" && run.runId) offerRegenerate(run.turn, run.agentId, run.runId, run.sessionId);
+  if (terminal === "RunCompleted") renderFeedback(run.turn.el, run);
   const labels = { RunCompleted: "Reply complete.", RunError: "The reply failed.", RunCancelled: "Stopped.", RunPaused: "Waiting for your approval." };
   if (terminal) announce(labels[terminal] || "");
   if (run.sessionId && run.sessionId !== state.sessionId && run.newSession) {
