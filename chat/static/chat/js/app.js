@@ -463,7 +463,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("span", { class: "branch-count", text: `${at + 1}/${siblings.length}` }),
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
-  if (run && state.agents.has(run.agent_id) && !["RUNNING", "PENDING", "PAUSED"].includes(run.status)) {
+  if (run && state.agents.has(run.agent_id) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
     bar.append(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
@@ -558,6 +558,7 @@ async function streamRun(run, open) {
   setRunning(true);
   run.turn.setBusy(true, run.busyLabel || "");
   let terminal = null;
+  let reconnect = false;
   try {
     const response = await open(run.controller.signal);
     await readEventStream(response, (frame) => {
@@ -572,11 +573,7 @@ async function streamRun(run, open) {
         terminal = "RunCancelled";
         run.turn.note("Stopped", "stopped");
       } else if (run.runId && run.sessionId && (run.reconnects || 0) < 5) {
-        // The run goes on on the server: pick the stream up where it broke.
-        run.reconnects = (run.reconnects || 0) + 1;
-        await new Promise((resolve) => setTimeout(resolve, 500 * run.reconnects));
-        state.run = null;
-        return streamRun(run, (signal) => api.resumeRun(run.agentId, run.runId, { sessionId: run.sessionId, lastEventIndex: run.lastEventIndex }, signal));
+        reconnect = true; // the run goes on on the server: pick the stream up where it broke (below)
       } else {
         run.turn.error("The connection closed before the reply finished. Reload the page to see where it got to.");
       }
@@ -601,11 +598,20 @@ async function streamRun(run, open) {
   } finally {
     clearTimeout(run.stopTimer);
     run.turn.closeSegment();
-    run.turn.setBusy(false);
-    if (state.run === run) {
-      state.run = null;
-      setRunning(false);
+    if (!reconnect) {
+      run.turn.setBusy(false);
+      if (state.run === run) {
+        state.run = null;
+        setRunning(false);
+      }
     }
+  }
+  if (reconnect) {
+    // Still this page's run meanwhile: Stop works, and leaving the conversation detaches it.
+    run.reconnects = (run.reconnects || 0) + 1;
+    await new Promise((resolve) => setTimeout(resolve, 500 * run.reconnects));
+    if (run.detached) return "detached";
+    return streamRun(run, (signal) => api.resumeRun(run.agentId, run.runId, { sessionId: run.sessionId, lastEventIndex: run.lastEventIndex }, signal));
   }
   if (terminal === "detached") {
     loadSessions().then(markCurrentSession).catch(() => {}); // its title may have changed
@@ -692,7 +698,7 @@ async function sendMessage(text) {
   if (run.newSession) setTitle(message.slice(0, 80));
   const terminal = await streamRun(run, (signal) => api.startRun(run.agentId, { message, sessionId: run.sessionId }, signal));
   if (run.runId && terminal && terminal !== "detached") {
-    decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: terminal === "RunPaused" ? "PAUSED" : "ENDED" }, key: null, text: message });
+    decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: { RunPaused: "PAUSED", RunCancelled: "CANCELLED" }[terminal] || "ENDED" }, key: null, text: message });
   }
 }
 
