@@ -75,7 +75,7 @@ def test_screenshot_edit_branches_copy_and_details(browsing, make_user, screensh
     expect(replies.last.locator(".md")).to_contain_text('the previous one was: "Plan a day in Lisbon"')
     original, edited = wait_until(lambda: [run for run in runs_of("alice") if run.status == RunStatus.COMPLETED][1:] if len(runs_of("alice")) == 3 else None, message="the edited run")
     assert edited.run_data["forked_from_run_id"] == original.pk
-    page.mouse.move(640, 300)
+    page.locator(".msg-user").nth(1).hover()  # shows Edit beside the versions
     page.screenshot(path=str(screenshots_dir / "chat-branches.png"))
 
     # Back to the first version, and on again.

@@ -464,7 +464,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
   if (run && state.agents.has(run.agent_id) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
-    bar.append(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
+    bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
 }
