@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# Chart.js, marked and DOMPurify from npm (package-lock.json), served by the project itself.
+# Chart.js, marked, DOMPurify and highlight.js from npm (package-lock.json), served by the project itself.
 VENDOR_STAMP := chat/static_vendor/.installed
 
 .PHONY: run test install install-dev migrate bench screenshots clean
@@ -49,7 +49,7 @@ bench: install-dev
 	$(PY) -m bench.slow_streams --db sqlite,postgres
 	$(PY) -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
-# Re-take docs/chat.png, docs/chat-approval.png and docs/dashboard.png (headless Chromium).
+# Re-take the README's pictures in docs/ (headless Chromium): every test named *screenshot*.
 screenshots: install-dev
 	SCREENSHOTS_DIR=docs $(PY) -m pytest tests/ui -q -k screenshot
 

@@ -26,9 +26,11 @@ fi
 
 out=chat/static_vendor/vendor
 rm -rf "$out"
-mkdir -p "$out/chartjs" "$out/marked" "$out/dompurify"
+mkdir -p "$out/chartjs" "$out/marked" "$out/dompurify" "$out/highlightjs"
 # The source maps too: collectstatic with a manifest storage refuses a dangling sourceMappingURL.
 cp node_modules/chart.js/dist/chart.umd.min.js{,.map} node_modules/chart.js/LICENSE.md "$out/chartjs/"
 cp node_modules/marked/lib/marked.esm.js{,.map} node_modules/marked/LICENSE "$out/marked/"
 cp node_modules/dompurify/dist/purify.es.mjs{,.map} node_modules/dompurify/LICENSE "$out/dompurify/"
-echo "vendor_static: chart.js $(node -p 'require("./node_modules/chart.js/package.json").version'), marked $(node -p 'require("./node_modules/marked/package.json").version'), dompurify $(node -p 'require("./node_modules/dompurify/package.json").version') -> $out"
+# highlight.js's own ES module build with its common languages (no source map is shipped, none referenced).
+cp node_modules/@highlightjs/cdn-assets/es/highlight.min.js node_modules/@highlightjs/cdn-assets/LICENSE "$out/highlightjs/"
+echo "vendor_static: chart.js $(node -p 'require("./node_modules/chart.js/package.json").version'), marked $(node -p 'require("./node_modules/marked/package.json").version'), dompurify $(node -p 'require("./node_modules/dompurify/package.json").version'), highlight.js $(node -p 'require("./node_modules/@highlightjs/cdn-assets/package.json").version') -> $out"

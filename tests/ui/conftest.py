@@ -32,7 +32,7 @@ def chromium() -> Iterator[Any]:
     if not os.access(CHROMIUM, os.X_OK):
         require_service("Chromium", f"{CHROMIUM} is not installed (scripts/install_chromium.sh)")
     vendor = Path(__file__).resolve().parents[2] / "chat" / "static_vendor" / "vendor"
-    if not (vendor / "marked" / "marked.esm.js").is_file():
+    if not all((vendor / name).is_file() for name in ("marked/marked.esm.js", "highlightjs/highlight.min.js")):
         require_service("vendored browser libraries", "chat/static_vendor is missing (run scripts/vendor_static.sh)")
     from playwright.sync_api import sync_playwright
 

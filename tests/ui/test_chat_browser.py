@@ -44,7 +44,7 @@ def test_login_then_a_streamed_reply_in_a_new_session(browsing, make_user):
             .observe(document.getElementById('messages'), {subtree: true, childList: true, characterData: true});
     }""")
     send(page, "/slow 1")
-    expect(page.locator(".msg-user")).to_have_text("/slow 1")
+    expect(page.locator(".msg-user .msg-body")).to_have_text("/slow 1")
     page.wait_for_selector(".msg-assistant.is-streaming")
     page.wait_for_selector(IDLE)
     reply = last_reply(page).locator(".md")
@@ -78,7 +78,7 @@ def test_markdown_is_rendered_and_sanitised(browsing, make_user):
     assert page.evaluate("[...document.querySelectorAll('#messages a')].every(a => !/^javascript:/i.test(a.getAttribute('href') || ''))")
     assert page.evaluate("window.__pwned") is None
     # What the user typed is shown as typed, never as HTML.
-    expect(page.locator(".msg-user")).to_have_text("<b>typed</b>")
+    expect(page.locator(".msg-user .msg-body")).to_have_text("<b>typed</b>")
 
 
 def test_tool_calls_are_shown_inline_with_arguments_and_results(browsing, make_user):
@@ -122,7 +122,7 @@ def test_the_last_reply_can_be_regenerated_and_replaces_the_old_one(browsing, ma
     # Coming back shows the conversation as it now stands.
     page.reload()
     expect(page.locator(".msg-assistant")).to_have_count(2)
-    expect(page.locator(".msg-user")).to_have_text(["first question", "second question"])
+    expect(page.locator(".msg-user .msg-body")).to_have_text(["first question", "second question"])
     expect(page.locator(".msg-assistant").last.get_by_role("button", name="Regenerate")).to_be_visible()
     assert page.errors == []
 
@@ -190,7 +190,7 @@ def test_a_paused_run_can_be_approved_after_coming_back(browsing, make_user):
     (run,) = wait_until(lambda: runs_of("alice"), message="the paused run")
     page.goto(f"/chat/s/{run.session_id}/")
     page.wait_for_selector("body[data-ready=true]")
-    expect(page.locator(".msg-user")).to_have_text('/call delete_file {"path": "later.txt"}')
+    expect(page.locator(".msg-user .msg-body")).to_have_text('/call delete_file {"path": "later.txt"}')
     page.locator(".approval").get_by_role("button", name="Approve").click()
     page.wait_for_selector(IDLE)
     expect(last_reply(page).locator("details.tool")).to_have_attribute("data-state", "done")

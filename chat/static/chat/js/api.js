@@ -133,6 +133,14 @@ export function makeApi(userId) {
         signal,
         accept: "text/event-stream, application/json",
       }),
+    // A new version of a sent message: the run's transcript up to ``continueFrom`` (its own user
+    // message), then ``input``, answered in a new run beside it (a fork), in the background.
+    editRun: (agentId, runId, { sessionId, input, continueFrom }, signal) =>
+      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+        form: { session_id: sessionId, input, continue_from: String(continueFrom), fork: "true", stream: "true", background: "true", ...who },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
     resumeRun: (agentId, runId, { sessionId, lastEventIndex }, signal) =>
       request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/resume`, {
         form: {

@@ -1,7 +1,7 @@
 // The chat page: agent picker, the user's sessions, and runs streamed from the AgentOS API.
 import { ApiError, makeApi } from "./api.js";
 import { readEventStream } from "./sse.js";
-import { AssistantTurn, el, needsDecision, userTurn } from "./render.js";
+import { AssistantTurn, copyWithFeedback, el, needsDecision, userTurn, when } from "./render.js";
 import { renderFeedback } from "./feedback.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -33,6 +33,9 @@ const ui = {
   renameInput: $("rename-input"),
   deleteDialog: $("delete-dialog"),
   deleteName: $("delete-name"),
+  theme: $("theme-picker"),
+  help: $("shortcuts-dialog"),
+  helpButton: $("shortcuts-button"),
 };
 
 const state = {
@@ -46,10 +49,13 @@ const state = {
   search: "",
   run: null, // the run this page is streaming: {agentId, runId, sessionId, controller, turn, ...}
   loadToken: 0,
+  runs: [], // the open conversation's stored runs, as last loaded
+  branchChoice: new Map(), // branch point (the run before it, "" at the start) -> the run shown there
 };
 
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
 const AGENT_KEY = "agno-site.chat.agent";
+const THEME_KEY = "agno-site.theme";
 
 // ---- small helpers -------------------------------------------------------------------------
 
@@ -126,8 +132,27 @@ function setRunning(running) {
   ui.stop.disabled = false;
   ui.input.disabled = false;
   ui.picker.disabled = running;
-  ui.newChat.disabled = running;
   document.body.classList.toggle("is-running", running);
+  // An approval still waiting stays decidable, except while another reply streams: one stream at a time.
+  for (const panel of ui.messages.querySelectorAll(".approval:not(.is-sent)")) {
+    if (state.run && state.run.turn.el.contains(panel)) continue; // its own run: enabled when it has paused
+    setPanelEnabled(panel.parentElement, !running);
+    const hint = panel.querySelector(".approval-hint");
+    if (hint) hint.textContent = running ? "You can decide once the reply below has finished." : WAITING_HINT;
+  }
+}
+
+const WAITING_HINT = "This waits for your decision: decide now, or go on talking and decide later.";
+
+/** Stop showing the run this page streams; it goes on on the server, and opening its conversation again follows it. */
+function detachRun() {
+  const run = state.run;
+  if (!run) return;
+  run.detached = true;
+  run.controller?.abort();
+  clearTimeout(run.stopTimer);
+  state.run = null;
+  setRunning(false);
 }
 
 function agentName(agentId) {
@@ -271,9 +296,11 @@ function clearMessages() {
 }
 
 function newChat({ push = false } = {}) {
-  if (state.run) return;
+  detachRun();
   state.loadToken += 1;
   state.sessionId = null;
+  state.runs = [];
+  state.branchChoice = new Map();
   setTitle("");
   clearMessages();
   hideNotice();
@@ -283,9 +310,10 @@ function newChat({ push = false } = {}) {
   ui.input.focus();
 }
 
-async function openSession(sessionId, { push = false } = {}) {
-  if (state.run) return;
+async function openSession(sessionId, { push = false, keepBranches = false } = {}) {
+  detachRun();
   const token = ++state.loadToken;
+  if (!keepBranches || sessionId !== state.sessionId) state.branchChoice = new Map();
   state.sessionId = sessionId;
   hideNotice();
   markCurrentSession();
@@ -315,16 +343,76 @@ async function openSession(sessionId, { push = false } = {}) {
   scrollToEnd(true);
 }
 
+/** The conversation as a tree of runs: an edit forks a run, so its branch point is the run's own. */
+function branches(runs) {
+  // Team member runs are shown through their team's run, not on their own.
+  const top = runs.filter((run) => !run.parent_run_id);
+  const parent = new Map();
+  let previous = "";
+  for (const run of top) {
+    const source = run.forked_from_run_id && parent.has(run.forked_from_run_id) ? run.forked_from_run_id : null;
+    parent.set(run.run_id, source ? parent.get(source) : previous);
+    previous = run.run_id;
+  }
+  const children = new Map();
+  for (const run of top) {
+    if (run.status === "REGENERATED") continue; // gave way to the answer that replaced it
+    const key = parent.get(run.run_id);
+    if (!children.has(key)) children.set(key, []);
+    children.get(key).push(run);
+  }
+  return children;
+}
+
+/** The runs on screen: at each branch point the one chosen, else the newest. */
+function shownPath(runs) {
+  const children = branches(runs);
+  const path = [];
+  let key = "";
+  while (children.has(key) && path.length <= runs.length) {
+    const siblings = children.get(key);
+    const chosen = siblings.find((run) => run.run_id === state.branchChoice.get(key)) || siblings[siblings.length - 1];
+    path.push({ run: chosen, siblings, key });
+    key = chosen.run_id;
+  }
+  return path;
+}
+
+/** What the user asked in this run: an edited run keeps its source's input, its transcript has the new one. */
+function askedIn(run) {
+  const own = ownUserMessage(run.messages || []);
+  if (run.forked_from_run_id && own) return plainContent(own.message.content);
+  return run.run_input || (own ? plainContent(own.message.content) : "");
+}
+
+function ownUserMessage(messages) {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (message.role === "user" && !message.from_history) return { message, index };
+  }
+  return null;
+}
+
+// Texts the server writes into a run that never ran: not the agent's words.
+const INTERNAL_STAGES = new Set(["PENDING", "PAUSED"]);
+
 function renderHistory(runs) {
-  // Team member runs are shown through their team's run, not on their own; a regenerated answer
-  // gave way to the one that replaced it.
-  const top = runs.filter((run) => !run.parent_run_id && run.status !== "REGENERATED");
-  top.forEach((run, index) => {
-    ui.messages.append(userTurn(run.run_input || ""));
+  state.runs = runs;
+  const path = shownPath(runs);
+  path.forEach(({ run, siblings, key }, index) => {
+    const last = index === path.length - 1;
+    const asked = userTurn(askedIn(run));
+    asked.title = when(run.created_at);
+    ui.messages.append(asked);
+    decorateUserTurn(asked, { run, siblings, key, text: askedIn(run) });
     const turn = new AssistantTurn(agentName(run.agent_id));
+    turn.runId = run.run_id;
     ui.messages.append(turn.el);
+    const continuedAt = (run.events || []).find((event) => event.event === "RunContinued")?.created_at;
     for (const tool of run.tools || []) {
-      if (!needsDecision(tool)) turn.toolFinished(tool);
+      if (needsDecision(tool)) continue;
+      if (tool.confirmed === true || tool.confirmed === false || tool.answered) turn.decision(tool, { by: run.user_id, at: continuedAt });
+      turn.toolFinished(tool);
     }
     const status = run.status;
     if (status === "RUNNING" || status === "PENDING") {
@@ -332,17 +420,55 @@ function renderHistory(runs) {
       resumeRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn });
       return;
     }
-    if (status === "ERROR") turn.error(plainContent(run.content) || "The agent could not finish this reply.");
-    else turn.setFinalText(run.content);
-    if (status === "CANCELLED") turn.note("Stopped before it finished.", "stopped");
-    if (status === "COMPLETED" && index === top.length - 1) offerRegenerate(turn, run.agent_id, run.run_id, state.sessionId);
-    renderFeedback(turn.el, { ...run, session_id: state.sessionId });
+    turn.setMeta({ createdAt: run.created_at, model: modelName(run.agent_id), metrics: run.metrics });
+    const source = { turn, agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId };
+    if (status === "ERROR") {
+      turn.error(plainContent(run.content) || "The agent could not finish this reply.");
+      if (last) offerAgain({ ...source, failed: true });
+    } else if (status === "CANCELLED") {
+      if (!INTERNAL_STAGES.has(run.cancellation_stage)) turn.setFinalText(run.content);
+      turn.note("Stopped", "stopped");
+    } else {
+      turn.setFinalText(run.content);
+    }
+    if (status === "COMPLETED" && last) offerAgain(source);
+    if (status === "COMPLETED") renderFeedback(turn.el, { ...run, session_id: state.sessionId });
     if (status === "PAUSED") {
       turn.onDecided = (tools, panel) => continueRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
-      turn.paused(run.tools || []);
+      turn.paused(run.tools || [])?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
     }
     turn.closeSegment();
+    turn.offerCopy();
   });
+}
+
+function modelName(agentId) {
+  const model = state.agents.get(agentId)?.model || {};
+  return [model.provider, model.model || model.id].filter(Boolean).join(" · ");
+}
+
+/** A sent message: its time on hover, Edit (a new branch from it), and the branch switcher. */
+function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
+  const bar = el("div", { class: "msg-actions msg-actions-user" });
+  if (siblings.length > 1) {
+    const at = siblings.indexOf(run);
+    const show = (offset) => {
+      state.branchChoice.set(key, siblings[at + offset].run_id);
+      detachRun();
+      clearMessages();
+      ui.welcome.hidden = true;
+      renderHistory(state.runs);
+      announce(`Version ${at + offset + 1} of ${siblings.length}`);
+    };
+    bar.append(el("div", { class: "branch-switch", role: "group", "aria-label": "Versions of this message" },
+      el("button", { type: "button", class: "msg-action", "aria-label": "Previous version", disabled: at === 0, onclick: () => show(-1) }, "‹"),
+      el("span", { class: "branch-count", text: `${at + 1}/${siblings.length}` }),
+      el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
+  }
+  if (run && state.agents.has(run.agent_id) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
+    bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
+  }
+  if (bar.children.length) article.append(bar);
 }
 
 function plainContent(content) {
@@ -390,14 +516,15 @@ function applyFrame(run, frame) {
     case "RunCompleted":
       if (run.cancelled) return "RunCancelled"; // AgentOS sends RunCompleted after RunCancelled
       turn.setFinalText(data.content);
+      turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics });
       return event;
     case "RunError":
       turn.error(plainContent(data.content) || "The agent could not finish this reply.");
       return event;
     case "RunCancelled":
+      // What was streamed stays; the event's own content may be the server's reason, not the agent's words.
       run.cancelled = true;
-      turn.setFinalText(data.content);
-      turn.note("Stopped.", "stopped");
+      turn.note("Stopped", "stopped");
       return event;
     case "RunPaused":
       turn.setFinalText(data.content);
@@ -433,52 +560,81 @@ async function streamRun(run, open) {
   setRunning(true);
   run.turn.setBusy(true, run.busyLabel || "");
   let terminal = null;
+  let reconnect = false;
   try {
     const response = await open(run.controller.signal);
     await readEventStream(response, (frame) => {
+      if (run.detached) return;
       const end = applyFrame(run, frame);
       if (end) terminal = end;
     });
-    if (!terminal) {
+    if (run.detached) {
+      terminal = "detached";
+    } else if (!terminal) {
       if (run.stopping) {
         terminal = "RunCancelled";
-        run.turn.note("Stopped.", "stopped");
+        run.turn.note("Stopped", "stopped");
       } else if (run.runId && run.sessionId && (run.reconnects || 0) < 5) {
-        // The run goes on on the server: pick the stream up where it broke.
-        run.reconnects = (run.reconnects || 0) + 1;
-        await new Promise((resolve) => setTimeout(resolve, 500 * run.reconnects));
-        state.run = null;
-        return streamRun(run, (signal) => api.resumeRun(run.agentId, run.runId, { sessionId: run.sessionId, lastEventIndex: run.lastEventIndex }, signal));
+        reconnect = true; // the run goes on on the server: pick the stream up where it broke (below)
       } else {
         run.turn.error("The connection closed before the reply finished. Reload the page to see where it got to.");
       }
     }
   } catch (error) {
-    if (error && error.name === "AbortError") {
+    if (run.detached) {
+      terminal = "detached";
+    } else if (error && error.name === "AbortError") {
       terminal = "RunCancelled";
-      if (!run.cancelled) run.turn.note("Stopped.", "stopped");
+      if (!run.cancelled) run.turn.note("Stopped", "stopped");
     } else if (error instanceof ApiError && error.status === 409 && run.kind === "continue" && !run.conflict) {
       run.conflict = true; // continueRun retries without background
     } else if (error instanceof ApiError) {
+      run.failed = true;
       run.turn.error(error.message);
       if (error.status === 401 || error.status === 403) report(error);
     } else {
       console.error(error);
+      run.failed = true;
       run.turn.error("The connection to the server was lost. Check your connection, then reload the page.");
     }
   } finally {
     clearTimeout(run.stopTimer);
     run.turn.closeSegment();
-    run.turn.setBusy(false);
-    state.run = null;
-    setRunning(false);
+    if (!reconnect) {
+      run.turn.setBusy(false);
+      if (state.run === run) {
+        state.run = null;
+        setRunning(false);
+      }
+    }
+  }
+  if (reconnect) {
+    // Still this page's run meanwhile: Stop works, and leaving the conversation detaches it.
+    run.reconnects = (run.reconnects || 0) + 1;
+    await new Promise((resolve) => setTimeout(resolve, 500 * run.reconnects));
+    if (run.detached) return "detached";
+    return streamRun(run, (signal) => api.resumeRun(run.agentId, run.runId, { sessionId: run.sessionId, lastEventIndex: run.lastEventIndex }, signal));
+  }
+  if (terminal === "detached") {
+    loadSessions().then(markCurrentSession).catch(() => {}); // its title may have changed
+    return terminal;
   }
   await afterRun(run, terminal);
   return terminal;
 }
 
+function isLastReply(turn) {
+  const replies = ui.messages.querySelectorAll(".msg-assistant");
+  return replies[replies.length - 1] === turn.el;
+}
+
 async function afterRun(run, terminal) {
-  if (terminal === "RunCompleted" && run.runId) offerRegenerate(run.turn, run.agentId, run.runId, run.sessionId);
+  run.turn.offerCopy();
+  const source = { turn: run.turn, agentId: run.agentId, runId: run.runId, sessionId: run.sessionId };
+  if (terminal === "RunCompleted" && run.runId) offerAgain(source);
+  // Failed before the run existed (a 500, a 401, the network): Retry sends it again; a run that
+  // failed is answered again (regenerate), and replaced by the new attempt.
+  if (terminal === "RunError" || (run.failed && !terminal)) offerAgain({ ...source, failed: true, retry: run.runId ? undefined : run.retry });
   if (terminal === "RunCompleted") renderFeedback(run.turn.el, run);
   const labels = { RunCompleted: "Reply complete.", RunError: "The reply failed.", RunCancelled: "Stopped.", RunPaused: "Waiting for your approval." };
   if (terminal) announce(labels[terminal] || "");
@@ -498,7 +654,10 @@ async function afterRun(run, terminal) {
   } catch (error) {
     report(error);
   }
-  if (terminal === "RunPaused") setPanelEnabled(run.turn.el, true);
+  if (terminal === "RunPaused") {
+    setPanelEnabled(run.turn.el, true);
+    run.turn.el.querySelector(".approval:not(.is-sent)")?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
+  }
   // Keyboard users land on the decision the run waits for, everyone else back in the composer.
   const decision = terminal === "RunPaused" ? run.turn.el.querySelector(".approval:not(.is-sent) button, .approval:not(.is-sent) input") : null;
   (decision || ui.input).focus();
@@ -522,16 +681,28 @@ async function sendMessage(text) {
   clearRegenerate();
   hideNotice();
   ui.welcome.hidden = true;
-  ui.messages.append(userTurn(message));
+  const asked = userTurn(message);
+  asked.title = when(new Date());
+  ui.messages.append(asked);
+  if (ui.messages.querySelector(".approval:not(.is-sent)")) announce("Your approval above still waits; you can decide it after this reply.");
   const turn = new AssistantTurn(agentName(state.agentId));
   ui.messages.append(turn.el);
   scrollToEnd(true);
   ui.input.value = "";
   autosize();
   announce(`${agentName(state.agentId)} is replying.`);
-  const run = { agentId: state.agentId, sessionId: state.sessionId, newSession: !state.sessionId, turn };
+  const run = { agentId: state.agentId, sessionId: state.sessionId, newSession: !state.sessionId, turn, kind: "new" };
+  // A request that failed before the run existed is sent again as it was.
+  run.retry = () => {
+    asked.remove();
+    turn.el.remove();
+    sendMessage(message);
+  };
   if (run.newSession) setTitle(message.slice(0, 80));
-  await streamRun(run, (signal) => api.startRun(run.agentId, { message, sessionId: run.sessionId }, signal));
+  const terminal = await streamRun(run, (signal) => api.startRun(run.agentId, { message, sessionId: run.sessionId }, signal));
+  if (run.runId && terminal && terminal !== "detached") {
+    decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: { RunPaused: "PAUSED", RunCancelled: "CANCELLED" }[terminal] || "ENDED" }, key: null, text: message });
+  }
 }
 
 function setPanelEnabled(root, enabled) {
@@ -540,14 +711,19 @@ function setPanelEnabled(root, enabled) {
 
 async function continueRun({ agentId, runId, sessionId, turn, tools, panel }) {
   if (state.run) {
-    showNotice("Wait for the current reply to finish, then decide.");
-    if (panel) setPanelEnabled(panel.parentElement, true);
+    // The buttons are disabled while another reply streams; a click that raced them lands here.
+    if (panel) {
+      panel.querySelectorAll(".is-decided").forEach((item) => item.classList.remove("is-decided"));
+      setPanelEnabled(panel.parentElement, false);
+    }
     return;
   }
   const approved = tools.filter(needsDecision).length === 0 && tools.some((tool) => tool.confirmed === true || tool.answered || tool.result);
   panel?.classList.add("is-sent");
+  panel?.querySelector(".approval-hint")?.remove();
   const rejected = tools.some((tool) => tool.confirmed === false);
-  panel?.append(el("p", { class: "approval-outcome", text: rejected ? "You rejected this." : approved ? "You approved this." : "Sent." }));
+  panel?.append(el("p", { class: "approval-outcome" }, rejected ? "You rejected this." : approved ? "You approved this." : "Sent.", " ",
+    el("span", { class: "approval-when", text: when(new Date()) })));
   // A rejected call never runs, so the stream has no event for it: show its card here.
   for (const tool of tools) if (tool.confirmed === false) turn.toolFinished(tool);
   const run = { agentId, runId, sessionId, newSession: false, turn, busyLabel: "", kind: "continue" };
@@ -560,20 +736,32 @@ async function continueRun({ agentId, runId, sessionId, turn, tools, panel }) {
     // The continuation never started (a network failure, a 409): let the person decide again.
     panel.classList.remove("is-sent");
     panel.querySelector(".approval-outcome")?.remove();
+    turn.clearActions();
     panel.querySelectorAll(".is-decided").forEach((item) => item.classList.remove("is-decided"));
     setPanelEnabled(panel.parentElement, true);
   }
 }
 
-// ---- regenerate: the last answer again -------------------------------------------------------
+// ---- regenerate and retry: the last answer again ----------------------------------------------
 
 let regenerable = null; // the last finished reply, the only one that can be answered again
 
-function offerRegenerate(turn, agentId, runId, sessionId) {
+/** Regenerate under the last reply, or Retry when it failed; never under a reply further up. */
+function offerAgain(source) {
+  if (!isLastReply(source.turn)) return;
   clearRegenerate();
-  if (!agentId || !state.agents.has(agentId) || !sessionId) return;
-  regenerable = { turn, agentId, runId, sessionId };
-  turn.offerAction("Regenerate", () => regenerate(regenerable), { title: "Answer the last message again" });
+  if (source.retry) {
+    regenerable = source;
+    source.turn.offerAction("Retry", () => {
+      clearRegenerate();
+      source.retry();
+    }, { title: "Send the message again" });
+    return;
+  }
+  if (!source.agentId || !state.agents.has(source.agentId) || !source.sessionId || !source.runId) return;
+  regenerable = source;
+  const label = source.failed ? "Retry" : "Regenerate";
+  source.turn.offerAction(label, () => regenerate(regenerable), { title: source.failed ? "Try this reply again" : "Answer the last message again" });
 }
 
 function clearRegenerate() {
@@ -591,9 +779,84 @@ async function regenerate(source) {
   announce(`${agentName(source.agentId)} is answering again.`);
   const run = { agentId: source.agentId, runId: null, sessionId: source.sessionId, newSession: false, turn, kind: "regenerate" };
   const terminal = await streamRun(run, (signal) => api.regenerateRun(source.agentId, source.runId, { sessionId: source.sessionId }, signal));
-  // The new answer replaces the old one once complete; otherwise the old one stays, and can be tried again.
-  if (terminal === "RunCompleted") source.turn.el.remove();
-  else offerRegenerate(source.turn, source.agentId, source.runId, source.sessionId);
+  if (terminal === "detached") return;
+  // The new answer replaces the old one once complete (a failed one is replaced by the new
+  // attempt whatever it gave); otherwise the old one stays, and can be tried again.
+  if (terminal === "RunCompleted" || (source.failed && run.runId && terminal)) source.turn.el.remove();
+  else if (!run.runId) {
+    turn.el.remove();
+    offerAgain(source);
+  }
+}
+
+// ---- edit: a sent message again, as a new version ---------------------------------------------
+
+function editMessage(article, { run, key, text }) {
+  if (article.querySelector(".msg-edit")) return;
+  const body = article.querySelector(".msg-body");
+  const area = el("textarea", { class: "msg-edit-input", rows: 3, "aria-label": "Edit your message" });
+  area.value = text;
+  const form = el("form", { class: "msg-edit" }, area,
+    el("div", { class: "msg-edit-actions" },
+      el("button", { type: "button", class: "btn btn-secondary", onclick: () => close() }, "Cancel"),
+      el("button", { type: "submit", class: "btn btn-primary" }, "Send")));
+  const close = () => {
+    form.remove();
+    body.hidden = false;
+    article.querySelector(".msg-actions-user")?.removeAttribute("hidden");
+  };
+  body.hidden = true;
+  article.querySelector(".msg-actions-user")?.setAttribute("hidden", "");
+  article.append(form);
+  area.focus();
+  area.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      event.stopPropagation();
+      close();
+    } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const message = area.value.trim();
+    if (!message || message === text.trim()) return close();
+    if (state.run) return;
+    await branchFrom(article, { run, key, message });
+  });
+}
+
+async function branchFrom(article, { run, key, message }) {
+  const sessionId = state.sessionId;
+  let stored;
+  try {
+    stored = await api.run(run.agent_id, run.run_id, sessionId);
+  } catch (error) {
+    report(error);
+    return;
+  }
+  // The new version answers the edited message in place of the run's own: keep the
+  // transcript up to that message (the history before it), then send the new text.
+  const own = ownUserMessage(stored.messages || []);
+  if (!own) {
+    showNotice("This message can't be edited: its run kept no transcript.");
+    return;
+  }
+  clearRegenerate();
+  hideNotice();
+  while (article.nextElementSibling) article.nextElementSibling.remove(); // the other version's replies
+  const asked = userTurn(message);
+  article.replaceWith(asked);
+  const turn = new AssistantTurn(agentName(run.agent_id));
+  ui.messages.append(turn.el);
+  scrollToEnd(true);
+  announce(`${agentName(run.agent_id)} is answering your edited message.`);
+  const next = { agentId: run.agent_id, runId: null, sessionId, newSession: false, turn, kind: "edit" };
+  const terminal = await streamRun(next, (signal) => api.editRun(run.agent_id, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
+  if (terminal === "detached" || state.sessionId !== sessionId) return;
+  state.branchChoice.delete(key); // the newest version, the one just written, is shown
+  await openSession(sessionId, { keepBranches: true });
 }
 
 /** Pick up a run that is still executing on the server: replay what was missed, then follow it. */
@@ -619,6 +882,48 @@ async function stopRun() {
   }
   // Give the server a moment to end the stream with RunCancelled; then cut it.
   if (state.run === run) run.stopTimer = setTimeout(() => run.controller.abort(), asked ? 3000 : 0);
+}
+
+// ---- keyboard shortcuts and the theme -------------------------------------------------------
+
+function typing(target) {
+  return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+}
+
+/** Esc stops a reply; Ctrl/⌘+Shift+O a new chat; Ctrl/⌘+K search; ? lists them all. */
+function onShortcut(event) {
+  const dialogOpen = document.querySelector("dialog[open]");
+  const mod = event.ctrlKey || event.metaKey;
+  if (event.key === "Escape") {
+    if (state.run && !dialogOpen) stopRun();
+    closeSidebar();
+    return;
+  }
+  if (dialogOpen) return;
+  if (mod && event.shiftKey && event.key.toLowerCase() === "o") {
+    event.preventDefault();
+    newChat({ push: true });
+  } else if (mod && !event.shiftKey && event.key.toLowerCase() === "k") {
+    event.preventDefault();
+    if (getComputedStyle(ui.toggle).display !== "none") openSidebar();
+    ui.search.focus();
+    ui.search.select();
+  } else if (event.key === "?" && !mod && !typing(event.target)) {
+    event.preventDefault();
+    ui.help.showModal();
+  }
+}
+
+/** "light" or "dark" overrides the system's choice; "system" follows it. Kept in localStorage. */
+function applyTheme(choice) {
+  if (choice === "light" || choice === "dark") {
+    document.documentElement.dataset.theme = choice;
+    localStorage.setItem(THEME_KEY, choice);
+  } else {
+    delete document.documentElement.dataset.theme;
+    localStorage.removeItem(THEME_KEY);
+  }
+  announce(`Theme: ${choice}`);
 }
 
 // ---- the composer, the sidebar on small screens ---------------------------------------------
@@ -655,10 +960,10 @@ function bind() {
   });
   ui.input.addEventListener("input", autosize);
   ui.stop.addEventListener("click", stopRun);
-  document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && state.run && !document.querySelector("dialog[open]")) stopRun();
-    if (event.key === "Escape") closeSidebar();
-  });
+  document.addEventListener("keydown", onShortcut);
+  ui.helpButton.addEventListener("click", () => ui.help.showModal());
+  ui.theme.value = localStorage.getItem(THEME_KEY) || "system";
+  ui.theme.addEventListener("change", () => applyTheme(ui.theme.value));
   ui.newChat.addEventListener("click", () => newChat({ push: true }));
   ui.picker.addEventListener("change", () => {
     localStorage.setItem(AGENT_KEY, ui.picker.value);

@@ -3,6 +3,7 @@
 // Relative URLs, not bare names: an import map would be an inline script, which the CSP refuses.
 import { marked } from "../../vendor/marked/marked.esm.js";
 import DOMPurify from "../../vendor/dompurify/purify.es.mjs";
+import hljs from "../../vendor/highlightjs/highlight.min.js";
 
 marked.use({ gfm: true, breaks: true });
 
@@ -44,9 +45,19 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     // A remote image would be fetched as soon as it is parsed, carrying whatever its URL holds
     // out of the page with no click: it becomes a link the user may follow. This runs in
     // DOMPurify's inert document, before anything reaches the page.
-    const src = node.getAttribute("src") || "";
+    const src = (node.getAttribute("src") || "").trim();
+    if (/^data:image\//i.test(src)) return;
+    // A relative URL ("x", "./a.png") means nothing in a reply: it would resolve against the
+    // conversation's own page URL and be fetched on every render. Only a site path ("/static/…")
+    // or a full URL is an image.
+    if (!/^(\/(?!\/)|[a-z][a-z0-9+.-]*:|\/\/)/i.test(src)) {
+      const alt = node.getAttribute("alt");
+      if (alt) node.replaceWith(node.ownerDocument.createTextNode(`[${alt}]`));
+      else node.remove();
+      return;
+    }
     const url = resolve(src);
-    if (/^data:image\//i.test(src) || url?.origin === window.location.origin) return;
+    if (url?.origin === window.location.origin) return;
     if (url?.protocol !== "https:" && url?.protocol !== "http:") {
       node.remove();
       return;
@@ -78,8 +89,21 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Colours a sanitised code block that names its language; highlight.js escapes what it reads. */
+function highlight(code) {
+  const name = [...code.classList].find((one) => one.startsWith("language-"))?.slice(9);
+  if (!name || !hljs.getLanguage(name)) return;
+  try {
+    code.innerHTML = hljs.highlight(code.textContent, { language: name, ignoreIllegals: true }).value;
+    code.classList.add("hljs");
+  } catch {
+    // a grammar that fails on this text: the block stays plain
+  }
+}
+
 export function renderMarkdown(target, text) {
   target.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), SANITIZE);
+  for (const code of target.querySelectorAll("pre > code")) highlight(code);
   for (const pre of target.querySelectorAll("pre")) {
     const copy = el("button", { type: "button", class: "copy-code", text: "Copy", "aria-label": "Copy code" });
     copy.addEventListener("click", async () => {
@@ -98,11 +122,18 @@ export function renderMarkdown(target, text) {
 export function pretty(value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") {
+    // Tool results are often JSON text: indent it, but only when that changes nothing else.
+    // Parsing turns 42.0 into 42 and drops digits past a double's precision; the result is
+    // shown as the tool sent it then.
     try {
-      return JSON.stringify(JSON.parse(value), null, 2); // tool results are often JSON text
+      const parsed = JSON.parse(value);
+      if (parsed !== null && typeof parsed === "object" && !/\d\.\d*0(?!\d)|\d[eE]|\d{16,}/.test(value)) {
+        return JSON.stringify(parsed, null, 2);
+      }
     } catch {
-      return value;
+      // not JSON: as it is
     }
+    return value;
   }
   return JSON.stringify(value, null, 2);
 }
@@ -118,6 +149,38 @@ export function userTurn(text) {
   return el("article", { class: "msg msg-user", "aria-label": "You said" }, body);
 }
 
+const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** "2 Dec 2026, 05:00" for an ISO string, epoch seconds or a Date; "" for nothing. */
+export function when(value) {
+  if (value === null || value === undefined || value === "") return "";
+  const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+  return Number.isNaN(date.getTime()) ? "" : TIME.format(date);
+}
+
+/** What a reply's hover line says: when, which model, how many tokens. */
+export function metaText({ createdAt, model, metrics } = {}) {
+  const parts = [when(createdAt)];
+  const detail = metrics?.details?.model?.[0];
+  const name = detail ? [detail.provider, detail.id].filter(Boolean).join(" · ") : model;
+  if (name) parts.push(name);
+  if (metrics && typeof metrics.total_tokens === "number") {
+    parts.push(`${metrics.total_tokens} tokens (${metrics.input_tokens ?? 0} in, ${metrics.output_tokens ?? 0} out)`);
+  }
+  return parts.filter(Boolean).join(" · ");
+}
+
+/** Copies text, with the button saying how it went. */
+export async function copyWithFeedback(button, text, label = "Copy") {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    button.textContent = "Copy failed";
+  }
+  setTimeout(() => (button.textContent = label), 1500);
+}
+
 /** Does this paused tool still wait for the person? */
 export function needsDecision(tool) {
   if (tool.requires_confirmation && (tool.confirmed === null || tool.confirmed === undefined)) return true;
@@ -131,10 +194,14 @@ export class AssistantTurn {
   constructor(agentName) {
     this.body = el("div", { class: "msg-body" });
     this.status = el("div", { class: "msg-status", role: "status" });
+    this.actions = el("div", { class: "msg-actions" });
+    this.meta = el("div", { class: "msg-meta" });
     this.el = el("article", { class: "msg msg-assistant", "aria-label": `${agentName || "Agent"} replied` },
-      el("div", { class: "msg-author", text: agentName || "Agent" }), this.body, this.status);
+      el("div", { class: "msg-author", text: agentName || "Agent" }), this.body, this.status,
+      el("div", { class: "msg-footer" }, this.actions, this.meta));
     this.segment = null;
     this.segmentText = "";
+    this.segments = []; // {node, text}: what the reply said, as Markdown, for Copy
     this.streamedText = false;
     this.tools = new Map();
     this.pending = false;
@@ -152,9 +219,11 @@ export class AssistantTurn {
     if (!this.segment) {
       this.segment = el("div", { class: "md" });
       this.segmentText = "";
+      this.segments.push({ node: this.segment, text: "" });
       this.body.append(this.segment);
     }
     this.segmentText += delta;
+    this.segments[this.segments.length - 1].text = this.segmentText;
     this.streamedText = true;
     this.scheduleRender();
   }
@@ -242,21 +311,47 @@ export class AssistantTurn {
     this.body.append(el("div", { class: "msg-error", role: "alert" }, el("strong", { text: "Something went wrong. " }), el("span", { text: message })));
   }
 
-  /** A button under the reply (e.g. "Regenerate"); one row of them, replaced by clearActions(). */
+  /** The reply's text as Markdown, as the agent wrote it. */
+  text() {
+    return this.segments.filter(({ node }) => this.body.contains(node)).map(({ text }) => text.trim()).filter(Boolean).join("\n\n");
+  }
+
+  /** A button under the reply ("Regenerate", "Retry"); clearActions() removes these again. */
   offerAction(label, handler, { title = "" } = {}) {
-    if (!this.actions) {
-      this.actions = el("div", { class: "msg-actions" });
-      this.el.append(this.actions);
-    }
-    const button = el("button", { type: "button", class: "msg-action", text: label, title });
+    const button = el("button", { type: "button", class: "msg-action", "data-transient": "true", text: label, title });
     button.addEventListener("click", handler);
     this.actions.append(button);
     return button;
   }
 
   clearActions() {
-    this.actions?.remove();
-    this.actions = null;
+    this.actions.querySelectorAll("[data-transient]").forEach((button) => button.remove());
+  }
+
+  /** Copy (the whole reply), once there is something to copy. */
+  offerCopy() {
+    if (this.actions.querySelector(".msg-copy") || !this.text()) return;
+    const button = el("button", { type: "button", class: "msg-action msg-copy", text: "Copy", title: "Copy the whole reply", "aria-label": "Copy the reply" });
+    button.addEventListener("click", () => copyWithFeedback(button, this.text()));
+    this.actions.prepend(button);
+  }
+
+  /** When the reply was written, by which model, and its token usage (shown on hover). */
+  setMeta(info) {
+    const text = metaText(info);
+    this.meta.textContent = text;
+    this.el.title = text;
+  }
+
+  /** The stored decision on a paused tool: who made it, and when. */
+  decision(tool, { by, at } = {}) {
+    const verb = tool.confirmed === false ? "rejected" : tool.confirmed === true ? "approved" : tool.answered || tool.user_input_schema ? "answered" : "sent the result of";
+    const who = by ? `You (${by})` : "You";
+    const note = tool.confirmed === false && tool.confirmation_note ? ` “${tool.confirmation_note}”` : "";
+    const stamp = when(at);
+    this.closeSegment();
+    this.body.append(el("p", { class: "approval-outcome approval-record", "data-decision": verb.split(" ")[0] },
+      `${who} ${verb} `, el("code", { text: tool.tool_name || "the tool" }), `${note}${stamp ? ` on ${stamp}` : ""}.`));
   }
 
   note(text, kind = "info") {
