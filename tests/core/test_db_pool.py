@@ -88,6 +88,34 @@ def _backends(dbname: str, application: str) -> int:
         return int(cursor.fetchone()[0])
 
 
+class PeakBackends:
+    """``with PeakBackends(db, application) as seen:`` samples, in a thread, how many connections
+    the named application holds; ``seen.peak`` is the most it held at once."""
+
+    def __init__(self, dbname: str, application: str) -> None:
+        self.dbname, self.application, self.peak = dbname, application, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+
+    def _sample(self) -> None:
+        from django.db import connections
+
+        try:
+            while not self._stop.is_set():
+                self.peak = max(self.peak, _backends(self.dbname, self.application))
+                time.sleep(0.05)
+        finally:
+            connections.close_all()
+
+    def __enter__(self) -> PeakBackends:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _server(settings, tmp_path, application: str, **extra: str) -> tuple[subprocess.Popen, str, Path]:
     """``manage.py serve`` on the test database, its pool bounded, its connections named."""
     database = settings.DATABASES["default"]
@@ -130,33 +158,14 @@ def test_many_slow_streams_stay_within_the_pool(settings, tmp_path):
     holds at most 4 connections: every run completes, and the server never opens a fifth."""
     application = f"agno-pool-test-{os.getpid()}"
     server, base, log = _server(settings, tmp_path, application, RUN_THREADS="96")
-    peak = 0
-    stop = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        from django.db import connections
-
-        try:
-            while not stop.is_set():
-                peak = max(peak, _backends(settings.DATABASES["default"]["NAME"], application))
-                time.sleep(0.05)
-        finally:
-            connections.close_all()
-
     try:
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
+        with PeakBackends(settings.DATABASES["default"]["NAME"], application) as backends:
             results = run_async(lambda: _streams(base, 80, agent="assistant", message="/slow 2"))
-        finally:
-            stop.set()
-            watcher.join()
     finally:
         _stop(server)
     failures = [result for result in results if result != "RunCompleted"]
     assert failures == [], log.read_text()[-3000:]
-    assert 1 <= peak <= 4, f"the server held {peak} connections"
+    assert 1 <= backends.peak <= 4, f"the server held {backends.peak} connections"
 
 
 @pytest.mark.slow
@@ -211,20 +220,6 @@ def test_1024_streams_in_flight_fit_a_100_connection_postgres(settings, tmp_path
     )
     from sessions.models import Run
 
-    peak = 0
-    stop = threading.Event()
-
-    def watch() -> None:
-        nonlocal peak
-        from django.db import connections
-
-        try:
-            while not stop.is_set():
-                peak = max(peak, _backends(settings.DATABASES["default"]["NAME"], application))
-                time.sleep(0.1)
-        finally:
-            connections.close_all()
-
     results: list[str] = []
     raised: list[BaseException] = []
 
@@ -234,23 +229,20 @@ def test_1024_streams_in_flight_fit_a_100_connection_postgres(settings, tmp_path
         except BaseException as exc:  # reported below, with the server's log
             raised.append(exc)
 
-    watcher = threading.Thread(target=watch)
     streams = threading.Thread(target=send)
     try:
-        watcher.start()
-        streams.start()
-        # All 1,024 are stored RUNNING and waiting on the model at the same moment.
-        wait_for(lambda: Run.objects.unscoped("test").filter(status="RUNNING").count() >= 1024, timeout=150, interval=0.5)
-        gate.set()
-        streams.join(180)
+        with PeakBackends(settings.DATABASES["default"]["NAME"], application) as backends:
+            streams.start()
+            # All 1,024 are stored RUNNING and waiting on the model at the same moment.
+            wait_for(lambda: Run.objects.unscoped("test").filter(status="RUNNING").count() >= 1024, timeout=150, interval=0.5)
+            gate.set()
+            streams.join(180)
     finally:
         gate.set()
-        stop.set()
-        watcher.join()
         _stop(server)
     failures = [result for result in results if result != "RunCompleted"]
     assert (raised, len(results), failures[:5], len(failures)) == ([], 1024, [], 0), log.read_text()[-3000:]
-    assert 1 <= peak <= 10, f"the server held {peak} connections"
+    assert 1 <= backends.peak <= 10, f"the server held {backends.peak} connections"
 
 
 def _healthy(base: str) -> bool:
