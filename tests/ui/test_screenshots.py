@@ -1,4 +1,5 @@
-"""The README's screenshots: docs/chat.png, docs/chat-approval.png, docs/dashboard.png.
+"""The README's screenshots docs/chat.png, docs/chat-approval.png and docs/dashboard.png (the
+others are taken by the tests of what they show: every test named ``*screenshot*``).
 
 Taken on every run into a temporary folder (so the pages they show keep working); ``make
 screenshots`` sets SCREENSHOTS_DIR=docs to refresh the committed ones.
