@@ -30,6 +30,21 @@ def sse_response(frames: AsyncIterator[str]) -> StreamingHttpResponse:
 _detached: set[asyncio.Task[Any]] = set()
 
 
+async def answer_on_loop(started: Any) -> dict[str, Any]:
+    """Drive a begun, non-streamed run on this event loop and return its output. The run is a
+    task of its own, shielded: a client that goes away (Django then cancels the view) does not
+    cut it short, and it is recorded as it ends, as a streamed run whose client left is."""
+
+    def ended(task: asyncio.Task[Any]) -> None:
+        started.slot.release()
+        _detached.discard(task)
+
+    task = asyncio.get_running_loop().create_task(started.execute_async())
+    _detached.add(task)
+    task.add_done_callback(ended)
+    return await asyncio.shield(task)
+
+
 async def stream_on_loop(started: Any) -> AsyncIterator[str]:
     """Drive a begun run (``agents.services.submit.Started``) on this event loop, yielding its
     events as SSE frames as they come.

@@ -36,7 +36,7 @@ from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
 from .presenters import agent_response, run_output
-from .streaming import sse_response, stream_on_loop
+from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -369,8 +369,7 @@ async def _rendered(submitted: Submitted):
     if isinstance(submitted, Started):
         if submitted.streamed:
             return sse_response(stream_on_loop(submitted))
-        with submitted.slot:
-            return json_response(await submitted.execute_async())
+        return json_response(await answer_on_loop(submitted))
     if isinstance(submitted, Finished):
         return json_response(submitted.output)
     if submitted.stream:

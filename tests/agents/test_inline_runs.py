@@ -327,3 +327,18 @@ def test_an_edited_question_is_the_forks_stored_input():
     assert isinstance(edited, Finished) and edited.output["status"] == "COMPLETED"
     assert Run.objects.for_user("alice").get(pk=edited.output["run_id"]).input["input_content"] == "what is 3+3?"
     assert Run.objects.for_user("alice").get(pk=done["run_id"]).input["input_content"] == "what is 2+2?"
+
+
+def test_a_json_run_whose_client_leaves_still_ends_and_is_recorded(live_api, fake_openai):
+    """stream=false: the client gives up while the model is held. The run is not cut short where
+    it stood (it would stay RUNNING until the reaper called its server lost): it goes on, and is
+    recorded as it ends."""
+    gate = threading.Event()
+    fake_openai.push(Reply(text="late but whole", gate=gate, gate_after=0))
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(f"{live_api}/agents/openai-agent/runs", data={"message": "are you there?", "stream": "false", "user_id": "alice", "session_id": "s-gone"}, timeout=1.5)
+    run = wait_for(lambda: Run.objects.for_user("alice").filter(session_id="s-gone").first())
+    assert run.status == "RUNNING"
+    gate.set()
+    wait_for(lambda: Run.objects.for_user("alice").get(pk=run.pk).status == "COMPLETED")
+    assert Run.objects.for_user("alice").get(pk=run.pk).content == "late but whole"
