@@ -45,14 +45,15 @@ async def answer_on_loop(started: Any) -> dict[str, Any]:
     return await asyncio.shield(task)
 
 
-async def stream_on_loop(started: Any) -> AsyncIterator[str]:
-    """Drive a begun run (``agents.services.submit.Started``) on this event loop, yielding its
-    events as SSE frames as they come.
+def stream_on_loop(started: Any) -> AsyncIterator[str]:
+    """Drive a begun run (``agents.services.submit.Started``) on this event loop, starting now,
+    and return its events as SSE frames as they come.
 
-    The run is a task of its own: if the client goes away, the run is asked to stop (cancelled
-    at its next step) and is still recorded, the task finishing on its own. Frames that are ready
-    together leave in one write. ``started.slot`` is given back when the run ends, before the
-    stream's last frame: a client that starts its next run on seeing the end finds its place free.
+    The run is a task of its own, started before the response is: it runs to its end and is
+    recorded even if the response is never sent. If the client goes away, the run is asked to
+    stop (cancelled at its next step) and is still recorded. Frames that are ready together
+    leave in one write. ``started.slot`` is given back when the run ends, before the stream's
+    last frame: a client that starts its next run on seeing the end finds its place free.
     """
     inbox: deque[Any] = deque()
     ready = asyncio.Event()
@@ -74,6 +75,10 @@ async def stream_on_loop(started: Any) -> AsyncIterator[str]:
     task = asyncio.get_running_loop().create_task(drive())
     _detached.add(task)
     task.add_done_callback(_detached.discard)
+    return _frames(started, inbox, ready)
+
+
+async def _frames(started: Any, inbox: deque[Any], ready: asyncio.Event) -> AsyncIterator[str]:
     finished = False
     index = started.index_from
     try:

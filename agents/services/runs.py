@@ -376,22 +376,40 @@ def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run
         forget_local(prepared.run_id)
 
 
-async def run_execute_async(prepared: PreparedRun, *, run: Run, on_event: EventSink | None = None) -> dict[str, Any]:
+def run_watch(prepared: PreparedRun, run: Run) -> LoopRecorder:
+    """The event log of a begun run that an event loop will drive, already in the watch's care
+    (its batches and heartbeat): made in the thread that began the run, so that driving it costs
+    the loop no thread hop before its first event."""
+    recorder = LoopRecorder(run, streamed=prepared.streamed, forward=None, first_index=prepared.first_event_index)
+    watch.add(run.pk, recorder)
+    return recorder
+
+
+async def run_execute_async(
+    prepared: PreparedRun, *, run: Run, on_event: EventSink | None = None, recorder: LoopRecorder | None = None,
+) -> dict[str, Any]:
     """Run a begun run to its end on the calling event loop. Waiting on its model (a call, each
     streamed token) or on an I/O tool holds no thread and no database connection: the loop is
-    shared by every run of the process. The database phases (watching it, its end) go to the run
-    threads (``RUN_THREADS``), each for the moment it takes; its event batches and heartbeat are
-    written by the process's watch thread."""
+    shared by every run of the process. Its event batches and heartbeat are the watch thread's
+    (``recorder``: from ``run_watch``; else it is watched here); its end goes to a run thread
+    (``RUN_THREADS``) for the moment it takes."""
     try:
-        recorder = LoopRecorder(run, streamed=prepared.streamed, forward=on_event, first_index=prepared.first_event_index)
-        await in_run_thread(watch.add, run.pk, recorder)
+        if recorder is None:
+            recorder = await in_run_thread(run_watch, prepared, run)
+        recorder.forward = on_event
         try:
             output, finished = await _drive_async(prepared, prepared.iterate(), recorder)
-        finally:
+        except BaseException:
             await in_run_thread(watch.remove, run.pk)
-        return await in_run_thread(_run_end, prepared, run, recorder, output, finished)
+            raise
+        return await in_run_thread(_unwatch_and_end, prepared, run, recorder, output, finished)
     finally:
         forget_local(prepared.run_id)
+
+
+def _unwatch_and_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: dict[str, Any], finished: Any) -> dict[str, Any]:
+    watch.remove(run.pk)
+    return _run_end(prepared, run, recorder, output, finished)
 
 
 async def _drive_async(prepared: PreparedRun, run_iter: Any, sink: EventSink) -> tuple[dict[str, Any], Any]:

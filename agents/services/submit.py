@@ -45,6 +45,7 @@ from .runs import (
     run_execute_async,
     run_for_caller,
     run_prepare,
+    run_watch,
     session_for_run,
 )
 
@@ -84,6 +85,8 @@ class Started:
     slot: Slot
     # Continue streams number their frames (``event_index``) from where the run's events stand.
     index_from: int | None = None
+    # Watched already (``run_watch``): the caller must drive it now, on its event loop.
+    recorder: Any = None
 
     @property
     def run_id(self) -> str:
@@ -94,10 +97,11 @@ class Started:
         return self.prepared.streamed
 
     def execute(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
+        assert self.recorder is None, "a run watched for an event loop is driven with execute_async"
         return run_execute(self.prepared, on_event=on_event, run=self.run)
 
     async def execute_async(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
-        return await run_execute_async(self.prepared, on_event=on_event, run=self.run)
+        return await run_execute_async(self.prepared, on_event=on_event, run=self.run, recorder=self.recorder)
 
 
 Submitted = Accepted | Finished | Started
@@ -142,13 +146,15 @@ def _run(prepared: PreparedRun, *, client_address: str, wait: bool, index_from: 
     slot = run_slot_acquire(run_slot_key(owner_id=prepared.owner_id, client_address=client_address))
     try:
         run = run_begin(prepared)
+        if wait and not prepared.streamed:
+            with slot:
+                return Finished(run_execute(prepared, run=run))
+        # The web server drives it on its loop (wait=False), at once: watched from here, in this thread.
+        recorder = None if wait else run_watch(prepared, run)
     except BaseException:
         slot.release()
         raise
-    if wait and not prepared.streamed:
-        with slot:
-            return Finished(run_execute(prepared, run=run))
-    return Started(prepared, run, slot, index_from=index_from)
+    return Started(prepared, run, slot, index_from=index_from, recorder=recorder)
 
 
 def submit_continue(
