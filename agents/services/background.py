@@ -41,9 +41,9 @@ from .runs import (
     agent_entry_pinned,
     branch_prepare_for_job,
     continue_prepare_for_owner,
-    mark_regenerated,
     next_event_index,
     prepare_for_owner,
+    run_aftermath,
 )
 
 logger = logging.getLogger("agno_site.jobs")
@@ -196,11 +196,9 @@ def _job_end(execution: _Execution) -> str:
                 events.take_arrived()
                 events.write_buffer()
             run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(execution.finished, "session_summary", None)))
-        if prepared is not None and prepared.replaces and status == RunStatus.COMPLETED:
-            # A read, then a write: not in the pipeline, whose statements go without waiting.
-            mark_regenerated(owner_id=job.user_id, run_id=prepared.replaces)
-        if prepared is not None and prepared.memory_store is not None:
-            prepared.memory_store.flush()
+        if prepared is not None:
+            # Reads, then writes: not in the pipeline, whose statements go without waiting.
+            run_aftermath(prepared, status)
     return status
 
 

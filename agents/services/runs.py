@@ -354,12 +354,25 @@ def run_begin(prepared: PreparedRun) -> Run:
             raise RunNotContinuable(f"Run {source.pk} is being continued already, or it changed meanwhile: reload it and try again")
         return source
     if source is not None:
-        # A fork asked with a new message (an edited question) keeps that message as its input.
-        edited = (prepared.branch or {}).get("input")
-        run_input = {**source.input, "input_content": edited} if edited else source.input
+        run_input = fork_input(source, (prepared.branch or {}).get("input"))
     else:
         run_input = prepared.request.stored_input() if prepared.request else {}
     return run_record(prepared.record(status=RunStatus.RUNNING, input=run_input), create_session=prepared.new_session)
+
+
+def fork_input(source: Run, edited: str | None) -> dict[str, Any]:
+    """What a continuation in a new run stores as its input: its source's, with the new message
+    when one was asked (an edited or follow-up question)."""
+    return {**source.input, "input_content": edited} if edited else dict(source.input)
+
+
+def run_aftermath(prepared: PreparedRun, status: str) -> None:
+    """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
+    regeneration replaces, and the memories it made."""
+    if prepared.replaces and status == RunStatus.COMPLETED:
+        mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
+    if prepared.memory_store is not None:
+        prepared.memory_store.flush()
 
 
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:
@@ -439,10 +452,7 @@ def _run_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: 
         ))
         if prepared.continues_in_place:
             job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
-        if prepared.replaces and status == RunStatus.COMPLETED:
-            mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
-        if prepared.memory_store is not None:
-            prepared.memory_store.flush()
+        run_aftermath(prepared, status)
     return output
 
 
@@ -625,8 +635,7 @@ def branch_submit(
     }
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id,
-        payload=payload, input={**source.input, "input_content": continuation.input} if continuation.input else dict(source.input),
-        stream=stream, run_id=prepared.run_id, job_type="branch",
+        payload=payload, input=fork_input(source, continuation.input), stream=stream, run_id=prepared.run_id, job_type="branch",
     )
     return accepted.job
 
