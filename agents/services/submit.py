@@ -26,12 +26,14 @@ from typing import Any
 
 from core.auth import OPEN, Principal
 from sessions.models import Run, RunStatus, SessionType
+from sessions.services.runs import SessionLimitReached, SessionNotFound
 
 from ..models import Job, Stage
-from .capacity import Slot, TooManyRuns, run_slot_acquire, run_slot_key
-from .jobs import job_continue, job_submit
+from .capacity import Slot, run_slot_acquire, run_slot_key
+from .jobs import QueueFull, job_continue, job_submit
 from .runs import (
     DECISIONS_WITH_BRANCH,
+    AgentNotFound,
     Continuation,
     InvalidContinuation,
     PreparedRun,
@@ -43,7 +45,6 @@ from .runs import (
     run_begin,
     run_execute,
     run_execute_async,
-    run_for_caller,
     run_prepare,
     run_watch,
     session_for_run,
@@ -184,13 +185,13 @@ def submit_continue(
                 continuation=continuation, stream=stream, stream_events=stream_events,
             )
             return Accepted(job, RunStatus.PENDING, stream=stream)
-        run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=component_id)
         # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
-        continue_prepare(
+        checked = continue_prepare(
             principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
             tools=tools, stream_events=stream_events,
         )
-        job = job_continue(job_id=run.pk, tools=tools or [], stream_events=stream_events)
+        assert checked.continued is not None
+        job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events)
         if job is None:
             raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
@@ -235,9 +236,7 @@ def submit_retry(*, run_id: str) -> Accepted:
     request = RunRequest(message=message, session_id=run.session_id, stream=False, images=data.get("images") or None, files=data.get("files") or None)
     try:
         accepted = submit_run(principal=principal, component_id=run.component_id, request=request, background=True)
-    except TooManyRuns as exc:  # not raised for background runs today; kept for the message
-        raise RunNotRetryable(f"{run.user_id or 'This user'} already has the most runs in progress ({exc.limit}).") from None
-    except Exception as exc:  # AgentNotFound, SessionNotFound, QueueFull: said to the operator
+    except (AgentNotFound, SessionNotFound, SessionLimitReached, QueueFull) as exc:  # said to the operator
         raise RunNotRetryable(f"The run cannot be submitted again: {exc}") from exc
     assert isinstance(accepted, Accepted)
     logger.info("retrying run %s as run %s", run.run_id, accepted.job.pk)
