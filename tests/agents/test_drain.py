@@ -14,12 +14,12 @@ from tests.conftest import require_service
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _queue(base: str, count: int) -> list[str]:
+def _queue(base: str, count: int, agent: str = "assistant") -> list[str]:
     """``count`` background runs, each in a session of its own, accepted while nothing executes."""
     run_ids = []
     for index in range(count):
         response = httpx.post(
-            f"{base}/agents/assistant/runs", data={"message": f"job {index}", "stream": "false", "background": "true", "user_id": f"user-{index}"}, timeout=30,
+            f"{base}/agents/{agent}/runs", data={"message": f"job {index}", "stream": "false", "background": "true", "user_id": f"user-{index}"}, timeout=30,
         )
         assert response.status_code == 202, response.text
         run_ids.append(response.json()["run_id"])
@@ -31,15 +31,28 @@ def _statuses(run_ids: list[str]) -> list[str]:
     return sorted(by_id[run_id] for run_id in run_ids)
 
 
-def test_drain_wakes_the_process_job_loop_and_returns_at_once(live_api, worker, settings):
+def test_drain_wakes_the_process_job_loop_and_returns_at_once(live_api, worker, settings, fake_openai):
     """A Celery task no longer runs jobs back to back under a time limit sized for one (the
     fourth of four 25 s jobs used to be killed): it wakes the process's loop, which runs them
-    side by side, each bounded by AGENTOS_BACKGROUND_TIMEOUT_SECONDS through its lease."""
+    side by side, each bounded by AGENTOS_BACKGROUND_TIMEOUT_SECONDS through its lease. The
+    model is held: a task that ran its jobs itself would not return before it is let go."""
+    import threading
+
+    from tests.fakes._base import Reply
+
     settings.EMBEDDED_WORKER = False
-    run_ids = _queue(live_api, 3)
+    gate = threading.Event()
+    for _ in range(3):
+        fake_openai.push(Reply(text="held", gate=gate, gate_after=0))
+    run_ids = _queue(live_api, 3, agent="openai-agent")
     assert _statuses(run_ids) == [JobStatus.QUEUED] * 3
-    drain_queue()
-    drain_queue()  # sent twice (two submissions, a reaper pass): harmless
+    try:
+        drain_queue()
+        drain_queue()  # sent twice (two submissions, a reaper pass): harmless
+        fake_openai.wait_for_requests(3, timeout=20)  # all three at their model at once
+        assert _statuses(run_ids) == [JobStatus.RUNNING] * 3
+    finally:
+        gate.set()
     assert wait_for(lambda: _statuses(run_ids) == [JobStatus.COMPLETED] * 3)
 
 
