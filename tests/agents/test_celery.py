@@ -172,16 +172,23 @@ def peak_running(jobs: list[Job]) -> int:
 
 
 def test_a_killed_worker_loses_no_accepted_job(live_api, cluster, fake_openai) -> None:
+    # The first four answers wait on a gate, so all four runs are inside their model call at once
+    # however slowly the workers start; the rerun after the kill gets the default answer.
+    gate = threading.Event()
+    for _ in range(4):
+        fake_openai.push(Reply(text="one two three four five", gate=gate, gate_after=1))
     fake_openai.default = SLOW
     cluster.worker("w1")
     cluster.worker("w2")
     cluster.beat()
     ids = [submit(live_api, message=f"job {i}", session_id=f"k-{i}")["run_id"] for i in range(4)]
-    # One worker process carries several runs at once (its job loop): all four start.
-    running = wait_for(lambda: list(Job.objects.unscoped("test").filter(status=JobStatus.RUNNING)) if Job.objects.unscoped("test").filter(status=JobStatus.RUNNING).count() == 4 else None)
+    fake_openai.wait_for_requests(4, timeout=60)
+    running = list(Job.objects.unscoped("test").filter(pk__in=ids, status=JobStatus.RUNNING))
+    assert len(running) == 4
     victim_job = running[0]
     victim = next(name for name, process in cluster.processes.items() if victim_job.locked_by.endswith(f"-{process.pid}"))
     cluster.kill(victim)  # kill -9, mid-run
+    gate.set()
     for run_id in ids:
         assert wait_for(lambda: ended(run_id), timeout=90) == "COMPLETED", run_id
     rerun = Job.objects.unscoped("test").get(pk=victim_job.pk)
