@@ -75,6 +75,7 @@ from agents.runtime.events import TERMINAL_EVENTS
 from agents.runtime.models import Model, get_model
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
 from agents.runtime.runner import AgentRun
+from agents.runtime.team import Team, TeamRun
 from agents.runtime.tools import (
     CalculatorTools,
     DateTimeTools,
@@ -112,6 +113,8 @@ __all__ = [
     "Retriever",
     "RetryableModelError",
     "RunContext",
+    "Team",
+    "TeamRun",
     "Toolkit",
     "Workspace",
     "get_model",

@@ -27,6 +27,7 @@ class EventFactory:
             "agent_id": self.state.agent_id,
             "agent_name": self.state.agent_name,
             "run_id": self.state.run_id,
+            "parent_run_id": self.state.parent_run_id,
             "session_id": self.state.session_id,
             "nested_depth": 0,
         }

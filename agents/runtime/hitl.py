@@ -87,6 +87,13 @@ def collect_decisions(
     return decisions
 
 
+def supplied_decisions(
+    tools: Sequence[Mapping[str, Any]] | None, requirements: Sequence[Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """The caller's decisions by tool_call_id (a team routes each to the run that paused)."""
+    return _supplied(tools, requirements)
+
+
 def _supplied(
     tools: Sequence[Mapping[str, Any]] | None, requirements: Sequence[Mapping[str, Any]] | None
 ) -> dict[str, dict[str, Any]]:

@@ -239,6 +239,8 @@ class RunState:
     forked_from_session_id: str | None = None
     regenerated_from: str | None = None
     last_checkpoint_at_message_index: int | None = None
+    # The team run that delegated this run to a member (None for a run of its own).
+    parent_run_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The RunOutput dict (Agno's ``RunOutput.to_dict``: nulls dropped, Agno's key order)."""
@@ -247,6 +249,7 @@ class RunState:
             "agent_id": self.agent_id,
             "agent_name": self.agent_name,
             "session_id": self.session_id,
+            "parent_run_id": self.parent_run_id,
             "user_id": self.user_id,
             "content": self.content,
             "content_type": self.content_type,
@@ -304,4 +307,5 @@ class RunState:
             forked_from_session_id=data.get("forked_from_session_id"),
             regenerated_from=data.get("regenerated_from"),
             last_checkpoint_at_message_index=data.get("last_checkpoint_at_message_index"),
+            parent_run_id=data.get("parent_run_id"),
         )
