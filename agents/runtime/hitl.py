@@ -111,7 +111,8 @@ def _supplied(
         # As in Agno's RunRequirement.from_dict: requirement-level answers fill the nested ones.
         if merged.get("confirmed") is None and req.get("confirmation") is not None:
             merged["confirmed"] = req["confirmation"]
-            merged.setdefault("confirmation_note", req.get("confirmation_note"))
+            if merged.get("confirmation_note") is None:
+                merged["confirmation_note"] = req.get("confirmation_note")
         if merged.get("result") is None and req.get("external_execution_result") is not None:
             merged["result"] = req["external_execution_result"]
         if req.get("user_input_schema") and not merged.get("user_input_schema"):
