@@ -850,17 +850,18 @@ async def _merged(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str
             continue
         getter = asyncio.ensure_future(queue.get())
         try:
-            done, pending = await asyncio.wait(pending | {getter}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(pending | {getter}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             getter.cancel()
             raise
+        # Only member tasks stay pending: a getter left in the set would be "done" for ever
+        # once cancelled, and the loop would spin.
+        pending -= done
         if getter in done:
-            pending.discard(getter)
             yield getter.result()
         else:
+            # A cancelled Queue.get leaves its item in the queue for the next turn.
             getter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await getter
 
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
