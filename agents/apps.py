@@ -19,8 +19,9 @@ class AgentsConfig(AppConfig):
 
 
 def _register_agents() -> None:
-    from agents.api.presenters import agent_summary
-    from agents.registry import agent_get, agent_list
+    from agents.api.presenters import agent_summary, team_summary
+    from agents.registry import agent_get, agent_list, team_get, team_list
     from core.components import ComponentKind, register
 
     register(ComponentKind(kind="agent", family="agents", session_type="agent", list=agent_list, get=agent_get, summary=agent_summary))
+    register(ComponentKind(kind="team", family="teams", session_type="team", list=team_list, get=team_get, summary=team_summary))

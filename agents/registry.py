@@ -1,8 +1,12 @@
-"""The agents this server offers: defined in code (``AGENT_MODULES``) or in the database.
+"""The agents and teams this server offers: defined in code (``AGENT_MODULES``) or in the database.
 
 Code agents come first, then active database agents at their latest published version. An
 entry builds the runtime ``Agent`` for one run (database agents build their toolkits for the
 run's user, so per-user resources such as the Workspace folder stay per user).
+
+Teams are one more kind of the same protocol: an ``AGENT_MODULES`` module may export
+``TEAMS = [Team(...)]`` beside ``AGENTS``; a ``TeamEntry`` builds the runtime ``Team``. The
+services reach either kind through ``entry_get`` / ``entry_version_get``.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .runtime import Agent
+from .runtime import Agent, Team
 from .runtime.tools.toolkit import Toolkit
 
 
@@ -36,6 +40,31 @@ class AgentEntry:
     @property
     def component_id(self) -> str:
         return self.agent_id
+
+    @property
+    def is_component(self) -> bool:
+        return self.source == "db"
+
+
+@dataclass(frozen=True)
+class TeamEntry:
+    """A team, as ``AgentEntry`` is an agent: the same protocol, of kind "team"."""
+
+    team_id: str
+    name: str
+    description: str | None
+    source: str  # "code" | "db"
+    build: Callable[[str | None], Team] = field(repr=False, compare=False)
+    version: int | None = None
+    stage: str | None = None
+    template: Team | None = field(default=None, repr=False, compare=False)
+
+    kind = "team"
+    session_type = "team"
+
+    @property
+    def component_id(self) -> str:
+        return self.team_id
 
     @property
     def is_component(self) -> bool:
@@ -70,6 +99,48 @@ def _code_agents_for(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
 
 def code_agents() -> dict[str, AgentEntry]:
     return _code_agents_for(tuple(settings.AGENT_MODULES))
+
+
+def _load_code_teams(modules: tuple[str, ...]) -> dict[str, TeamEntry]:
+    entries: dict[str, TeamEntry] = {}
+    agents = _code_agents_for(modules)
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        teams = getattr(module, "TEAMS", [])
+        if not isinstance(teams, (list, tuple)) or not all(isinstance(team, Team) for team in teams):
+            raise TypeError(f"{module_name}.TEAMS must be a list of agents.runtime.Team")
+        for team in teams:
+            if team.id in entries or team.id in agents:
+                raise ValueError(f"the team id {team.id!r} is taken by another code agent or team")
+            entries[team.id] = TeamEntry(
+                team_id=team.id, name=team.name or team.id, description=team.description, source="code",
+                build=lambda user_id, team=team: team, template=team,
+            )
+    return entries
+
+
+@lru_cache(maxsize=8)
+def _code_teams_for(modules: tuple[str, ...]) -> dict[str, TeamEntry]:
+    return _load_code_teams(modules)
+
+
+def code_teams() -> dict[str, TeamEntry]:
+    return _code_teams_for(tuple(settings.AGENT_MODULES))
+
+
+def team_list() -> list[TeamEntry]:
+    return list(code_teams().values())
+
+
+def team_get(team_id: str, *, version: int | None = None) -> TeamEntry | None:
+    """The team ``team_id`` (code teams have no versions: a version asked of one is not found)."""
+    if version is not None:
+        return None
+    return code_teams().get(team_id)
+
+
+def team_version_get(team_id: str, *, version: int) -> TeamEntry | None:
+    return None
 
 
 def build_from_version(version: Any, user_id: str | None) -> Agent:
@@ -159,3 +230,17 @@ def agent_version_get(agent_id: str, *, version: int) -> AgentEntry | None:
     found = list(_active_versions(agent_id).filter(version=version)[:1])
     return _db_entry(found[0]) if found else None
 
+
+
+def entry_get(kind: str, component_id: str, *, version: int | None = None) -> AgentEntry | TeamEntry | None:
+    """The live component of ``kind`` ("agent" or "team"), or a published version of it."""
+    if kind == "team":
+        return team_get(component_id, version=version)
+    return agent_get(component_id, version=version)
+
+
+def entry_version_get(kind: str, component_id: str, *, version: int) -> AgentEntry | TeamEntry | None:
+    """Any stored version, drafts included (admins only)."""
+    if kind == "team":
+        return team_version_get(component_id, version=version)
+    return agent_version_get(component_id, version=version)

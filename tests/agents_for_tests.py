@@ -1,7 +1,7 @@
-"""Code-defined agents the test suite runs (AGENT_MODULES=tests.agents_for_tests)."""
+"""Code-defined agents and teams the test suite runs (AGENT_MODULES=tests.agents_for_tests)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, CalculatorTools, tool
+from agents.runtime import Agent, CalculatorTools, Team, tool
 
 
 @tool(requires_confirmation=True)
@@ -44,5 +44,20 @@ AGENTS = [
         tools=[CalculatorTools()],
         add_history_to_context=True,
         num_history_runs=2,
+    ),
+]
+
+
+RESEARCHER = Agent(id="researcher", name="Researcher", description="Finds facts", model="offline:demo", add_history_to_context=True)
+WRITER = Agent(id="writer", name="Writer", description="Writes prose", model="offline:demo", tools=[CalculatorTools()])
+
+TEAMS = [
+    Team(
+        id="research-team", name="Research Team", description="A researcher and a writer", members=[RESEARCHER, WRITER],
+        mode="coordinate", model="offline:demo", add_history_to_context=True,
+    ),
+    Team(
+        id="hitl-team", name="HITL Team", members=[Agent(id="hitl-member", name="HITL Member", model="offline:demo", tools=[delete_file])],
+        mode="route", model="offline:demo",
     ),
 ]

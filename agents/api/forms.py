@@ -14,6 +14,8 @@ from core.api import params
 from core.api.errors import BadRequest, PayloadTooLarge, invalid, missing
 from core.api.parsers import fields_too_large, file_too_large, load_json, uploads_too_large
 
+from ..runtime import InvalidContinuation
+from ..runtime.hitl import supplied_decisions
 from ..services.runs import RunRequest
 
 MEDIA_FIELDS = ("images", "audio", "videos", "input_files")
@@ -157,13 +159,27 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
 
 
 def parse_tools_field(data: Any) -> list[dict[str, Any]] | None:
-    raw = data.get("tools")
+    """The human's decisions of a continue form: ``tools`` (ToolExecution objects) and/or
+    ``requirements`` (RunRequirement objects, as AgentOSClient's continue_team_run sends them),
+    as ToolExecution dicts; None when there are none."""
+    tools = _json_objects(data, "tools", "tool execution objects")
+    requirements = _json_objects(data, "requirements", "run requirement objects")
+    if requirements is None:
+        return tools
+    try:
+        return list(supplied_decisions(tools, requirements).values())
+    except InvalidContinuation as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _json_objects(data: Any, name: str, what: str) -> list[dict[str, Any]] | None:
+    raw = data.get(name)
     if raw in (None, ""):
         return None
     try:
-        value = load_json(raw, ["body", "tools"])
+        value = load_json(raw, ["body", name])
     except (TypeError, ValueError):
-        raise BadRequest("Invalid JSON in tools field") from None
+        raise BadRequest(f"Invalid JSON in {name} field") from None
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
-        raise BadRequest("Invalid structure or content for tools: expected a JSON array of tool execution objects")
+        raise BadRequest(f"Invalid structure or content for {name}: expected a JSON array of {what}")
     return value

@@ -1,4 +1,4 @@
-"""AgentOS response shapes for agents and runs (nulls dropped where AgentOS drops them)."""
+"""AgentOS response shapes for agents, teams and runs (nulls dropped where AgentOS drops them)."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,8 +6,8 @@ from typing import Any
 from core.api.views import database_id
 from sessions.models import Run
 
-from ..registry import AgentEntry
-from ..runtime import Function
+from ..registry import AgentEntry, TeamEntry
+from ..runtime import Agent, Function, Team
 from ..runtime.output import drop_nulls
 
 
@@ -15,41 +15,90 @@ def agent_response(entry: AgentEntry) -> dict[str, Any]:
     """``AgentResponse``: the detail shape, used by GET /agents and GET /agents/{id}."""
     agent = entry.template
     assert agent is not None
-    tools = [_tool(function) for function in agent.functions.values()]
-    body: dict[str, Any] = {
-        "id": entry.agent_id,
-        "name": entry.name,
+    body = _component_body(agent, entry)
+    body["filesystem"] = False
+    body["reasoning"] = _reasoning(agent)
+    return drop_nulls(body)
+
+
+def _reasoning(component: Agent | Team) -> dict[str, Any]:
+    model = component.reasoning_model
+    return {"reasoning": model is not None, **({"reasoning_model": model.to_dict()} if model else {})}
+
+
+def team_response(entry: TeamEntry) -> dict[str, Any]:
+    """``TeamResponse``: an agent's detail shape (the leader's settings) plus ``mode``, ``role``,
+    ``members`` (recursively) and ``streaming``; its tools include the delegation tool."""
+    team = entry.template
+    assert team is not None
+    return drop_nulls(_team_body(team, entry))
+
+
+def _team_body(team: Team, entry: TeamEntry | None = None) -> dict[str, Any]:
+    body = _component_body(team, entry)
+    body.update(
+        mode=team.mode, role=team.role,
+        members=[_member_body(member) for member in team.members],
+        streaming={"stream_member_events": True}, reasoning=_reasoning(team),
+    )
+    return body
+
+
+def _member_body(member: Agent | Team) -> dict[str, Any]:
+    return drop_nulls(_team_body(member) if isinstance(member, Team) else _component_body(member, None))
+
+
+def _component_body(component: Agent | Team, entry: AgentEntry | TeamEntry | None) -> dict[str, Any]:
+    """The settings an agent and a team (its leader) describe alike. A member has no entry of its
+    own: its ids and flags are its runtime object's."""
+    tools = [_tool(function) for function in component.functions.values()]
+    return {
+        "id": component.id,
+        "name": entry.name if entry is not None else component.name or component.id,
         "db_id": database_id(),
-        "filesystem": False,
-        "description": entry.description,
+        "description": entry.description if entry is not None else component.description,
         "is_factory": False,
-        "model": agent.model.to_dict(),
-        "tools": drop_nulls({"tools": tools or None, "tool_call_limit": agent.tool_call_limit}) or None,
-        # As AgentOS: only what differs from Agno's defaults (history of 3 runs, no markdown...).
+        "model": component.model.to_dict(),
+        "tools": drop_nulls({"tools": tools or None, "tool_call_limit": component.tool_call_limit}) or None,
         "sessions": drop_nulls({
             "session_table": "agno_sessions",
-            "add_history_to_context": agent.add_history_to_context or None,
-            "num_history_runs": agent.num_history_runs if agent.num_history_runs != 3 else None,
-            "enable_session_summaries": agent.enable_session_summaries or None,
-            "search_past_sessions": agent.search_past_sessions or None,
+            "add_history_to_context": component.add_history_to_context or None,
+            "num_history_runs": component.num_history_runs if component.num_history_runs != 3 else None,
+            "enable_session_summaries": component.enable_session_summaries or None,
+            "search_past_sessions": component.search_past_sessions or None,
         }),
         "memory": drop_nulls({
-            "update_memory_on_run": agent.update_memory_on_run or None,
-            "add_memories_to_context": agent.add_memories_to_context or None,
+            "update_memory_on_run": component.update_memory_on_run or None,
+            "add_memories_to_context": component.add_memories_to_context or None,
         }) or None,
         "system_message": drop_nulls({
-            "description": agent.description or None,
-            "instructions": agent.instructions or None,
-            "markdown": agent.markdown or None,
+            "description": component.description or None,
+            "instructions": component.instructions or None,
+            "markdown": component.markdown or None,
         }) or None,
-        "reasoning": {"reasoning": agent.reasoning_model is not None, **({"reasoning_model": agent.reasoning_model.to_dict()} if agent.reasoning_model else {})},
-        "metadata": agent.metadata or None,
-        "is_component": entry.is_component,
-        "current_version": entry.version,
-        "stage": entry.stage,
+        # As AgentOS: only what differs from Agno's defaults (history of 3 runs, no markdown...).
+        "metadata": component.metadata or None,
+        "is_component": entry.is_component if entry is not None else False,
+        "current_version": entry.version if entry is not None else None,
+        "stage": entry.stage if entry is not None else None,
         "sandboxed": False,
     }
-    return drop_nulls(body)
+
+
+def team_summary(entry: TeamEntry) -> dict[str, Any]:
+    """``TeamSummaryResponse`` (in /config): an agent's summary plus ``mode``."""
+    team = entry.template
+    assert team is not None
+    return drop_nulls({
+        "id": entry.team_id,
+        "name": entry.name,
+        "description": entry.description,
+        "db_id": database_id(),
+        "mode": team.mode,
+        "model": {"id": team.model.id, "provider": team.model.provider},
+        "metadata": team.metadata or None,
+        "sandboxed": False,
+    })
 
 
 def _tool(function: Function) -> dict[str, Any]:
@@ -84,7 +133,8 @@ def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str
     body = dict(run.run_data or {})
     body.setdefault("run_id", run.run_id)
     body.setdefault("session_id", run.session_id)
-    body.setdefault("agent_id", run.component_id)
+    if "team_id" not in body:
+        body.setdefault(f"{run.run_type}_id", run.component_id)
     if run.user_id is not None:
         body.setdefault("user_id", run.user_id)
     body.setdefault("input", run.input)

@@ -47,6 +47,31 @@ class AgentResponse(serializers.Serializer):
     sandboxed = serializers.BooleanField()
 
 
+class TeamResponse(serializers.Serializer):
+    """``TeamResponse``: the leader's settings as an agent's, plus the team's own."""
+
+    id = serializers.CharField()
+    name = serializers.CharField()
+    db_id = serializers.CharField()
+    description = serializers.CharField(required=False)
+    role = serializers.CharField(required=False)
+    mode = serializers.ChoiceField(choices=["route", "coordinate", "broadcast", "tasks"])
+    is_factory = serializers.BooleanField()
+    model = ModelOut()
+    tools = ToolsOut(required=False, help_text="The leader's tools, its delegation tools included")
+    sessions = serializers.DictField(required=False)
+    memory = serializers.DictField(required=False)
+    reasoning = serializers.DictField(required=False)
+    system_message = serializers.DictField(required=False)
+    members = serializers.ListField(child=serializers.DictField(), help_text="AgentResponse or TeamResponse, recursively")
+    streaming = serializers.DictField(help_text='{"stream_member_events": true}')
+    metadata = serializers.DictField(required=False)
+    is_component = serializers.BooleanField()
+    current_version = serializers.IntegerField(required=False)
+    stage = serializers.CharField(required=False)
+    sandboxed = serializers.BooleanField()
+
+
 class RunForm(serializers.Serializer):
     message = serializers.CharField(help_text="The user's input")
     stream = serializers.BooleanField(required=False, default=True, help_text="Server-sent events (default) or one JSON RunOutput")

@@ -1,8 +1,15 @@
-"""The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume, session forks."""
+"""The /agents and /teams families: catalogue, runs (JSON or SSE), poll, list, cancel, continue,
+resume, checkpoints, session forks.
+
+One set of views serves both kinds: a view reads which kind it serves from ``of`` (AGENT or
+TEAM), and the component's id from its path (``agent_id`` / ``team_id``). The team views are the
+agent views with the team's path, scopes, operation ids and docs.
+"""
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import DatabaseError
@@ -24,18 +31,18 @@ from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
 from ..models import Job
-from ..registry import agent_get, agent_list
+from ..registry import agent_list, entry_get, team_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
 from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
-from ..services.runs import AgentNotFound, Continuation, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
+from ..services.runs import ComponentNotFound, Continuation, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
-from .presenters import agent_response, run_output
+from .presenters import agent_response, run_output, team_response
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
@@ -43,7 +50,7 @@ logger = logging.getLogger("agno_site.runs")
 
 # Service exceptions -> the AgentOS error each one is on the wire.
 _SERVICE_ERRORS = {
-    AgentNotFound: lambda exc: NotFound("Agent not found"),
+    ComponentNotFound: lambda exc: NotFound(str(exc)),
     SessionNotFound: lambda exc: NotFound("Session not found"),
     SessionLimitReached: lambda exc: Conflict(str(exc)),
     RunNotFound: lambda exc: NotFound("Run not found"),
@@ -65,17 +72,57 @@ def _translated(fn, /, *args: Any, **kwargs: Any) -> Any:
         raise translate(exc) from None
 
 
+@dataclass(frozen=True)
+class Kind:
+    """What a view serves: a kind of component, its API family (and scope family), its path."""
+
+    kind: str  # "agent"
+    family: str  # "agents"
+    label: str  # "Agent": AgentOS's "Agent not found"
+    path_kwarg: str  # "agent_id"
+
+    def get(self, component_id: str) -> Any:
+        return entry_get(self.kind, component_id)
+
+    def require(self, component_id: str) -> None:
+        if self.get(component_id) is None:
+            raise NotFound(f"{self.label} not found")
+
+    def entries(self) -> list[Any]:
+        return team_list() if self.kind == "team" else agent_list()
+
+    def present(self, entry: Any) -> dict[str, Any]:
+        return team_response(entry) if self.kind == "team" else agent_response(entry)
+
+
+AGENT = Kind("agent", "agents", "Agent", "agent_id")
+TEAM = Kind("team", "teams", "Team", "team_id")
+
+
 class OfAnAgent:
     """A view of one agent (``agent_id`` in the path): its ``agents`` scopes, reading by default."""
 
+    of = AGENT
     scope_family = "agents"
     scope_resource_kwarg = "agent_id"
+
+    @property
+    def component_id(self) -> str:
+        return self.kwargs[self.of.path_kwarg]  # type: ignore[attr-defined]
 
 
 class RunsAnAgent(OfAnAgent):
     """A view that runs, continues or acts on an agent's runs: ``agents:run`` for every method."""
 
     scope_actions = {"GET": "run", "POST": "run"}
+
+
+class OfATeam:
+    """Mixed in before an agent view: the same view, of a team (``team_id``, ``teams`` scopes)."""
+
+    of = TEAM
+    scope_family = "teams"
+    scope_resource_kwarg = "team_id"
 
 
 class AgentAsyncView(AsyncAgentOSView):
@@ -86,37 +133,34 @@ class AgentAsyncView(AsyncAgentOSView):
         return await in_run_thread(_translated, fn, *args, **kwargs)
 
 
-def visible_agents(principal) -> list:
-    """The agents ``principal`` may read (AgentOS: 403 when it holds no agent scope at all)."""
+def visible_components(principal, of: Kind = AGENT) -> list:
+    """The components of a kind that ``principal`` may read (AgentOS: 403 when it holds no scope
+    of the family at all)."""
     from rest_framework.exceptions import PermissionDenied
 
-    if not principal.holds_any("agents"):
-        raise PermissionDenied("Insufficient permissions. Required scope(s): agents:read")
-    ids = principal.visible_ids("agents")
-    return [entry for entry in agent_list() if ids is None or entry.agent_id in ids]
-
-
-def _require_agent(agent_id: str) -> None:
-    if agent_get(agent_id) is None:
-        raise NotFound("Agent not found")
+    if not principal.holds_any(of.family):
+        raise PermissionDenied(f"Insufficient permissions. Required scope(s): {of.family}:read")
+    ids = principal.visible_ids(of.family)
+    return [entry for entry in of.entries() if ids is None or entry.component_id in ids]
 
 
 class AgentListView(AgentOSView):
     # Filtered to the agents the caller may read; a token with no agent scope at all is refused.
     authenticated_only = True
+    of = AGENT
 
     @extend_schema(operation_id="get_agents", tags=["Agents"], responses={200: docs.AgentResponse(many=True)})
     def get(self, request):
-        return Response([agent_response(entry) for entry in visible_agents(self.principal)])
+        return Response([self.of.present(entry) for entry in visible_components(self.principal, self.of)])
 
 
 class AgentDetailView(OfAnAgent, AgentOSView):
     @extend_schema(operation_id="get_agent", tags=["Agents"], responses={200: docs.AgentResponse, 404: docs.ERROR})
-    def get(self, request, agent_id: str):
-        entry = agent_get(agent_id)
+    def get(self, request, **path: str):
+        entry = self.of.get(self.component_id)
         if entry is None:
-            raise NotFound("Agent not found")
-        return Response(agent_response(entry))
+            raise NotFound(f"{self.of.label} not found")
+        return Response(self.of.present(entry))
 
 
 class AgentRunsView(OfAnAgent, AgentAsyncView):
@@ -137,10 +181,10 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
     )
-    async def post(self, request, agent_id: str):
+    async def post(self, request, **path: str):
         return await _rendered(self.prepared)
 
-    def prepare_post(self, request, agent_id: str) -> Submitted:
+    def prepare_post(self, request, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the submission, checked whole
         (a 4xx before anything runs or is stored), then run, begun for its stream, or accepted."""
         run_request, background = parse_run_form(request)
@@ -151,8 +195,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
                 raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
         return _translated(
-            submit_run, principal=self.principal, component_id=agent_id, request=run_request, background=background,
-            client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy, wait=False,
+            submit_run, principal=self.principal, component_id=self.component_id, kind=self.of.kind, request=run_request,
+            background=background, client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy, wait=False,
         )
 
     @extend_schema(
@@ -164,11 +208,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         ],
         responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
-    async def get(self, request, agent_id: str):
+    async def get(self, request, **path: str):
         return Response(self.prepared)
 
-    def prepare_get(self, request, agent_id: str) -> list[dict[str, Any]]:
-        _require_agent(agent_id)
+    def prepare_get(self, request, **path: str) -> list[dict[str, Any]]:
+        agent_id = self.component_id
+        self.of.require(agent_id)
         session_id = request.query_params.get("session_id")
         if not session_id:
             raise missing(["query", "session_id"])
@@ -185,9 +230,10 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         return [render_run(*run_by_own_kind(stored_run(run, events=events.get(run.pk))), keep_nulls=True) for run in runs]
 
 
-def _run_in_path(view: AgentOSView, request, agent_id: str, run_id: str) -> Run:
-    """The agent's run named in the path, in the session the query names, if the caller may see it."""
-    _require_agent(agent_id)
+def _run_in_path(view: Any, request, run_id: str) -> Run:
+    """The component's run named in the path, in the session the query names, if the caller may see it."""
+    agent_id = view.component_id
+    view.of.require(agent_id)
     session_id = request.query_params.get("session_id")
     if not session_id:
         raise missing(["query", "session_id"])
@@ -204,8 +250,8 @@ class AgentRunDetailView(OfAnAgent, AgentOSView):
         parameters=[OpenApiParameter("session_id", str, required=True)],
         responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
-    def get(self, request, agent_id: str, run_id: str):
-        run = _run_in_path(self, request, agent_id, run_id)
+    def get(self, request, run_id: str, **path: str):
+        run = _run_in_path(self, request, run_id)
         body = run_output(run, events=run_events_kept(user=run.user_id or None, run_ids=[run.pk]).get(run.pk, []))
         if run.status == RunStatus.PENDING:
             job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
@@ -224,8 +270,8 @@ class AgentRunCheckpointsView(RunsAnAgent, AgentOSView):
         parameters=[OpenApiParameter("session_id", str, required=True)],
         responses={200: docs.RunCheckpoints, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
-    def get(self, request, agent_id: str, run_id: str):
-        run = _run_in_path(self, request, agent_id, run_id)
+    def get(self, request, run_id: str, **path: str):
+        run = _run_in_path(self, request, run_id)
         return Response({"run_id": run.pk, "session_id": run.session_id, "checkpoints": checkpoints(run.run_data)})
 
 
@@ -238,9 +284,9 @@ class AgentRunCheckpointView(RunsAnAgent, AgentOSView):
         parameters=[OpenApiParameter("message_index", int, OpenApiParameter.PATH), OpenApiParameter("session_id", str, required=True)],
         responses={200: docs.RunCheckpointSnapshot, 400: docs.ERROR, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
-    def get(self, request, agent_id: str, run_id: str, message_index: str):
+    def get(self, request, run_id: str, message_index: str, **path: str):
         index = params.integer({"message_index": message_index}, "message_index", where="path")
-        run = _run_in_path(self, request, agent_id, run_id)
+        run = _run_in_path(self, request, run_id)
         try:
             return Response(checkpoint_snapshot(run.run_data, index))
         except InvalidContinuation as exc:
@@ -255,8 +301,8 @@ class AgentRunCancelView(RunsAnAgent, FormView):
         parameters=[OpenApiParameter("session_id", str)],
         responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
     )
-    def post(self, request, agent_id: str, run_id: str):
-        _require_agent(agent_id)
+    def post(self, request, run_id: str, **path: str):
+        self.of.require(self.component_id)
         try:
             cancel_for_caller(principal=self.principal, run_id=run_id, session_id=request.query_params.get("session_id"))
         except ValueError as exc:
@@ -284,8 +330,9 @@ class AgentSessionForkView(RunsAnAgent, FormView):
             409: OpenApiResponse(docs.ERROR, description="The copy's owner holds MAX_SESSIONS_PER_USER sessions already"),
         },
     )
-    def post(self, request, agent_id: str, session_id: str):
-        _require_agent(agent_id)
+    def post(self, request, session_id: str, **path: str):
+        agent_id = self.component_id
+        self.of.require(agent_id)
         user_id = request.query_params.get("user_id") or None
         # The copy is the caller's when they are bound to their identity, else it stays with the
         # session's owner (or the user the query names), as in AgentOS: an admin who forks
@@ -318,8 +365,9 @@ class AgentSessionCompactView(RunsAnAgent, FormView):
         parameters=[OpenApiParameter("user_id", str, description="Whose session (ignored, and forced to the caller, under user isolation)")],
         responses={200: docs.CompactionResult, 404: OpenApiResponse(docs.ERROR, description="No such agent, or no such session of this agent")},
     )
-    def post(self, request, agent_id: str, session_id: str):
-        _require_agent(agent_id)
+    def post(self, request, session_id: str, **path: str):
+        agent_id = self.component_id
+        self.of.require(agent_id)
         session = session_get(user=self.principal.read_scope(request.query_params.get("user_id") or None), session_id=session_id)
         if session is None or session.component_id != agent_id:
             raise NotFound("Session not found")
@@ -342,10 +390,10 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
             429: OpenApiResponse(docs.ERROR, description="the user has RUN_MAX_PER_USER runs in progress; background: the job queue, or the user's share of it, is full (see Retry-After)"),
         },
     )
-    async def post(self, request, agent_id: str, run_id: str):
+    async def post(self, request, run_id: str, **path: str):
         return await _rendered(self.prepared)
 
-    def prepare_post(self, request, agent_id: str, run_id: str) -> Submitted:
+    def prepare_post(self, request, run_id: str, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the continuation back on the queue
         (background), continued whole (stream=false), or begun for its stream."""
         data = form_data(request)
@@ -354,7 +402,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         if not session_id:
             raise BadRequest("session_id is required for this action")
         return _translated(
-            submit_continue, principal=self.principal, component_id=agent_id, run_id=run_id, session_id=session_id,
+            submit_continue, principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
             requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
             stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
             background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
@@ -410,13 +458,14 @@ class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
         request={"application/x-www-form-urlencoded": docs.ResumeForm},
         responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and run events"), 400: docs.ERROR, 404: docs.ERROR},
     )
-    async def post(self, request, agent_id: str, run_id: str):
+    async def post(self, request, run_id: str, **path: str):
         run, last = self.prepared
         return sse_response(self._frames(run, run_id, last))
 
-    def prepare_post(self, request, agent_id: str, run_id: str) -> tuple[Run | None, int]:
+    def prepare_post(self, request, run_id: str, **path: str) -> tuple[Run | None, int]:
         """The run, if the caller may see it (None: reported in band), and the index to replay after."""
-        _require_agent(agent_id)
+        agent_id = self.component_id
+        self.of.require(agent_id)
         data = form_data(request)
         session_id = data.get("session_id") or None
         if self.principal.isolated and not session_id:
@@ -452,3 +501,107 @@ def database_error_frame(run_id: str, exc: DatabaseError) -> str:
     """The in-band end of a stream whose database went away: the run goes on; resume it later."""
     logger.warning("stream of run %s lost the database: %s", run_id, type(exc.__cause__ or exc).__name__)
     return control_frame("error", {"error": f"{DATABASE_UNAVAILABLE}: resume run {run_id} later", "run_id": run_id})
+
+
+# ---- /teams: the same views, of a team -----------------------------------------------------------
+
+_TEAM_RUN_RESPONSES = {
+    200: OpenApiResponse(docs.RunOutput, description="stream=false: the TeamRunOutput (member_responses included); stream=true (the default): text/event-stream of team and member events"),
+    202: docs.BackgroundAccepted,
+    400: docs.ERROR,
+    404: docs.ERROR,
+    409: docs.ERROR,
+    413: docs.ERROR,
+    422: docs.VALIDATION_ERROR,
+    429: docs.ERROR,
+}
+_FORMS = {"application/x-www-form-urlencoded": docs.RunForm, "multipart/form-data": docs.RunForm}
+_CONTINUE_FORMS = {"application/x-www-form-urlencoded": docs.ContinueForm, "multipart/form-data": docs.ContinueForm}
+_IN_SESSION = [OpenApiParameter("session_id", str, required=True)]
+
+
+class TeamListView(AgentListView):
+    of = TEAM
+
+    @extend_schema(operation_id="get_teams", tags=["Teams"], responses={200: docs.TeamResponse(many=True)})
+    def get(self, request):
+        return super().get(request)
+
+
+class TeamDetailView(OfATeam, AgentDetailView):
+    @extend_schema(operation_id="get_team", tags=["Teams"], responses={200: docs.TeamResponse, 404: docs.ERROR})
+    def get(self, request, **path: str):
+        return super().get(request, **path)
+
+
+class TeamRunsView(OfATeam, AgentRunsView):
+    @extend_schema(operation_id="create_team_run", tags=["Teams"], request=_FORMS, responses=_TEAM_RUN_RESPONSES)
+    async def post(self, request, **path: str):
+        return await super().post(request, **path)
+
+    @extend_schema(
+        operation_id="list_team_runs", tags=["Teams"],
+        parameters=[*_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status")],
+        responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    async def get(self, request, **path: str):
+        return await super().get(request, **path)
+
+
+class TeamRunDetailView(OfATeam, AgentRunDetailView):
+    @extend_schema(operation_id="get_team_run", tags=["Teams"], parameters=_IN_SESSION, responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
+    def get(self, request, run_id: str, **path: str):
+        return super().get(request, run_id, **path)
+
+
+class TeamRunCheckpointsView(OfATeam, AgentRunCheckpointsView):
+    @extend_schema(
+        operation_id="list_team_run_checkpoints", tags=["Teams"], parameters=_IN_SESSION,
+        responses={200: docs.RunCheckpoints, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, run_id: str, **path: str):
+        return super().get(request, run_id, **path)
+
+
+class TeamRunCheckpointView(OfATeam, AgentRunCheckpointView):
+    @extend_schema(
+        operation_id="get_team_run_checkpoint_snapshot", tags=["Teams"],
+        parameters=[OpenApiParameter("message_index", int, OpenApiParameter.PATH), *_IN_SESSION],
+        responses={200: docs.RunCheckpointSnapshot, 400: docs.ERROR, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    def get(self, request, run_id: str, message_index: str, **path: str):
+        return super().get(request, run_id, message_index, **path)
+
+
+class TeamRunCancelView(OfATeam, AgentRunCancelView):
+    @extend_schema(
+        operation_id="cancel_team_run", tags=["Teams"], request=None, parameters=[OpenApiParameter("session_id", str)],
+        responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
+    )
+    def post(self, request, run_id: str, **path: str):
+        return super().post(request, run_id, **path)
+
+
+class TeamSessionForkView(OfATeam, AgentSessionForkView):
+    @extend_schema(
+        operation_id="fork_team_session", tags=["Teams"], request=None,
+        parameters=[OpenApiParameter("user_id", str, description="Whose session to fork (ignored, and forced to the caller, under user isolation)")],
+        responses={200: docs.ForkedSession, 400: docs.ERROR, 404: docs.ERROR, 409: docs.ERROR},
+    )
+    def post(self, request, session_id: str, **path: str):
+        return super().post(request, session_id, **path)
+
+
+class TeamRunContinueView(OfATeam, AgentRunContinueView):
+    @extend_schema(operation_id="continue_team_run", tags=["Teams"], request=_CONTINUE_FORMS, responses=_TEAM_RUN_RESPONSES)
+    async def post(self, request, run_id: str, **path: str):
+        return await super().post(request, run_id, **path)
+
+
+class TeamRunResumeView(OfATeam, AgentRunResumeView):
+    @extend_schema(
+        operation_id="resume_team_run_stream", tags=["Teams"], request={"application/x-www-form-urlencoded": docs.ResumeForm},
+        responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and team events"), 400: docs.ERROR, 404: docs.ERROR},
+    )
+    async def post(self, request, run_id: str, **path: str):
+        return await super().post(request, run_id, **path)

@@ -1,6 +1,7 @@
 """``Agent``: the configuration of an agent, and the entry points that run it."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 import uuid
@@ -108,6 +109,14 @@ class Agent:
         self.model_retries = model_retries
         self.retry_backoff = retry_backoff
         self.functions = self._collect_functions(self.tools)
+
+    def with_options(self, **options: Any) -> Agent:
+        """A shallow copy with some attributes changed (a request's output schema, say), so a
+        shared agent never sees one request's options."""
+        changed = copy.copy(self)
+        for name, value in options.items():
+            setattr(changed, name, value)
+        return changed
 
     # ---- public entry points ------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -199,6 +200,14 @@ class Team:
         self.model_retries = model_retries
         self.retry_backoff = retry_backoff
         self.functions: dict[str, Function] = leader.functions
+
+    def with_options(self, **options: Any) -> Team:
+        """``Agent.with_options`` for a team: the leader's copy gets them too (it is what runs)."""
+        changed = copy.copy(self)
+        changed._leader = self._leader.with_options(**options)
+        for name, value in options.items():
+            setattr(changed, name, value)
+        return changed
 
     # ---- members ------------------------------------------------------------------------------
 

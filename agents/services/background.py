@@ -31,15 +31,15 @@ from .eventlog import EventLog, LoopFed, run_error_event
 from .executor import in_run_thread
 from .watch import watch
 from .runs import (
-    AgentNotFound,
+    ComponentNotFound,
     PreparedRun,
     RunNotContinuable,
     RunRequest,
     _drive,
     _drive_async,
-    agent_entry,
-    agent_entry_pinned,
     branch_prepare_for_job,
+    component_entry,
+    component_entry_pinned,
     continue_prepare_for_owner,
     next_event_index,
     prepare_for_owner,
@@ -251,9 +251,9 @@ def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
     # A draft runs only when an admin submitted it (the API marks the payload); a job that pins
     # a draft without that mark finds nothing, as a missing version.
     if payload.get("draft_allowed") and request.version is not None:
-        entry = agent_entry_pinned(job.component_id, version=request.version)
+        entry = component_entry_pinned(job.component_id, kind=job.component_type, version=request.version)
     else:
-        entry = agent_entry(job.component_id, version=request.version)
+        entry = component_entry(job.component_id, kind=job.component_type, version=request.version)
     # Token by token only when the submission streams; a stream=false background run is
     # polled, and its events (structural ones, and the answer) still reach any follower.
     return prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
@@ -264,8 +264,9 @@ def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str
 
     Its agent was deactivated or deleted after the run was accepted, or the run it continues can
     no longer be continued; retrying would fail the same way, so it is not retried."""
-    if isinstance(exc, AgentNotFound):
-        message, error_type = f"Agent {job.component_id} is no longer available: it was deactivated or removed after this run was accepted", "agent_not_found"
+    if isinstance(exc, ComponentNotFound):
+        message = f"{exc.kind.capitalize()} {job.component_id} is no longer available: it was deactivated or removed after this run was accepted"
+        error_type = f"{exc.kind}_not_found"
     elif isinstance(exc, (RunNotContinuable, InvalidContinuation)):
         message, error_type = str(exc), "invalid_continuation"
     else:

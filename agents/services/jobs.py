@@ -110,6 +110,7 @@ def job_submit(
     payload: dict[str, Any],
     input: dict[str, Any],
     stream: bool,
+    component_type: str = "agent",
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
     run_id: str | None = None,
@@ -133,7 +134,9 @@ def job_submit(
                 return Accepted(existing, status or JOB_TO_RUN_STATUS[existing.status], duplicate=True)
         _check_queue_room(owner_id)
         if session is None:
-            session, _created = session_get_or_create(user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id)
+            session, _created = session_get_or_create(
+                user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id, session_type=component_type,
+            )
         busy = list(_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
         if busy and strategy == "reject":
             raise SessionBusy(session.pk)
@@ -150,6 +153,7 @@ def job_submit(
             job_type=job_type,
             user_id=owner_id,
             component_id=component_id,
+            component_type=component_type,
             session_id=session.pk,
             group_id=group_id,
             payload=payload,
@@ -169,7 +173,9 @@ def job_submit(
                     job.save(force_insert=True)
             except IntegrityError:
                 raise IdempotencyConflict("Idempotency-Key is being used by a concurrent submission; retry") from None
-        run_create(session=session, run_id=job.id, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now)
+        run_create(
+            session=session, run_id=job.id, run_type=component_type, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now,
+        )
         transaction.on_commit(dispatch)
     return Accepted(job, RunStatus.PENDING, duplicate=False)
 

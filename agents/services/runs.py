@@ -1,4 +1,8 @@
-"""Running an agent for a user: the one entry point every transport goes through.
+"""Running an agent or a team for a user: the one entry point every transport goes through.
+
+A team is one more component kind on the same path: ``PreparedRun.agent`` is the runtime
+component (an ``Agent`` or a ``Team``, which share the run protocol), looked up by kind
+(``component_entry``); a team run's member runs are written as its child rows.
 
 ``run_prepare`` does the reads (agent, session ownership, history, memories) and builds the
 runtime context; ``run_execute`` commits the run RUNNING with its input (``run_begin``), drives
@@ -8,7 +12,6 @@ provider failure or a bug in a tool ends the run as ERROR with its reason, never
 """
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,8 +30,8 @@ from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.selectors import run_history
 from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition, session_quota_check
 
-from ..registry import AgentEntry, agent_get, agent_version_get
-from ..runtime import Agent, InvalidContinuation, RunContext
+from ..registry import AgentEntry, TeamEntry, entry_get, entry_version_get
+from ..runtime import Agent, InvalidContinuation, RunContext, Team
 from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
@@ -44,9 +47,12 @@ logger = logging.getLogger("agno_site.runs")
 EventSink = Callable[[dict[str, Any]], None]
 
 
-class AgentNotFound(Exception):
-    def __init__(self) -> None:
-        super().__init__("Agent not found")
+class ComponentNotFound(Exception):
+    """No live component of that kind and id: AgentOS's "Agent not found" / "Team not found"."""
+
+    def __init__(self, kind: str = "agent") -> None:
+        self.kind = kind
+        super().__init__(f"{kind.capitalize()} not found")
 
 
 class RunNotFound(Exception):
@@ -83,8 +89,8 @@ class RunRequest:
 
 @dataclass
 class PreparedRun:
-    entry: AgentEntry
-    agent: Agent
+    entry: AgentEntry | TeamEntry
+    agent: Agent | Team  # the component that runs: an agent, or a team (its leader and members)
     run_id: str
     session_id: str
     owner_id: str | None
@@ -121,10 +127,31 @@ class PreparedRun:
 
     def record(self, **fields: Any) -> RunRecord:
         """This run as the sessions service writes it (``fields``: status, output, events, ...)."""
+        output = fields.get("output") or {}
         return RunRecord(
             run_id=self.run_id, session_id=self.session_id, owner_id=self.owner_id, component_id=self.agent.id,
-            session_type=self.entry.session_type, component_data=_component_data(self.agent), started_at=self.started_at, **fields,
+            session_type=self.entry.session_type, component_data=_component_data(self.agent), started_at=self.started_at,
+            children=member_records(output, session_id=self.session_id, owner_id=self.owner_id), **fields,
         )
+
+
+def member_records(output: Mapping[str, Any], *, session_id: str, owner_id: str | None) -> list[RunRecord]:
+    """A team run's member runs (``member_responses``, recursively) as its child rows: each its
+    own run, of its member's id and kind, with no events of its own (they are in the team run's
+    stream, nested)."""
+    records = []
+    for member in output.get("member_responses") or []:
+        is_team = "team_id" in member
+        member_input = member.get("input") or {}
+        records.append(RunRecord(
+            run_id=member["run_id"], session_id=session_id, owner_id=owner_id,
+            component_id=str(member.get("team_id") if is_team else member.get("agent_id") or ""),
+            status=str(member.get("status") or RunStatus.ERROR), output=member,
+            input={"input_content": member_input.get("input_content")} if isinstance(member_input, Mapping) else {},
+            session_type="team" if is_team else "agent", parent_run_id=output.get("run_id"),
+            children=member_records(member, session_id=session_id, owner_id=owner_id),
+        ))
+    return records
 
 
 # Tool decisions and a continuation from a boundary are two different requests.
@@ -156,31 +183,31 @@ class Continuation:
         return self.continue_from == "end" and not (self.fork or self.regenerate or self.input)
 
 
-def agent_entry(agent_id: str, *, version: int | None = None) -> AgentEntry:
-    """The live agent, or a published version of it; a draft is not found (AgentNotFound)."""
-    entry = agent_get(agent_id, version=version)
+def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> AgentEntry | TeamEntry:
+    """The live component, or a published version of it; a draft is not found (ComponentNotFound)."""
+    entry = entry_get(kind, component_id, version=version)
     if entry is None:
-        raise AgentNotFound()
+        raise ComponentNotFound(kind)
     return entry
 
 
-def agent_entry_pinned(agent_id: str, *, version: int) -> AgentEntry:
-    """Any stored version, drafts included: only for a run an admin asked for (``agent_entry_for``)."""
-    entry = agent_version_get(agent_id, version=version)
+def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> AgentEntry | TeamEntry:
+    """Any stored version, drafts included: only for a run an admin asked for (``component_entry_for``)."""
+    entry = entry_version_get(kind, component_id, version=version)
     if entry is None:
-        raise AgentNotFound()
+        raise ComponentNotFound(kind)
     return entry
 
 
-def agent_entry_for(*, principal: Principal, agent_id: str, version: int | None) -> AgentEntry:
+def component_entry_for(*, principal: Principal, component_id: str, kind: str = "agent", version: int | None) -> AgentEntry | TeamEntry:
     """What ``principal`` may run: an admin may pin a draft to test it, anyone else only what is
     published (a draft answers as a missing version does)."""
     if principal.is_admin and version is not None:
-        return agent_entry_pinned(agent_id, version=version)
-    return agent_entry(agent_id, version=version)
+        return component_entry_pinned(component_id, kind=kind, version=version)
+    return component_entry(component_id, kind=kind, version=version)
 
 
-def _agent_for(entry: AgentEntry, owner_id: str | None, request: RunRequest | None) -> Agent:
+def _agent_for(entry: AgentEntry | TeamEntry, owner_id: str | None, request: RunRequest | None) -> Agent | Team:
     agent = entry.build(owner_id)
     overrides: dict[str, Any] = {}
     if request is not None and request.output_schema is not None:
@@ -189,10 +216,8 @@ def _agent_for(entry: AgentEntry, owner_id: str | None, request: RunRequest | No
     if request is not None and request.add_history_to_context is not None:
         overrides["add_history_to_context"] = request.add_history_to_context
     if overrides:
-        # Per-request options must not leak into a shared code agent: change a shallow copy.
-        agent = copy.copy(agent)
-        for name, value in overrides.items():
-            setattr(agent, name, value)
+        # Per-request options must not leak into a shared code agent: change a copy.
+        agent = agent.with_options(**overrides)
     return agent
 
 
@@ -235,9 +260,10 @@ def _context(
     return ctx, store
 
 
-def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest) -> PreparedRun:
-    """Resolve the agent and the session for ``principal``; read history and memories."""
-    entry = agent_entry_for(principal=principal, agent_id=agent_id, version=request.version)
+def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest, kind: str = "agent") -> PreparedRun:
+    """Resolve the component (``agent_id`` of ``kind``) and the session for ``principal``; read
+    history and memories."""
+    entry = component_entry_for(principal=principal, component_id=agent_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     if session is None:  # the run will create it: refused now, before anything runs or is stored
         session_quota_check(owner_id=owner_id)
@@ -266,7 +292,7 @@ def session_for_run(*, principal: Principal, session_id: str | None, requested_u
 
 def prepare_for_owner(
     *,
-    entry: AgentEntry,
+    entry: AgentEntry | TeamEntry,
     owner_id: str | None,
     session: Session | None,
     session_id: str,
@@ -335,8 +361,10 @@ def _internal_error(prepared: PreparedRun, run_iter: Any, exc: Exception) -> tup
     return output, error_event
 
 
-def _component_data(agent: Agent) -> dict[str, Any]:
-    return {"name": agent.name, "agent_id": agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
+def _component_data(agent: Agent | Team) -> dict[str, Any]:
+    """The session's ``agent_data`` / ``team_data``."""
+    key = "team_id" if isinstance(agent, Team) else "agent_id"
+    return {"name": agent.name, key: agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
 
 
 def run_begin(prepared: PreparedRun) -> Run:
@@ -503,10 +531,11 @@ def continue_prepare(
     stream_events: bool = True,
     continuation: Continuation | None = None,
     checks_only: bool = False,
+    kind: str = "agent",
 ) -> PreparedRun:
     """A continuation of the caller's run, ready to execute; ``checks_only``: checked as fully,
     for a background job that its worker prepares again (no history or memories read here)."""
-    agent_entry(agent_id)
+    component_entry(agent_id, kind=kind)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
     session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
     continuation = continuation or Continuation()
@@ -539,10 +568,10 @@ def continue_prepare_for_owner(
     )
 
 
-def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[AgentEntry, Agent, RunContext, BufferedMemoryStore | None]:
+def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[AgentEntry | TeamEntry, Agent | Team, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the session's history, the run itself left out (its transcript is the run's own)."""
-    entry = agent_entry(run.component_id)
+    entry = component_entry(run.component_id, kind=run.run_type)
     agent = _agent_for(entry, run.user_id, None)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
@@ -575,7 +604,7 @@ def _branch_prepare(
     fork = continuation.fork or continuation.regenerate or run.status in (RunStatus.COMPLETED, RunStatus.REGENERATED)
     run_id = (run_id or new_id()) if fork else run.pk
     if checks_only:
-        entry = agent_entry(run.component_id)
+        entry = component_entry(run.component_id, kind=run.run_type)
         agent, store = _agent_for(entry, run.user_id, None), None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
@@ -614,6 +643,7 @@ def branch_submit(
     continuation: Continuation,
     stream: bool,
     stream_events: bool = True,
+    kind: str = "agent",
 ) -> Any:
     """A continuation in a new run, as a durable background job (``background=true``).
 
@@ -622,7 +652,7 @@ def branch_submit(
     """
     prepared = continue_prepare(
         principal=principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-        tools=None, stream_events=stream_events, continuation=continuation, checks_only=True,
+        tools=None, stream_events=stream_events, continuation=continuation, checks_only=True, kind=kind,
     )
     if prepared.branch is None or not prepared.branch["fork"]:
         raise InvalidContinuation("background=true continues in a new run: pass fork=true to retry a failed run in the background")
@@ -634,7 +664,7 @@ def branch_submit(
         "input": continuation.input, "stream_events": stream_events,
     }
     accepted = job_submit(
-        owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id,
+        owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
         payload=payload, input=fork_input(source, continuation.input), stream=stream, run_id=prepared.run_id, job_type="branch",
     )
     return accepted.job
@@ -654,7 +684,7 @@ def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
 
 
 __all__ = [
-    "AgentNotFound",
+    "ComponentNotFound",
     "Continuation",
     "DECISIONS_WITH_BRANCH",
     "InvalidContinuation",

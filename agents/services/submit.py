@@ -33,14 +33,14 @@ from .capacity import Slot, run_slot_acquire, run_slot_key
 from .jobs import QueueFull, job_continue, job_submit
 from .runs import (
     DECISIONS_WITH_BRANCH,
-    AgentNotFound,
+    ComponentNotFound,
     Continuation,
     InvalidContinuation,
     PreparedRun,
     RunNotContinuable,
     RunRequest,
-    agent_entry_for,
     branch_submit,
+    component_entry_for,
     continue_prepare,
     run_begin,
     run_execute,
@@ -118,24 +118,26 @@ def submit_run(
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
     wait: bool = True,
+    kind: str = "agent",
 ) -> Submitted:
-    """A new run of ``component_id`` for ``principal``, as ``request`` asks."""
+    """A new run of ``component_id`` (an agent, or a team: ``kind``) for ``principal``, as ``request`` asks."""
     if principal.session_id:
         request.session_id = principal.session_id  # a token bound to one session
     if background:
-        return _accept(principal, component_id, request, idempotency_key, strategy)
-    return _run(run_prepare(principal=principal, agent_id=component_id, request=request), client_address=client_address, wait=wait)
+        return _accept(principal, component_id, kind, request, idempotency_key, strategy)
+    prepared = run_prepare(principal=principal, agent_id=component_id, kind=kind, request=request)
+    return _run(prepared, client_address=client_address, wait=wait)
 
 
-def _accept(principal: Principal, component_id: str, request: RunRequest, key: str | None, strategy: str) -> Accepted:
-    entry = agent_entry_for(principal=principal, agent_id=component_id, version=request.version)
+def _accept(principal: Principal, component_id: str, kind: str, request: RunRequest, key: str | None, strategy: str) -> Accepted:
+    entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
     if entry.stage == Stage.DRAFT:
-        # Only an admin gets here (agent_entry_for); the worker runs the draft on this check.
+        # Only an admin gets here (component_entry_for); the worker runs the draft on this check.
         payload["draft_allowed"] = True
     accepted = job_submit(
-        owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, payload=payload,
+        owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, component_type=kind, payload=payload,
         input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy,
     )
     return Accepted(accepted.job, accepted.run_status, stream=request.stream)
@@ -172,6 +174,7 @@ def submit_continue(
     background: bool = False,
     client_address: str = "",
     wait: bool = True,
+    kind: str = "agent",
 ) -> Submitted:
     """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
     message boundary (a fork, a regeneration, a retry of a failed run; see ``Continuation``)."""
@@ -182,13 +185,13 @@ def submit_continue(
                 raise InvalidContinuation(DECISIONS_WITH_BRANCH)
             job = branch_submit(
                 principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-                continuation=continuation, stream=stream, stream_events=stream_events,
+                continuation=continuation, stream=stream, stream_events=stream_events, kind=kind,
             )
             return Accepted(job, RunStatus.PENDING, stream=stream)
         # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
         checked = continue_prepare(
             principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-            tools=tools, stream_events=stream_events,
+            tools=tools, stream_events=stream_events, kind=kind,
         )
         assert checked.continued is not None
         job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events)
@@ -197,7 +200,7 @@ def submit_continue(
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
     prepared = continue_prepare(
         principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-        tools=tools, stream=stream, stream_events=stream_events, continuation=continuation,
+        tools=tools, stream=stream, stream_events=stream_events, continuation=continuation, kind=kind,
     )
     return _run(prepared, client_address=client_address, wait=wait, index_from=prepared.first_event_index)
 
@@ -226,8 +229,8 @@ def submit_retry(*, run_id: str) -> Accepted:
         raise RunNotRetryable("The run does not exist any more.")
     if run.status not in RETRYABLE_STATUSES:
         raise RunNotRetryable(f"Only failed or cancelled runs can be retried; this one is {run.status}.")
-    if run.run_type != SessionType.AGENT or run.parent_run_id:
-        raise RunNotRetryable("Only top-level agent runs can be retried for now.")
+    if run.run_type not in (SessionType.AGENT, SessionType.TEAM) or run.parent_run_id:
+        raise RunNotRetryable("Only top-level agent and team runs can be retried; a member's run is retried with its team's.")
     data = run.input or {}
     message = data.get("input_content")
     if not isinstance(message, str):
@@ -235,8 +238,8 @@ def submit_retry(*, run_id: str) -> Accepted:
     principal = Principal(user_id=run.user_id, isolated=True, via="session") if run.user_id else OPEN
     request = RunRequest(message=message, session_id=run.session_id, stream=False, images=data.get("images") or None, files=data.get("files") or None)
     try:
-        accepted = submit_run(principal=principal, component_id=run.component_id, request=request, background=True)
-    except (AgentNotFound, SessionNotFound, SessionLimitReached, QueueFull) as exc:  # said to the operator
+        accepted = submit_run(principal=principal, component_id=run.component_id, kind=run.run_type, request=request, background=True)
+    except (ComponentNotFound, SessionNotFound, SessionLimitReached, QueueFull) as exc:  # said to the operator
         raise RunNotRetryable(f"The run cannot be submitted again: {exc}") from exc
     assert isinstance(accepted, Accepted)
     logger.info("retrying run %s as run %s", run.run_id, accepted.job.pk)

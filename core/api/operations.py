@@ -133,6 +133,72 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "stored transcript is never modified. No agent of this server compacts its history yet, so "
         "the answer is always `compacted: false` with `status: not_enabled`.",
     ),
+    # --- Teams -------------------------------------------------------------------------------
+    "get_teams": (
+        "List All Teams",
+        "Retrieve the teams configured in this instance that the caller may read.\n\n"
+        "**Returns team information including:**\n"
+        "- Team metadata (ID, name, description, execution mode)\n"
+        "- Model configuration for team coordination\n"
+        "- Team member roster (agents and sub-teams, recursively) with roles and capabilities\n"
+        "- Session and memory configurations",
+    ),
+    "get_team": ("Get Team Details", "Retrieve detailed configuration and member information for a specific team."),
+    "create_team_run": (
+        "Create Team Run",
+        "Execute a team: its leader delegates the task to its members (route, coordinate, broadcast or "
+        "tasks mode) and answers. Same form as an agent run.\n\n"
+        "**Features:**\n"
+        "- Text message input with optional session management (`session_id`; omitted: a new team session)\n"
+        "- Real-time streaming with Server-Sent Events: team events (`TeamRunStarted`, `TeamRunContent`, "
+        "`TeamToolCallStarted`, ...) and the members' own events (`RunStarted`, `RunContent`, ... with "
+        "`parent_run_id` set to the team run)\n"
+        "- `background=true`: the run is queued and survives restarts; the answer is `202` with its ids\n"
+        "- Each member run is stored as its own run of the session, with `parent_run_id`",
+    ),
+    "list_team_runs": (
+        "List Team Runs",
+        "List runs for a team within a session, optionally filtered by status.\n\n"
+        "Useful for monitoring background runs and viewing run history.",
+    ),
+    "get_team_run": (
+        "Get Team Run",
+        "Retrieve the status and output of a team run (its `member_responses` included). Use this to poll "
+        "for background run completion.\n\nRequires the `session_id` that was returned when the run was created.",
+    ),
+    "cancel_team_run": (
+        "Cancel Team Run",
+        "Cancel a queued or executing team run, on whichever worker runs it; its members' runs stop with it.",
+    ),
+    "continue_team_run": (
+        "Continue Team Run",
+        "Continue a paused team run with the human's decisions, or continue a run from a message boundary.\n\n"
+        "**Use Cases:**\n"
+        "- Resume execution after tool approval/rejection, in the leader or in a member (the requirement "
+        "names the member: `member_agent_id`, `member_run_id`); the member resumes first, then the leader\n"
+        "- Provide manual tool execution results or user input\n"
+        "- Fork, regenerate or retry from a checkpoint, as for agents",
+    ),
+    "resume_team_run_stream": (
+        "Resume Team Run Stream",
+        "Resume an SSE stream for a team run after disconnection.\n\n"
+        "Sends missed events since `last_event_index`, then continues streaming live events if the run is still active.",
+    ),
+    "list_team_run_checkpoints": (
+        "List Team Run Checkpoints",
+        "The boundaries the team run can be continued from, derived from its leader's stored transcript. "
+        "Pass an entry's message_index as continue_from.",
+    ),
+    "get_team_run_checkpoint_snapshot": (
+        "Get Team Run Checkpoint Snapshot",
+        "Return a derived team run snapshot truncated at a message boundary. Use the returned message_index "
+        "as `continue_from` when continuing this run.",
+    ),
+    "fork_team_session": (
+        "Fork Team Session",
+        "Deep-copy a team session into a new independent session. Every run (the members' included) is copied "
+        "with a fresh `run_id`; the new session has a fresh `session_id`. The original is untouched.",
+    ),
     # --- Sessions ----------------------------------------------------------------------------
     "get_sessions": (
         "List Sessions",

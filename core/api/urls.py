@@ -34,15 +34,7 @@ urlpatterns = [
     path("", discovery.landing, name="landing"),
     route("info", discovery.InfoView.as_view(), name="info"),
     route("config", discovery.ConfigView.as_view(), name="config"),
-    # No teams or workflows are configured yet: AgentOS then lists none and finds none.
-    route("teams", empty_list, name="teams"),
-    route("teams/{team_id}", not_found("Team not found", "GET")),
-    route("teams/{team_id}/runs", not_found("Team not found", "GET", "POST")),
-    route("teams/{team_id}/runs/{run_id}", not_found("Team not found", "GET")),
-    # cancel, continue, resume (POST); checkpoints (GET)
-    route("teams/{team_id}/runs/{run_id}/{action}", not_found("Team not found", "GET", "POST")),
-    route("teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", not_found("Team not found", "GET")),
-    route("teams/{team_id}/sessions/{session_id}/fork", not_found("Team not found", "POST")),
+    # No workflows are configured yet: AgentOS then lists none and finds none.
     route("workflows", empty_list, name="workflows"),
     route("workflows/{workflow_id}", not_found("Workflow not found", "GET")),
     route("workflows/{workflow_id}/runs", not_found("Workflow not found", "GET", "POST")),

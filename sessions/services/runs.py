@@ -463,7 +463,11 @@ def run_finish(run: Run, record: RunRecord) -> Run:
     # What this run already added to its session (the same rule as ``added``'s).
     previous = ((run.run_data or {}).get("metrics") or {}) if run.total_tokens else {}
     children = [member for child in record.children for member in child.family(run.pk)]
-    child_tokens, child_metrics = _family_usage(children)
+    # A paused team's member runs were written at its pause: a continue updates those in place.
+    stored = _stored_runs(run, [child.run_id for child in children])
+    children_new = [child for child in children if child.run_id not in stored]
+    child_tokens, child_metrics = _family_usage(children_new)
+    child_tokens += sum(max(0, sum(child.tokens) - stored[child.run_id].total_tokens) for child in children if child.run_id in stored)
     with transaction.atomic(savepoint=False):
         run.status = record.status
         run.run_data = dict(record.output)
@@ -478,16 +482,43 @@ def run_finish(run: Run, record: RunRecord) -> Run:
         with connection.cursor() as cursor:
             row = _session_update(
                 cursor, session_id=run.session_id, owner_id=run.user_id, now=now, tokens_added=added + child_tokens,
-                new_runs=len(children), session_state=record.session_state, summary=record.summary,
+                new_runs=len(children_new), session_state=record.session_state, summary=record.summary,
             )
             if row is not None:
                 merged = session_metrics_add(dict(record.metrics), child_metrics) if child_metrics else record.metrics
                 _session_metrics_write(cursor, session_id=run.session_id, owner_id=run.user_id, current=row[1], run=merged, previous=previous)
         if record.events:
             run_events_append(run=run, events=record.events, first_index=record.first_event_index)
-        if children and row is not None:
-            _insert_family(children, first_index=int(row[0]) - len(children), now=now)
+        if children_new and row is not None:
+            _insert_family(children_new, first_index=int(row[0]) - len(children_new), now=now)
+        for child in children:
+            if child.run_id in stored:
+                _run_update(stored[child.run_id], child, now=now)
     return run
+
+
+def _stored_runs(run: Run, run_ids: Sequence[str]) -> dict[str, Run]:
+    """Which of ``run_ids`` are rows already (in ``run``'s session, of its owner)."""
+    if not run_ids:
+        return {}
+    rows = Run.objects.unscoped("the children of a run whose write the caller owns").filter(
+        pk__in=run_ids, session_id=run.session_id, user_id=run.user_id,
+    )
+    return {row.pk: row for row in rows}
+
+
+def _run_update(row: Run, record: RunRecord, *, now: datetime) -> None:
+    """A stored child run's new state (a team member continued after its pause)."""
+    row.status = record.status
+    row.run_data = dict(record.output)
+    row.content = content_text(record.output.get("content"))
+    row.input_tokens, row.output_tokens = record.tokens
+    row.total_tokens = row.input_tokens + row.output_tokens
+    row.duration = record.metrics.get("duration")
+    row.error = row.content if record.status == RunStatus.ERROR else ""
+    row.updated_at = now
+    row.finished_at = now if record.status in TERMINAL else None
+    _RUN_RESULT.send(row.pk, [getattr(row, field.attname) for field in _RUN_RESULT.fields], [row.user_id])
 
 
 def content_text(content: Any) -> str:

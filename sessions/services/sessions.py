@@ -162,12 +162,10 @@ def session_fork(*, user: Any, owner_id: str | None, source_session_id: str, com
     )
     with transaction.atomic():
         fork.save(force_insert=True)
-        new_ids: dict[str, str] = {}
+        # Every new id first: a team run's copy names its members' copies, written after it.
+        new_ids = {run_id: new_id() for run_id in runs.values_list("run_id", flat=True).iterator(chunk_size=_BATCH)}
         for batch in _batches(runs.iterator(chunk_size=_BATCH)):
-            copies = []
-            for run in batch:
-                new_ids[run.pk] = new_id()
-                copies.append(_run_copy(run, new_ids, fork))
+            copies = [_run_copy(run, new_ids, fork) for run in batch]
             Run.objects.bulk_create(copies)
             events = scope_queryset(RunEvent.objects, user).filter(run_id__in=[run.pk for run in batch]).order_by("run_id", "event_index")
             for event_batch in _batches(events.iterator(chunk_size=_BATCH)):
@@ -207,6 +205,8 @@ def _renamed(payload: Any, old_session_id: str, new_session_id: str, new_ids: Ma
             renamed[key] = new_ids[renamed[key]]
     if renamed.get("session_id") == old_session_id:
         renamed["session_id"] = new_session_id
+    if isinstance(renamed.get("member_responses"), list):  # a team run's members, as their own rows are
+        renamed["member_responses"] = [_renamed(member, old_session_id, new_session_id, new_ids) for member in renamed["member_responses"]]
     return renamed
 
 

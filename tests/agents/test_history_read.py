@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.services.runs import RunRequest, agent_entry, prepare_for_owner
+from agents.services.runs import RunRequest, component_entry, prepare_for_owner
 from sessions.models import RunStatus, Session
 from tests.factories import make_run, make_session
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 def prepare(session: Session, run_id: str | None = None):
     with CaptureQueriesContext(connection) as captured:
         prepared = prepare_for_owner(
-            entry=agent_entry("assistant"), owner_id="alice", session=session, session_id=session.pk,
+            entry=component_entry("assistant"), owner_id="alice", session=session, session_id=session.pk,
             request=RunRequest(message="hi"), run_id=run_id,
         )
     reads = [q["sql"] for q in captured.captured_queries if "agno_runs" in q["sql"]]

@@ -1,7 +1,8 @@
-"""Agno's own AgentOSClient (agno 3.1.10) against a live Agno Site: agents, runs, config."""
+"""Agno's own AgentOSClient (agno 3.1.10) against a live Agno Site: agents, teams, runs, config."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import httpx
@@ -9,6 +10,11 @@ import pytest
 from agno.client.os import AgentOSClient
 from agno.run.agent import RunCompletedEvent, RunContentEvent, RunStartedEvent
 from agno.run.base import RunStatus
+from agno.run.team import RunCompletedEvent as TeamRunCompletedEvent
+from agno.run.team import RunContentEvent as TeamRunContentEvent
+from agno.run.team import RunStartedEvent as TeamRunStartedEvent
+from agno.run.team import TeamRunOutput
+from agno.run.team import ToolCallStartedEvent as TeamToolCallStartedEvent
 from agno.utils.http import aclose_default_clients, close_sync_client
 
 from sessions.models import Run, RunEvent
@@ -43,7 +49,8 @@ def test_config_lists_agents_models_and_databases(client: AgentOSClient) -> None
     assert [agent.id for agent in config.agents] == ["assistant", "hitl-agent", "openai-agent"]
     assert {(model.id, model.provider) for model in config.available_models} == {("demo", "Offline"), ("gpt-4o-mini", "OpenAI")}
     assert config.databases == [config.os_database]
-    assert (config.teams, config.workflows, config.interfaces) == ([], [], [])
+    assert [(team.id, team.mode) for team in config.teams] == [("research-team", "coordinate"), ("hitl-team", "route")]
+    assert (config.workflows, config.interfaces) == ([], [])
 
 
 def test_list_and_get_agents(client: AgentOSClient) -> None:
@@ -138,3 +145,59 @@ def test_team_and_workflow_calls_find_no_such_component(client: AgentOSClient, c
     with pytest.raises(httpx.HTTPStatusError) as caught:
         run(call(client))
     assert (caught.value.response.status_code, caught.value.response.json()) == (404, {"detail": detail})
+
+
+def _delegate(member_id: str, task: str) -> str:
+    return "/call delegate_task_to_member " + json.dumps({"member_id": member_id, "task": task})
+
+
+def test_list_and_get_teams(client: AgentOSClient) -> None:
+    teams = run(client.list_teams())
+    assert [(team.id, team.mode) for team in teams] == [("research-team", "coordinate"), ("hitl-team", "route")]
+    detail = client.get_team("research-team")
+    assert (detail.id, detail.mode, detail.model.model) == ("research-team", "coordinate", "demo")
+    assert [member.id for member in detail.members] == ["researcher", "writer"]
+    assert run(client.aget_team("hitl-team")).members[0].id == "hitl-member"
+
+
+def test_run_team_returns_a_team_run_output_with_its_members(client: AgentOSClient) -> None:
+    output = run(client.run_team("research-team", _delegate("researcher", "look it up"), session_id="ct-1", user_id="alice"))
+    assert isinstance(output, TeamRunOutput)
+    assert (output.status, output.team_id, output.session_id) == (RunStatus.completed, "research-team", "ct-1")
+    [member] = output.member_responses
+    assert (member.agent_id, member.parent_run_id) == ("researcher", output.run_id)
+    assert member.content.startswith("(offline demo) You said: look it up")
+
+
+def test_run_team_stream_yields_team_and_member_events(client: AgentOSClient) -> None:
+    async def collect():
+        return [event async for event in client.run_team_stream("research-team", _delegate("writer", "write it"), user_id="alice")]
+
+    events = run(collect())
+    assert isinstance(events[0], TeamRunStartedEvent) and isinstance(events[-1], TeamRunCompletedEvent)
+    assert any(isinstance(event, TeamToolCallStartedEvent) for event in events)
+    assert "".join(event.content for event in events if isinstance(event, TeamRunContentEvent)) == events[-1].content
+
+
+def test_continue_team_run_after_a_members_pause(client: AgentOSClient) -> None:
+    paused = run(client.run_team("hitl-team", _delegate("hitl-member", '/call delete_file {"path": "x.txt"}'), session_id="ct-p", user_id="alice"))
+    assert paused.status == RunStatus.paused
+    [requirement] = paused.requirements
+    assert requirement.member_agent_id == "hitl-member"
+    requirement.confirm()
+    done = run(client.continue_team_run("hitl-team", paused.run_id, [requirement], session_id="ct-p", user_id="alice"))
+    assert (done.status, done.content) == (RunStatus.completed, "Tool delete_file returned: deleted x.txt")
+
+
+def test_continue_team_run_stream_and_cancel(client: AgentOSClient) -> None:
+    paused = run(client.run_team("hitl-team", _delegate("hitl-member", '/call delete_file {"path": "y.txt"}'), session_id="ct-s", user_id="alice"))
+    [requirement] = paused.requirements
+    requirement.reject("not that one")
+
+    async def collect():
+        return [event async for event in client.continue_team_run_stream("hitl-team", paused.run_id, [requirement], session_id="ct-s", user_id="alice")]
+
+    events = run(collect())
+    assert isinstance(events[-1], TeamRunCompletedEvent)
+    assert "rejected" in events[-1].content
+    assert run(client.cancel_team_run("research-team", "some-run-id")) is None

@@ -13,7 +13,7 @@ SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
 AUDIENCE = "agno-site"
 USER_SCOPES = [
-    "agents:read", "agents:run", "sessions:read", "sessions:write", "sessions:delete",
+    "agents:read", "agents:run", "teams:read", "teams:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
 ]
@@ -71,7 +71,15 @@ def alice_data(db) -> dict[str, str]:
     make_event("alice", run=run, payload={"event": "RunCompleted", "content": MARK})
     memory = make_memory("alice", memory=f"{MARK} likes tea", topics=["drinks"], memory_id="alice-memory")
     robot = make_access_token("alice", name=f"{MARK}-bot", kind="service", scopes=["agents:read"])
-    return {"session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk)}
+    team_session = make_session("alice", session_id="alice-team-sess", component_id="research-team", session_type="team", session_name=f"{MARK} team")
+    team_run = make_run("alice", session=team_session, run_id="alice-team-run", run_type="team", component_id="research-team", status="PAUSED",
+                        run_data={"status": "PAUSED", "team_id": "research-team", "content": MARK})
+    make_run("alice", session=team_session, run_id="alice-member-run", component_id="researcher", status="COMPLETED", parent_run_id=team_run.pk,
+             run_data={"agent_id": "researcher", "content": MARK, "parent_run_id": team_run.pk})
+    return {
+        "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
+        "team_session_id": team_session.pk, "team_run_id": team_run.pk,
+    }
 
 
 def snapshot() -> dict[str, list]:

@@ -180,7 +180,9 @@ class TestPerResourceScopes:
         assert [agent["id"] for agent in client.get("/config", **narrow).json()["agents"]] == ["assistant"]
         assert client.get("/agents/hitl-agent", **narrow).status_code == 403
         assert client.post("/agents/hitl-agent/runs", {"message": "x", "stream": "false"}, **narrow).json() == {"detail": "Insufficient permissions. Required scope(s): agents:run"}
-        assert client.get("/teams", **narrow).status_code == 200
+        # The teams family has scopes of its own: agent scopes read no team.
+        assert client.get("/teams", **narrow).json() == {"detail": "Insufficient permissions. Required scope(s): teams:read"}
+        assert client.get("/config", **narrow).json()["teams"] == []
         no_agents = auth(token("alice", ["sessions:read"]))
         assert client.get("/agents", **no_agents).json() == {"detail": "Insufficient permissions. Required scope(s): agents:read"}
 

@@ -63,6 +63,17 @@ ENDPOINTS = [
     Call("POST", "/agents/{agent_id}/sessions/{session_id}/compact", lambda i: f"/agents/assistant/sessions/{S}/compact", form=lambda i: {}, query=lambda i: {"user_id": "alice"}),
     # Another user's session is as missing as an unknown one: nothing to fork, and nothing copied.
     Call("POST", "/agents/{agent_id}/sessions/{session_id}/fork", lambda i: f"/agents/assistant/sessions/{S}/fork", form=lambda i: {}, query=lambda i: {"user_id": "alice"}, outsider_status=(400,)),
+    Call("GET", "/teams", lambda i: "/teams", outsider_status=(200,)),
+    Call("GET", "/teams/{team_id}", lambda i: "/teams/research-team", outsider_status=(200,)),
+    Call("GET", "/teams/{team_id}/runs", lambda i: "/teams/research-team/runs", query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("POST", "/teams/{team_id}/runs", lambda i: "/teams/research-team/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": i["team_session_id"]}),
+    Call("GET", "/teams/{team_id}/runs/{run_id}", lambda i: f"/teams/research-team/runs/{i['team_run_id']}", query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("POST", "/teams/{team_id}/runs/{run_id}/cancel", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("POST", "/teams/{team_id}/runs/{run_id}/continue", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": i["team_session_id"], "stream": "false"}),
+    Call("GET", "/teams/{team_id}/runs/{run_id}/checkpoints", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/checkpoints", query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("GET", "/teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/checkpoints/1", query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("POST", "/teams/{team_id}/runs/{run_id}/resume", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/resume", form=lambda i: {"session_id": i["team_session_id"]}, outsider_status=(200,)),
+    Call("POST", "/teams/{team_id}/sessions/{session_id}/fork", lambda i: f"/teams/research-team/sessions/{i['team_session_id']}/fork", form=lambda i: {}, query=lambda i: {"user_id": "alice"}, outsider_status=(400,)),
     Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("POST", "/sessions", lambda i: "/sessions", body=lambda i: {"session_id": "bobs-new", "user_id": "alice"}, outsider_status=(201,)),
     Call("DELETE", "/sessions", lambda i: "/sessions", body=lambda i: {"session_ids": [S], "session_types": ["agent"]}, outsider_status=(204,)),
@@ -216,6 +227,6 @@ def test_an_admin_may_act_for_another_user(client, jwt_server, alice_data) -> No
     admin = auth(token("root", ["agent_os:admin"]))
     assert client.get(f"/sessions/{alice_data['session_id']}", **admin).status_code == 200
     listed = client.get("/sessions", {"user_id": "alice"}, **admin).json()
-    assert [item["session_id"] for item in listed["data"]] == ["alice-sess"]
+    assert {item["session_id"] for item in listed["data"]} == {"alice-sess", "alice-team-sess"}
     created = client.post("/memories", data=json.dumps({"memory": "set by admin", "user_id": "alice"}), content_type="application/json", **admin).json()
     assert created["user_id"] == "alice"
