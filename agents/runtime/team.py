@@ -15,8 +15,9 @@ Modes (Agno's ``TeamMode``):
 * ``broadcast`` (``collaborate`` is an alias): ``delegate_task_to_members(task)`` sends the task to
   every member concurrently; the leader synthesises.
 * ``tasks``: the leader keeps a task list (``create_task``, ``update_task``, ``execute_task``,
-  ``mark_all_complete``) and works it, one model turn per iteration, until it says the goal is
-  complete or ``max_iterations`` iterations ran (``TeamTask*`` events).
+  ``list_tasks``, ``mark_all_complete``) and works it, one model turn per iteration, until it says
+  the goal is complete or ``max_iterations`` iterations ran (``TeamTask*`` events; the board and
+  its loop are in ``team_tasks.py``; ``execute_task`` is a delegation run here).
 
 A member that fails (its run ends in ERROR) or does not finish within ``member_timeout`` seconds
 is reported to the leader as a tool result that says so, with ``tool_call_error`` true; its
@@ -250,8 +251,9 @@ class Team:
             "broadcast": "You lead the team. Send the task to every member at once with delegate_task_to_members, "
             "then synthesise their answers into one response.",
             "tasks": "You lead the team in autonomous task mode. Break the goal into tasks with create_task, run "
-            "them through members with execute_task, record results with update_task, and call "
-            "mark_all_complete with a summary when the goal is done.",
+            "them through members with execute_task (several in one turn run at the same time), record tasks "
+            "you handle yourself with update_task, see the board with list_tasks, and call mark_all_complete "
+            "with a summary when the goal is done. A request that needs no tasks is answered directly.",
         }[self.mode]
         if self.mode == "broadcast":
             tools: list[Any] = [delegate_task_to_members]

@@ -3,11 +3,13 @@ the tool-calling fake OpenAI server (scripted per agent, as in test_team.py)."""
 from __future__ import annotations
 
 import json
+import threading
 
 from agents.runtime import tool
 from tests.fakes.openai_server import Call, Failure, Reply
 from tests.runtime.helpers import names
 from tests.runtime.test_team import TEAM_TERMINAL, Scripted, agent, last_tool_results, team
+from tests.runtime.test_team_members import Flag
 
 TASK_EVENTS = {"TeamTaskIterationStarted", "TeamTaskIterationCompleted", "TeamTaskStateUpdated", "TeamTaskCreated", "TeamTaskUpdated"}
 
@@ -283,3 +285,59 @@ def test_a_later_run_of_the_session_sees_the_tasks_but_starts_a_new_goal(make_ct
     board = second.output["session_state"]["_team_tasks"]
     assert (board["run_id"], board["goal_complete"], board["completion_summary"]) == ("run-2", False, None)
     assert names(events)[-1] == "TeamRunCompleted"
+
+
+def test_several_executions_in_one_turn_run_concurrently(make_ctx, openai_server):
+    writer_asked = threading.Event()
+
+    def writer_answers(recorded):
+        writer_asked.set()
+        return Reply(text="W done")
+
+    Scripted(
+        crew=[
+            Reply(tool_calls=[create("R", "research", "researcher"), create("W", "write", "writer")]),
+            Reply(tool_calls=[execute("task-1", "researcher"), execute("task-2", "writer")]),
+            Reply(tool_calls=[Call("mark_all_complete", {"summary": "both"})]),
+            lambda r: Reply(text=" + ".join(t.split("Result: ")[1] for t in last_tool_results(r)[2:4])),
+        ],
+        # The researcher holds its answer until the writer was asked: one after the other, it
+        # would wait for its gate's timeout and the writer's run would start after it ended.
+        researcher=[Reply(text="R is done now", gate=writer_asked, gate_after=1, gate_timeout=10)],
+        writer=[writer_answers],
+    ).install(openai_server)
+    run = crew().start_run("both", make_ctx())
+    events = list(run)
+
+    started = {e["agent_id"]: i for i, e in enumerate(events) if e["event"] == "RunStarted"}
+    completed = {e["agent_id"]: i for i, e in enumerate(events) if e["event"] == "RunCompleted"}
+    assert started["writer"] < completed["researcher"]
+    assert run.output["content"] == "R is done now + W done"
+    assert [t["status"] for t in run.output["tasks"]] == ["completed", "completed"]
+
+
+def test_cancelling_between_iterations_keeps_the_board(make_ctx, openai_server):
+    script = Scripted(crew=[Reply(tool_calls=[create("R", "research", "researcher")])]).install(openai_server)
+    flag = Flag()
+    run = crew().start_run("go", make_ctx(is_cancelled=flag))
+    events = []
+    for event in run:
+        events.append(event)
+        if event["event"] == "TeamTaskIterationCompleted":
+            flag.value = True
+
+    assert names(events)[-2:] == ["TeamRunCancelled", "TeamRunCompleted"]
+    assert script.seen == ["crew"]
+    assert run.output["status"] == "CANCELLED"
+    assert run.output["tasks"][0]["title"] == "R"
+    assert run.output["session_state"]["_team_tasks"]["iteration"] == 1
+
+
+def test_stream_events_false_leaves_out_task_events_but_not_the_answer(make_ctx, openai_server):
+    goal_script().install(openai_server)
+    run = crew().start_run("Tell me about the capital of France", make_ctx(), stream_events=False)
+    events = list(run)
+
+    assert not TASK_EVENTS & set(names(events))
+    assert names(events)[-1] == "TeamRunCompleted"
+    assert run.output["content"] == "Final: Paris is lovely"
