@@ -461,7 +461,7 @@ class TeamRun(AgentRun):
                     yield event
             return
         if self._tasks is not None:
-            async with aclosing(tasks_loop(self, super()._loop)) as steps:
+            async with aclosing(tasks_loop(self)) as steps:
                 async for event in steps:
                     yield event
             return

@@ -173,9 +173,9 @@ class TaskBoard:
         return "\n".join(lines)
 
     def save(self) -> None:
-        """Write the board into the session state. A member's session state, merged back when
-        it finishes, carries the board as it was when the member started: the board is saved
-        after every merge, so the in-memory board stays the truth."""
+        """Write the board into the session state, after every change, so that whatever ends
+        the run (a pause, a cancel, the limit) leaves it there. Members never get it
+        (``team.member_context``), so merging their session state back cannot undo a change."""
         self._session_state[STATE_KEY] = {
             "tasks": self.to_list(), "goal_complete": self.goal_complete, "completion_summary": self.completion_summary,
             "run_id": self.run_id, "iteration": self.iteration,
@@ -345,12 +345,9 @@ class TaskBoard:
         )
 
 
-async def tasks_loop(run: TeamRun, super_loop: Callable[[], AsyncIterator[dict[str, Any]]]) -> AsyncIterator[dict[str, Any]]:
-    """The tasks-mode run loop: one leader model turn (and its tool calls) per iteration.
-
-    ``super_loop`` (the agent loop) is not used for iterations: it runs model turns until the
-    model stops calling tools, where an iteration here is a single turn with events around it.
-    """
+async def tasks_loop(run: TeamRun) -> AsyncIterator[dict[str, Any]]:
+    """The tasks-mode run loop, in place of the agent loop (which runs model turns until the
+    model stops calling tools): one leader model turn, with its tool calls, per iteration."""
     board: TaskBoard = run._tasks
     limit = run.team.max_iterations
     while not board.goal_complete and board.iteration < limit:
