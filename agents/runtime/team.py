@@ -15,8 +15,9 @@ Modes (Agno's ``TeamMode``):
 * ``broadcast`` (``collaborate`` is an alias): ``delegate_task_to_members(task)`` sends the task to
   every member concurrently; the leader synthesises.
 * ``tasks``: the leader keeps a task list (``create_task``, ``update_task``, ``execute_task``,
-  ``mark_all_complete``) and works it, one model turn per iteration, until it says the goal is
-  complete or ``max_iterations`` iterations ran (``TeamTask*`` events).
+  ``list_tasks``, ``mark_all_complete``) and works it, one model turn per iteration, until it says
+  the goal is complete or ``max_iterations`` iterations ran (``TeamTask*`` events; the board and
+  its loop are in ``team_tasks.py``; ``execute_task`` is a delegation run here).
 
 A member that fails (its run ends in ERROR) or does not finish within ``member_timeout`` seconds
 is reported to the leader as a tool result that says so, with ``tool_call_error`` true; its
@@ -56,6 +57,8 @@ from agents.runtime.output import (
     tool_execution,
 )
 from agents.runtime.runner import TOOL_LIMIT, AgentRun
+from agents.runtime.team_tasks import STATE_KEY as TASKS_STATE_KEY
+from agents.runtime.team_tasks import TaskBoard, task_tools, tasks_loop
 from agents.runtime.tools.function import Function
 from agents.runtime.tools.toolkit import Toolkit
 
@@ -63,6 +66,7 @@ MODES = ("route", "coordinate", "broadcast", "collaborate", "tasks")
 DELEGATE_ONE = "delegate_task_to_member"
 DELEGATE_ALL = "delegate_task_to_members"
 DELEGATION_TOOLS = frozenset({DELEGATE_ONE, DELEGATE_ALL})
+EXECUTE_TASK = "execute_task"  # tasks mode's delegation (agents/runtime/team_tasks.py)
 NEEDS_HUMAN = "requires human input before continuing."
 # Team events that are not the leader's agent events renamed (tasks mode).
 TASK_EVENTS = ("TeamTaskIterationStarted", "TeamTaskIterationCompleted", "TeamTaskStateUpdated", "TeamTaskCreated", "TeamTaskUpdated")
@@ -256,14 +260,13 @@ class Team:
             "broadcast": "You lead the team. Send the task to every member at once with delegate_task_to_members, "
             "then synthesise their answers into one response.",
             "tasks": "You lead the team in autonomous task mode. Break the goal into tasks with create_task, run "
-            "them through members with execute_task, record results with update_task, and call "
-            "mark_all_complete with a summary when the goal is done.",
+            "them through members with execute_task (several in one turn run at the same time), record tasks "
+            "you handle yourself with update_task, see the board with list_tasks, and call mark_all_complete "
+            "with a summary when the goal is done. A request that needs no tasks is answered directly.",
         }[self.mode]
         if self.mode == "broadcast":
             tools: list[Any] = [delegate_task_to_members]
         elif self.mode == "tasks":
-            from agents.runtime.team_tasks import task_tools
-
             tools = task_tools()
         else:
             tools = [delegate_task_to_member]
@@ -412,8 +415,6 @@ class TeamRun(AgentRun):
         self._tasks: Any = None
         super().__init__(team._leader, ctx, state, stream_events=stream_events, decisions=decisions)
         if team.mode == "tasks":
-            from agents.runtime.team_tasks import TaskBoard
-
             self._tasks = TaskBoard.from_state(state)
 
     # ---- what the caller reads ----------------------------------------------------------------
@@ -469,9 +470,7 @@ class TeamRun(AgentRun):
                     yield event
             return
         if self._tasks is not None:
-            from agents.runtime.team_tasks import tasks_loop
-
-            async with aclosing(tasks_loop(self, super()._loop)) as steps:
+            async with aclosing(tasks_loop(self)) as steps:
                 async for event in steps:
                     yield event
             return
@@ -530,7 +529,7 @@ class TeamRun(AgentRun):
                 self.state.tools.append(te)
                 for event in self._emit(self._events.tool_call("ToolCallStarted", te)):
                     yield event
-                if self._tasks is not None and call.name != "execute_task":
+                if self._tasks is not None and call.name != EXECUTE_TASK:
                     async with aclosing(self._tasks.run_tool(self, te)) as steps:
                         async for event in steps:
                             yield event
@@ -543,12 +542,15 @@ class TeamRun(AgentRun):
                     continue
                 assigned: list[tuple[int, Member]] = []
                 for member, task in targets:
+                    if call.name == EXECUTE_TASK:
+                        for event in self._tasks.started(self, te, member):
+                            yield event
                     slot = len(self.member_responses)
                     self.member_responses.append(None)
                     member_ctx = member_context(self.ctx, str(uuid.uuid4()), self.state.session_state, member)
                     member_run = member.start_run(task, member_ctx, stream_events=self.stream_events)
                     member_run.state.parent_run_id = self.state.run_id
-                    if call.name == DELEGATE_ONE:
+                    if call.name in (DELEGATE_ONE, EXECUTE_TASK):
                         te["child_run_id"] = member_run.run_id
                     tasks.append(asyncio.ensure_future(self._member(member_run, slot, queue)))
                     assigned.append((slot, member))
@@ -562,15 +564,19 @@ class TeamRun(AgentRun):
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # a bug in a member run, not a provider failure
         for te, assigned in jobs:
-            self._delegation_result(te, assigned)
+            if te["tool_name"] == EXECUTE_TASK:
+                for event in self._task_result(te, assigned):
+                    yield event
+            else:
+                self._delegation_result(te, assigned)
             for event in self._call_done(te):
                 yield event
         await self._check_cancelled()
 
     def _targets(self, name: str, args: dict[str, Any], te: dict[str, Any]) -> tuple[list[tuple[Member, str]], str | None]:
-        task = args.get("task") if name != "execute_task" else None
-        if name == "execute_task":
+        if name == EXECUTE_TASK:
             return self._tasks.targets(self, args)
+        task = args.get("task")
         if not isinstance(task, str) or not task.strip():
             return [], "Error: the task to delegate is missing. Give a clear description of the task."
         if name == DELEGATE_ALL:
@@ -628,6 +634,17 @@ class TeamRun(AgentRun):
                 te["stop_after_tool_call"] = True
                 self._stop_content.append(result)
                 self.state.messages[-1]["stop_after_tool_call"] = True
+
+    def _task_result(self, te: dict[str, Any], assigned: list[tuple[int, Member]]) -> Iterator[dict[str, Any]]:
+        """execute_task's member ran: the task board records its answer and words the result."""
+        slot, member = assigned[0]
+        out = self.member_responses[slot] or {}
+        text, failed = member_result(out, member.name or member.id)
+        if out.get("status") == PAUSED:
+            self._propagate_pause(member, out)
+        result, events = self._tasks.finished(self, te, out, text, failed)
+        yield from events
+        self._finish_call(te, result, error=failed)
 
     def _finish_call(self, te: dict[str, Any], result: str, *, error: bool) -> None:
         start = (te.get("metrics") or {}).get("start_time", float(self.ctx.clock()))
@@ -716,8 +733,8 @@ class TeamRun(AgentRun):
                 new = text
             elif te["tool_name"] == DELEGATE_ALL and f"Agent {label}: {_paused_text(label)}" in (te.get("result") or ""):
                 new = te["result"].replace(f"Agent {label}: {_paused_text(label)}", f"Agent {label}: {text}")
-            elif te["tool_name"] == "execute_task" and te.get("child_run_id") == run_id:
-                new = text
+            elif te["tool_name"] == EXECUTE_TASK and te.get("child_run_id") == run_id:
+                new = self._tasks.member_resumed(te, text, failed)
             else:
                 continue
             te.update(result=new, tool_call_error=failed)
@@ -728,8 +745,6 @@ class TeamRun(AgentRun):
             if self.team.mode == "route" and not failed and out.get("status") == COMPLETED:
                 te["stop_after_tool_call"] = True
                 self._stop_content.append(new)
-            if self._tasks is not None:
-                self._tasks.member_resumed(te, new, failed)
 
 
 _MEMBER_PAUSE: dict[str, Any] = {"tool_call_id": "", "member_pause": True}
@@ -767,7 +782,8 @@ def member_context(ctx: RunContext, run_id: str, session_state: Mapping[str, Any
         user_id=ctx.user_id,
         history=member_history(ctx.history, member.id),
         memories=list(ctx.memories),
-        session_state=json_copy(dict(session_state)),
+        # The leader's task board is not the member's (a sub-team in tasks mode keeps its own).
+        session_state={k: json_copy(v) for k, v in session_state.items() if k != TASKS_STATE_KEY},
         session_summary=None,
         memory_store=ctx.memory_store,
         past_sessions=ctx.past_sessions,

@@ -22,14 +22,26 @@ with one of these words:
 
 Answers, in order of precedence:
 
-1. Tool results after the last user message (the turn after tools ran): one line per result,
+1. As a team leader (its system message has a ``<team_members>`` block and team tools are
+   offered) and with no ``/call`` line: it delegates the user's text (commands stripped) to the
+   member whose id or name the text mentions, else to the first member:
+   ``delegate_task_to_member(member_id, task)`` (route, coordinate) or
+   ``delegate_task_to_members(task)`` (broadcast), once; in tasks mode one call a turn,
+   ``create_task(title=<first six words>, description=<text>, assignee=<member>)``, then
+   ``execute_task(task_id, member_id)`` for the id in the create result, then
+   ``mark_all_complete(summary=<the answer below>)``.
+2. Tool results after the last user message (the turn after tools ran): with members' answers
+   among them (results of the delegation tools and ``execute_task``),
+   ``(offline demo) The team answered: <answer> | <answer>`` (one item per line of those results,
+   ``Task [..] completed. Result:`` left out); otherwise one line per result,
    ``Tool add returned: 5``, ``Tool delete_file was rejected by the user: <note>`` (a result
    starting with "Function call was rejected by the user") or ``Tool x failed: <error>``.
-2. ``/call`` lines, when tools may be called: the tool calls, no text.
-3. With a structured-output JSON schema: a JSON object that validates against it, filled
+3. ``/call`` lines, when tools may be called: the tool calls, no text.
+4. With a structured-output JSON schema: a JSON object that validates against it, filled
    deterministically (strings ``"example <field>"``, numbers 1 or the minimum, booleans true,
-   arrays of one item, the first enum value).
-4. Otherwise an echo: ``(offline demo) You said: <text>`` plus one sentence about history,
+   arrays of one item, the first enum value). It is also the answer after tool results (so it
+   takes precedence over 2); only 1 and ``/call`` lines with tools offered come before it.
+5. Otherwise an echo: ``(offline demo) You said: <text>`` plus one sentence about history,
    ``This is the first message I see from you.`` or
    ``I can see 2 earlier messages from you; the previous one was: "<text>".``, plus, when
    memories are in the system prompt, ``I remember 2 things about you: <m1>; <m2>.``
@@ -81,6 +93,11 @@ _SLOW_RE = re.compile(r"^/slow\s+([0-9]*\.?[0-9]+)\s*$")
 _COMMAND_RE = re.compile(r"^/(call|slow|fail|fail-retryable)\b")
 _MEMORY_LINE_RE = re.compile(r"^- memory_id: (\S+) \| memory: (.*)$")
 _CLAUSE_END = r"[^,.;!?\n]+"
+_MEMBER_LINE_RE = re.compile(r"^- member_id: (\S+) \| name: (.*?)(?: \| role: .*)?$")
+_TASK_DONE_RE = re.compile(r"^Task \[[^\]]+\] completed\. Result: (.*)$", re.S)
+# The team tools it knows (team.py, team_tasks.py), and those whose results are members' answers.
+TEAM_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_members", "create_task", "execute_task", "mark_all_complete"})
+DELEGATING_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_members", "execute_task"})
 
 
 class OfflineModel(Model):
@@ -128,10 +145,13 @@ class OfflineModel(Model):
             if "/fail" in _commands(user_text):
                 raise FatalModelError("offline model: /fail requested", provider=self.provider, status_code=400)
             tool_results = [m for m in after_user if m.get("role") == "tool"]
-            if output_schema is not None and (tool_results or not _call_lines(user_text) or not tool_names):
+            team_calls = [] if _call_lines(user_text) else _team_calls(messages, user_text, tool_results, tool_names)
+            if team_calls:
+                calls = team_calls
+            elif output_schema is not None and (tool_results or not _call_lines(user_text) or not tool_names):
                 text = json.dumps(fill_schema(output_schema, output_schema), ensure_ascii=False)
             elif tool_results:
-                text = "\n".join(_describe_tool_result(m) for m in tool_results)
+                text = _team_answer(tool_results) or "\n".join(_describe_tool_result(m) for m in tool_results)
             elif _call_lines(user_text) and tool_names:
                 calls = _tool_calls(user_text, len(messages))
             else:
@@ -200,6 +220,72 @@ def _tool_calls(user_text: str, salt: int) -> list[ToolCall]:
         arguments = match.group(2).strip() or "{}"
         calls.append(ToolCall(id=f"call_{digest}_{index}", name=match.group(1), arguments=arguments))
     return calls
+
+
+def _team_members(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(member_id, name)`` pairs from a team leader's ``<team_members>`` block (team.py)."""
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        block = re.search(r"<team_members>\n(.*?)\n</team_members>", message_text(message), re.S)
+        if block:
+            return [(m.group(1), m.group(2)) for m in map(_MEMBER_LINE_RE.match, block.group(1).splitlines()) if m]
+    return []
+
+
+def _pick_member(members: list[tuple[str, str]], text: str) -> str:
+    """The first member whose id or name the user mentions, else the first member."""
+    for member_id, name in members:
+        for word in (member_id, name):
+            if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I):
+                return member_id
+    return members[0][0]
+
+
+def _team_calls(
+    messages: Sequence[Mapping[str, Any]], user_text: str, tool_results: list[Mapping[str, Any]], tool_names: set[str]
+) -> list[ToolCall]:
+    """A team leader's delegation for this turn, or none (then it answers from the results)."""
+    members = _team_members(messages)
+    if not members or not tool_names & TEAM_TOOLS:
+        return []
+    task = _strip_commands(user_text) or user_text.strip()
+    member_id = _pick_member(members, task)
+    digest = hashlib.sha1(f"{len(messages)}:{user_text}".encode()).hexdigest()[:8]
+
+    def call(name: str, **args: Any) -> list[ToolCall]:
+        return [ToolCall(id=f"call_team_{digest}", name=name, arguments=json.dumps(args, ensure_ascii=False))]
+
+    if {"create_task", "execute_task", "mark_all_complete"} <= tool_names:
+        last = tool_results[-1] if tool_results else None
+        if last is None:
+            return call("create_task", title=" ".join(task.split()[:6]), description=task, assignee=member_id)
+        if last.get("tool_name") == "create_task":
+            found = re.search(r"\[(task-\d+)\]", message_text(last))
+            if found:
+                return call("execute_task", task_id=found.group(1), member_id=member_id)
+        if last.get("tool_name") in ("create_task", "execute_task"):
+            return call("mark_all_complete", summary=_team_answer(tool_results) or "(offline demo) Nothing was done.")
+        return []
+    if tool_results:
+        return []
+    if "delegate_task_to_members" in tool_names:
+        return call("delegate_task_to_members", task=task)
+    if "delegate_task_to_member" in tool_names:
+        return call("delegate_task_to_member", member_id=member_id, task=task)
+    return []
+
+
+def _team_answer(tool_results: list[Mapping[str, Any]]) -> str | None:
+    """``(offline demo) The team answered: ...`` from the members' answers among the results."""
+    answers: list[str] = []
+    for message in tool_results:
+        if message.get("tool_name") not in DELEGATING_TOOLS:
+            continue
+        content = message_text(message)
+        done = _TASK_DONE_RE.match(content)
+        answers.extend(line.strip() for line in (done.group(1) if done else content).splitlines() if line.strip())
+    return f"(offline demo) The team answered: {' | '.join(answers)}" if answers else None
 
 
 def _describe_tool_result(message: Mapping[str, Any]) -> str:
