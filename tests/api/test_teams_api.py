@@ -56,7 +56,7 @@ class TestTeamRuns:
         assert (member["agent_id"], member["status"], member["parent_run_id"]) == ("researcher", "COMPLETED", body["run_id"])
         assert member["content"].startswith("(offline demo) You said: find the boiling point")
         # The leader was told the member's answer, and composed the team's from it.
-        assert body["content"].startswith("Tool delegate_task_to_member returned: (offline demo) You said: find the boiling point")
+        assert body["content"].startswith("(offline demo) The team answered: (offline demo) You said: find the boiling point")
         [call] = body["tools"]
         assert (call["tool_name"], call["child_run_id"]) == ("delegate_task_to_member", member["run_id"])
 
@@ -89,6 +89,11 @@ class TestTeamRuns:
         stored = list(RunEvent.objects.for_user("alice").filter(run_id=team_run_id).order_by("event_index").values_list("event", flat=True))
         assert stored[0] == "TeamRunStarted" and "RunStarted" in stored and stored[-1] == "TeamRunCompleted"
         assert not RunEvent.objects.for_user("alice").filter(run_id=member_run_id).exists()
+
+    def test_the_offline_leader_delegates_a_plain_message_to_the_member_it_names(self, live_api: str) -> None:
+        body = post_team_run(live_api, message="writer, please draft a haiku", user_id="alice").json()
+        assert [member["agent_id"] for member in body["member_responses"]] == ["writer"]
+        assert body["content"].startswith("(offline demo) The team answered: (offline demo) You said: writer, please draft a haiku")
 
     def test_history_carries_the_members_earlier_answers(self, live_api: str) -> None:
         post_team_run(live_api, message=delegate("researcher", "first question"), session_id="t-h", user_id="alice")
