@@ -7,6 +7,7 @@ resuming through Redis, and Redis going away mid-run.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -302,3 +303,34 @@ def test_redis_going_away_mid_run_loses_nothing(live_api, settings, fake_openai,
         settings.REDIS_URL = None
         channel_layers.backends.clear()
         _use_broker(app, "memory://")
+
+
+def test_a_team_paused_in_one_worker_continues_in_another(live_api, cluster) -> None:
+    """A member's pause is stored with the team run: a worker started after the first one is
+    gone continues it from the database alone, member first, then the leader."""
+    cluster.worker("w1")
+    task = json.dumps({"member_id": "hitl-member", "task": '/call delete_file {"path": "z.txt"}'})
+    accepted = httpx.post(
+        f"{live_api}/teams/hitl-team/runs",
+        data={"message": f"/call delegate_task_to_member {task}", "stream": "false", "background": "true", "user_id": "alice", "session_id": "team-bg"},
+        timeout=30,
+    )
+    assert accepted.status_code == 202, accepted.text
+    run_id = accepted.json()["run_id"]
+    assert wait_for(lambda: status_of(run_id) == "PAUSED", timeout=60)
+    cluster.kill("w1")
+    cluster.worker("w2")
+    paused = httpx.get(f"{live_api}/teams/hitl-team/runs/{run_id}", params={"session_id": "team-bg"}).json()
+    [requirement] = paused["requirements"]
+    assert requirement["member_agent_id"] == "hitl-member"
+    requirement["confirmation"] = True
+    again = httpx.post(
+        f"{live_api}/teams/hitl-team/runs/{run_id}/continue",
+        data={"requirements": json.dumps([requirement]), "session_id": "team-bg", "stream": "false", "background": "true"}, timeout=30,
+    )
+    assert again.status_code == 202, again.text
+    assert wait_for(lambda: ended(run_id), timeout=60) == "COMPLETED"
+    done = Run.objects.unscoped("test").get(pk=run_id)
+    assert done.run_data["content"] == "Tool delete_file returned: deleted z.txt"
+    member = Run.objects.unscoped("test").get(pk=requirement["member_run_id"])
+    assert (member.status, member.parent_run_id, member.run_type) == ("COMPLETED", run_id, "agent")
