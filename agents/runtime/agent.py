@@ -47,6 +47,7 @@ class Agent:
         id: str | None = None,
         name: str | None = None,
         description: str | None = None,
+        role: str | None = None,
         instructions: str | Sequence[str] | None = None,
         model: Model | str = "offline:demo",
         fallback_models: Sequence[Model | str] = (),
@@ -83,6 +84,7 @@ class Agent:
         self.name = name
         self.id = id or _slug(name) or str(uuid.uuid4())
         self.description = description
+        self.role = role  # what a team leader is told this agent does, as a member
         self.instructions = instructions
         self.model = get_model(model)
         self.fallback_models = [get_model(m) for m in fallback_models]
