@@ -201,3 +201,20 @@ def test_continue_team_run_stream_and_cancel(client: AgentOSClient) -> None:
     assert isinstance(events[-1], TeamRunCompletedEvent)
     assert "rejected" in events[-1].content
     assert run(client.cancel_team_run("research-team", "some-run-id")) is None
+
+
+def test_a_team_session_reads_back_as_agentos_shapes_it(client: AgentOSClient) -> None:
+    from agno.db.base import SessionType
+    from agno.os.schema import RunSchema, TeamRunSchema, TeamSessionDetailSchema
+
+    output = run(client.run_team("research-team", _delegate("researcher", "remember this"), session_id="ct-s1", user_id="alice"))
+    session = run(client.get_session("ct-s1", session_type=SessionType.TEAM, user_id="alice"))
+    assert isinstance(session, TeamSessionDetailSchema)
+    assert (session.team_id, session.session_id) == ("research-team", "ct-s1")
+    runs = run(client.get_session_runs("ct-s1", session_type=SessionType.TEAM, user_id="alice"))
+    by_id = {item.run_id: item for item in runs}
+    assert isinstance(by_id[output.run_id], TeamRunSchema)
+    member = by_id[output.member_responses[0].run_id]
+    assert isinstance(member, RunSchema) and (member.agent_id, member.parent_run_id) == ("researcher", output.run_id)
+    listed = run(client.get_sessions(session_type=SessionType.TEAM, user_id="alice"))
+    assert "ct-s1" in [item.session_id for item in listed.data]
