@@ -63,6 +63,11 @@ def collect_decisions(
             if not isinstance(confirmed, bool):
                 raise InvalidContinuation(f"Tool call {call_id} ({name}) needs a decision: set confirmed to true or false")
             decision.confirmed = confirmed
+        elif item.get("confirmed") is False:
+            # Agno lets any paused call be rejected (a rejected approval of a user-input or an
+            # externally executed tool): it does not run, and asks nothing more.
+            decision.confirmed = False
+        if decision.confirmed is False or te.get("requires_confirmation"):
             note = item.get("confirmation_note")
             decision.note = str(note) if note not in (None, "") else None
         rejected = decision.confirmed is False

@@ -368,6 +368,9 @@ class AgentRun:
             values["user_input_schema"] = function.user_input_schema(args)
         if function.external_execution:
             values["external_execution_required"] = True
+        if function.approval_type:
+            # Its approval row (and approval_id) is the service's, written with the pause.
+            values["approval_type"] = function.approval_type
         return tool_execution(call_id, function.name, args, int(self.ctx.clock()), **values)
 
     async def _run_tool(self, function: Function, te: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -426,6 +429,7 @@ class AgentRun:
             if decision.confirmed is False:
                 te.update(confirmed=False, confirmation_note=decision.note or "Tool call was rejected", tool_call_error=True)
                 te.update(requires_confirmation=False)
+                te.update({flag: False for flag in ("requires_user_input", "external_execution_required") if te.get(flag)})
                 content = f"{REJECTED}: {decision.note}" if decision.note else REJECTED
                 self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], content, error=True)
             else:
