@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.api.errors import Forbidden
 from core.auth import Principal
 from core.tenancy import ALL_USERS, scope_queryset
 from sessions.models import Run, RunStatus
@@ -20,7 +21,10 @@ from .services import ApprovalNotFound, decisions_from
 ADMIN_APPROVAL_REQUIRED = "This run requires admin approval before it can be continued"
 
 
-class AdminApprovalRequired(Exception):
+class AdminApprovalRequired(Forbidden):
+    """AgentOS's 403 on the wire, whichever surface continued the run (an API error itself, so
+    the continue views need no mapping of their own)."""
+
     def __init__(self) -> None:
         super().__init__(ADMIN_APPROVAL_REQUIRED)
 

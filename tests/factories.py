@@ -77,7 +77,8 @@ def make_approval(user_id: str | None = "alice", **fields: Any) -> Approval:
     fields.setdefault("id", f"approval-{next(_counter)}")
     fields.setdefault("tool_name", "wire_funds")
     fields.setdefault("tool_args", {"to": "bob", "amount": 100})
-    return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, agent_id=run.component_id or "assistant", **fields)
+    fields.setdefault("agent_id", run.component_id)
+    return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, **fields)
 
 
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.

@@ -4,8 +4,10 @@ import pytest
 
 from core.auth import Principal
 from tests.agents import conftest as agents_fixtures
+from tests.security import conftest as security_fixtures
 
 worker = agents_fixtures.worker  # the embedded worker of this process
+jwt_server = security_fixtures.jwt_server  # JWT auth with user isolation
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_event, make_memory, make_run, make_session
+from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
@@ -16,6 +16,7 @@ USER_SCOPES = [
     "agents:read", "agents:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
+    "approvals:read", "approvals:write", "approvals:delete",
 ]
 
 
@@ -71,7 +72,11 @@ def alice_data(db) -> dict[str, str]:
     make_event("alice", run=run, payload={"event": "RunCompleted", "content": MARK})
     memory = make_memory("alice", memory=f"{MARK} likes tea", topics=["drinks"], memory_id="alice-memory")
     robot = make_access_token("alice", name=f"{MARK}-bot", kind="service", scopes=["agents:read"])
-    return {"session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk)}
+    approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
+    return {
+        "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk,
+        "service_account_id": str(robot.pk), "approval_id": approval.pk,
+    }
 
 
 def snapshot() -> dict[str, list]:
