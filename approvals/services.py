@@ -2,9 +2,9 @@
 
 The run pipeline calls ``approvals_on_run_end`` where it records a run's end or pause (in that
 transaction): a pause whose tool calls carry ``approval_type: "required"`` gets one pending row,
-owned by the run's owner, and the row's id is stamped on those tool calls (``approval_id``) in
-the output the caller gets and in the stored run. Tool calls with ``approval_type: "audit"`` get a
-resolved row once the human decided them (stamped too, so a later pause does not record them twice).
+owned by the run's owner, under the ``approval_id`` those tool calls carry in
+every copy of the run (the runtime gives the ids with the pause, so its RunPaused event has them
+too). Tool calls with ``approval_type: "audit"`` get a resolved row once the human decided them.
 
 Resolving a pending row (``approval_resolve``) continues the run by itself: a durable background
 continuation through the submit service, on behalf of the run's owner, with the resolution as the
@@ -14,7 +14,6 @@ resolver's note). The continue gate (approvals.gate) keeps the owner from decidi
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -89,57 +88,49 @@ def _context(names: Iterable[str], source_name: str) -> dict[str, Any]:
 def approvals_on_run_end(record: Any) -> list[Approval]:
     """The approval rows a run's end (or pause) makes, written in the caller's transaction.
 
-    ``record``: the run as the sessions service wrote it (sessions.services.runs.RunRecord), just
-    before, in this transaction. Its output's tool calls are stamped with their approval ids, in
-    place (the caller answers with that dict) and in the stored run."""
+    ``record``: the run as the sessions service writes it (sessions.services.runs.RunRecord). The
+    runtime gave the paused approval calls their ids (agents.runtime.hitl.approval_ids); a pause
+    writes the pending row of its "required" calls, and an audited call gets its resolved row
+    once it was decided. Ids with a row already (an earlier pause, a continuation) are skipped."""
     output = record.output
     if not isinstance(output, dict):
         return []
-    executions = [te for te in tool_executions(output) if te.get("approval_type") and not te.get("approval_id")]
+    executions = [te for te in tool_executions(output) if te.get("approval_type") and te.get("approval_id")]
     if not executions:
         return []  # the common case: nothing to read or write
+    approvals = scope_queryset(Approval.objects, record.owner_id)
+    written = set(approvals.filter(pk__in={te["approval_id"] for te in executions}).values_list("pk", flat=True))
     kind, ids, name = _source(record)
     now = timezone.now()
     common = {"user_id": record.owner_id, "run_id": record.run_id, "session_id": record.session_id, "source_type": kind, "source_name": name, **ids}
+    required: dict[str, list[dict[str, Any]]] = {}
+    audited: dict[str, dict[str, Any]] = {}
+    for te in executions:
+        if te["approval_id"] in written:
+            continue
+        if te["approval_type"] == ApprovalType.REQUIRED and waiting(te) and record.status == RunStatus.PAUSED:
+            required.setdefault(te["approval_id"], []).append(te)
+        elif te["approval_type"] == ApprovalType.AUDIT and not waiting(te):
+            audited.setdefault(te["approval_id"], te)
     made: list[Approval] = []
-    required = [te for te in executions if te["approval_type"] == ApprovalType.REQUIRED and waiting(te)]
-    if record.status == RunStatus.PAUSED and required:
-        first = required[0]
-        approval = Approval(
-            id=str(uuid.uuid4()), status=ApprovalStatus.PENDING, approval_type=ApprovalType.REQUIRED,
-            pause_type=pause_type(first), tool_name=first.get("tool_name") or "", tool_args=first.get("tool_args"),
-            context=_context(dict.fromkeys(te["tool_name"] for te in required), name), created_at=now, **common,
-        )
-        _stamp(required, approval.id)
-        # AgentOS keeps the run's requirements with the row (its UI shows them), stamped as well.
-        approval.requirements = [dict(req) for req in output.get("requirements") or [] if isinstance(req, dict)] or None
-        made.append(approval)
-    # Audited calls the human decided (a continuation's end): one resolved row per call.
-    decided: dict[str, list[dict[str, Any]]] = {}
-    for te in executions:
-        if te["approval_type"] == ApprovalType.AUDIT and not waiting(te):
-            decided.setdefault(te["tool_call_id"], []).append(te)
-    for copies in decided.values():
-        te = copies[0]
-        approval = Approval(
-            id=str(uuid.uuid4()), status=ApprovalStatus.REJECTED if te.get("confirmed") is False else ApprovalStatus.APPROVED,
+    requirements = [dict(req) for req in output.get("requirements") or [] if isinstance(req, dict)] or None
+    for approval_id, calls in required.items():
+        first = calls[0]
+        made.append(Approval(
+            id=approval_id, status=ApprovalStatus.PENDING, approval_type=ApprovalType.REQUIRED, pause_type=pause_type(first),
+            tool_name=first.get("tool_name") or "", tool_args=first.get("tool_args"), requirements=requirements,
+            context=_context(dict.fromkeys(te.get("tool_name") or "" for te in calls), name), created_at=now, **common,
+        ))
+    for approval_id, te in audited.items():
+        made.append(Approval(
+            id=approval_id, status=ApprovalStatus.REJECTED if te.get("confirmed") is False else ApprovalStatus.APPROVED,
             approval_type=ApprovalType.AUDIT, pause_type=pause_type(te), tool_name=te.get("tool_name") or "",
-            tool_args=te.get("tool_args"), context=_context([te.get("tool_name") or ""], name),
-            resolved_at=now, created_at=now, **common,
-        )
-        _stamp(copies, approval.id)
-        made.append(approval)
-    if not made:
-        return []
-    Approval.objects.bulk_create(made)
-    scope_queryset(Run.objects, record.owner_id).filter(pk=record.run_id).update(run_data=dict(output))
-    logger.info("run %s: %d approval row(s) written", record.run_id, len(made))
+            tool_args=te.get("tool_args"), context=_context([te.get("tool_name") or ""], name), resolved_at=now, created_at=now, **common,
+        ))
+    if made:
+        Approval.objects.bulk_create(made)
+        logger.info("run %s: %d approval row(s) written", record.run_id, len(made))
     return made
-
-
-def _stamp(executions: Iterable[dict[str, Any]], approval_id: str) -> None:
-    for te in executions:
-        te["approval_id"] = approval_id
 
 
 # ---- applying a resolution ------------------------------------------------------------------

@@ -23,7 +23,7 @@ from agents.runtime.aio import in_tool_thread, iterate_sync, maybe_await, run_sy
 from agents.runtime.calls import as_text, call_str, parse_arguments
 from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
-from agents.runtime.hitl import REJECTED, Decision, is_pending
+from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
 from agents.runtime.history import history_messages, input_text, with_file_text
 from agents.runtime.memory import MemoryManager
 from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
@@ -369,7 +369,6 @@ class AgentRun:
         if function.external_execution:
             values["external_execution_required"] = True
         if function.approval_type:
-            # Its approval row (and approval_id) is the service's, written with the pause.
             values["approval_type"] = function.approval_type
         return tool_execution(call_id, function.name, args, int(self.ctx.clock()), **values)
 
@@ -411,6 +410,7 @@ class AgentRun:
         )
 
     async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        approval_ids(paused)
         requirements = [requirement(te, self.ctx.clock()) for te in paused]
         self.state.requirements = (self.state.requirements or []) + requirements
         self.state.status = PAUSED

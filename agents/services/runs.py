@@ -370,8 +370,8 @@ def fork_input(source: Run, edited: str | None) -> dict[str, Any]:
 
 def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
-    regeneration replaces, the memories it made, and the approvals its pause waits on (``output``
-    gets their ids)."""
+    regeneration replaces, the memories it made, and the approval rows of its paused or decided
+    ``@approval`` tool calls (from ``output``)."""
     if output is not None:
         approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:

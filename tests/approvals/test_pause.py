@@ -13,7 +13,7 @@ from approvals.gate import ADMIN_APPROVAL_REQUIRED, AdminApprovalRequired
 from approvals.models import Approval
 from approvals.services import ApprovalAlreadyResolved, approval_resolve
 from core.auth import OPERATOR, Principal
-from sessions.models import Run
+from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.approvals.conftest import browser_user
 
@@ -100,6 +100,16 @@ def test_the_pause_writes_a_pending_approval_and_stamps_its_id_on_the_tool_call(
         "context": {"tool_names": ["wire_funds"], "source_name": "Approval Agent"}, "resolved_by": None,
     }
     assert approval_row.requirements == stored.run_data["requirements"]
+    # The stream's RunPaused event carried it too: the runtime gives the id with the pause.
+    paused_event = RunEvent.objects.for_user("alice").get(run_id=output["run_id"], event="RunPaused")
+    assert paused_event.payload["tools"][0]["approval_id"] == approval_row.pk
+
+
+def test_the_required_calls_of_one_pause_share_one_approval():
+    output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 1}\n/call wire_funds {"to": "eve", "amount": 2}')
+    (approval_row,) = approvals_of("alice")
+    assert [te["approval_id"] for te in output["tools"]] == [approval_row.pk, approval_row.pk]
+    assert (approval_row.tool_args, approval_row.context["tool_names"]) == ({"to": "bob", "amount": 1}, ["wire_funds"])
 
 
 def test_the_owner_cannot_continue_while_the_approval_waits():
