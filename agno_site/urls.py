@@ -17,5 +17,6 @@ urlpatterns = [
     path("favicon.ico", core_views.favicon, name="favicon"),
     path("", include("agents.api.urls")),
     path("", include("sessions.api.urls")),
+    path("", include("approvals.api.urls")),
     path("", include("core.api.urls")),
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from agents.models import CancelIntent, Job
+from approvals.models import Approval
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
@@ -71,6 +72,15 @@ def make_job(user_id: str | None = "alice", **fields: Any) -> Job:
     return Job.objects.create(user_id=user_id, session_id=session.pk, payload={"message": "hi"}, **fields)
 
 
+def make_approval(user_id: str | None = "alice", **fields: Any) -> Approval:
+    run = fields.pop("run", None) or make_run(user_id, status="PAUSED")
+    fields.setdefault("id", f"approval-{next(_counter)}")
+    fields.setdefault("tool_name", "wire_funds")
+    fields.setdefault("tool_args", {"to": "bob", "amount": 100})
+    fields.setdefault("agent_id", run.component_id)
+    return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -81,4 +91,5 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     CancelIntent: make_cancel_intent,
     AccessToken: make_access_token,
     Job: make_job,
+    Approval: make_approval,
 }

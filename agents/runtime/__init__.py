@@ -84,6 +84,7 @@ from agents.runtime.tools import (
     HttpFetchTools,
     Toolkit,
     Workspace,
+    approval,
     tool,
 )
 
@@ -117,6 +118,7 @@ __all__ = [
     "TeamRun",
     "Toolkit",
     "Workspace",
+    "approval",
     "get_model",
     "tool",
 ]

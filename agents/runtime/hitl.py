@@ -6,6 +6,7 @@ stored run, so a client cannot rewrite what it is approving.
 """
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,20 @@ class Decision:
     user_input_schema: list[dict[str, Any]] | None = None
     result: str | None = None
     result_error: bool = False
+
+
+def approval_ids(paused: Sequence[dict[str, Any]]) -> None:
+    """Agno's ``approval_id``s, given with the pause so that every copy of the paused calls (the
+    RunPaused event, the output, its requirements, the stored run) carries them: a pause's
+    "required" calls share one (one approval decides them), each "audit" call has its own (the
+    record of its decision). The approvals service writes its rows under these ids."""
+    shared: str | None = None
+    for te in paused:
+        if te.get("approval_type") == "required":
+            shared = shared or str(uuid.uuid4())
+            te["approval_id"] = shared
+        elif te.get("approval_type") == "audit":
+            te["approval_id"] = str(uuid.uuid4())
 
 
 def is_pending(te: Mapping[str, Any]) -> bool:
@@ -63,6 +78,11 @@ def collect_decisions(
             if not isinstance(confirmed, bool):
                 raise InvalidContinuation(f"Tool call {call_id} ({name}) needs a decision: set confirmed to true or false")
             decision.confirmed = confirmed
+        elif item.get("confirmed") is False:
+            # Agno lets any paused call be rejected (a rejected approval of a user-input or an
+            # externally executed tool): it does not run, and asks nothing more.
+            decision.confirmed = False
+        if decision.confirmed is False or te.get("requires_confirmation"):
             note = item.get("confirmation_note")
             decision.note = str(note) if note not in (None, "") else None
         rejected = decision.confirmed is False

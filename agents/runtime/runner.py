@@ -23,7 +23,7 @@ from agents.runtime.aio import in_tool_thread, iterate_sync, maybe_await, run_sy
 from agents.runtime.calls import as_text, call_str, parse_arguments
 from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
-from agents.runtime.hitl import REJECTED, Decision, is_pending
+from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
 from agents.runtime.history import history_messages, input_text, with_file_text
 from agents.runtime.memory import MemoryManager
 from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
@@ -368,6 +368,8 @@ class AgentRun:
             values["user_input_schema"] = function.user_input_schema(args)
         if function.external_execution:
             values["external_execution_required"] = True
+        if function.approval_type:
+            values["approval_type"] = function.approval_type
         return tool_execution(call_id, function.name, args, int(self.ctx.clock()), **values)
 
     async def _run_tool(self, function: Function, te: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -408,6 +410,7 @@ class AgentRun:
         )
 
     async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        approval_ids(paused)
         requirements = [requirement(te, self.ctx.clock()) for te in paused]
         self.state.requirements = (self.state.requirements or []) + requirements
         self.state.status = PAUSED
@@ -426,6 +429,7 @@ class AgentRun:
             if decision.confirmed is False:
                 te.update(confirmed=False, confirmation_note=decision.note or "Tool call was rejected", tool_call_error=True)
                 te.update(requires_confirmation=False)
+                te.update({flag: False for flag in ("requires_user_input", "external_execution_required") if te.get(flag)})
                 content = f"{REJECTED}: {decision.note}" if decision.note else REJECTED
                 self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], content, error=True)
             else:

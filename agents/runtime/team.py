@@ -44,7 +44,7 @@ from agents.runtime.calls import call_str, parse_arguments
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.events import ESSENTIAL_EVENTS
-from agents.runtime.hitl import collect_decisions, is_pending, supplied_decisions
+from agents.runtime.hitl import approval_ids, collect_decisions, is_pending, supplied_decisions
 from agents.runtime.output import (
     CANCELLED,
     COMPLETED,
@@ -675,6 +675,7 @@ class TeamRun(AgentRun):
 
     async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         own = [te for te in paused if te is not _MEMBER_PAUSE]
+        approval_ids(own)
         requirements = [requirement(te, self.ctx.clock()) for te in own] + self._new_requirements
         self.state.requirements = (self.state.requirements or []) + requirements
         tools = own + [json_copy(r["tool_execution"]) for r in self._new_requirements]

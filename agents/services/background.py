@@ -198,7 +198,7 @@ def _job_end(execution: _Execution) -> str:
             run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(execution.finished, "session_summary", None)))
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
-            run_aftermath(prepared, status)
+            run_aftermath(prepared, status, output)
     return status
 
 

@@ -454,13 +454,18 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
     return True
 
 
-def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: bool = True) -> Job | None:
-    """Queue a paused background run again, with the human's decisions; None if it has no paused job."""
+def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: bool = True, adopt: bool = False) -> Job | None:
+    """Queue a paused background run again, with the human's decisions; None if it has no paused job.
+
+    ``adopt``: a paused run that was not a background run (it ran inline) gets a job of its own,
+    so that it continues durably in the background (a resolved approval continues it so)."""
     from sessions.models import RunEvent
 
     now = timezone.now()
     with transaction.atomic():
         job = _jobs().select_for_update().filter(pk=job_id, status=JobStatus.PAUSED).first()
+        if job is None and adopt:
+            job = _job_adopt(job_id, now)
         if job is None:
             return None
         top = RunEvent.objects.unscoped("the job's own run").filter(run_id=job.pk).order_by("-event_index").values_list("event_index", flat=True).first()
@@ -476,6 +481,23 @@ def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: boo
         run_transition(run_id=job.pk, expected=RunStatus.PAUSED, to=RunStatus.PENDING)
         transaction.on_commit(dispatch)
     return _jobs().get(pk=job.pk)
+
+
+def _job_adopt(run_id: str, now: datetime) -> Job | None:
+    """A PAUSED job for a paused run that has none (it paused inline), for ``job_continue`` to queue."""
+    if _jobs().filter(pk=run_id).exists():
+        return None  # a job of another status owns the run
+    run = Run.objects.unscoped("the run a job is made for; its caller checked access").filter(pk=run_id, status=RunStatus.PAUSED).first()
+    if run is None:
+        return None
+    job = Job(
+        id=run.pk, job_type="continue", component_type=run.run_type, user_id=run.user_id, component_id=run.component_id,
+        session_id=run.session_id, payload={}, stream=False, status=JobStatus.PAUSED, attempt=0,
+        max_attempts=settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS, idempotency_scope=run.user_id or "",
+        created_at=now, updated_at=now, available_at=now,
+    )
+    job.save(force_insert=True)
+    return job
 
 
 def job_follow_run(*, run_id: str, run_status: str) -> None:

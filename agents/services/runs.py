@@ -30,6 +30,8 @@ from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.selectors import run_history
 from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition, session_quota_check
 
+from approvals.services import approvals_on_run_end
+
 from ..registry import AgentEntry, TeamEntry, entry_get, entry_version_get
 from ..runtime import Agent, InvalidContinuation, RunContext, Team
 from ..runtime.checkpoints import boundary
@@ -394,9 +396,12 @@ def fork_input(source: Run, edited: str | None) -> dict[str, Any]:
     return {**source.input, "input_content": edited} if edited else dict(source.input)
 
 
-def run_aftermath(prepared: PreparedRun, status: str) -> None:
+def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
-    regeneration replaces, and the memories it made."""
+    regeneration replaces, the memories it made, and the approval rows of its paused or decided
+    ``@approval`` tool calls (from ``output``)."""
+    if output is not None:
+        approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:
         mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
     if prepared.memory_store is not None:
@@ -480,7 +485,7 @@ def _run_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: 
         ))
         if prepared.continues_in_place:
             job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
-        run_aftermath(prepared, status)
+        run_aftermath(prepared, status, output)
     return output
 
 

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from approvals.gate import continue_gate
+from approvals.services import approval_resolve_by_continue
 from core.auth import OPEN, Principal
 from sessions.models import Run, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
@@ -175,10 +177,15 @@ def submit_continue(
     client_address: str = "",
     wait: bool = True,
     kind: str = "agent",
+    adopt: bool = False,
 ) -> Submitted:
     """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
-    message boundary (a fork, a regeneration, a retry of a failed run; see ``Continuation``)."""
+    message boundary (a fork, a regeneration, a retry of a failed run; see ``Continuation``).
+    ``adopt`` (with ``background``): a paused inline run continues as a background job too."""
     continuation = continuation or Continuation()
+    if continuation.plain:
+        # A pending admin approval refuses it (403); a resolved one decides its tool calls.
+        tools = continue_gate(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
     if background:
         if not continuation.plain:
             if tools:
@@ -194,14 +201,17 @@ def submit_continue(
             tools=tools, stream_events=stream_events, kind=kind,
         )
         assert checked.continued is not None
-        job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events)
+        job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events, adopt=adopt)
         if job is None:
             raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
+        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
     prepared = continue_prepare(
         principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=tools, stream=stream, stream_events=stream_events, continuation=continuation, kind=kind,
     )
+    if continuation.plain:
+        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
     return _run(prepared, client_address=client_address, wait=wait, index_from=prepared.first_event_index)
 
 

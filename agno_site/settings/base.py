@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "sessions.apps.SessionsConfig",
     "knowledge",
     "scheduler",
+    "approvals",
     "chat",
 ]
 

@@ -321,6 +321,42 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "Revoke a service account. Takes effect at once. Idempotent: revoking a "
         "revoked account answers `204` too.",
     ),
+    # --- Approvals ---------------------------------------------------------------------------
+    "list_approvals_approvals_get": (
+        "List Approvals",
+        "List approvals, newest first, with optional filters. An approval is written when a run "
+        "pauses on a tool marked `@approval` (`approval_type: required`: the run waits for it), or "
+        "once a human decided an audited tool call (`audit`). Under user isolation a caller sees "
+        "only the approvals of their own runs; an admin sees everyone's and may filter by `user_id`.",
+    ),
+    "get_approval_count_approvals_count_get": (
+        "Get Approval Count",
+        "How many approvals are pending (of the caller, under user isolation; an admin may ask for "
+        "one `user_id`'s).",
+    ),
+    "get_approval_approvals__approval_id__get": (
+        "Get Approval",
+        "One approval, with `run_status`: the status of its run now (`PAUSED` while it waits).",
+    ),
+    "get_approval_status_approvals__approval_id__status_get": (
+        "Get Approval Status",
+        "The status of one approval, for polling: `pending`, `approved`, `rejected`, with who "
+        "resolved it and when.",
+    ),
+    "resolve_approval_approvals__approval_id__resolve_post": (
+        "Resolve Approval",
+        "Approve or reject a pending approval. `resolved_by` is the authenticated caller (the "
+        "body's value counts only on a server without authentication). `resolution_data` goes "
+        "with the decision: `note` (told to the agent on a rejection), `values` (user input) or "
+        "`result` (an externally executed tool). Resolving a `required` approval continues its "
+        "run by itself, as a durable background run. An approval resolved already is a `409`; "
+        "under user isolation only an admin may resolve (others get `404`).",
+    ),
+    "delete_approval_approvals__approval_id__delete": (
+        "Delete Approval",
+        "Delete an approval record. Its run is not changed: a run still waiting on it stays "
+        "paused. Under user isolation only an admin may delete (others get `404`).",
+    ),
 }
 
 _METHODS = {"get", "post", "put", "patch", "delete"}

@@ -13,7 +13,6 @@ UNAVAILABLE_FAMILIES = {
     "traces": "Traces",
     "trace_session_stats": "Traces",
     "schedules": "Schedules",
-    "approvals": "Approvals",
     "components": "Components",
     "registry": "Registry",
     "queue": "Queue",

@@ -7,7 +7,7 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_event, make_memory, make_run, make_session
+from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
@@ -16,6 +16,7 @@ USER_SCOPES = [
     "agents:read", "agents:run", "teams:read", "teams:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
+    "approvals:read", "approvals:write", "approvals:delete",
 ]
 
 
@@ -76,9 +77,10 @@ def alice_data(db) -> dict[str, str]:
                         run_data={"status": "PAUSED", "team_id": "research-team", "content": MARK})
     make_run("alice", session=team_session, run_id="alice-member-run", component_id="researcher", status="COMPLETED", parent_run_id=team_run.pk,
              run_data={"agent_id": "researcher", "content": MARK, "parent_run_id": team_run.pk})
+    approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
     return {
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
-        "team_session_id": team_session.pk, "team_run_id": team_run.pk,
+        "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
     }
 
 

@@ -97,6 +97,12 @@ ENDPOINTS = [
     Call("GET", "/service-accounts", lambda i: "/service-accounts", outsider_status=(200,)),
     Call("POST", "/service-accounts", lambda i: "/service-accounts", body=lambda i: {"name": "bobs-bot", "scopes": [{"scope": "agents:read"}]}, outsider_status=(201,)),
     Call("DELETE", "/service-accounts/{service_account_id}", lambda i: f"/service-accounts/{i['service_account_id']}"),
+    Call("GET", "/approvals", lambda i: "/approvals", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("GET", "/approvals/count", lambda i: "/approvals/count", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("GET", "/approvals/{approval_id}", lambda i: f"/approvals/{i['approval_id']}"),
+    Call("GET", "/approvals/{approval_id}/status", lambda i: f"/approvals/{i['approval_id']}/status"),
+    Call("POST", "/approvals/{approval_id}/resolve", lambda i: f"/approvals/{i['approval_id']}/resolve", body=lambda i: {"status": "approved"}),
+    Call("DELETE", "/approvals/{approval_id}", lambda i: f"/approvals/{i['approval_id']}"),
 ]
 PROTECTED = [call for call in ENDPOINTS if not call.public]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from agents.runtime.tools.calculator import CalculatorTools
 from agents.runtime.tools.clock import DateTimeTools
-from agents.runtime.tools.function import Function, tool
+from agents.runtime.tools.function import Function, approval, tool
 from agents.runtime.tools.http_fetch import FetchRefused, HttpFetchTools
 from agents.runtime.tools.toolkit import Toolkit
 from agents.runtime.tools.workspace import Workspace
@@ -16,5 +16,6 @@ __all__ = [
     "HttpFetchTools",
     "Toolkit",
     "Workspace",
+    "approval",
     "tool",
 ]

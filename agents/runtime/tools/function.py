@@ -15,6 +15,12 @@ from agents.runtime.tools.schema import parse_docstring, type_name, type_schema
 # Parameters the runtime fills in; they never appear in the schema the model sees.
 INJECTED_PARAMS = frozenset({"session_state", "dependencies"})
 
+# Agno's approval types: "required" pauses the run until an operator (or a caller holding
+# approvals:write) resolves its approval row; "audit" only records the human's decision.
+APPROVAL_TYPES = ("required", "audit")
+# Set by ``@approval`` on a plain callable below ``@tool``, read when the Function is built.
+_APPROVAL_ATTR = "_agno_approval_type"
+
 
 @dataclass(frozen=True)
 class Param:
@@ -41,6 +47,7 @@ class Function:
     user_input_fields: tuple[str, ...] = ()
     external_execution: bool = False
     stop_after_tool_call: bool = False
+    approval_type: str | None = None
 
     @classmethod
     def from_callable(
@@ -54,9 +61,11 @@ class Function:
         user_input_fields: Sequence[str] | None = None,
         external_execution: bool = False,
         stop_after_tool_call: bool = False,
+        approval_type: str | None = None,
     ) -> Function:
         if isinstance(fn, Function):
             return fn
+        approval_type = approval_type or getattr(fn, _APPROVAL_ATTR, None)
         signature = inspect.signature(fn)
         try:
             hints = get_type_hints(fn)
@@ -85,6 +94,9 @@ class Function:
         unknown = [f for f in fields if f not in {p.name for p in params}]
         if unknown:
             raise ValueError(f"user_input_fields {unknown} are not parameters of {fn.__name__}")
+        requires_confirmation = _approval_flags(
+            approval_type, requires_confirmation, requires_user_input or bool(fields), external_execution, fn.__name__,
+        )
         return cls(
             name=name or fn.__name__,
             description=description if description is not None else doc_description,
@@ -96,6 +108,7 @@ class Function:
             user_input_fields=fields,
             external_execution=external_execution,
             stop_after_tool_call=stop_after_tool_call,
+            approval_type=approval_type,
         )
 
     @property
@@ -245,6 +258,8 @@ def tool(
     user_input_fields: Sequence[str] | None = None,
     external_execution: bool = False,
     stop_after_tool_call: bool = False,
+    requires_approval: bool = False,
+    approval_type: str | None = None,
 ) -> Callable[[Callable[..., Any]], Function]: ...
 
 
@@ -259,12 +274,16 @@ def tool(
     user_input_fields: Sequence[str] | None = None,
     external_execution: bool = False,
     stop_after_tool_call: bool = False,
+    requires_approval: bool = False,
+    approval_type: str | None = None,
 ) -> Function | Callable[[Callable[..., Any]], Function]:
     """Make a function (or a ``Toolkit`` method) a tool; usable bare (``@tool``) or with options.
 
     The schema comes from the type hints; the description from the docstring's first paragraph,
     parameter descriptions from its Google-style ``Args:`` section. Parameters named
     ``session_state`` or ``dependencies`` are filled in by the runtime and hidden from the model.
+    ``requires_approval=True`` (or ``approval_type="required"``, or ``@approval``) makes a call
+    wait for an operator's approval; ``approval_type="audit"`` records the human's decision.
     """
 
     def decorate(target: Callable[..., Any]) -> Function:
@@ -277,8 +296,44 @@ def tool(
             user_input_fields=user_input_fields,
             external_execution=external_execution,
             stop_after_tool_call=stop_after_tool_call,
+            approval_type=approval_type or ("required" if requires_approval else None),
         )
 
     if fn is not None:
         return decorate(fn)
     return decorate
+
+
+def _approval_flags(approval_type: str | None, confirmation: bool, user_input: bool, external: bool, name: str) -> bool:
+    """``requires_confirmation`` as Agno sets it for an approval type: a "required" approval of a
+    tool that would not pause otherwise pauses it for confirmation; "audit" needs a pause of its own."""
+    if approval_type is None:
+        return confirmation
+    if approval_type not in APPROVAL_TYPES:
+        raise ValueError(f"Invalid approval type: {approval_type!r}. Must be 'required' or 'audit'.")
+    if confirmation or user_input or external:
+        return confirmation
+    if approval_type == "audit":
+        raise ValueError(
+            f"@approval(type='audit') on {name} requires at least one HITL flag "
+            "('requires_confirmation', 'requires_user_input', or 'external_execution') to be set on @tool()."
+        )
+    return True
+
+
+def approval(fn: Any = None, /, *, type: str = "required") -> Any:
+    """Agno's ``@approval``: mark a tool as needing approval (``type="required"``, the default) or
+    as audited (``type="audit"``). Usable bare or with options, above or below ``@tool``."""
+    if type not in APPROVAL_TYPES:
+        raise ValueError(f"Invalid approval type: {type!r}. Must be 'required' or 'audit'.")
+
+    def apply(target: Any) -> Any:
+        if isinstance(target, Function):
+            confirmation = _approval_flags(type, target.requires_confirmation, target.requires_user_input, target.external_execution, target.name)
+            return dataclasses.replace(target, approval_type=type, requires_confirmation=confirmation)
+        if callable(target):
+            setattr(target, _APPROVAL_ATTR, type)
+            return target
+        raise TypeError(f"@approval must be applied to a callable or Function, got {target.__class__.__name__}")
+
+    return apply(fn) if fn is not None else apply

@@ -1,0 +1,93 @@
+"""Who may decide an approval, and the gate on a continue of a run whose approval is pending.
+
+AgentOS (agentos-api.md §5.3): with RBAC on, a pending "required" approval refuses its run's
+continue (403) unless the caller is an admin or holds ``approvals:write``; once it is resolved, a
+continue applies the resolution. A server without RBAC (the open server) has no gate. Resolving
+and deleting are an admin's under user isolation (others: 404, as for a row they cannot see).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.api.errors import Forbidden
+from core.auth import Principal
+from core.tenancy import ALL_USERS, scope_queryset
+from sessions.models import Run, RunStatus
+
+from .models import Approval, ApprovalType
+from .services import ApprovalNotFound, decisions_from
+
+ADMIN_APPROVAL_REQUIRED = "This run requires admin approval before it can be continued"
+
+
+class AdminApprovalRequired(Forbidden):
+    """AgentOS's 403 on the wire, whichever surface continued the run (an API error itself, so
+    the continue views need no mapping of their own)."""
+
+    def __init__(self) -> None:
+        super().__init__(ADMIN_APPROVAL_REQUIRED)
+
+
+def decides_own_approvals(principal: Principal) -> bool:
+    """Whether the caller's own decisions may settle a pending approval (they pass the gate).
+
+    Browser users and isolated tokens without approvals:write do not; neither do the anonymous
+    guests of a server that keeps them apart. The open server (no authentication) has no RBAC."""
+    if principal.is_admin:
+        return True
+    if principal.scope_enforced:
+        return principal.can("approvals", "write")
+    return principal.via == "none" and not principal.guest
+
+
+def resolver_scope(principal: Principal) -> Any:
+    """Whose approvals the caller may resolve or delete (the route gate already required
+    approvals:write / approvals:delete of a token): everyone's for an admin, the open server, or a
+    token without user isolation; ApprovalNotFound for anyone bound to their own data."""
+    if principal.is_admin:
+        return ALL_USERS
+    if principal.isolated or principal.guest or principal.via == "session":
+        raise ApprovalNotFound()
+    return principal.read_scope()
+
+
+def approval_for_run(*, user: Any, run_id: str) -> Approval | None:
+    """The run's latest "required" approval that ``user`` may see (None: none, or not theirs)."""
+    return (
+        scope_queryset(Approval.objects, user)
+        .filter(run_id=run_id, approval_type=ApprovalType.REQUIRED)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def continue_gate(
+    *, principal: Principal, run_id: str, requested_user_id: str | None, tools: list[dict[str, Any]] | None,
+) -> list[dict[str, Any]] | None:
+    """The decisions a continue of ``run_id`` goes on with, or AdminApprovalRequired.
+
+    Pending: refused, unless the caller decides it (their decisions then resolve it, see
+    ``approval_resolve_by_continue``). Resolved: its resolution decides its own tool calls,
+    whatever the caller sent for them (the owner cannot overturn a rejection); the caller's
+    decisions stand for the run's other paused calls. Runs the caller may not see are left to the
+    run lookup (a 404, never this 403)."""
+    approval = approval_for_run(user=principal.read_scope(requested_user_id), run_id=run_id)
+    if approval is None:
+        return tools
+    if approval.pending:
+        if not decides_own_approvals(principal):
+            raise AdminApprovalRequired()
+        return tools
+    run = scope_queryset(Run.objects, approval.user_id).filter(pk=run_id, status=RunStatus.PAUSED).only("run_data", "user_id").first()
+    if run is None:
+        return tools  # not paused any more: the continue says so itself
+    return _merged(decisions_from(approval, run.run_data or {}), tools)
+
+
+def _merged(resolution: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    if not resolution:
+        return tools
+    decided = {te["tool_call_id"] for te in resolution}
+    others = [te for te in tools or [] if not (isinstance(te, Mapping) and te.get("tool_call_id") in decided)]
+    return [*others, *resolution]
