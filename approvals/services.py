@@ -143,10 +143,11 @@ def decisions_from(approval: Approval, run_data: Mapping[str, Any]) -> list[dict
     data = approval.resolution_data if isinstance(approval.resolution_data, dict) else {}
     approved = approval.status == ApprovalStatus.APPROVED
     values = data.get("values") if isinstance(data.get("values"), dict) else data
-    decisions = []
-    for te in run_data.get("tools") or []:
-        if not isinstance(te, dict) or not waiting(te) or te.get("approval_id") != approval.id:
+    decisions, seen = [], set()
+    for te in tool_executions(run_data):  # a team member's calls are in its requirements
+        if not waiting(te) or te.get("approval_id") != approval.id or te.get("tool_call_id") in seen:
             continue
+        seen.add(te["tool_call_id"])
         decision = {"tool_call_id": te["tool_call_id"]}
         if not approved:
             decision["confirmed"] = False

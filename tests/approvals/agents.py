@@ -1,7 +1,7 @@
 """The approval agent the approvals tests run (added to AGENT_MODULES by their conftest)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, approval, tool
+from agents.runtime import Agent, Team, approval, tool
 
 
 @approval
@@ -40,4 +40,12 @@ def refund(order: str, amount: int) -> str:
 
 AGENTS = [
     Agent(id="approval-agent", name="Approval Agent", model="offline:demo", tools=[wire_funds, delete_record, refund]),
+]
+
+
+TEAMS = [
+    Team(
+        id="approval-team", name="Approval Team", mode="route", model="offline:demo",
+        members=[Agent(id="treasurer", name="Treasurer", model="offline:demo", tools=[wire_funds])],
+    ),
 ]
