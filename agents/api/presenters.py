@@ -89,14 +89,18 @@ def team_summary(entry: TeamEntry) -> dict[str, Any]:
     """``TeamSummaryResponse`` (in /config): an agent's summary plus ``mode``."""
     team = entry.template
     assert team is not None
+    return _summary(team, entry, mode=team.mode)
+
+
+def _summary(component: Agent | Team, entry: AgentEntry | TeamEntry, **extra: Any) -> dict[str, Any]:
     return drop_nulls({
-        "id": entry.team_id,
+        "id": entry.component_id,
         "name": entry.name,
         "description": entry.description,
         "db_id": database_id(),
-        "mode": team.mode,
-        "model": {"id": team.model.id, "provider": team.model.provider},
-        "metadata": team.metadata or None,
+        **extra,
+        "model": {"id": component.model.id, "provider": component.model.provider},
+        "metadata": component.metadata or None,
         "sandboxed": False,
     })
 
@@ -117,15 +121,7 @@ def agent_summary(entry: AgentEntry) -> dict[str, Any]:
     """``AgentSummaryResponse`` (in /config): ``model`` is ``{id, provider}`` there."""
     agent = entry.template
     assert agent is not None
-    return drop_nulls({
-        "id": entry.agent_id,
-        "name": entry.name,
-        "description": entry.description,
-        "db_id": database_id(),
-        "model": {"id": agent.model.id, "provider": agent.model.provider},
-        "metadata": agent.metadata or None,
-        "sandboxed": False,
-    })
+    return _summary(agent, entry)
 
 
 def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -555,14 +555,12 @@ class TeamRun(AgentRun):
                     tasks.append(asyncio.ensure_future(self._member(member_run, slot, queue)))
                     assigned.append((slot, member))
                 jobs.append((te, assigned))
-            async with aclosing(_merged(tasks, queue)) as relayed:
-                async for event in relayed:
-                    yield event
-        finally:
+        except BaseException:
             await _cancel_all(tasks)
-        for task in tasks:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # a bug in a member run, not a provider failure
+            raise
+        async with aclosing(_relayed(tasks, queue)) as relayed:
+            async for event in relayed:
+                yield event
         for te, assigned in jobs:
             if te["tool_name"] == EXECUTE_TASK:
                 for event in self._task_result(te, assigned):
@@ -693,15 +691,9 @@ class TeamRun(AgentRun):
             self._new_requirements = []
             queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
             tasks = [asyncio.ensure_future(self._member(run, slot, queue)) for slot, _, run in self._continuations]
-            try:
-                async with aclosing(_merged(tasks, queue)) as relayed:
-                    async for event in relayed:
-                        yield event
-            finally:
-                await _cancel_all(tasks)
-            for task in tasks:
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()
+            async with aclosing(_relayed(tasks, queue)) as relayed:
+                async for event in relayed:
+                    yield event
             for slot, member, run in self._continuations:
                 self._resumed_member(slot, member)
             if self._new_requirements:
@@ -888,6 +880,21 @@ async def _merged(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str
         else:
             # A cancelled Queue.get leaves its item in the queue for the next turn.
             getter.cancel()
+
+
+async def _relayed(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """The member runs' events as they come, until all have ended; the members still going are
+    stopped if the team run is closed or fails meanwhile. A member run that raised (a bug in it,
+    never a provider failure: those end the member's run as ERROR) raises here."""
+    try:
+        async with aclosing(_merged(tasks, queue)) as relayed:
+            async for event in relayed:
+                yield event
+    finally:
+        await _cancel_all(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()
 
 
 async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
