@@ -248,3 +248,34 @@ def test_anonymous_guests_are_gated(settings):
     tools = [{**done.output["tools"][0], "confirmed": True}]
     with pytest.raises(AdminApprovalRequired):
         submit_continue(principal=OPEN, component_id="approval-agent", run_id=done.output["run_id"], session_id=done.output["session_id"], requested_user_id="guest-7", tools=tools, stream=False)
+
+
+@pytest.mark.postgres_only
+def test_of_two_concurrent_resolves_exactly_one_wins():
+    import threading
+
+    from django.db import connection
+
+    paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
+    (pending,) = approvals_of("alice")
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def resolve(status: str) -> None:
+        barrier.wait()
+        try:
+            approval_resolve(approval_id=pending.pk, status=status, resolved_by=status, continue_run=False)
+            outcomes.append("won")
+        except ApprovalAlreadyResolved:
+            outcomes.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=resolve, args=(status,)) for status in ("approved", "rejected")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes) == ["conflict", "won"]
+    (row,) = approvals_of("alice")
+    assert row.resolved_by == row.status  # the winner's decision, whole
