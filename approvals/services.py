@@ -46,8 +46,7 @@ class ApprovalAlreadyResolved(Exception):
 
 def tool_executions(output: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every ToolExecution dict of a run output: its tools, and its requirements' (a team's member
-    tools come in through requirements only). A call in both is in the list twice: both copies
-    are stamped, so the stored run reads the same whichever a client looks at."""
+    tools come in through requirements only). A call in both is in the list twice."""
     found: list[dict[str, Any]] = [te for te in output.get("tools") or [] if isinstance(te, dict)]
     for req in output.get("requirements") or []:
         te = req.get("tool_execution") if isinstance(req, dict) else None
@@ -249,7 +248,10 @@ def approval_resolve_by_continue(*, principal: Principal, run_id: str, tools: li
         run_id=run_id, approval_type=ApprovalType.REQUIRED, status=ApprovalStatus.PENDING,
     )
     for approval in pending.only("id", "user_id", "requirements"):
-        calls = {te.get("tool_call_id") for te in tool_executions({"requirements": approval.requirements or []})}
+        calls = {
+            te.get("tool_call_id") for te in tool_executions({"requirements": approval.requirements or []})
+            if te.get("approval_id") == approval.pk
+        }
         status = ApprovalStatus.REJECTED if calls & rejected or (rejected and not calls) else ApprovalStatus.APPROVED
         scope_queryset(Approval.objects, approval.user_id).filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(
             status=status, resolved_by=principal.user_id, resolved_at=now, updated_at=now, resolution_data={"via": "continue"},

@@ -266,6 +266,8 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's default validator badge is an image from validator.swagger.io.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
+    # AgentOS's name for the run statuses (several serializers' "status" and "run_status" fields).
+    "ENUM_NAME_OVERRIDES": {"RunStatus": "sessions.api.serializers.common.RUN_STATUSES"},
     # The open (no-credentials) authenticator is not a security scheme; leave it out.
     "AUTHENTICATION_WHITELIST": [
         "core.api.authentication.BearerAuthentication",

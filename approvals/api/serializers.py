@@ -7,8 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from core.api.schema import PaginationInfoOut
-from sessions.api.serializers.common import JSONObjectIn, ObjectField, ObjectListField, Text, output, render
-from sessions.models import RunStatus
+from sessions.api.serializers.common import RUN_STATUSES, JSONObjectIn, ObjectField, ObjectListField, Text, output, render
 
 from ..models import Approval
 
@@ -55,7 +54,7 @@ class ApprovalOut(serializers.Serializer):
     resolved_at = output(serializers.IntegerField())
     created_at = output(serializers.IntegerField())
     updated_at = output(serializers.IntegerField())
-    run_status = output(serializers.ChoiceField(choices=RunStatus.values))
+    run_status = output(serializers.ChoiceField(choices=RUN_STATUSES))
 
 
 class PaginatedApprovalsOut(serializers.Serializer):

@@ -354,8 +354,9 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     ),
     "delete_approval_approvals__approval_id__delete": (
         "Delete Approval",
-        "Delete an approval record. Its run is not changed: a run still waiting on it stays "
-        "paused. Under user isolation only an admin may delete (others get `404`).",
+        "Delete an approval record. Its run is not changed: a run that waited on it stays "
+        "paused, and its owner may then continue it with their own decisions. Under user "
+        "isolation only an admin may delete (others get `404`).",
     ),
 }
 

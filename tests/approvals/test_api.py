@@ -207,3 +207,11 @@ def test_on_the_open_server_anyone_resolves_and_the_body_names_who(client):
     response = client.post(f"/approvals/{approval.pk}/resolve", data=json.dumps({"status": "rejected", "resolved_by": "ops"}), content_type="application/json")
     assert response.status_code == 200, response.content
     assert (response.json()["status"], response.json()["resolved_by"]) == ("rejected", "ops")
+
+
+def test_deleting_a_pending_approval_leaves_the_run_to_its_owner(alice, root):
+    run = paused_over_the_wire(alice)
+    assert root.delete(f"/approvals/{run['tools'][0]['approval_id']}").status_code == 204
+    tools = json.dumps([{**run["tools"][0], "confirmed": True}])
+    response = alice.form(f"/agents/approval-agent/runs/{run['run_id']}/continue", {"tools": tools, "session_id": run["session_id"], "stream": "false"})
+    assert (response.status_code, response.json()["status"], response.json()["tools"][0]["result"]) == (200, "COMPLETED", "wired 100 to bob")

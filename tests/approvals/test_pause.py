@@ -12,7 +12,8 @@ from agents.services.submit import Accepted, Finished, submit_continue, submit_r
 from approvals.gate import ADMIN_APPROVAL_REQUIRED, AdminApprovalRequired
 from approvals.models import Approval
 from approvals.services import ApprovalAlreadyResolved, approval_resolve
-from core.auth import OPERATOR, Principal
+from core.auth import OPEN, OPERATOR, Principal
+from core.scopes import parse_scopes
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.approvals.conftest import browser_user
@@ -219,3 +220,62 @@ def test_a_background_run_that_pauses_is_continued_by_its_own_job(worker):
     approval_resolve(approval_id=pending.pk, status="approved", resolved_by=OPERATOR.user_id)
     run = wait_for(lambda: Run.objects.for_user("alice").filter(pk=accepted.job.pk, status="COMPLETED").first())
     assert run.run_data["tools"][0]["result"] == "wired 5 to carol"
+
+
+def test_a_holder_of_approvals_write_decides_their_own_run_with_a_continue():
+    output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
+    writer = Principal(user_id="alice", scopes=parse_scopes(["agents:run", "approvals:write"]), isolated=True, via="jwt")
+    tools = [{**output["tools"][0], "confirmed": False, "confirmation_note": "changed my mind"}]
+    done = submit_continue(principal=writer, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
+    (row,) = approvals_of("alice")
+    assert (row.status, row.resolved_by) == ("rejected", "alice")
+
+
+def test_the_open_server_has_no_gate(settings):
+    settings.ANONYMOUS_ACCESS = "open"
+    output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
+    tools = [{**output["tools"][0], "confirmed": True}]
+    done = submit_continue(principal=OPEN, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
+    assert approvals_of("alice")[0].status == "approved"
+
+
+def test_anonymous_guests_are_gated(settings):
+    settings.ANONYMOUS_ACCESS = "guests"
+    done = submit_run(principal=OPEN, component_id="approval-agent", request=RunRequest(message='/call wire_funds {"to": "bob", "amount": 1}', user_id="guest-7", stream=False))
+    assert isinstance(done, Finished) and done.output["status"] == "PAUSED"
+    tools = [{**done.output["tools"][0], "confirmed": True}]
+    with pytest.raises(AdminApprovalRequired):
+        submit_continue(principal=OPEN, component_id="approval-agent", run_id=done.output["run_id"], session_id=done.output["session_id"], requested_user_id="guest-7", tools=tools, stream=False)
+
+
+@pytest.mark.postgres_only
+def test_of_two_concurrent_resolves_exactly_one_wins():
+    import threading
+
+    from django.db import connection
+
+    paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
+    (pending,) = approvals_of("alice")
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def resolve(status: str) -> None:
+        barrier.wait()
+        try:
+            approval_resolve(approval_id=pending.pk, status=status, resolved_by=status, continue_run=False)
+            outcomes.append("won")
+        except ApprovalAlreadyResolved:
+            outcomes.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=resolve, args=(status,)) for status in ("approved", "rejected")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(outcomes) == ["conflict", "won"]
+    (row,) = approvals_of("alice")
+    assert row.resolved_by == row.status  # the winner's decision, whole

@@ -6,7 +6,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from agents.runtime import Agent, InvalidContinuation, tool
+from agents.runtime import Agent, InvalidContinuation, approval, tool
 from tests.fakes.openai_server import Call, Reply
 from tests.runtime.conftest import NOW
 from tests.runtime.helpers import common, drain, names, tool_execution
@@ -250,3 +250,36 @@ def test_only_paused_runs_of_this_agent_can_continue(make_ctx):
     with pytest.raises(InvalidContinuation, match="belongs to agent assistant"):
         other.continue_run(paused, [{**paused["tools"][0], "confirmed": True}], ctx=make_ctx())
     assert issubclass(InvalidContinuation, ValueError)
+
+
+@pytest.mark.parametrize("message", ['/call send_email {"subject": "Hi"}', '/call run_shell {"command": "ls"}'])
+def test_a_user_input_or_external_call_can_be_rejected_too(make_ctx, message):
+    paused = pause(make_ctx, message)
+    run = hitl_agent().continue_run(paused, [{**paused["tools"][0], "confirmed": False, "confirmation_note": "no"}], ctx=make_ctx())
+    drain(run)
+    te = run.output["tools"][0]
+    assert (run.output["status"], te["confirmed"], te["confirmation_note"], te["result"]) == ("COMPLETED", False, "no", None)
+    assert not (te["requires_user_input"] or te["external_execution_required"])
+    assert run.output["content"].endswith("was rejected by the user: no")
+
+
+def test_approval_calls_of_one_pause_share_an_id_and_audited_ones_have_their_own(make_ctx):
+    @approval
+    @tool
+    def pay(amount: int) -> str:
+        return str(amount)
+
+    @approval(type="audit")
+    @tool(requires_confirmation=True)
+    def erase(name: str) -> str:
+        return name
+
+    agent = Agent(id="assistant", name="Assistant", tools=[pay, erase])
+    run = agent.start_run('/call pay {"amount": 1}\n/call pay {"amount": 2}\n/call erase {"name": "x"}', make_ctx())
+    events = drain(run)
+    first, second, audited = run.output["tools"]
+    assert first["approval_id"] == second["approval_id"] != audited["approval_id"]
+    assert [te["approval_type"] for te in (first, second, audited)] == ["required", "required", "audit"]
+    assert [req["tool_execution"]["approval_id"] for req in run.output["requirements"]] == [first["approval_id"]] * 2 + [audited["approval_id"]]
+    (paused_event,) = [event for event in events if event["event"] == "RunPaused"]
+    assert [te["approval_id"] for te in paused_event["tools"]] == [te["approval_id"] for te in run.output["tools"]]
