@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from core.querysets import window
@@ -27,10 +28,17 @@ class ApprovalFilters:
     workflow_id: str | None = None
     schedule_id: str | None = None
     run_id: str | None = None
+    created_after: datetime | None = None  # inclusive
+    created_before: datetime | None = None  # exclusive
 
     def applied(self, approvals: Any) -> Any:
-        wanted = {field.name: getattr(self, field.name) for field in fields(self)}
-        return approvals.filter(**{name: value for name, value in wanted.items() if value})
+        wanted = {field.name: getattr(self, field.name) for field in fields(self) if not field.name.startswith("created_")}
+        approvals = approvals.filter(**{name: value for name, value in wanted.items() if value})
+        if self.created_after is not None:
+            approvals = approvals.filter(created_at__gte=self.created_after)
+        if self.created_before is not None:
+            approvals = approvals.filter(created_at__lt=self.created_before)
+        return approvals
 
 
 def approval_list(*, user: Any, filters: ApprovalFilters, offset: int, limit: int) -> tuple[list[Approval], int]:

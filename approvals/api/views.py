@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.errors import Conflict, NotFound
-from core.api.params import choice, envelope, page
+from core.api.params import choice, created_window, envelope, page
 from core.api.schema import ErrorOut, ValidationErrorOut, query_param
 from core.api.views import AgentOSView
 from sessions.api.inputs import json_body
@@ -55,6 +55,7 @@ def _filters(params: Any) -> ApprovalFilters:
         status=choice(params, "status", ApprovalStatus.values),
         approval_type=choice(params, "approval_type", ApprovalType.values),
         **{name: params.get(name) or None for name in TEXT_FILTERS},
+        **created_window(params),
     )
 
 
@@ -73,6 +74,8 @@ class ApprovalsView(ApprovalsAPIView):
             USER_ID,
             query_param("schedule_id", "Only approvals of this schedule's runs"),
             query_param("run_id", "Only approvals of this run"),
+            query_param("created_after", "Only approvals created at or after this Unix time (seconds; this server's extension)", OpenApiTypes.INT),
+            query_param("created_before", "Only approvals created at or before this Unix time (seconds; this server's extension)", OpenApiTypes.INT),
             query_param("limit", "Items per page (1 to 1000)", OpenApiTypes.INT, default=100),
             query_param("page", "Page number, from 1 (needs limit)", OpenApiTypes.INT, default=1),
         ],

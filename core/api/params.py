@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .errors import invalid
@@ -98,4 +99,29 @@ def envelope(items: list[Any], page: Page, total: int) -> dict[str, Any]:
             "total_count": total,
             "search_time_ms": 0.0,
         },
+    }
+
+
+_EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
+_LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
+
+
+def epoch(seconds: int | None) -> datetime | None:
+    """A Unix time as a datetime, clamped to what datetimes (and databases) can hold."""
+    if seconds is None:
+        return None
+    try:
+        return min(max(datetime.fromtimestamp(seconds, tz=timezone.utc), _EARLIEST), _LATEST)
+    except (OverflowError, OSError, ValueError):
+        return _LATEST if seconds > 0 else _EARLIEST
+
+
+def created_window(params: Mapping[str, Any]) -> dict[str, datetime | None]:
+    """``created_after``/``created_before`` (inclusive, whole seconds, as AgentOS compares them)."""
+    after = integer(params, "created_after")
+    before = integer(params, "created_before")
+    return {
+        "created_after": epoch(after),
+        # A row at 100.5 s has created_at 100 in AgentOS: "before 100" must still include it.
+        "created_before": None if before is None else min(epoch(before) + timedelta(seconds=1), _LATEST),  # type: ignore[operator]
     }

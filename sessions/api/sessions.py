@@ -7,7 +7,6 @@ run keep them.
 """
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -16,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.errors import BadRequest, Conflict, NotFound, invalid
-from core.api.params import boolean, envelope, integer, page, sort_order_param
+from core.api.params import boolean, created_window, envelope, page, sort_order_param
 from sessions.models import SessionType
 from sessions.selectors import run_events_kept, session_chat_history, session_detail, session_list, session_run_get, session_runs
 from sessions.services import (
@@ -98,31 +97,6 @@ def _search_param(params: Any) -> str | None:
             kind="string_too_long", value=value, ctx={"max_length": SEARCH_MAX_CHARS},
         )
     return value
-
-
-_EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
-_LATEST = datetime(9999, 12, 30, tzinfo=timezone.utc)
-
-
-def _epoch(seconds: int | None) -> datetime | None:
-    """A Unix time as a datetime, clamped to what datetimes (and databases) can hold."""
-    if seconds is None:
-        return None
-    try:
-        return min(max(datetime.fromtimestamp(seconds, tz=timezone.utc), _EARLIEST), _LATEST)
-    except (OverflowError, OSError, ValueError):
-        return _LATEST if seconds > 0 else _EARLIEST
-
-
-def _run_window(params: Any) -> dict[str, Any]:
-    """``created_after``/``created_before`` (inclusive, whole seconds, as AgentOS compares them)."""
-    after = integer(params, "created_after")
-    before = integer(params, "created_before")
-    return {
-        "created_after": _epoch(after),
-        # A run at 100.5 s has created_at 100 in AgentOS: "before 100" must still include it.
-        "created_before": None if before is None else min(_epoch(before) + timedelta(seconds=1), _LATEST),  # type: ignore[operator]
-    }
 
 
 def _not_found(session_id: str, session_type: str | None = None) -> NotFound:
@@ -345,7 +319,7 @@ class SessionRunsView(SessionsAPIView):
         self.check_db_selector(params)
         requested_type = session_type_param(params)
         scope = self.principal.read_scope(params.get("user_id"))
-        found = session_runs(user=scope, session_id=session_id, statuses=statuses, **_run_window(params))
+        found = session_runs(user=scope, session_id=session_id, statuses=statuses, **created_window(params))
         if found is None:
             raise NotFound(f"Session with ID {session_id} not found")
         session, runs = found
@@ -374,7 +348,7 @@ class SessionRunPreviewsView(SessionsAPIView):
             user=self.principal.read_scope(params.get("user_id")),
             session_id=session_id,
             statuses=statuses,
-            **_run_window(params),
+            **created_window(params),
         )
         if found is None:
             raise NotFound(f"Session with ID {session_id} not found")

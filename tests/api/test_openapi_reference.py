@@ -32,7 +32,7 @@ NOT_BUILT = {
 
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code
 # generated from AgentOS's document never sends them, and gets AgentOS's answers without them.
-EXTENSIONS = {"GET /sessions": {"q"}}
+EXTENSIONS = {"GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"}}
 
 
 def our_operations(client) -> dict[str, dict]:

@@ -215,3 +215,21 @@ def test_deleting_a_pending_approval_leaves_the_run_to_its_owner(alice, root):
     tools = json.dumps([{**run["tools"][0], "confirmed": True}])
     response = alice.form(f"/agents/approval-agent/runs/{run['run_id']}/continue", {"tools": tools, "session_id": run["session_id"], "stream": "false"})
     assert (response.status_code, response.json()["status"], response.json()["tools"][0]["result"]) == (200, "COMPLETED", "wired 100 to bob")
+
+
+def test_the_list_filters_by_when_it_was_created(root):
+    from datetime import datetime, timezone
+
+    old = make_approval("alice", created_at=datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc))
+    new = make_approval("alice", created_at=datetime(2026, 6, 1, 12, 0, 0, tzinfo=timezone.utc))
+    june = int(datetime(2026, 6, 1, tzinfo=timezone.utc).timestamp())
+
+    def ids(**params):
+        return [item["id"] for item in root.get("/approvals", params).json()["data"]]
+
+    assert ids(created_after=june) == [new.pk]
+    assert ids(created_before=june) == [old.pk]
+    assert ids(created_before=int(new.created_at.timestamp())) == [new.pk, old.pk]  # inclusive, to the second
+    assert ids(created_after=10**30) == [] and len(ids(created_before=10**30)) == 2  # clamped, never a 500
+    response = root.get("/approvals", {"created_after": "yesterday"})
+    assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["query", "created_after"]
