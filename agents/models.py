@@ -36,6 +36,13 @@ class AgentDefinition(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.agent_id})"
 
+    def clean(self) -> None:
+        from .registry import member_kind
+
+        # A team's member ids name agents and teams alike: one id must mean one of them.
+        if self.agent_id and member_kind(self.agent_id) == "team":
+            raise ValidationError({"agent_id": f"{self.agent_id!r} is the id of a team."})
+
 
 class AgentVersion(models.Model):
     definition = models.ForeignKey(AgentDefinition, on_delete=models.CASCADE, related_name="versions")

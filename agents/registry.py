@@ -243,7 +243,9 @@ def team_list() -> list[TeamEntry]:
 
 def team_get(team_id: str, *, version: int | None = None, strict: bool = False) -> TeamEntry | None:
     """The team ``team_id``; ``version`` pins a published version of a database team (code
-    teams have no versions). A draft is not found, as for agents."""
+    teams have no versions). A draft is not found, as for agents. ``strict`` (a sub-team
+    resolved while its parent is built) raises ``MemberUnavailable`` instead of returning None,
+    so the parent is unavailable too and the log names the member that went."""
     code = code_teams()
     if team_id in code:
         return code[team_id] if version is None else None

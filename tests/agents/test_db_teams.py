@@ -3,6 +3,9 @@ members that are live agents or teams; drafts are for admins; bad member lists a
 from __future__ import annotations
 
 import json
+import time
+
+import httpx
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -80,6 +83,8 @@ class TestValidation:
             team_definition_create(team_id="t5", name="T5", members=["assistant"], model="nonsense")
         with pytest.raises(ValidationError, match="is the id of an agent"):
             team_definition_create(team_id="assistant", name="Clash", members=["researcher"])
+        with pytest.raises(ValidationError, match="is the id of a team"):
+            definition_create(agent_id="desk", name="Clash")
         assert not TeamDefinition.objects.filter(team_id__startswith="t").exists()
 
     def test_a_team_cannot_contain_itself_directly_or_through_sub_teams(self, desk) -> None:
@@ -138,3 +143,16 @@ class TestOverTheApi:
         AgentDefinition.objects.filter(agent_id="researcher").delete()
         response = run_team(client, "desk", "researcher, anyone there?")
         assert (response.status_code, response.json()) == (404, {"detail": "Team not found"})
+
+    def test_a_background_run_is_polled_to_its_end(self, live_api, desk) -> None:
+        accepted = httpx.post(f"{live_api}/teams/desk/runs", data={"message": "researcher, in the background", "background": "true", "stream": "false",
+                                                                   "user_id": "alice", "session_id": "d-bg"}, timeout=30)
+        assert accepted.status_code == 202, accepted.text
+        run_id = accepted.json()["run_id"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            polled = httpx.get(f"{live_api}/teams/desk/runs/{run_id}", params={"session_id": "d-bg"}).json()
+            if polled["status"] not in ("PENDING", "RUNNING"):
+                break
+            time.sleep(0.2)
+        assert (polled["status"], polled["member_responses"][0]["agent_id"]) == ("COMPLETED", "researcher"), polled
