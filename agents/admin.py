@@ -1,14 +1,16 @@
-"""Agents in the admin: edit a draft, publish it; live agents only ever run published versions."""
+"""Agents and teams in the admin: edit a draft, publish it; live ones only ever run published versions."""
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
-from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage
+from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage, TeamDefinition, TeamVersion
 from .services.definitions import draft_for, next_version, publish_draft
+from .registry import live_member_ids, member_kind
 from .toolkits import toolkit_choices
 
 
@@ -116,6 +118,80 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"{definition.agent_id}: v{version.version} is live")
 
+
+
+def member_choices() -> list[tuple[str, str]]:
+    return [(member_id, f"{member_id} ({kind})") for member_id, kind in live_member_ids()]
+
+
+class TeamVersionForm(forms.ModelForm):
+    tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
+    members = forms.MultipleChoiceField(
+        choices=member_choices, widget=forms.CheckboxSelectMultiple,
+        help_text="Live agents and teams (code or database); only published ones are offered. The order is the order listed here.",
+    )
+
+    class Meta:
+        model = TeamVersion
+        fields = "__all__"
+
+
+TEAM_VERSION_FIELDS = (
+    "mode", "members", "model", "role", "instructions", "tools", "max_iterations", "member_timeout", "add_history_to_context",
+    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "notes",
+)
+
+
+class TeamDraftVersionInline(DraftVersionInline):
+    model = TeamVersion
+    form = TeamVersionForm
+    fields = ("version", *TEAM_VERSION_FIELDS)
+
+
+class TeamPublishedVersionInline(PublishedVersionInline):
+    model = TeamVersion
+    fields = ("version", "mode", "members", "model", "published_at", "notes")
+    readonly_fields = fields
+
+
+@admin.register(TeamDefinition)
+class TeamDefinitionAdmin(AgentDefinitionAdmin):
+    """As agents: the draft is edited, the newest published version is what users run."""
+
+    list_display = ("team_id", "name", "is_active", "live_version", "draft_version", "updated_at")
+    search_fields = ("team_id", "name", "description")
+    inlines = [TeamDraftVersionInline, TeamPublishedVersionInline]
+    fields = ("team_id", "name", "description", "is_active", "live_members", "created_at", "updated_at")
+    readonly_fields = ("live_members", "created_at", "updated_at")
+
+    @admin.display(description="live (published)")
+    def live_version(self, obj: TeamDefinition) -> str:
+        version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
+        return f"v{version.version} · {version.mode} · {', '.join(version.members)}" if version else "— (not published)"
+
+    @admin.display(description="members of the live version")
+    def live_members(self, obj: TeamDefinition) -> str:
+        """Each member with its kind; one that has gone since makes the team unavailable, said here."""
+        version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first() if obj.pk else None
+        if version is None:
+            return "— (not published)"
+        kinds = {member_id: member_kind(member_id) for member_id in version.members}
+        listed = ", ".join(f"{member_id} ({kind})" if kind else f"{member_id} (GONE)" for member_id, kind in kinds.items())
+        gone = [member_id for member_id, kind in kinds.items() if kind is None]
+        return f"{listed}. Unavailable to users until a version without {', '.join(gone)} is published." if gone else listed
+
+    @admin.action(description="Publish the draft (users get it on their next run)")
+    def publish_drafts(self, request, queryset) -> None:
+        for definition in queryset:
+            try:
+                version = publish_draft(definition)
+            except ValidationError as exc:
+                self.message_user(request, f"{definition.team_id}: not published: {'; '.join(exc.messages)}", messages.ERROR)
+                continue
+            if version is None:
+                self.message_user(request, f"{definition.team_id}: no draft to publish", messages.WARNING)
+            else:
+                self.message_user(request, f"{definition.team_id}: v{version.version} is live")
 
 
 @admin.register(CancelIntent)

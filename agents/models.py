@@ -1,13 +1,14 @@
-"""Agents defined in the database: editable in the admin, versioned, draft then published.
+"""Agents and teams defined in the database: editable in the admin, versioned, draft then published.
 
 Editing changes only the draft; a live agent runs its latest published version, so an edit
-never changes what users talk to until an operator publishes it. Definitions are platform
+never changes what users talk to until an operator publishes it. Teams work the same way;
+their members are live agents and teams named by id. Definitions are platform
 configuration, shared by every user (not owned rows).
 """
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 
@@ -34,6 +35,13 @@ class AgentDefinition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.agent_id})"
+
+    def clean(self) -> None:
+        from .registry import member_kind
+
+        # A team's member ids name agents and teams alike: one id must mean one of them.
+        if self.agent_id and member_kind(self.agent_id) == "team":
+            raise ValidationError({"agent_id": f"{self.agent_id!r} is the id of a team."})
 
 
 class AgentVersion(models.Model):
@@ -86,6 +94,96 @@ class AgentVersion(models.Model):
         unknown = [tool for tool in self.tools if tool not in TOOLKITS] if isinstance(self.tools, list) else ["(not a list)"]
         if unknown:
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
+
+
+class TeamMode(models.TextChoices):
+    ROUTE = "route", "route (the member answers)"
+    COORDINATE = "coordinate", "coordinate (the leader composes the answer)"
+    BROADCAST = "broadcast", "broadcast (every member gets the task)"
+    TASKS = "tasks", "tasks (the leader works a task list)"
+
+
+class TeamDefinition(models.Model):
+    """A team defined in the admin: as ``AgentDefinition``, edited as a draft, run once published."""
+
+    team_id = models.CharField(max_length=128, unique=True, validators=[component_id_validator], help_text="The id API clients use, e.g. support-team.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    is_active = models.BooleanField(default=True, help_text="Inactive teams are hidden and cannot be run.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["team_id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.team_id})"
+
+    def clean(self) -> None:
+        from .registry import member_kind
+
+        # One id names one component: a member id must say which agent or team it means.
+        if self.team_id and member_kind(self.team_id) == "agent":
+            raise ValidationError({"team_id": f"{self.team_id!r} is the id of an agent."})
+
+
+class TeamVersion(models.Model):
+    definition = models.ForeignKey(TeamDefinition, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.DRAFT)
+    mode = models.CharField(max_length=16, choices=TeamMode.choices, default=TeamMode.COORDINATE)
+    model = models.CharField(max_length=200, default="offline:demo", help_text="The leader's model: provider:model_id, e.g. openai:gpt-4o-mini or offline:demo.")
+    role = models.CharField(max_length=500, blank=True, default="", help_text="What the team is for, when it is itself a member of another team.")
+    instructions = models.TextField(blank=True, default="")
+    members = models.JSONField(default=list, blank=True, help_text="Ids of live agents and teams (code or database), in order.")
+    tools = models.JSONField(default=list, blank=True, help_text="The leader's own toolkit ids from the registry, e.g. calculator.")
+    max_iterations = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)], help_text="Tasks mode: the most leader turns one run takes.")
+    member_timeout = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text="Seconds a member may take before the leader is told it timed out; empty for no limit.")
+    add_history_to_context = models.BooleanField(default=False)
+    num_history_runs = models.PositiveIntegerField(default=3)
+    update_memory_on_run = models.BooleanField(default=False)
+    enable_session_summaries = models.BooleanField(default=False)
+    markdown = models.BooleanField(default=False)
+    notes = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["definition", "-version"]
+        constraints = [models.UniqueConstraint(fields=["definition", "version"], name="team_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.definition.team_id} v{self.version} ({self.stage})"
+
+    def clean(self) -> None:
+        from .registry import member_kind, team_cycle
+        from .runtime.models import get_model
+        from .toolkits import TOOLKITS
+
+        try:
+            get_model(self.model)
+        except ValueError as exc:
+            raise ValidationError({"model": str(exc)}) from None
+        unknown = [tool for tool in self.tools if tool not in TOOLKITS] if isinstance(self.tools, list) else ["(not a list)"]
+        if unknown:
+            raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
+        if not isinstance(self.members, list) or not all(isinstance(member, str) for member in self.members):
+            raise ValidationError({"members": "A list of agent and team ids."})
+        if not self.members:
+            raise ValidationError({"members": "A team needs at least one member."})
+        if len(set(self.members)) != len(self.members):
+            raise ValidationError({"members": "A member is listed twice."})
+        if self.stage == Stage.PUBLISHED:
+            # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
+            # names may have gone since (the team is then unavailable); that must not block
+            # saving the page where the draft that fixes it is edited.
+            return
+        missing = [member for member in self.members if member_kind(member) is None]
+        if missing:
+            raise ValidationError({"members": f"No live agent or team: {', '.join(missing)}."})
+        cycle = team_cycle(self.definition.team_id, self.members)
+        if cycle:
+            raise ValidationError({"members": f"A team cannot contain itself: {' → '.join(cycle)}."})
 
 
 class CancelIntent(OwnedModel):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter, preview, pretty_json, seconds
 
@@ -64,8 +64,13 @@ class RunAdmin(OwnedModelAdmin):
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     list_select_related = ("session",)
-    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "input_json", "content", "run_data_json")
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "member_runs", "input_json", "content", "run_data_json")
     exclude = ("session", "input", "run_data", "duration")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        # Only a team run has member runs (its child rows); other runs do not show the table.
+        return fields if obj is not None and obj.run_type == "team" else tuple(field for field in fields if field != "member_runs")
 
     def has_add_permission(self, request) -> bool:  # runs are created by running agents
         return False
@@ -90,6 +95,20 @@ class RunAdmin(OwnedModelAdmin):
     @admin.display(description="events")
     def events_link(self, obj: Run) -> str:
         return _changelist_link(RunEvent, "events of this run", run__run_id__exact=obj.pk)
+
+    @admin.display(description="member runs")
+    def member_runs(self, obj: Run) -> str:
+        """The runs the team's members did for this run (child rows by ``parent_run_id``), read-only."""
+        children = Run.all_users.filter(parent_run_id=obj.pk).order_by("created_at", "run_index")
+        if not children:
+            return "– (no member ran)"
+        rows = format_html_join(
+            "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((_change_link(child, child.pk), child.component_id, child.run_type, child.get_status_display(), child.total_tokens) for child in children),
+        )
+        return format_html(
+            '<table class="member-runs"><thead><tr><th>run</th><th>member</th><th>kind</th><th>status</th><th>tokens</th></tr></thead><tbody>{}</tbody></table>', rows,
+        )
 
     @admin.display(description="input")
     def input_json(self, obj: Run) -> str:

@@ -1,4 +1,4 @@
-"""Database-defined agents: create, draft, publish."""
+"""Database-defined agents and teams: create, draft, publish (one flow for both kinds)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,14 +7,16 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ..models import AgentDefinition, AgentVersion, Stage
+from ..models import AgentDefinition, AgentVersion, Stage, TeamDefinition, TeamVersion
+
+Definition = AgentDefinition | TeamDefinition
 
 
-def next_version(definition: AgentDefinition) -> int:
+def next_version(definition: Definition) -> int:
     return (definition.versions.aggregate(top=Max("version"))["top"] or 0) + 1
 
 
-def draft_for(definition: AgentDefinition) -> AgentVersion:
+def draft_for(definition: Definition) -> AgentVersion | TeamVersion:
     """The definition's editable draft; a new one copies the latest version."""
     draft = definition.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
     if draft is not None:
@@ -22,7 +24,7 @@ def draft_for(definition: AgentDefinition) -> AgentVersion:
     latest = definition.versions.order_by("-version").first()
     version = next_version(definition)
     if latest is None:
-        return AgentVersion.objects.create(definition=definition, version=version)
+        return definition.versions.create(version=version)
     latest.pk = None
     latest.version = version
     latest.stage = Stage.DRAFT
@@ -32,7 +34,7 @@ def draft_for(definition: AgentDefinition) -> AgentVersion:
     return latest
 
 
-def publish_draft(definition: AgentDefinition) -> AgentVersion | None:
+def publish_draft(definition: Definition) -> AgentVersion | TeamVersion | None:
     """Make the draft live and open the next draft. None when there is no draft."""
     with transaction.atomic():
         draft = definition.versions.select_for_update().filter(stage=Stage.DRAFT).order_by("-version").first()
@@ -55,6 +57,20 @@ def definition_create(*, agent_id: str, name: str, description: str = "", publis
         definition.full_clean()
         definition.save()
         version = AgentVersion(definition=definition, version=1, **version_fields)
+        version.full_clean()
+        version.save()
+        if publish:
+            publish_draft(definition)
+    return definition
+
+
+def team_definition_create(*, team_id: str, name: str, members: list[str], description: str = "", publish: bool = True, **version_fields: Any) -> TeamDefinition:
+    """A new database team with a first version (published unless ``publish=False``)."""
+    with transaction.atomic():
+        definition = TeamDefinition(team_id=team_id, name=name, description=description)
+        definition.full_clean()
+        definition.save()
+        version = TeamVersion(definition=definition, version=1, members=members, **version_fields)
         version.full_clean()
         version.save()
         if publish:
