@@ -5,7 +5,8 @@
 
 Answers ``POST /v1/chat/completions`` (streamed and not) with the same ten-token answer and
 ``GET /v1/models``; ``GET /stats`` reports how many completions it served and over how many
-connections, so a benchmark can check that the server under test really called the model (and
+connections (in slow mode also, per model id, how many are in progress and the most at once since
+``POST /stats/reset``), so a benchmark can check that the server under test really called the model (and
 whether it reuses connections). It is a bare asyncio protocol (no
 framework) so its own CPU cost per request stays in the tens of microseconds and it never
 becomes the bottleneck.
@@ -28,9 +29,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 ANSWER_TOKENS = ["Hello ", "from ", "the ", "fake ", "LLM. ", "This ", "is ", "a ", "short ", "answer."]
@@ -137,6 +140,9 @@ class FakeOpenAI(asyncio.Protocol):
     # --model-delay: model id -> (first_token_s, token_s); --call-tool: function name -> arguments.
     model_delays: dict[str, tuple[float, float]] = {}
     tool_scripts: dict[str, str] = {}
+    # Slow mode, per model id: completions in progress, and the most at once since /stats/reset.
+    waiting: dict[str, int] = {}
+    peak: dict[str, int] = {}
 
     @classmethod
     def pace(cls, model: str | None) -> tuple[float, float]:
@@ -196,17 +202,32 @@ class FakeOpenAI(asyncio.Protocol):
             request = self.completion_request(request_line, body)
             if request is None:
                 self.transport.write(self.answer(request_line, body, keep_alive))
-            elif request.get("stream"):
-                await self.stream_slowly(request, keep_alive)
             else:
-                first_token_s, token_s = self.pace(request.get("model"))
-                tokens = 1 if scripted_call(request, self.tool_scripts) else len(ANSWER_TOKENS)
-                await asyncio.sleep(first_token_s + token_s * (tokens - 1))
-                self.transport.write(self.answer(request_line, body, keep_alive))
+                with self.in_flight(request.get("model") or ""):
+                    await self.complete_slowly(request_line, body, request, keep_alive)
             if not keep_alive:
                 self.transport.close()
                 break
         self.answering = None
+
+    @contextlib.contextmanager
+    def in_flight(self, model: str) -> Iterator[None]:
+        """Count the model's completions in progress, and the most there were at once (/stats)."""
+        FakeOpenAI.waiting[model] = FakeOpenAI.waiting.get(model, 0) + 1
+        FakeOpenAI.peak[model] = max(FakeOpenAI.peak.get(model, 0), FakeOpenAI.waiting[model])
+        try:
+            yield
+        finally:
+            FakeOpenAI.waiting[model] -= 1
+
+    async def complete_slowly(self, request_line: str, body: bytes, request: dict, keep_alive: bool) -> None:
+        if request.get("stream"):
+            await self.stream_slowly(request, keep_alive)
+            return
+        first_token_s, token_s = self.pace(request.get("model"))
+        tokens = 1 if scripted_call(request, self.tool_scripts) else len(ANSWER_TOKENS)
+        await asyncio.sleep(first_token_s + token_s * (tokens - 1))
+        self.transport.write(self.answer(request_line, body, keep_alive))
 
     async def stream_slowly(self, request: dict, keep_alive: bool) -> None:
         FakeOpenAI.served += 1
@@ -257,8 +278,12 @@ class FakeOpenAI(asyncio.Protocol):
         if method == "GET" and path.endswith("/models"):
             return response("200 OK", MODELS.encode(), keep_alive=keep_alive)
         if method == "GET" and path == "/stats":
-            stats = {"completions": FakeOpenAI.served, "connections": FakeOpenAI.connections}
+            stats = {"completions": FakeOpenAI.served, "connections": FakeOpenAI.connections,
+                     "in_flight": FakeOpenAI.waiting, "peak_in_flight": FakeOpenAI.peak}
             return response("200 OK", json.dumps(stats).encode(), keep_alive=keep_alive)
+        if method == "POST" and path == "/stats/reset":
+            FakeOpenAI.peak = dict(FakeOpenAI.waiting)
+            return response("200 OK", b"{}", keep_alive=keep_alive)
         if method == "GET" and path == "/health":
             return response("200 OK", b'{"status":"ok"}', keep_alive=keep_alive)
         return response("404 Not Found", b'{"error":{"message":"not found"}}', keep_alive=keep_alive)

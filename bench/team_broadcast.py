@@ -44,7 +44,7 @@ import time
 import httpx
 
 from .compare import Bench, Model, ServerFailed, agentos_server, free_port, git_revision, site_server, stop
-from .http_load import RESULTS_DIR, cpu_seconds, percentile
+from .http_load import RESULTS_DIR, cpu_busy_seconds, cpu_seconds, percentile, pinned_cpu
 from .team_agents import LEADER_MODEL, MEMBER_MODELS, TEAM_ID
 
 TOOL_ARGUMENTS = json.dumps({"task": "Answer the user's question in one short paragraph."})
@@ -87,6 +87,12 @@ def threads(pid: int) -> int:
 
 async def completions_served(client: httpx.AsyncClient, model: Model) -> int:
     return (await client.get(f"{model.url}/stats")).json()["completions"]
+
+
+def core_busy_s(pid: int) -> float | None:
+    """Busy seconds of the one CPU the server is pinned to (None if it is not pinned)."""
+    cpu = pinned_cpu(pid)
+    return None if cpu is None else cpu_busy_seconds(cpu)
 
 
 async def team_run(client: httpx.AsyncClient, url: str, number: int, stream: bool) -> dict:
@@ -149,15 +155,17 @@ async def burst(client: httpx.AsyncClient, url: str, model: Model, pid: int, arg
             samples.append(threads(pid))
             await asyncio.sleep(THREAD_SAMPLE_S)
 
-    served_before, cpu_before = await completions_served(client, model), cpu_seconds(pid)
+    served_before, cpu_before, core_before = await completions_served(client, model), cpu_seconds(pid), core_busy_s(pid)
+    await client.post(f"{model.url}/stats/reset")
     sampler = asyncio.create_task(sample())
     started = time.perf_counter()
     records = await asyncio.gather(*(team_run(client, url, 1000 + n, args.stream) for n in range(args.concurrency)))
     wall = time.perf_counter() - started
     done.set()
     await sampler
-    cpu = cpu_seconds(pid) - cpu_before
-    served = await completions_served(client, model) - served_before
+    cpu, core_after = cpu_seconds(pid) - cpu_before, core_busy_s(pid)
+    stats = (await client.get(f"{model.url}/stats")).json()
+    served = stats["completions"] - served_before
     errors: dict[str, int] = {}
     for record in records:
         if record["error"]:
@@ -180,7 +188,11 @@ async def burst(client: httpx.AsyncClient, url: str, model: Model, pid: int, arg
         "threads_during_median": statistics.median(samples),
         "threads_during_max": max(samples),
         "thread_samples": len(samples),
+        "model_peak_in_flight": stats.get("peak_in_flight"),
         "server_cpu_s": round(cpu, 2),
+        "server_cpu_pct": round(100 * cpu / wall, 1),
+        # The server's core busy with anything but the server (other engineers' work, the kernel).
+        "other_work_on_server_core_pct": None if core_before is None else round(100 * (core_after - core_before - cpu) / wall, 1),
         "server_cpu_ms_per_run": round(1000 * cpu / len(ok), 1) if ok else None,
     }
 
@@ -221,7 +233,9 @@ def measure(bench: Bench, label: str, server, model: Model, args: argparse.Names
     print(f"{label}: one run {single['wall_median_s']} s (best case {single['best_case_s']} s, "
           f"{single['ratio']}x), {len(single['errors'])} errors; {many['concurrency']} at once: "
           f"{many['wall_s']} s, {many['errors']} errors {many['errors_by_kind']}, threads idle "
-          f"{many['threads_idle']}, during {many['threads_during_min']}-{many['threads_during_max']}",
+          f"{many['threads_idle']}, during {many['threads_during_min']}-{many['threads_during_max']}, model peak "
+          f"{many['model_peak_in_flight']}, server CPU {many['server_cpu_pct']} %, other work on its core "
+          f"{many['other_work_on_server_core_pct']} %",
           file=sys.stderr, flush=True)
     return result
 
@@ -230,25 +244,31 @@ def seconds(ms: float | None) -> str:
     return "–" if ms is None else f"{ms / 1000:.2f} s"
 
 
+def member_peaks(burst: dict) -> str:
+    peaks = burst.get("model_peak_in_flight") or {}
+    return " / ".join(str(peaks.get(model, "–")) for model in MEMBER_MODELS)
+
+
 def markdown(results: list[dict], args: argparse.Namespace) -> str:
     mode = "streamed" if args.stream else "non-streamed"
     lines = [
         f"| server ({args.db}, {mode}) | one run: wall p50 | / best case | {args.concurrency} at once: wall "
-        "| run p50 / max | errors | model calls | threads idle → during (min–max) | server CPU ms/run |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| run p50 / max | errors | model calls | member calls at once (peak) | threads idle → during (min–max) "
+        "| server CPU ms/run | server's core: server / other work |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         if "failed" in r:
-            lines.append(f"| {r['server']} | failed: {r['failed'][:120]} |" + " |" * 7)
+            lines.append(f"| {r['server']} | failed: {r['failed'][:120]} |" + " |" * 9)
             continue
         single, many = r["one_at_a_time"], r["burst"]
         errors = len(single["errors"]) + many["errors"]
         lines.append(
             f"| {r['server']} | {single['wall_median_s'] or '–'} s | **{single['ratio']}×** (of {single['best_case_s']} s) "
             f"| {many['wall_s']:.2f} s | {seconds(many['run_p50_ms'])} / {seconds(many['run_max_ms'])} | {errors} "
-            f"| {many['model_calls']} / {many['model_calls_expected']} "
+            f"| {many['model_calls']} / {many['model_calls_expected']} | {member_peaks(many)} "
             f"| {many['threads_idle']} → {many['threads_during_min']}–{many['threads_during_max']} "
-            f"| {many['server_cpu_ms_per_run']} |"
+            f"| {many['server_cpu_ms_per_run']} | {many['server_cpu_pct']} / {many['other_work_on_server_core_pct']} % |"
         )
     return "\n".join(lines)
 
