@@ -4,11 +4,13 @@ Runs in the throw-away venv that setup.sh builds, never the project's:
 
     /tmp/agentos-bench-venv/bin/python bench/agentos_reference/app.py --port 18901 \\
         --model-base-url http://127.0.0.1:18900/v1 [--db-url postgresql+psycopg://...] \\
-        [--seed-sessions 10000 [--seed-only]]
+        [--seed-sessions 10000 [--seed-only]] [--broadcast-team]
 
 Without --db-url the database is a SQLite file in a fresh temporary folder (--db-file to choose).
 --seed-sessions N first inserts N finished one-run sessions through Agno's own DB API, so
 ``GET /sessions`` can be measured on a table of known size without N model round trips.
+--broadcast-team also serves bench.team_broadcast's team (bench/team_agents.py's twin): ``bench-team``,
+``TeamMode.broadcast``, a leader on model ``bench-leader`` and three members on ``bench-member-1..3``.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from agno.db.utils import build_single_run_row  # noqa: E402
 from agno.models.openai import OpenAIChat  # noqa: E402
 from agno.os import AgentOS  # noqa: E402
 from agno.session import AgentSession  # noqa: E402
+from agno.team import Team, TeamMode  # noqa: E402
 
 AGENT_ID = "bench-agent"
 ANSWER = "Hello from the fake LLM. This is a short answer."
@@ -99,7 +102,19 @@ def seed_sessions(db, count: int, user_id: str, batch: int = 1000) -> None:
     print(f"seeded {count} sessions in {time.perf_counter() - started:.1f} s", flush=True)
 
 
-def build_app(db, model_base_url: str):
+def broadcast_team(db, model_base_url: str) -> Team:
+    def model(model_id: str) -> OpenAIChat:
+        return OpenAIChat(id=model_id, base_url=model_base_url, api_key="bench")
+
+    members = [
+        Agent(id=f"bench-member-{n}", name=f"Member {n}", model=model(f"bench-member-{n}"), db=db, telemetry=False)
+        for n in (1, 2, 3)
+    ]
+    return Team(id="bench-team", name="Bench Team", mode=TeamMode.broadcast, model=model("bench-leader"),
+                members=members, db=db, telemetry=False)
+
+
+def build_app(db, model_base_url: str, with_team: bool = False):
     agent = Agent(
         id=AGENT_ID,
         name="Bench Agent",
@@ -109,7 +124,8 @@ def build_app(db, model_base_url: str):
         num_history_runs=3,
         telemetry=False,
     )
-    return AgentOS(id="agentos-bench", agents=[agent], db=db, telemetry=False).get_app()
+    teams = [broadcast_team(db, model_base_url)] if with_team else None
+    return AgentOS(id="agentos-bench", agents=[agent], teams=teams, db=db, telemetry=False).get_app()
 
 
 def main() -> None:
@@ -122,6 +138,7 @@ def main() -> None:
     parser.add_argument("--seed-sessions", type=int, default=0, metavar="N")
     parser.add_argument("--seed-user", default="bench-user")
     parser.add_argument("--seed-only", action="store_true", help="seed, then exit without serving")
+    parser.add_argument("--broadcast-team", action="store_true", help="also serve bench.team_broadcast's team")
     args = parser.parse_args()
 
     db = make_db(args)
@@ -131,7 +148,7 @@ def main() -> None:
         return
     import uvicorn
 
-    uvicorn.run(build_app(db, args.model_base_url), host=args.host, port=args.port, workers=1,
+    uvicorn.run(build_app(db, args.model_base_url, args.broadcast_team), host=args.host, port=args.port, workers=1,
                 access_log=False, log_level="warning")
 
 
