@@ -79,7 +79,8 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
     entries: dict[str, AgentEntry] = {}
     for module_name in modules:
         module = importlib.import_module(module_name)
-        agents = getattr(module, "AGENTS", None)
+        # A module may export only teams (of agents defined elsewhere, or inline).
+        agents = getattr(module, "AGENTS", [] if hasattr(module, "TEAMS") else None)
         if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, Agent) for agent in agents):
             raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent")
         for agent in agents:
