@@ -179,3 +179,48 @@ def test_screenshot_team_reply(browsing, make_user, screenshots_dir):
     page.evaluate("document.getElementById('messages').scrollTop = 1e6")
     page.screenshot(path=str(screenshots_dir / "team-reply.png"))
     assert (screenshots_dir / "team-reply.png").stat().st_size > 10_000
+
+
+def test_stop_cancels_the_team_run_and_its_working_member(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_team(page, "research-team")
+    send(page, delegate("writer", "/slow 8"))
+    page.wait_for_selector(".member-step .step-body .md")
+    page.keyboard.press("Escape")
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(reply.locator(".msg-note-stopped")).to_have_text("Stopped")
+    expect(reply.locator(".member-step")).to_have_attribute("data-state", "cancelled")
+    expect(reply.get_by_role("button", name=re.compile("Writer"))).to_contain_text("stopped")
+    wait_until(lambda: [one for one in Run.objects.for_user("alice") if not one.parent_run_id and one.status == RunStatus.CANCELLED], message="the team run to be cancelled")
+    page.reload()
+    expect(last_reply(page).locator(".member-step")).not_to_have_attribute("data-state", "running")
+    assert page.errors == []
+
+
+def test_a_team_reply_is_regenerated_and_its_message_edited_with_fresh_steps(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_team(page, "research-team")
+    send(page, "writer, draft a haiku")
+    page.wait_for_selector(IDLE)
+    last_reply(page).get_by_role("button", name="Regenerate").click()
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".msg-assistant")).to_have_count(1)  # the new answer took the old one's place
+    expect(last_reply(page).get_by_role("button", name=re.compile("Writer"))).to_contain_text("done")
+
+    asked = page.locator(".msg-user")
+    asked.hover()
+    asked.get_by_role("button", name="Edit").click()
+    asked.get_by_label("Edit your message").fill("researcher, find a fact")
+    asked.get_by_role("button", name="Send").click()
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".msg-user").get_by_role("group", name="Versions of this message")).to_contain_text("2/2")
+    reply = last_reply(page)
+    expect(reply.locator(".member-step")).to_have_count(1)
+    expect(reply.get_by_role("button", name=re.compile("Researcher"))).to_contain_text("done")
+    expect(reply.locator(".md").last).to_contain_text("You said: researcher, find a fact")
+    page.locator(".msg-user").get_by_role("button", name="Previous version").click()
+    expect(last_reply(page).get_by_role("button", name=re.compile("Writer"))).to_be_visible()
+    assert page.errors == []

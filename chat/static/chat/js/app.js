@@ -502,8 +502,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("span", { class: "branch-count", text: `${at + 1}/${siblings.length}` }),
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
-  // A team's run is answered again (Regenerate) but not edited: a fork of a team run is not offered.
-  if (run && state.agents.has(run.agent_id) && !isTeam(run.agent_id) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
+  if (run && state.agents.has(componentOf(run)) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
     bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
@@ -564,11 +563,13 @@ function applyFrame(run, frame) {
       turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics });
       return event;
     case "RunError":
+      turn.settleSteps("error");
       turn.error(plainContent(data.content) || `The ${who} could not finish this reply.`);
       return event;
     case "RunCancelled":
       // What was streamed stays; the event's own content may be the server's reason, not the agent's words.
       run.cancelled = true;
+      turn.settleSteps("cancelled");
       turn.note("Stopped", "stopped");
       return event;
     case "RunPaused": {
@@ -833,6 +834,9 @@ async function regenerate(source) {
   // The new answer replaces the old one once complete (a failed one is replaced by the new
   // attempt whatever it gave); otherwise the old one stays, and can be tried again.
   if (terminal === "RunCompleted" || (source.failed && run.runId && terminal)) source.turn.el.remove();
+  // A team answers again from its members' earlier work, which its stream does not repeat: the
+  // stored runs show those steps under the new answer.
+  if (terminal === "RunCompleted" && isTeam(source.agentId) && state.sessionId === source.sessionId) await openSession(source.sessionId, { keepBranches: true });
   else if (!run.runId) {
     turn.el.remove();
     offerAgain(source);
@@ -879,9 +883,10 @@ function editMessage(article, { run, key, text }) {
 
 async function branchFrom(article, { run, key, message }) {
   const sessionId = state.sessionId;
+  const component = componentOf(run); // a stored team run names its team, one just sent its key
   let stored;
   try {
-    stored = await api.run(run.agent_id, run.run_id, sessionId);
+    stored = await api.run(component, run.run_id, sessionId);
   } catch (error) {
     report(error);
     return;
@@ -898,12 +903,12 @@ async function branchFrom(article, { run, key, message }) {
   while (article.nextElementSibling) article.nextElementSibling.remove(); // the other version's replies
   const asked = userTurn(message);
   article.replaceWith(asked);
-  const turn = new AssistantTurn(agentName(run.agent_id));
+  const turn = new AssistantTurn(agentName(component));
   ui.messages.append(turn.el);
   scrollToEnd(true);
-  announce(`${agentName(run.agent_id)} is answering your edited message.`);
-  const next = { agentId: run.agent_id, runId: null, sessionId, newSession: false, turn, kind: "edit" };
-  const terminal = await streamRun(next, (signal) => api.editRun(run.agent_id, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
+  announce(`${agentName(component)} is answering your edited message.`);
+  const next = { agentId: component, runId: null, sessionId, newSession: false, turn, kind: "edit" };
+  const terminal = await streamRun(next, (signal) => api.editRun(component, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
   if (terminal === "detached" || state.sessionId !== sessionId) return;
   state.branchChoice.delete(key); // the newest version, the one just written, is shown
   await openSession(sessionId, { keepBranches: true });

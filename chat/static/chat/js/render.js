@@ -352,6 +352,11 @@ export class AssistantTurn extends Transcript {
     this.status.replaceChildren(busy ? el("span", { class: "typing", "aria-hidden": "true" }, el("i"), el("i"), el("i")) : "", label ? el("span", { text: label }) : "");
   }
 
+  /** The team's run ended: a member step still shown as working ended with it. */
+  settleSteps(state) {
+    for (const step of this.steps.values()) if (step.el.dataset.state === "running") step.setState(state);
+  }
+
   /** The step of a member's run, added where the reply has got to when the member starts. */
   step(runId, name) {
     let step = this.steps.get(runId);

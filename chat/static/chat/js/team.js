@@ -42,6 +42,8 @@ export function applyMemberFrame(turn, { event: name, data }, team) {
       if (tool) step.toolFinished(tool, data.error || "The tool failed.");
       break;
     case "RunCompleted":
+      // AgentOS sends RunCompleted after RunCancelled: a stopped member stays stopped.
+      if (step.el.dataset.state === "cancelled") break;
       step.setFinalText(data.content);
       step.setState("done");
       break;
@@ -65,11 +67,14 @@ export function applyMemberFrame(turn, { event: name, data }, team) {
  * Returns [{step, run, name}] for what the caller decides (a paused member's approval).
  */
 export function renderMemberSteps(turn, teamRun, runs, { team, continuedAt } = {}) {
-  const children = new Map(runs.filter((one) => one.parent_run_id === teamRun.run_id).map((one) => [one.run_id, one]));
-  const delegated = (teamRun.tools || []).filter(isDelegation).map((tool) => tool.child_run_id).filter((id) => children.has(id));
-  const order = [...new Set([...delegated, ...children.keys()])];
+  // A regenerated team run answers again from its members' earlier work: its delegations name
+  // child runs of the run it replaced.
+  const byId = new Map(runs.map((one) => [one.run_id, one]));
+  const delegated = (teamRun.tools || []).filter(isDelegation).map((tool) => tool.child_run_id).filter((id) => byId.get(id)?.parent_run_id);
+  const own = runs.filter((one) => one.parent_run_id === teamRun.run_id).map((one) => one.run_id);
+  const order = [...new Set([...delegated, ...own])];
   return order.map((runId) => {
-    const member = children.get(runId);
+    const member = byId.get(runId);
     const name = memberName(team, member.agent_id || member.team_id);
     const step = turn.step(runId, name);
     for (const tool of member.tools || []) {
