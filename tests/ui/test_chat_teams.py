@@ -104,6 +104,7 @@ def test_a_member_step_streams_live_and_a_reload_follows_the_team_run(browsing, 
     expect(step).to_have_attribute("data-state", "running")
     expect(step.get_by_role("button", name=re.compile("Writer"))).to_have_attribute("aria-expanded", "true")  # open while it works
     page.wait_for_selector(".member-step .step-body .md")  # its words arrive while it works
+    expect(page.locator("#live-status")).to_have_text("Writer is working on it.")  # said to screen readers
     expect(page).to_have_url(re.compile("/chat/s/"))
     page.reload()
     reply = last_reply(page)

@@ -523,6 +523,7 @@ function applyFrame(run, frame) {
   if (data.parent_run_id && data.run_id !== run.runId && run.runId) {
     // A team member's events: its step under the team's reply.
     if (applyMemberFrame(turn, frame, state.agents.get(run.agentId))) scrollToEnd();
+    if (frame.event === "RunStarted" && data.agent_name) announce(`${data.agent_name} is working on it.`);
     return null;
   }
   // The team's own events are the agent's, named Team*: one reading of both.
