@@ -148,6 +148,12 @@ def test_a_members_paused_tool_call_is_approved_from_the_teams_reply(browsing, m
     expect(last_reply(page).locator(".md").last).to_contain_text("deleted a.txt")
     team = wait_until(lambda: [one for one in Run.objects.for_user("alice") if not one.parent_run_id and one.status == RunStatus.COMPLETED], message="the team run to complete")
     assert len(team) == 1
+    # The decision is kept in the member's step.
+    page.reload()
+    step = last_reply(page).locator(".member-step")
+    step.get_by_role("button", name=re.compile("HITL Member")).click()
+    expect(step.locator(".approval-record")).to_contain_text("You (alice) approved delete_file")
+    expect(page.locator(".approval")).to_have_count(0)
     assert page.errors == []
 
 
