@@ -8,7 +8,10 @@ VENDOR_STAMP := chat/static_vendor/.installed
 
 .PHONY: run test install install-dev migrate bench screenshots clean
 
+# Unless AGENT_MODULES is set (in the environment or .env), the demo team of agents/demo.py is
+# served too, beside the demo agent the bootstrap seeds.
 run: install migrate
+	@if [ -z "$$AGENT_MODULES" ] && ! grep -qs '^AGENT_MODULES=' .env; then export AGENT_MODULES=agents.demo; fi; \
 	$(PY) manage.py serve
 
 test: install-dev

@@ -96,8 +96,18 @@ export function query(path, params) {
 
 const enc = encodeURIComponent;
 
+/** The chat names a team "team:<id>" (an agent by its bare id): its runs live under /teams. */
+export const TEAM_PREFIX = "team:";
+
+function base(componentKey) {
+  return componentKey.startsWith(TEAM_PREFIX)
+    ? `/teams/${enc(componentKey.slice(TEAM_PREFIX.length))}`
+    : `/agents/${enc(componentKey)}`;
+}
+
 /**
- * The routes the chat uses. ``userId`` rides along on every call: the server ignores it for a
+ * The routes the chat uses; a run's first argument is a component key (an agent's id, or a team's
+ * "team:<id>"). ``userId`` rides along on every call: the server ignores it for a
  * logged-in browser (the session's user wins), and it keeps the page to the user's own rows if
  * the login has lapsed on a server that runs without API authentication.
  */
@@ -105,22 +115,24 @@ export function makeApi(userId) {
   const who = { user_id: userId };
   return {
     agents: () => getJSON("/agents"),
+    teams: () => getJSON("/teams"),
+    // No type: agent and team conversations together, newest first.
     sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
-      getJSON(query("/sessions", { type: "agent", page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
+      getJSON(query("/sessions", { page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
     sessionRuns: (id) => getJSON(query(`/sessions/${enc(id)}/runs`, who)),
     renameSession: (id, name) => request("POST", query(`/sessions/${enc(id)}/rename`, who), { json: { session_name: name } }),
     deleteSession: (id) => request("DELETE", query(`/sessions/${enc(id)}`, who)),
     run: (agentId, runId, sessionId) =>
-      getJSON(query(`/agents/${enc(agentId)}/runs/${enc(runId)}`, { session_id: sessionId, ...who })),
+      getJSON(query(`${base(agentId)}/runs/${enc(runId)}`, { session_id: sessionId, ...who })),
     startRun: (agentId, { message, sessionId }, signal) =>
-      request("POST", `/agents/${enc(agentId)}/runs`, {
+      request("POST", `${base(agentId)}/runs`, {
         // Background runs are durable: a reload or a dropped connection does not stop them.
         form: { message, stream: "true", background: "true", ...who, ...(sessionId ? { session_id: sessionId } : {}) },
         signal,
         accept: "text/event-stream, application/json",
       }),
     continueRun: (agentId, runId, { sessionId, tools, background = true }, signal) =>
-      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+      request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
         form: { session_id: sessionId, tools: JSON.stringify(tools), stream: "true", ...(background ? { background: "true" } : {}), ...who },
         signal,
         accept: "text/event-stream, application/json",
@@ -128,7 +140,7 @@ export function makeApi(userId) {
     // A new answer to a finished run's last question, streamed; the old one is marked REGENERATED
     // once the new one is complete. In the background, like every run the page starts: durable.
     regenerateRun: (agentId, runId, { sessionId }, signal) =>
-      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+      request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
         form: { session_id: sessionId, regenerate: "true", stream: "true", background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
@@ -136,13 +148,13 @@ export function makeApi(userId) {
     // A new version of a sent message: the run's transcript up to ``continueFrom`` (its own user
     // message), then ``input``, answered in a new run beside it (a fork), in the background.
     editRun: (agentId, runId, { sessionId, input, continueFrom }, signal) =>
-      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/continue`, {
+      request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
         form: { session_id: sessionId, input, continue_from: String(continueFrom), fork: "true", stream: "true", background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),
     resumeRun: (agentId, runId, { sessionId, lastEventIndex }, signal) =>
-      request("POST", `/agents/${enc(agentId)}/runs/${enc(runId)}/resume`, {
+      request("POST", `${base(agentId)}/runs/${enc(runId)}/resume`, {
         form: {
           session_id: sessionId,
           ...who,
@@ -152,6 +164,6 @@ export function makeApi(userId) {
         accept: "text/event-stream, application/json",
       }),
     cancelRun: (agentId, runId, sessionId) =>
-      request("POST", query(`/agents/${enc(agentId)}/runs/${enc(runId)}/cancel`, { session_id: sessionId, ...who })),
+      request("POST", query(`${base(agentId)}/runs/${enc(runId)}/cancel`, { session_id: sessionId, ...who })),
   };
 }

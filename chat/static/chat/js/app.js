@@ -1,7 +1,8 @@
 // The chat page: agent picker, the user's sessions, and runs streamed from the AgentOS API.
-import { ApiError, makeApi } from "./api.js";
+import { ApiError, TEAM_PREFIX, makeApi } from "./api.js";
 import { readEventStream } from "./sse.js";
 import { AssistantTurn, copyWithFeedback, el, needsDecision, userTurn, when } from "./render.js";
+import { applyMemberFrame, isDelegation, memberAskers, renderMemberSteps, waitingMemberTools } from "./team.js";
 import { renderFeedback } from "./feedback.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -39,8 +40,8 @@ const ui = {
 };
 
 const state = {
-  agents: new Map(),
-  agentId: null,
+  agents: new Map(), // component key (an agent's id, "team:<id>" for a team) -> its AgentOS description
+  agentId: null, // the picked component's key
   sessionId: null,
   sessionName: "",
   sessions: [],
@@ -156,23 +157,44 @@ function detachRun() {
 }
 
 function agentName(agentId) {
-  return state.agents.get(agentId)?.name || agentId || "Agent";
+  return state.agents.get(agentId)?.name || agentId?.replace(TEAM_PREFIX, "") || "Agent";
 }
 
-// ---- agents -------------------------------------------------------------------------------
+/** The component a session or a run belongs to, as the picker names it. */
+function componentOf(item) {
+  return item?.team_id ? `${TEAM_PREFIX}${item.team_id}` : item?.agent_id;
+}
+
+const isTeam = (key) => Boolean(key?.startsWith(TEAM_PREFIX));
+
+// ---- agents and teams ---------------------------------------------------------------------
 
 async function loadAgents() {
-  const agents = await api.agents();
-  state.agents = new Map(agents.map((agent) => [agent.id, agent]));
-  ui.picker.replaceChildren(...agents.map((agent) => el("option", { value: agent.id, text: agent.name || agent.id })));
-  if (!agents.length) {
+  // A server without teams (or one that fails to list them) still offers its agents.
+  const [agents, teams] = await Promise.all([api.agents(), api.teams().catch(() => [])]);
+  state.agents = new Map([
+    ...agents.map((agent) => [agent.id, agent]),
+    ...teams.map((team) => [`${TEAM_PREFIX}${team.id}`, team]),
+  ]);
+  const option = (key, item) => el("option", { value: key, text: item.name || item.id });
+  const agentOptions = agents.map((agent) => option(agent.id, agent));
+  if (teams.length) {
+    const teamOptions = teams.map((team) => el("option", { value: `${TEAM_PREFIX}${team.id}`, text: `${team.name || team.id} (${team.mode || "team"})` }));
+    ui.picker.replaceChildren(
+      ...(agentOptions.length ? [el("optgroup", { label: "Agents" }, ...agentOptions)] : []),
+      el("optgroup", { label: "Teams" }, ...teamOptions));
+    document.querySelector('label[for="agent-picker"]').textContent = "Talk to";
+  } else {
+    ui.picker.replaceChildren(...agentOptions);
+  }
+  if (!state.agents.size) {
     ui.picker.append(el("option", { value: "", text: "No agents available" }));
     ui.picker.disabled = true;
     showNotice("There are no agents you can talk to yet. Ask an operator to publish one.");
     return;
   }
   const remembered = localStorage.getItem(AGENT_KEY);
-  selectAgent(state.agents.has(remembered) ? remembered : agents[0].id);
+  selectAgent(state.agents.has(remembered) ? remembered : state.agents.keys().next().value);
 }
 
 function selectAgent(agentId) {
@@ -186,6 +208,12 @@ function selectAgent(agentId) {
     ui.badge.textContent = offline ? "Offline demo model" : [model.provider, model.model || model.id].filter(Boolean).join(" · ");
     ui.badge.classList.toggle("badge-offline", offline);
     ui.badge.title = offline ? "Answers come from the built-in offline model: deterministic, no AI provider is called." : "";
+    if (isTeam(agentId)) {
+      // A team says how it works: its mode and who is in it.
+      const members = (agent.members || []).map((member) => member.name || member.id);
+      ui.badge.textContent += ` · ${agent.mode || "team"} team`;
+      ui.badge.title = [ui.badge.title, members.length ? `Members: ${members.join(", ")}` : ""].filter(Boolean).join(" ");
+    }
   }
   const welcomeName = $("welcome-agent");
   if (welcomeName) welcomeName.textContent = agent ? agent.name : "an agent";
@@ -202,7 +230,9 @@ async function loadSessions({ append = false } = {}) {
   const result = await api.sessions({ page, name: state.search });
   state.page = page;
   state.totalPages = result.meta?.total_pages || 1;
-  state.sessions = append ? state.sessions.concat(result.data) : result.data;
+  // Workflow sessions are not conversations the chat can show.
+  const chats = result.data.filter((session) => session.session_type !== "workflow");
+  state.sessions = append ? state.sessions.concat(chats) : chats;
   renderSessions();
 }
 
@@ -227,7 +257,7 @@ function sessionItem(session) {
     },
   },
   el("span", { class: "session-name", text: name }),
-  el("span", { class: "session-meta", text: [agentName(session.agent_id), relativeTime(session.updated_at || session.created_at)].filter(Boolean).join(" · ") }));
+  el("span", { class: "session-meta", text: [agentName(componentOf(session)), relativeTime(session.updated_at || session.created_at)].filter(Boolean).join(" · ") }));
   const rename = el("button", { type: "button", class: "icon-btn", "aria-label": `Rename “${name}”`, title: "Rename", onclick: () => askRename(session) }, icon(PENCIL));
   const remove = el("button", { type: "button", class: "icon-btn", "aria-label": `Delete “${name}”`, title: "Delete", onclick: () => askDelete(session) }, icon(TRASH));
   return el("li", { class: `session${current ? " is-current" : ""}`, "data-session-id": session.session_id }, open, el("div", { class: "session-actions" }, rename, remove));
@@ -336,9 +366,10 @@ async function openSession(sessionId, { push = false, keepBranches = false } = {
   if (token !== state.loadToken) return; // the user opened something else meanwhile
   clearMessages();
   ui.welcome.hidden = runs.length > 0;
-  const agentId = known?.agent_id || runs.find((run) => run.agent_id)?.agent_id;
+  // A team's member runs carry their own agent_id: the conversation's component is its top-level runs'.
+  const agentId = componentOf(known) || componentOf(runs.find((run) => !run.parent_run_id));
   if (agentId && state.agents.has(agentId)) selectAgent(agentId);
-  else if (agentId) showNotice("The agent of this conversation is not available any more; you can read it, but not continue it.");
+  else if (agentId) showNotice(`The ${isTeam(agentId) ? "team" : "agent"} of this conversation is not available any more; you can read it, but not continue it.`);
   renderHistory(runs);
   scrollToEnd(true);
 }
@@ -405,37 +436,43 @@ function renderHistory(runs) {
     asked.title = when(run.created_at);
     ui.messages.append(asked);
     decorateUserTurn(asked, { run, siblings, key, text: askedIn(run) });
-    const turn = new AssistantTurn(agentName(run.agent_id));
+    const component = componentOf(run);
+    const turn = new AssistantTurn(agentName(component));
     turn.runId = run.run_id;
     ui.messages.append(turn.el);
-    const continuedAt = (run.events || []).find((event) => event.event === "RunContinued")?.created_at;
+    const continuedAt = (run.events || []).find((event) => /^(Team)?RunContinued$/.test(event.event))?.created_at;
+    // A team run still executing is replayed from its first event on resume, its steps with it.
+    const live = run.status === "RUNNING" || run.status === "PENDING";
+    const members = isTeam(component) && !live ? renderMemberSteps(turn, run, runs, { team: state.agents.get(component), continuedAt }) : [];
     for (const tool of run.tools || []) {
-      if (needsDecision(tool)) continue;
+      if (needsDecision(tool) || isDelegation(tool)) continue;
       if (tool.confirmed === true || tool.confirmed === false || tool.answered) turn.decision(tool, { by: run.user_id, at: continuedAt });
       turn.toolFinished(tool);
     }
     const status = run.status;
     if (status === "RUNNING" || status === "PENDING") {
       // A run still executing on the server (a background run, or one left by a reload): follow it.
-      resumeRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn });
+      resumeRun({ agentId: component, runId: run.run_id, sessionId: state.sessionId, turn });
       return;
     }
-    turn.setMeta({ createdAt: run.created_at, model: modelName(run.agent_id), metrics: run.metrics });
-    const source = { turn, agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId };
+    turn.setMeta({ createdAt: run.created_at, model: modelName(component), metrics: run.metrics });
+    const source = { turn, agentId: component, runId: run.run_id, sessionId: state.sessionId };
     if (status === "ERROR") {
-      turn.error(plainContent(run.content) || "The agent could not finish this reply.");
+      turn.error(plainContent(run.content) || `The ${isTeam(component) ? "team" : "agent"} could not finish this reply.`);
       if (last) offerAgain({ ...source, failed: true });
     } else if (status === "CANCELLED") {
       if (!INTERNAL_STAGES.has(run.cancellation_stage)) turn.setFinalText(run.content);
       turn.note("Stopped", "stopped");
-    } else {
-      turn.setFinalText(run.content);
+    } else if (!(status === "PAUSED" && members.length)) {
+      turn.setFinalText(run.content); // a team paused by a member holds the server's note, not the team's words
     }
     if (status === "COMPLETED" && last) offerAgain(source);
     if (status === "COMPLETED") renderFeedback(turn.el, { ...run, session_id: state.sessionId });
     if (status === "PAUSED") {
-      turn.onDecided = (tools, panel) => continueRun({ agentId: run.agent_id, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
-      turn.paused(run.tools || [])?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
+      // A team waits on its members' tool calls: the approval names the member that asks.
+      const waiting = members.length ? waitingMemberTools(members) : run.tools || [];
+      turn.onDecided = (tools, panel) => continueRun({ agentId: component, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
+      turn.paused(waiting, { askers: memberAskers(members) })?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
     }
     turn.closeSegment();
     turn.offerCopy();
@@ -465,7 +502,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("span", { class: "branch-count", text: `${at + 1}/${siblings.length}` }),
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
-  if (run && state.agents.has(run.agent_id) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
+  if (run && state.agents.has(componentOf(run)) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
     bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
@@ -480,10 +517,18 @@ function plainContent(content) {
 
 /** Apply one stream frame to the turn; returns the terminal event name when the run ended. */
 function applyFrame(run, frame) {
-  const { event, data } = frame;
+  const { data } = frame;
   const turn = run.turn;
   if (typeof data.event_index === "number") run.lastEventIndex = data.event_index;
-  if (data.parent_run_id && data.run_id !== run.runId && run.runId) return null; // a member's events
+  if (data.parent_run_id && data.run_id !== run.runId && run.runId) {
+    // A team member's events: its step under the team's reply.
+    if (applyMemberFrame(turn, frame, state.agents.get(run.agentId))) scrollToEnd();
+    if (frame.event === "RunStarted" && data.agent_name) announce(`${data.agent_name} is working on it.`);
+    return null;
+  }
+  // The team's own events are the agent's, named Team*: one reading of both.
+  const event = data.team_id && frame.event.startsWith("Team") ? frame.event.slice(4) : frame.event;
+  const who = isTeam(run.agentId) ? "team" : "agent";
   switch (event) {
     case "RunStarted":
     case "RunContinued":
@@ -504,14 +549,14 @@ function applyFrame(run, frame) {
       scrollToEnd();
       return null;
     case "ToolCallStarted":
-      if (data.tool) turn.toolStarted(data.tool);
+      if (data.tool && !isDelegation(data.tool)) turn.toolStarted(data.tool); // a delegation is shown as its member's step
       scrollToEnd();
       return null;
     case "ToolCallCompleted":
-      if (data.tool) turn.toolFinished(data.tool);
+      if (data.tool && !isDelegation(data.tool)) turn.toolFinished(data.tool);
       return null;
     case "ToolCallError":
-      if (data.tool) turn.toolFinished(data.tool, data.error || "The tool failed.");
+      if (data.tool && !isDelegation(data.tool)) turn.toolFinished(data.tool, data.error || "The tool failed.");
       return null;
     case "RunCompleted":
       if (run.cancelled) return "RunCancelled"; // AgentOS sends RunCompleted after RunCancelled
@@ -519,21 +564,28 @@ function applyFrame(run, frame) {
       turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics });
       return event;
     case "RunError":
-      turn.error(plainContent(data.content) || "The agent could not finish this reply.");
+      turn.settleSteps("error");
+      turn.error(plainContent(data.content) || `The ${who} could not finish this reply.`);
       return event;
     case "RunCancelled":
       // What was streamed stays; the event's own content may be the server's reason, not the agent's words.
       run.cancelled = true;
+      turn.settleSteps("cancelled");
       turn.note("Stopped", "stopped");
       return event;
-    case "RunPaused":
-      turn.setFinalText(data.content);
+    case "RunPaused": {
+      // A team paused by a member: the member's step says it waits; the team's text is the server's note.
+      const askers = new Map((data.requirements || []).filter((one) => one.member_agent_name || one.member_agent_id)
+        .map((one) => [one.tool_execution?.tool_call_id, one.member_agent_name || one.member_agent_id]));
+      if (!askers.size) turn.setFinalText(data.content);
       turn.onDecided = (tools, panel) => continueRun({ agentId: run.agentId, runId: run.runId, sessionId: run.sessionId, turn, tools, panel });
       // Enabled once the stream has closed: by then the paused run is recorded and can be continued.
-      turn.paused(data.tools || [], { disabled: true });
+      turn.paused(data.tools || [], { disabled: true, askers });
       scrollToEnd(true);
-      announce("The agent is waiting for your approval.");
+      const asker = [...new Set(askers.values())].join(" and ");
+      announce(asker ? `${asker} is waiting for your approval.` : `The ${who} is waiting for your approval.`);
       return event;
+    }
     case "CustomEvent":
       // A background run executed again after its worker was lost: one answer, the new one.
       if (data.name === "RunAttemptStarted" && run.attemptMark) turn.restart(run.attemptMark);
@@ -725,7 +777,7 @@ async function continueRun({ agentId, runId, sessionId, turn, tools, panel }) {
   panel?.append(el("p", { class: "approval-outcome" }, rejected ? "You rejected this." : approved ? "You approved this." : "Sent.", " ",
     el("span", { class: "approval-when", text: when(new Date()) })));
   // A rejected call never runs, so the stream has no event for it: show its card here.
-  for (const tool of tools) if (tool.confirmed === false) turn.toolFinished(tool);
+  for (const tool of tools) if (tool.confirmed === false) (turn.stepOfTool.get(tool.tool_call_id) || turn).toolFinished(tool);
   const run = { agentId, runId, sessionId, newSession: false, turn, busyLabel: "", kind: "continue" };
   let terminal = await streamRun(run, (signal) => api.continueRun(agentId, runId, { sessionId, tools }, signal));
   if (!terminal && run.conflict) {
@@ -783,6 +835,9 @@ async function regenerate(source) {
   // The new answer replaces the old one once complete (a failed one is replaced by the new
   // attempt whatever it gave); otherwise the old one stays, and can be tried again.
   if (terminal === "RunCompleted" || (source.failed && run.runId && terminal)) source.turn.el.remove();
+  // A team answers again from its members' earlier work, which its stream does not repeat: the
+  // stored runs show those steps under the new answer.
+  if (terminal === "RunCompleted" && isTeam(source.agentId) && state.sessionId === source.sessionId) await openSession(source.sessionId, { keepBranches: true });
   else if (!run.runId) {
     turn.el.remove();
     offerAgain(source);
@@ -829,9 +884,10 @@ function editMessage(article, { run, key, text }) {
 
 async function branchFrom(article, { run, key, message }) {
   const sessionId = state.sessionId;
+  const component = componentOf(run); // a stored team run names its team, one just sent its key
   let stored;
   try {
-    stored = await api.run(run.agent_id, run.run_id, sessionId);
+    stored = await api.run(component, run.run_id, sessionId);
   } catch (error) {
     report(error);
     return;
@@ -848,12 +904,12 @@ async function branchFrom(article, { run, key, message }) {
   while (article.nextElementSibling) article.nextElementSibling.remove(); // the other version's replies
   const asked = userTurn(message);
   article.replaceWith(asked);
-  const turn = new AssistantTurn(agentName(run.agent_id));
+  const turn = new AssistantTurn(agentName(component));
   ui.messages.append(turn.el);
   scrollToEnd(true);
-  announce(`${agentName(run.agent_id)} is answering your edited message.`);
-  const next = { agentId: run.agent_id, runId: null, sessionId, newSession: false, turn, kind: "edit" };
-  const terminal = await streamRun(next, (signal) => api.editRun(run.agent_id, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
+  announce(`${agentName(component)} is answering your edited message.`);
+  const next = { agentId: component, runId: null, sessionId, newSession: false, turn, kind: "edit" };
+  const terminal = await streamRun(next, (signal) => api.editRun(component, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
   if (terminal === "detached" || state.sessionId !== sessionId) return;
   state.branchChoice.delete(key); // the newest version, the one just written, is shown
   await openSession(sessionId, { keepBranches: true });

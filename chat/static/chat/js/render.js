@@ -189,29 +189,16 @@ export function needsDecision(tool) {
   return false;
 }
 
-/** One assistant reply: text segments and tool cards in the order they happened. */
-export class AssistantTurn {
-  constructor(agentName) {
-    this.body = el("div", { class: "msg-body" });
-    this.status = el("div", { class: "msg-status", role: "status" });
-    this.actions = el("div", { class: "msg-actions" });
-    this.meta = el("div", { class: "msg-meta" });
-    this.el = el("article", { class: "msg msg-assistant", "aria-label": `${agentName || "Agent"} replied` },
-      el("div", { class: "msg-author", text: agentName || "Agent" }), this.body, this.status,
-      el("div", { class: "msg-footer" }, this.actions, this.meta));
+/** Text segments and tool cards in the order they happened: a reply's, or a team member's step's. */
+class Transcript {
+  constructor(body) {
+    this.body = body;
     this.segment = null;
     this.segmentText = "";
-    this.segments = []; // {node, text}: what the reply said, as Markdown, for Copy
+    this.segments = []; // {node, text}: what was said, as Markdown, for Copy
     this.streamedText = false;
     this.tools = new Map();
     this.pending = false;
-    this.onDecided = null; // (tools) => continue the run
-  }
-
-  setBusy(busy, label = "") {
-    this.el.classList.toggle("is-streaming", busy);
-    this.el.setAttribute("aria-busy", busy ? "true" : "false");
-    this.status.replaceChildren(busy ? el("span", { class: "typing", "aria-hidden": "true" }, el("i"), el("i"), el("i")) : "", label ? el("span", { text: label }) : "");
   }
 
   appendText(delta) {
@@ -243,20 +230,6 @@ export class AssistantTurn {
     const text = contentText(content);
     if (!text) return;
     this.appendText(text);
-  }
-
-  /** Where this reply's stream began: restart() goes back to it. */
-  checkpoint() {
-    return { children: this.body.children.length, tools: new Set(this.tools.keys()) };
-  }
-
-  /** A new attempt of the run began: what its earlier attempt showed since ``mark`` is void. */
-  restart(mark) {
-    while (this.body.children.length > mark.children) this.body.lastElementChild.remove();
-    for (const id of [...this.tools.keys()]) if (!mark.tools.has(id)) this.tools.delete(id);
-    this.segment = null;
-    this.segmentText = "";
-    this.streamedText = false;
   }
 
   closeSegment() {
@@ -306,6 +279,110 @@ export class AssistantTurn {
     }
   }
 
+
+  /** The stored decision on a paused tool: who made it, and when. */
+  decision(tool, { by, at } = {}) {
+    const verb = tool.confirmed === false ? "rejected" : tool.confirmed === true ? "approved" : tool.answered || tool.user_input_schema ? "answered" : "sent the result of";
+    const who = by ? `You (${by})` : "You";
+    const note = tool.confirmed === false && tool.confirmation_note ? ` “${tool.confirmation_note}”` : "";
+    const stamp = when(at);
+    this.closeSegment();
+    this.body.append(el("p", { class: "approval-outcome approval-record", "data-decision": verb.split(" ")[0] },
+      `${who} ${verb} `, el("code", { text: tool.tool_name || "the tool" }), `${note}${stamp ? ` on ${stamp}` : ""}.`));
+  }
+}
+
+let stepIds = 0;
+
+/**
+ * One team member's run inside the team's reply: a disclosure (its button carries aria-expanded)
+ * with the member's name and status, and its own streamed text and tool calls. Open while the
+ * member works or waits for a decision, folded once it is done unless the person opened it.
+ */
+export class MemberStep extends Transcript {
+  constructor(name) {
+    const id = `member-step-${++stepIds}`;
+    super(el("div", { class: "step-body", id }));
+    this.name = name || "Member";
+    this.label = el("span", { class: "step-state" });
+    this.toggle = el("button", { type: "button", class: "step-toggle", "aria-expanded": "true", "aria-controls": id },
+      el("span", { class: "step-chevron", "aria-hidden": "true" }), el("span", { class: "step-name", text: this.name }), " ", this.label);
+    this.toggle.addEventListener("click", () => {
+      this.touched = true;
+      this.expand(this.toggle.getAttribute("aria-expanded") !== "true");
+    });
+    this.el = el("section", { class: "member-step", "aria-label": `${this.name}'s work` }, this.toggle, this.body);
+    this.touched = false; // opened or closed by the person: left as they chose it
+    this.setState("running");
+  }
+
+  expand(open) {
+    this.toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    this.body.hidden = !open;
+  }
+
+  /** running, done, paused (waiting for a decision), error, cancelled. */
+  setState(state) {
+    const labels = { running: "working…", done: "done", paused: "waiting for your approval", error: "failed", cancelled: "stopped" };
+    this.el.dataset.state = state;
+    this.label.textContent = labels[state] || state;
+    if (state !== "running") this.closeSegment();
+    if (!this.touched) this.expand(state === "running" || state === "paused");
+  }
+}
+
+/** One assistant reply: text segments, tool cards and team members' steps in the order they happened. */
+export class AssistantTurn extends Transcript {
+  constructor(agentName) {
+    super(el("div", { class: "msg-body" }));
+    this.status = el("div", { class: "msg-status", role: "status" });
+    this.actions = el("div", { class: "msg-actions" });
+    this.meta = el("div", { class: "msg-meta" });
+    this.el = el("article", { class: "msg msg-assistant", "aria-label": `${agentName || "Agent"} replied` },
+      el("div", { class: "msg-author", text: agentName || "Agent" }), this.body, this.status,
+      el("div", { class: "msg-footer" }, this.actions, this.meta));
+    this.steps = new Map(); // member run id -> MemberStep
+    this.stepOfTool = new Map(); // tool_call_id a member waits on -> its MemberStep
+    this.onDecided = null; // (tools) => continue the run
+  }
+
+  setBusy(busy, label = "") {
+    this.el.classList.toggle("is-streaming", busy);
+    this.el.setAttribute("aria-busy", busy ? "true" : "false");
+    this.status.replaceChildren(busy ? el("span", { class: "typing", "aria-hidden": "true" }, el("i"), el("i"), el("i")) : "", label ? el("span", { text: label }) : "");
+  }
+
+  /** The team's run ended: a member step still shown as working ended with it. */
+  settleSteps(state) {
+    for (const step of this.steps.values()) if (step.el.dataset.state === "running") step.setState(state);
+  }
+
+  /** The step of a member's run, added where the reply has got to when the member starts. */
+  step(runId, name) {
+    let step = this.steps.get(runId);
+    if (step) return step;
+    this.closeSegment();
+    step = new MemberStep(name);
+    this.steps.set(runId, step);
+    this.body.append(step.el);
+    return step;
+  }
+
+  /** Where this reply's stream began: restart() goes back to it. */
+  checkpoint() {
+    return { children: this.body.children.length, tools: new Set(this.tools.keys()), steps: new Set(this.steps.keys()) };
+  }
+
+  /** A new attempt of the run began: what its earlier attempt showed since ``mark`` is void. */
+  restart(mark) {
+    while (this.body.children.length > mark.children) this.body.lastElementChild.remove();
+    for (const id of [...this.tools.keys()]) if (!mark.tools.has(id)) this.tools.delete(id);
+    for (const id of [...this.steps.keys()]) if (!mark.steps.has(id)) this.steps.delete(id);
+    this.segment = null;
+    this.segmentText = "";
+    this.streamedText = false;
+  }
+
   error(message) {
     this.closeSegment();
     this.body.append(el("div", { class: "msg-error", role: "alert" }, el("strong", { text: "Something went wrong. " }), el("span", { text: message })));
@@ -343,24 +420,16 @@ export class AssistantTurn {
     this.el.title = text;
   }
 
-  /** The stored decision on a paused tool: who made it, and when. */
-  decision(tool, { by, at } = {}) {
-    const verb = tool.confirmed === false ? "rejected" : tool.confirmed === true ? "approved" : tool.answered || tool.user_input_schema ? "answered" : "sent the result of";
-    const who = by ? `You (${by})` : "You";
-    const note = tool.confirmed === false && tool.confirmation_note ? ` “${tool.confirmation_note}”` : "";
-    const stamp = when(at);
-    this.closeSegment();
-    this.body.append(el("p", { class: "approval-outcome approval-record", "data-decision": verb.split(" ")[0] },
-      `${who} ${verb} `, el("code", { text: tool.tool_name || "the tool" }), `${note}${stamp ? ` on ${stamp}` : ""}.`));
-  }
-
   note(text, kind = "info") {
     this.closeSegment();
     this.body.append(el("div", { class: `msg-note msg-note-${kind}`, text }));
   }
 
-  /** A paused run: approve / reject buttons, and input fields for the values the tool asks for. */
-  paused(tools, { disabled = false } = {}) {
+  /**
+   * A paused run: approve / reject buttons, and input fields for the values the tool asks for.
+   * ``askers`` names who asks for each tool call (tool_call_id -> a team member's name).
+   */
+  paused(tools, { disabled = false, askers = new Map() } = {}) {
     this.closeSegment();
     const waiting = (tools || []).filter(needsDecision);
     if (!waiting.length) return;
@@ -372,18 +441,19 @@ export class AssistantTurn {
       const chosen = (tools || []).map((tool) => decisions.get(tool) || tool);
       if (this.onDecided) this.onDecided(chosen, panel);
     };
-    for (const tool of waiting) panel.append(this.approvalItem(tool, decisions, finish, disabled));
+    for (const tool of waiting) panel.append(this.approvalItem(tool, decisions, finish, disabled, askers.get(tool.tool_call_id)));
     this.body.append(panel);
     return panel;
   }
 
-  approvalItem(tool, decisions, finish, disabled) {
+  approvalItem(tool, decisions, finish, disabled, asker) {
     const item = el("form", { class: "approval-item", novalidate: true });
     const asksInput = tool.requires_user_input && (tool.user_input_schema || []).some((field) => field.value === null || field.value === undefined);
     const external = tool.external_execution_required && (tool.result === null || tool.result === undefined);
+    const who = asker || "The agent";
     const title = asksInput
-      ? "The agent needs a few details to run"
-      : external ? "The agent asks you to run" : "The agent wants to run";
+      ? `${who} needs a few details to run`
+      : external ? `${who} asks you to run` : `${who} wants to run`;
     item.append(el("p", { class: "approval-title" }, `${title} `, el("code", { text: tool.tool_name }), asksInput ? "." : " and needs your approval."));
     item.append(el("pre", { class: "tool-args", "aria-label": "Arguments" }, pretty(tool.tool_args || {})));
     const inputs = [];
