@@ -88,6 +88,22 @@ def test_the_card_waits_for_the_operator_and_the_approved_run_continues_by_itsel
     assert page.errors == []
 
 
+def test_a_rejection_reaches_the_conversation_with_the_operators_note(browsing, make_user, worker):
+    make_user("alice")
+    approval = paused("alice")
+    page = browsing.chat_as("alice")
+    page.goto(f"/chat/s/{approval.session_id}/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator(".operator-approval")).to_have_attribute("data-state", "pending")
+    approval_resolve(approval_id=approval.pk, status="rejected", resolved_by="root", resolution_data={"note": "not today"})
+    worker()
+    reply = page.locator(".msg-assistant").last
+    expect(reply.locator(".md").last).to_contain_text("rejected by the user: not today", timeout=20_000)
+    expect(reply.locator(".operator-record")).to_have_text(re.compile(r"^Rejected by root: wire_funds “not today” on .*\d{4}.*\.$"))
+    expect(reply.locator("details.tool")).to_have_attribute("data-state", "rejected")
+    assert page.errors == []
+
+
 def test_a_decision_shows_on_the_waiting_card_before_the_run_goes_on(browsing, make_user):
     make_user("alice")
     approval = paused("alice")
