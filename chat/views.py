@@ -65,3 +65,13 @@ def chat_memories(request: HttpRequest) -> HttpResponse:
     """My memories: what the agents remember about the signed-in user (through the /memories API)."""
     config = {"user": request.user.get_username(), "chatUrl": "/chat/", "loginUrl": settings.LOGIN_URL}
     return render(request, "chat/memories.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def chat_approvals(request: HttpRequest) -> HttpResponse:
+    """My approvals: the signed-in user's runs that wait for (or got) an operator's decision,
+    through the /approvals API, which shows a browser user only their own."""
+    config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
+    return render(request, "chat/approvals.html", {"config": config, "site_name": settings.AGENT_OS_NAME})

@@ -57,3 +57,11 @@ def test_logout_is_post_only(client, alice):
     response = client.post("/chat/logout/")
     assert response.status_code == 302 and response["Location"] == "/chat/login/"
     assert client.get("/chat/").status_code == 302
+
+
+def test_my_approvals_page_is_for_a_signed_in_user(client):
+    assert client.get("/chat/approvals/")["Location"] == "/chat/login/?next=/chat/approvals/"
+    client.force_login(get_user_model().objects.create_user(username="alice", password="x-long-password"))
+    page = client.get("/chat/approvals/")
+    assert page.status_code == 200 and "chat/js/inbox.js" in page.content.decode()
+    assert 'id="my-approvals"' in client.get("/chat/").content.decode()

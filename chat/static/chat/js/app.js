@@ -4,6 +4,7 @@ import { readEventStream } from "./sse.js";
 import { AssistantTurn, copyWithFeedback, el, needsDecision, userTurn, when } from "./render.js";
 import { applyMemberFrame, isDelegation, memberAskers, renderMemberSteps, waitingMemberTools } from "./team.js";
 import { renderFeedback } from "./feedback.js";
+import { needsOperator, operatorCard, operatorRecord, startApprovalBadge } from "./approvals.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 const api = makeApi(config.user);
@@ -446,7 +447,7 @@ function renderHistory(runs) {
     const members = isTeam(component) && !live ? renderMemberSteps(turn, run, runs, { team: state.agents.get(component), continuedAt }) : [];
     for (const tool of run.tools || []) {
       if (needsDecision(tool) || isDelegation(tool)) continue;
-      if (tool.confirmed === true || tool.confirmed === false || tool.answered) turn.decision(tool, { by: run.user_id, at: continuedAt });
+      if (tool.confirmed === true || tool.confirmed === false || tool.answered) recordDecision(turn, tool, { by: run.user_id, at: continuedAt });
       turn.toolFinished(tool);
     }
     const status = run.status;
@@ -473,10 +474,39 @@ function renderHistory(runs) {
       const waiting = members.length ? waitingMemberTools(members) : run.tools || [];
       turn.onDecided = (tools, panel) => continueRun({ agentId: component, runId: run.run_id, sessionId: state.sessionId, turn, tools, panel });
       turn.paused(waiting, { askers: memberAskers(members) })?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
+      awaitOperators(turn, run, state.sessionId);
     }
     turn.closeSegment();
     turn.offerCopy();
   });
+}
+
+/** Who decided a paused call: the user, or for an @approval call the operator who resolved it. */
+function recordDecision(turn, tool, stamp) {
+  if (!needsOperator(tool)) return turn.decision(tool, stamp);
+  turn.closeSegment();
+  turn.body.append(operatorRecord(tool));
+}
+
+/** Paused calls an operator decides (one card per approval): the card waits for the decision,
+ * and once the run has gone on, the conversation is loaded again to show its continuation. */
+function awaitOperators(turn, run, sessionId) {
+  const calls = [...(run.tools || []), ...(run.requirements || []).map((req) => req?.tool_execution)];
+  const cards = new Map();
+  for (const tool of calls) if (needsOperator(tool) && needsDecision(tool) && !cards.has(tool.approval_id)) cards.set(tool.approval_id, tool);
+  if (!cards.size) return;
+  turn.closeSegment();
+  for (const tool of cards.values()) turn.body.append(operatorCard(tool, { onContinued: () => showContinuation(turn, sessionId) }));
+}
+
+function showContinuation(turn, sessionId) {
+  if (state.sessionId !== sessionId || !turn.el.isConnected) return;
+  if (state.run?.turn === turn) return; // this page already streams the continuation into it
+  if (state.run) {
+    setTimeout(() => showContinuation(turn, sessionId), 1000); // one stream at a time: after this one
+    return;
+  }
+  openSession(sessionId, { keepBranches: true }).catch(report);
 }
 
 function modelName(agentId) {
@@ -581,6 +611,7 @@ function applyFrame(run, frame) {
       turn.onDecided = (tools, panel) => continueRun({ agentId: run.agentId, runId: run.runId, sessionId: run.sessionId, turn, tools, panel });
       // Enabled once the stream has closed: by then the paused run is recorded and can be continued.
       turn.paused(data.tools || [], { disabled: true, askers });
+      awaitOperators(turn, data, run.sessionId);
       scrollToEnd(true);
       const asker = [...new Set(askers.values())].join(" and ");
       announce(asker ? `${asker} is waiting for your approval.` : `The ${who} is waiting for your approval.`);
@@ -1046,6 +1077,7 @@ function bind() {
 
 async function start() {
   bind();
+  startApprovalBadge(config.user);
   if (document.body.dataset.notFound === "true") {
     showNotice("That conversation doesn't exist, or it isn't yours.");
     history.replaceState({ sessionId: null }, "", config.chatUrl);

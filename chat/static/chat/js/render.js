@@ -431,7 +431,8 @@ export class AssistantTurn extends Transcript {
    */
   paused(tools, { disabled = false, askers = new Map() } = {}) {
     this.closeSegment();
-    const waiting = (tools || []).filter(needsDecision);
+    // A call marked @approval is an operator's to decide (approvals.js shows it), not the user's.
+    const waiting = (tools || []).filter((tool) => needsDecision(tool) && tool.approval_type !== "required");
     if (!waiting.length) return;
     const decisions = new Map();
     const panel = el("div", { class: "approval", role: "group", "aria-label": "Approval needed" });
