@@ -61,6 +61,17 @@ Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``work
                                      # events, the executors' events (nested_depth + 1), then one of
                                      # WorkflowCompleted | WorkflowPaused | WorkflowError | WorkflowCancelled
     run.output                       # WorkflowRunOutput dict; step_executor_runs = the child RunOutputs
+    Step(name, agent=|team=|executor=fn, max_retries=3, skip_on_failure=False,
+         human_review=HumanReview(requires_confirmation, confirmation_message, on_reject,
+                                  requires_user_input, user_input_message, user_input_schema,
+                                  requires_output_review, output_review_message,
+                                  requires_iteration_review, iteration_review_message,
+                                  on_error, max_retries, timeout, on_timeout))
+    workflow.continue_run(stored_output, ctx=ctx, step_requirements=[{..., confirmed | user_input |
+                          selected_choices | rejection_feedback | edited_output}],
+                          error_requirements=[{decision: "retry" | "skip"}]) -> WorkflowRun
+        # a PAUSED run resumes at its paused top-level step from the stored dict alone; raises
+        # InvalidContinuation for answers that do not fit
 
 Errors: ``ModelError`` > ``RetryableModelError`` / ``FatalModelError`` > ``MissingCredentialsError``.
 

@@ -21,9 +21,11 @@ from typing import Any
 
 from agents.runtime.aio import iterate_sync, maybe_await, run_sync
 from agents.runtime.context import RunContext
-from agents.runtime.output import CANCELLED, COMPLETED, ERROR, RUNNING, drop_nulls, json_copy
+from agents.runtime.errors import InvalidContinuation
+from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
 from agents.runtime.structured import OutputSchema
 from agents.runtime.team import _deep_merge
+from agents.runtime.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
 from agents.runtime.workflow_steps import (
     Index,
     StepFailed,
@@ -31,6 +33,8 @@ from agents.runtime.workflow_steps import (
     WorkflowCancelledError,
     as_steps,
     chained,
+    name_step_ids,
+    nested_steps,
     run_child,
 )
 from agents.runtime.workflow_types import StepInput, StepOutput, content_type_of
@@ -71,6 +75,12 @@ class Workflow:
         self.steps = as_steps(list(steps))
         if not self.steps:
             raise ValueError("A workflow needs at least one step")
+        name_step_ids(self.id, self.steps)
+        for inner in nested_steps(self.steps):
+            review = getattr(inner, "human_review", None)
+            if review is not None and pauses(review):
+                # A pause resumes at a top-level step index; nested pauses have no such address.
+                raise ValueError(f"{inner.step_type} {inner.name!r}: a HumanReview that pauses is supported on top-level steps only")
         self.session_state = dict(session_state or {})
         self.input_schema = input_schema
         self.input_schema_spec = OutputSchema.of(input_schema)
@@ -109,6 +119,36 @@ class Workflow:
             pass
         return run.output
 
+    def continue_run(
+        self,
+        run_output: Mapping[str, Any],
+        ctx: RunContext | None = None,
+        *,
+        step_requirements: Sequence[Mapping[str, Any]] | None = None,
+        error_requirements: Sequence[Mapping[str, Any]] | None = None,
+        stream_events: bool = True,
+    ) -> WorkflowRun:
+        """Resume a PAUSED run from its stored WorkflowRunOutput dict alone, with the answers to its
+        review: StepRequirement dicts with ``confirmed`` (and ``rejection_feedback``,
+        ``edited_output``), ``user_input`` or ``selected_choices``; for a step paused on an error,
+        ``{step_id, decision: "retry" | "skip"}``. A review answered after its ``timeout`` follows
+        ``on_timeout`` (judged by ``ctx.clock``). Bad answers raise ``InvalidContinuation``."""
+        if ctx is None:
+            raise TypeError("continue_run() needs ctx")
+        output = json_copy(dict(run_output))
+        if output.get("workflow_id") and output["workflow_id"] != self.id:
+            raise InvalidContinuation(f"Run {output.get('run_id')} belongs to workflow {output['workflow_id']}, not {self.id}")
+        if output.get("status") != PAUSED:
+            raise InvalidContinuation(f"Cannot continue a run that is not paused. Current status: {output.get('status')}")
+        try:
+            resume = decide(output, list(step_requirements or []), list(error_requirements or []), ctx.clock())
+        except ValueError as exc:
+            raise InvalidContinuation(str(exc)) from None
+        state = WorkflowState.from_dict(output)
+        if ctx.session_state is not None:
+            state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
+        return WorkflowRun(self, ctx, state, stream_events=stream_events, resume=resume)
+
     def validated_input(self, message: Any) -> Any:
         spec = self.input_schema_spec
         if spec is None:
@@ -144,6 +184,12 @@ class WorkflowState:
     metadata: dict[str, Any] | None = None
     duration: float | None = None
     cancellation_stage: str | None = None
+    # Every review so far, the last one the open one while PAUSED (Agno keeps the history).
+    step_requirements: list[dict[str, Any]] = field(default_factory=list)
+    error_requirements: list[dict[str, Any]] = field(default_factory=list)
+    paused_step_index: int | None = None
+    paused_step_name: str | None = None
+    pause_kind: str | None = None
 
     def metrics(self) -> dict[str, Any]:
         """Agno's WorkflowMetrics: each agent or team step's run metrics by step name, and the duration."""
@@ -182,6 +228,11 @@ class WorkflowState:
             "step_results": [o.to_dict() for o in self.step_results],
             "step_executor_runs": json_copy(self.step_executor_runs),
             "session_state": json_copy(self.session_state),
+            "step_requirements": json_copy(self.step_requirements) or None,
+            "error_requirements": json_copy(self.error_requirements) or None,
+            "pause_kind": self.pause_kind,
+            "paused_step_name": self.paused_step_name,
+            "paused_step_index": self.paused_step_index,
         })
 
     @classmethod
@@ -205,17 +256,25 @@ class WorkflowState:
             metadata=data.get("metadata"),
             duration=(data.get("metrics") or {}).get("duration"),
             cancellation_stage=data.get("cancellation_stage"),
+            step_requirements=list(data.get("step_requirements") or []),
+            error_requirements=list(data.get("error_requirements") or []),
+            paused_step_index=data.get("paused_step_index"),
+            paused_step_name=data.get("paused_step_name"),
+            pause_kind=data.get("pause_kind"),
         )
 
 
 class WorkflowRun:
     """One execution of a workflow. Iterate for events, then read ``output``."""
 
-    def __init__(self, workflow: Workflow, ctx: RunContext, state: WorkflowState, *, stream_events: bool = True) -> None:
+    def __init__(
+        self, workflow: Workflow, ctx: RunContext, state: WorkflowState, *, stream_events: bool = True, resume: Resume | None = None
+    ) -> None:
         self.workflow = workflow
         self.ctx = ctx
         self.state = state
         self.stream_events = stream_events
+        self.resume = resume
         self._agen = self._execute()
         self._sync: Iterator[dict[str, Any]] | None = None
 
@@ -279,6 +338,13 @@ class WorkflowRun:
         return self.state.to_dict()
 
     # ---- what the steps use -------------------------------------------------------------------
+
+    def resume_for(self, step: Any) -> Resume | None:
+        """The continue's decision, to the step it is about (a top-level step)."""
+        resume = self.resume
+        if resume is not None and resume.index < len(self.workflow.steps) and self.workflow.steps[resume.index] is step:
+            return resume
+        return None
 
     async def check_cancelled(self) -> None:
         if await maybe_await(self.ctx.is_cancelled()):
@@ -354,50 +420,120 @@ class WorkflowRun:
             yield event
 
     async def _execute(self) -> AsyncIterator[dict[str, Any]]:
-        clock, state = self.ctx.clock, self.state
+        clock, state, resume = self.ctx.clock, self.state, self.resume
         start = clock()
+        previous = state.duration or 0.0
         state.status = RUNNING
         try:
-            for event in self._emit(self.event("WorkflowStarted")):
-                yield event
-            async with aclosing(self._steps()) as steps:
-                async for event in steps:
-                    for emitted in self._emit(event):
-                        yield emitted
+            if resume is None:
+                for event in self._emit(self.event("WorkflowStarted")):
+                    yield event
+            else:
+                for event in self._emit(self._continued()):
+                    yield event
+                state.paused_step_index = state.paused_step_name = state.pause_kind = None
+                if resume.cancel is not None:
+                    raise WorkflowCancelledError(resume.cancel)
+                if resume.error is not None:
+                    raise StepFailed(resume.error, error_type="max_retries")
+            if resume is None or not resume.finish:
+                async with aclosing(self._steps(resume.index if resume is not None else 0)) as steps:
+                    async for event in steps:
+                        for emitted in self._emit(event):
+                            yield emitted
             state.status = COMPLETED
             last = state.step_results[-1] if state.step_results else None
             state.content = last.deepest_content() if last is not None else "No steps executed"
             state.content_type = content_type_of(state.content)
-            state.duration = clock() - start
+            state.duration = previous + clock() - start
             for event in self._emit(self._completed()):
                 yield event
-        except WorkflowCancelledError:
+        except WorkflowPause as pause:
+            state.duration = previous + clock() - start
+            for event in self._pause(pause):
+                yield event
+        except WorkflowCancelledError as cancelled:
             state.status = CANCELLED
             state.cancellation_stage = "EXECUTING"
-            state.content = f"Workflow run {state.run_id} was cancelled"
-            state.duration = clock() - start
+            state.content = str(cancelled) or f"Workflow run {state.run_id} was cancelled"
+            state.duration = previous + clock() - start
             for event in self._emit(self.event("WorkflowCancelled", reason=state.content, content=state.content)):
                 yield event
         except StepFailed as failure:
             state.status = ERROR
             state.content = failure.message
-            state.duration = clock() - start
+            state.duration = previous + clock() - start
             for event in self._emit(self.event("WorkflowError", error=failure.message, error_type=failure.error_type)):
                 yield event
 
-    async def _steps(self) -> AsyncIterator[dict[str, Any]]:
-        state = self.state
-        step_input = StepInput(input=state.input, additional_data=state.additional_data, session_state=state.session_state)
-        for position, step in enumerate(self.workflow.steps):
+    async def _steps(self, start: int) -> AsyncIterator[dict[str, Any]]:
+        """Top-level steps from ``start``, each asked for its review before and after it runs."""
+        state, resume = self.state, self.resume
+        base = StepInput(input=state.input, additional_data=state.additional_data, session_state=state.session_state)
+        for position in range(start, len(self.workflow.steps)):
+            step = self.workflow.steps[position]
             await self.check_cancelled()
+            step_input = chained(base, state.step_results)
+            answered = resume is not None and resume.index == position
+            retry_count = resume.retry_count if answered and resume is not None else 0
+            if answered and resume is not None and resume.extra:
+                step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
+            review = getattr(step, "human_review", None)
+            if review is not None and not (answered and resume is not None and resume.run_step):
+                requirement = before_requirement(step, position, step_input, self.ctx.clock())
+                if requirement is not None:
+                    requirement["retry_count"] = retry_count
+                    raise WorkflowPause(requirement)
             found: list[StepOutput] = []
-            gen = step.execute(self, chained(step_input, state.step_results), position, None)
+            gen = step.execute(self, step_input, position, None)
             async with aclosing(run_child(gen, found)) as events:
                 async for event in events:
                     yield event
-            state.step_results.append(found[-1])
-            if found[-1].stop:
+            output = found[-1]
+            state.step_results.append(output)
+            if review is not None and step.step_type in ("Step", "Router"):
+                requirement = output_requirement(step, position, step_input, output, self.ctx.clock(), retry_count)
+                if requirement is not None:
+                    raise WorkflowPause(requirement)
+            if output.stop:
                 return
+
+    def _pause(self, pause: WorkflowPause) -> Iterator[dict[str, Any]]:
+        state, requirement = self.state, pause.requirement
+        if pause.output is not None:
+            state.step_results.append(pause.output)
+        (state.error_requirements if pause.error else state.step_requirements).append(requirement)
+        state.status = PAUSED
+        state.paused_step_index = requirement["step_index"]
+        state.paused_step_name = requirement["step_name"]
+        state.pause_kind = "step"
+        state.content = None
+        step = {"step_id": requirement["step_id"], "step_name": requirement["step_name"], "step_index": requirement["step_index"]}
+        if requirement.get("is_post_execution"):
+            yield from self._emit(self.event(
+                "StepOutputReview", **step, requires_output_review=True, output_review_message=requirement["output_review_message"],
+            ))
+        elif requirement.get("requires_route_selection"):
+            yield from self._emit(self.event(
+                "RouterPaused", **step, available_choices=requirement["available_choices"],
+                user_input_message=requirement["user_input_message"], allow_multiple_selections=requirement["allow_multiple_selections"],
+            ))
+        elif not pause.error:
+            yield from self._emit(self.event(
+                "StepPaused", **step, requires_confirmation=requirement["requires_confirmation"],
+                confirmation_message=requirement["confirmation_message"], requires_user_input=requirement["requires_user_input"],
+                user_input_message=requirement["user_input_message"], user_input_schema=requirement.get("user_input_schema"),
+            ))
+        out = state.to_dict()
+        yield from self._emit(self.event(
+            "WorkflowPaused", status=PAUSED, paused_step_index=state.paused_step_index, paused_step_name=state.paused_step_name,
+            pause_kind="step", step_requirements=out.get("step_requirements"), error_requirements=out.get("error_requirements"),
+            step_results=out["step_results"], step_executor_runs=out["step_executor_runs"], metadata=out.get("metadata"),
+        ))
+
+    def _continued(self) -> dict[str, Any]:
+        state = self.state
+        return self.event("StepContinued", step_name=state.paused_step_name, step_index=state.paused_step_index)
 
     def _completed(self) -> dict[str, Any]:
         out = self.state.to_dict()

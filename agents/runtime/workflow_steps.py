@@ -24,7 +24,7 @@ from agents.runtime.agent import Agent
 from agents.runtime.aio import in_tool_thread, maybe_await
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
 from agents.runtime.team import Team, _relayed
-from agents.runtime.workflow_review import HumanReview, reject_flat_review_kwargs
+from agents.runtime.workflow_review import HumanReview, WorkflowPause, error_requirement, iteration_requirement, reject_flat_review_kwargs
 from agents.runtime.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
@@ -157,6 +157,7 @@ class Step:
         component = agent or team
         self.name = name or (component.name or component.id if component is not None else getattr(executor, "__name__", "step"))
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
         self.max_retries = max_retries
         self.skip_on_failure = skip_on_failure
@@ -177,6 +178,7 @@ class Step:
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("StepStarted", self, index, parent_step_id)
         output: StepOutput | None = None
+        resume = scope.resume_for(self)
         for attempt in range(self.max_retries + 1):
             await scope.check_cancelled()
             found: list[StepOutput] = []
@@ -188,6 +190,9 @@ class Step:
                 if attempt < self.max_retries:
                     continue
                 yield scope.step_event("StepError", self, index, parent_step_id, error=failure.message)
+                if self.human_review.on_error == "pause" and not self.skip_on_failure:
+                    retries = resume.error_retries if resume is not None else 0
+                    raise WorkflowPause(error_requirement(self, _top(index), failure.message, failure.error_type, retries), error=True)
                 if not (self.skip_on_failure or self.human_review.on_error == "skip"):
                     raise
                 output = self._output(f"Step {self.name} failed but skipped", success=False, error=failure.message)
@@ -211,7 +216,8 @@ class Step:
         component = self.agent or self.team
         assert component is not None
         message = step_input.get_last_step_content() if step_input.previous_step_outputs else step_input.input
-        run = component.start_run(_message_text(message), scope.executor_context(component), stream_events=True)
+        text = with_review_context(_message_text(message), step_input.additional_data or {})
+        run = component.start_run(text, scope.executor_context(component), stream_events=True)
         run.state.parent_run_id = scope.run_id
         try:
             async for event in run:
@@ -258,11 +264,23 @@ class Steps:
 
     step_type = "Steps"
 
-    def __init__(self, name: str | None = None, steps: Sequence[StepLike] = (), *, step_id: str | None = None, description: str | None = None, **flat: Any) -> None:
+    def __init__(
+        self,
+        name: str | None = None,
+        steps: Sequence[StepLike] = (),
+        *,
+        step_id: str | None = None,
+        description: str | None = None,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
         reject_flat_review_kwargs("Steps", flat)
         self.name = name or "Steps"
         self.steps = as_steps(list(steps))
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Steps")
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
@@ -291,6 +309,7 @@ class Parallel:
         self.steps = as_steps(list(steps))
         self.name = name or "Parallel"
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
@@ -347,6 +366,7 @@ class Loop:
         self.end_condition = end_condition
         self.max_iterations = max_iterations
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Loop")
@@ -356,6 +376,11 @@ class Loop:
         yield scope.step_event("LoopExecutionStarted", self, index, parent_step_id, **limits)
         all_outputs: list[StepOutput] = []
         iteration = 0
+        resume = scope.resume_for(self)
+        if resume is not None and resume.loop_outputs is not None:
+            # A rejected iteration review: go on from the iterations already run.
+            all_outputs = [StepOutput.from_dict(o) for o in resume.loop_outputs]
+            iteration = resume.loop_iteration
         stopped = False
         while iteration < self.max_iterations and not stopped:
             iteration += 1
@@ -371,6 +396,10 @@ class Loop:
                 "LoopIterationCompleted", self, index, parent_step_id, iteration=iteration, **limits,
                 iteration_results=[o.to_dict() for o in outputs], should_continue=not done and iteration < self.max_iterations,
             )
+            if self.human_review.requires_iteration_review and not stopped:
+                partial = container_output(self, f"Loop {self.name} completed iteration {iteration}/{self.max_iterations}", list(all_outputs))
+                requirement = iteration_requirement(self, _top(index), iteration, step_input, partial, scope.ctx.clock())
+                raise WorkflowPause(requirement, output=partial)
             if done:
                 break
         yield scope.step_event(
@@ -404,6 +433,7 @@ class Condition:
         self.steps = as_steps(list(steps))
         self.else_steps = as_steps(list(else_steps))
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Condition")
@@ -414,7 +444,9 @@ class Condition:
         return bool(await maybe_await(self.evaluator(step_input)))
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
-        result = await self.evaluate(step_input)
+        resume = scope.resume_for(self)
+        # A rejected confirmation with on_reject="else" runs the else branch without evaluating.
+        result = False if resume is not None and resume.else_branch else await self.evaluate(step_input)
         yield scope.step_event("ConditionExecutionStarted", self, index, parent_step_id, condition_result=result)
         branch = "if" if result else "else"
         chosen = self.steps if result else self.else_steps
@@ -457,6 +489,7 @@ class Router:
         self.selector = selector
         self.choices = as_steps(list(choices))
         self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Router")
@@ -481,7 +514,11 @@ class Router:
         return [as_step(picked)]
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
-        selected = await self.select(step_input)
+        resume = scope.resume_for(self)
+        if resume is not None and resume.selection is not None:
+            selected = self._resolve(list(resume.selection))
+        else:
+            selected = await self.select(step_input)
         yield scope.step_event("RouterExecutionStarted", self, index, parent_step_id, selected_steps=_names(selected))
         outputs: list[StepOutput] = []
         async with aclosing(run_sequence(scope, selected, step_input, index, self.step_id, outputs)) as events:
@@ -515,6 +552,44 @@ def parallel_content(outputs: Sequence[StepOutput]) -> str:
         content = output.content
         text += f"{content}\n\n" if content is not None and str(content).strip() else "*(No content)*\n\n"
     return text.strip()
+
+
+def with_review_context(message: str, additional_data: dict[str, Any]) -> str:
+    """An agent step's message with what a human said in a review (Agno's wording)."""
+    user_input = additional_data.get("user_input")
+    if user_input:
+        lines = "\n".join(f"- {k}: {v}" for k, v in user_input.items())
+        message = f"{message}\n\nUser preferences:\n{lines}" if message else f"User preferences:\n{lines}"
+    if additional_data.get("previous_output"):
+        message = f"{message}\n\nYour previous output:\n{additional_data['previous_output']}"
+    if additional_data.get("rejection_feedback"):
+        message = f"{message}\n\nFeedback from reviewer:\n{additional_data['rejection_feedback']}"
+    return message
+
+
+def _top(index: Index) -> int:
+    return index if isinstance(index, int) else index[0]
+
+
+def nested_steps(steps: Sequence[Any]) -> list[Any]:
+    """Every step nested inside ``steps`` (not ``steps`` themselves), depth first."""
+    found: list[Any] = []
+    for step in steps:
+        inner = [*getattr(step, "steps", []), *getattr(step, "else_steps", []), *getattr(step, "choices", [])]
+        found.extend(inner)
+        found.extend(nested_steps(inner))
+    return found
+
+
+def name_step_ids(workflow_id: str, steps: Sequence[Any], path: str = "") -> None:
+    """Steps without an explicit ``step_id`` get one derived from the workflow and their place in
+    it, so the same definition has the same ids in every process (a paused run names its step)."""
+    for position, step in enumerate(steps):
+        here = f"{path}/{position}"
+        if not step.named_step_id:
+            step.step_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agno-workflow:{workflow_id}{here}"))
+        for label in ("steps", "else_steps", "choices"):
+            name_step_ids(workflow_id, getattr(step, label, []), f"{here}/{label}")
 
 
 def _message_text(message: Any) -> str:
