@@ -147,7 +147,10 @@ class Workflow:
         state = WorkflowState.from_dict(output)
         if ctx.session_state is not None:
             state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
-        return WorkflowRun(self, ctx, state, stream_events=stream_events, resume=resume)
+        run = WorkflowRun(self, ctx, state, stream_events=stream_events, resume=resume)
+        if resume.executor_requirements is not None:
+            run.prepare_executor_continue(resume)
+        return run
 
     def validated_input(self, message: Any) -> Any:
         spec = self.input_schema_spec
@@ -409,8 +412,27 @@ class WorkflowRun:
             incremental=ctx.incremental,
         )
 
+    def prepare_executor_continue(self, resume: Resume) -> None:
+        """The paused executor's own continue, from its stored RunOutput in ``step_executor_runs``;
+        its ``continue_run`` refuses bad answers (``InvalidContinuation``) before anything runs."""
+        step = self.workflow.steps[resume.index]
+        requirement = self.state.step_requirements[-1]
+        component = getattr(step, "agent", None) or getattr(step, "team", None)
+        stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
+        if component is None or stored is None:
+            raise InvalidContinuation(f"Step {requirement['step_name']!r} has no paused executor run to continue")
+        ctx = self.executor_context(component)
+        ctx.run_id = stored["run_id"]
+        resume.executor_run = component.continue_run(stored, ctx=ctx, requirements=resume.executor_requirements)
+
     def executor_finished(self, output: dict[str, Any]) -> None:
-        self.state.step_executor_runs.append(json_copy(output))
+        runs = self.state.step_executor_runs
+        for position, run in enumerate(runs):
+            if run.get("run_id") == output.get("run_id"):
+                runs[position] = json_copy(output)  # a continued executor run replaces its paused copy
+                break
+        else:
+            runs.append(json_copy(output))
         _deep_merge(self.state.session_state, json_copy(output.get("session_state") or {}))
 
     # ---- the run ------------------------------------------------------------------------------
@@ -506,10 +528,16 @@ class WorkflowRun:
         state.status = PAUSED
         state.paused_step_index = requirement["step_index"]
         state.paused_step_name = requirement["step_name"]
-        state.pause_kind = "step"
+        state.pause_kind = "executor" if requirement.get("requires_executor_input") else "step"
         state.content = None
         step = {"step_id": requirement["step_id"], "step_name": requirement["step_name"], "step_index": requirement["step_index"]}
-        if requirement.get("is_post_execution"):
+        if requirement.get("requires_executor_input"):
+            yield from self._emit(self.event(
+                "StepExecutorPaused", **step, executor_id=requirement["executor_id"], executor_name=requirement["executor_name"],
+                executor_run_id=requirement["executor_run_id"], executor_type=requirement["executor_type"],
+                executor_requirements=requirement["executor_requirements"],
+            ))
+        elif requirement.get("is_post_execution"):
             yield from self._emit(self.event(
                 "StepOutputReview", **step, requires_output_review=True, output_review_message=requirement["output_review_message"],
             ))
@@ -527,7 +555,7 @@ class WorkflowRun:
         out = state.to_dict()
         yield from self._emit(self.event(
             "WorkflowPaused", status=PAUSED, paused_step_index=state.paused_step_index, paused_step_name=state.paused_step_name,
-            pause_kind="step", step_requirements=out.get("step_requirements"), error_requirements=out.get("error_requirements"),
+            pause_kind=state.pause_kind, step_requirements=out.get("step_requirements"), error_requirements=out.get("error_requirements"),
             step_results=out["step_results"], step_executor_runs=out["step_executor_runs"], metadata=out.get("metadata"),
         ))
 

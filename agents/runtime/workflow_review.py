@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from agents.runtime.hitl import is_pending
+
 ON_REJECT = ("skip", "cancel", "else", "retry")
 ON_ERROR = ("fail", "skip", "pause")
 ON_TIMEOUT = ("cancel", "skip", "approve")
@@ -248,6 +250,20 @@ def iteration_requirement(loop: Any, index: int, iteration: int, step_input: Any
     )
 
 
+def executor_requirement(step: Any, index: int, step_input: Any, run_output: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """An agent or team step whose tools wait for a human: the run's open RunRequirements, for the
+    caller to answer as it would the agent's own (Agno's executor pause)."""
+    open_requirements = [
+        copy.deepcopy(r) for r in run_output.get("requirements") or [] if is_pending(r.get("tool_execution") or {})
+    ]
+    return step_requirement(
+        step, index, step_input, now, requires_confirmation=False, requires_executor_input=True,
+        executor_requirements=open_requirements, executor_id=run_output.get("agent_id") or run_output.get("team_id"),
+        executor_name=step.executor_name, executor_run_id=run_output["run_id"], executor_type=step.executor_type,
+        executor_session_id=run_output.get("session_id"),
+    )
+
+
 def error_requirement(step: Any, index: int, message: str, error_type: str, retry_count: int) -> dict[str, Any]:
     """Agno's ErrorRequirement: a failed step waits for ``decision`` "retry" or "skip"."""
     return {
@@ -317,6 +333,10 @@ class Resume:
     error: str | None = None
     # An accepted output that asked to stop the workflow: it completes without more steps.
     finish: bool = False
+    # A paused executor's answers (RunRequirement dicts), and the continued run of it, prepared
+    # by the caller before anything runs (bad answers are refused up front).
+    executor_requirements: list[dict[str, Any]] | None = None
+    executor_run: Any = None
 
 
 def decide(
@@ -340,6 +360,8 @@ def decide(
     if not requirements:
         raise ValueError("Cannot continue run - it has no step requirements")
     active = requirements[-1]
+    if active.get("requires_executor_input"):
+        return _decide_executor(active, list(step_requirements or []), index)
     for supplied in step_requirements or []:
         if supplied.get("step_id") not in (None, active["step_id"]):
             raise ValueError(f"Unknown step requirement for step {supplied.get('step_id')!r}")
@@ -367,6 +389,14 @@ def _decide_error(requirement: dict[str, Any], supplied: list[Mapping[str, Any]]
     if requirement["retry_count"] >= requirement["max_retries"]:
         return Resume(index=index, error=f"Max retries ({requirement['max_retries']}) reached for step '{requirement['step_name']}': {requirement['error_message']}")
     return Resume(index=index, run_step=True, error_retries=requirement["retry_count"] + 1)
+
+
+def _decide_executor(active: dict[str, Any], supplied: list[Mapping[str, Any]], index: int) -> Resume:
+    answers = [r for item in supplied if item.get("step_id") in (None, active["step_id"]) for r in item.get("executor_requirements") or []]
+    if not answers:
+        raise ValueError(f"Cannot continue run - step {active['step_name']!r} waits on its executor: answer its executor_requirements")
+    active["executor_requirements"] = copy.deepcopy(answers)
+    return Resume(index=index, run_step=True, executor_requirements=copy.deepcopy(answers))
 
 
 def _decide_step(output: dict[str, Any], active: dict[str, Any], index: int) -> Resume:

@@ -24,7 +24,14 @@ from agents.runtime.agent import Agent
 from agents.runtime.aio import in_tool_thread, maybe_await
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
 from agents.runtime.team import Team, _relayed
-from agents.runtime.workflow_review import HumanReview, WorkflowPause, error_requirement, iteration_requirement, reject_flat_review_kwargs
+from agents.runtime.workflow_review import (
+    HumanReview,
+    WorkflowPause,
+    error_requirement,
+    executor_requirement,
+    iteration_requirement,
+    reject_flat_review_kwargs,
+)
 from agents.runtime.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
@@ -215,10 +222,15 @@ class Step:
             return
         component = self.agent or self.team
         assert component is not None
-        message = step_input.get_last_step_content() if step_input.previous_step_outputs else step_input.input
-        text = with_review_context(_message_text(message), step_input.additional_data or {})
-        run = component.start_run(text, scope.executor_context(component), stream_events=True)
-        run.state.parent_run_id = scope.run_id
+        resume = scope.resume_for(self)
+        if resume is not None and resume.executor_run is not None:
+            # The executor paused for its tools' human decisions: it goes on under its own run id.
+            run, resume.executor_run = resume.executor_run, None
+        else:
+            message = step_input.get_last_step_content() if step_input.previous_step_outputs else step_input.input
+            text = with_review_context(_message_text(message), step_input.additional_data or {})
+            run = component.start_run(text, scope.executor_context(component), stream_events=True)
+            run.state.parent_run_id = scope.run_id
         try:
             async for event in run:
                 yield scope.executor_event(event, self, index)
@@ -232,7 +244,9 @@ class Step:
         if status == ERROR:
             raise StepFailed(str(out.get("content") or "the executor failed"), error_type="executor_error")
         if status == PAUSED:
-            raise StepFailed(f"{self.executor_name} paused for a human inside the workflow, which this step cannot resume")
+            if not isinstance(index, int):
+                raise StepFailed(f"{self.executor_name} paused for a human inside a container step, where a workflow cannot resume")
+            raise WorkflowPause(executor_requirement(self, index, step_input, out, scope.ctx.clock()))
         assert status == COMPLETED, status
         yield self._output(json_copy(out.get("content")), step_run_id=out["run_id"], metrics=json_copy(out.get("metrics")))
 

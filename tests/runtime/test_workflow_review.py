@@ -20,6 +20,7 @@ from agents.runtime import (
     StepOutput,
     Steps,
     Workflow,
+    tool,
 )
 from tests.runtime.helpers import names
 
@@ -481,3 +482,59 @@ def test_step_ids_are_the_same_in_every_build_of_a_definition():
     first, second = confirm_flow(calls)(), confirm_flow(calls)()
     assert [s.step_id for s in first.steps] == [s.step_id for s in second.steps]
     assert Step(name="mine", step_id="fixed", executor=lambda si: StepOutput(content=1)).step_id == "fixed"
+
+
+# ---- an executor's own pause -------------------------------------------------------------------
+
+
+@tool(requires_confirmation=True)
+def delete_file(path: str) -> str:
+    """Delete a file.
+
+    Args:
+        path: The file.
+    """
+    return f"deleted {path}"
+
+
+def executor_flow(calls: Calls):
+    def ask(step_input):
+        return '/call delete_file {"path": "notes.txt"}'
+
+    def build():
+        return Workflow(name="X", steps=[ask, Agent(id="janitor", name="Janitor", tools=[delete_file]), calls.step("report")])
+
+    return build
+
+
+def test_an_agent_step_whose_tool_needs_confirmation_pauses_the_workflow(make_ctx):
+    calls = Calls()
+    build = executor_flow(calls)
+    output, events = pause(build, "x", make_ctx())
+    assert names(events)[-2:] == ["StepExecutorPaused", "WorkflowPaused"]
+    child = output["step_executor_runs"][0]
+    assert child["status"] == "PAUSED"
+    requirement = output["step_requirements"][0]
+    assert (requirement["requires_executor_input"], requirement["executor_run_id"], requirement["executor_type"]) == (True, child["run_id"], "agent")
+    assert [r["tool_execution"]["tool_name"] for r in requirement["executor_requirements"]] == ["delete_file"]
+    assert output["pause_kind"] == "executor"
+
+    answers = [{**r, "confirmation": True, "tool_execution": {**r["tool_execution"], "confirmed": True}} for r in requirement["executor_requirements"]]
+    with pytest.raises(InvalidContinuation, match="executor_requirements"):
+        build().continue_run(output, ctx=make_ctx(), step_requirements=[{"step_id": requirement["step_id"]}])
+    run, events = resume(build, output, make_ctx(), step_requirements=[{"step_id": requirement["step_id"], "executor_requirements": answers}])
+    assert run.output["status"] == "COMPLETED"
+    assert calls.names == ["report"]
+    runs = run.output["step_executor_runs"]
+    assert [(r["run_id"], r["status"]) for r in runs] == [(child["run_id"], "COMPLETED")]
+    assert runs[0]["content"] == "Tool delete_file returned: deleted notes.txt"
+    assert "RunContinued" in names(events)
+
+
+def test_a_bad_executor_answer_is_refused_before_anything_runs(make_ctx):
+    build = executor_flow(Calls())
+    output, _ = pause(build, "x", make_ctx())
+    requirement = output["step_requirements"][0]
+    wrong = [{**r, "tool_execution": {**r["tool_execution"], "tool_call_id": "nope", "confirmed": True}} for r in requirement["executor_requirements"]]
+    with pytest.raises(InvalidContinuation, match="Unknown tool_call_id nope"):
+        build().continue_run(output, ctx=make_ctx(), step_requirements=[{"executor_requirements": wrong}])
