@@ -49,6 +49,30 @@ Context protocols (``typing.Protocol``): ``MemoryStore`` (add/update/delete), ``
 Models: ``get_model("provider:model_id", **options)`` for ``openai:``, ``anthropic:``,
 ``offline:`` (see ``agents.runtime.models.offline`` for the offline model's grammar); ``Model``
 (``id``, ``provider``, ``name``, ``to_dict() -> {name, model, provider}``, ``stream(...)``).
+Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``workflow_review.py``)::
+
+    workflow = Workflow(id=..., name=..., steps=[fn, agent, team, Step(...), Steps(...),
+                        Parallel(*steps, name=...), Loop(steps=[...], end_condition=fn, max_iterations=3),
+                        Condition(evaluator=fn | bool, steps=[...], else_steps=[...]),
+                        Router(selector=fn, choices=[...])],
+                        session_state={...}, input_schema=None)   # keyword-only
+    run = workflow.start_run(message, ctx, stream_events=True, additional_data=None)  # WorkflowRun
+    for event in run: ...            # WorkflowStarted, Step*/Parallel*/Loop*/Condition*/Router*/Steps*
+                                     # events, the executors' events (nested_depth + 1), then one of
+                                     # WorkflowCompleted | WorkflowPaused | WorkflowError | WorkflowCancelled
+    run.output                       # WorkflowRunOutput dict; step_executor_runs = the child RunOutputs
+    Step(name, agent=|team=|executor=fn, max_retries=3, skip_on_failure=False,
+         human_review=HumanReview(requires_confirmation, confirmation_message, on_reject,
+                                  requires_user_input, user_input_message, user_input_schema,
+                                  requires_output_review, output_review_message,
+                                  requires_iteration_review, iteration_review_message,
+                                  on_error, max_retries, timeout, on_timeout))
+    workflow.continue_run(stored_output, ctx=ctx, step_requirements=[{..., confirmed | user_input |
+                          selected_choices | rejection_feedback | edited_output}],
+                          error_requirements=[{decision: "retry" | "skip"}]) -> WorkflowRun
+        # a PAUSED run resumes at its paused top-level step from the stored dict alone; raises
+        # InvalidContinuation for answers that do not fit
+
 Errors: ``ModelError`` > ``RetryableModelError`` / ``FatalModelError`` > ``MissingCredentialsError``.
 
 Tools: ``@tool`` (bare or with ``name, description, requires_confirmation, requires_user_input,
@@ -76,6 +100,10 @@ from agents.runtime.models import Model, get_model
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
 from agents.runtime.runner import AgentRun
 from agents.runtime.team import Team, TeamRun
+from agents.runtime.workflow import Workflow, WorkflowRun
+from agents.runtime.workflow_review import HumanReview
+from agents.runtime.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
+from agents.runtime.workflow_types import StepInput, StepOutput
 from agents.runtime.tools import (
     CalculatorTools,
     DateTimeTools,
@@ -89,6 +117,17 @@ from agents.runtime.tools import (
 )
 
 __all__ = [
+    "WorkflowRun",
+    "Workflow",
+    "Steps",
+    "StepOutput",
+    "StepInput",
+    "Step",
+    "Router",
+    "Parallel",
+    "Loop",
+    "HumanReview",
+    "Condition",
     "CANCELLED",
     "COMPLETED",
     "ERROR",

@@ -1,0 +1,590 @@
+"""``Workflow``: a deterministic graph of steps, and ``WorkflowRun``, one execution of it.
+
+``WorkflowRun`` has ``AgentRun``'s protocol: iterate it (``async for``, or plainly from a sync
+caller) for event dicts in AgentOS's workflow shapes, then read ``output``, the
+WorkflowRunOutput dict. Agent and team steps are child runs: their events are relayed live
+(``nested_depth`` + 1, with ``workflow_id``, ``workflow_run_id``, ``step_id``, ``step_name`` and
+``step_index``), their RunOutput dicts (``parent_run_id`` = the workflow run) are collected in
+``step_executor_runs`` for the caller to store as child rows. Step failures end the run with a
+``WorkflowError`` event, cancellation with ``WorkflowCancelled``; neither escapes the iteration.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.runtime.aio import iterate_sync, maybe_await, run_sync
+from agents.runtime.context import RunContext
+from agents.runtime.errors import InvalidContinuation
+from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
+from agents.runtime.structured import OutputSchema
+from agents.runtime.team import _deep_merge
+from agents.runtime.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
+from agents.runtime.workflow_steps import (
+    Index,
+    StepFailed,
+    StepLike,
+    WorkflowCancelledError,
+    as_steps,
+    chained,
+    name_step_ids,
+    nested_steps,
+    run_child,
+)
+from agents.runtime.workflow_types import StepInput, StepOutput, content_type_of
+
+WORKFLOW_TERMINAL_EVENTS = frozenset({"WorkflowCompleted", "WorkflowPaused", "WorkflowCancelled", "WorkflowError"})
+# What a caller with stream_events=False still gets: the end, and the executors' text.
+ESSENTIAL_WORKFLOW_EVENTS = WORKFLOW_TERMINAL_EVENTS | {"RunContent", "TeamRunContent"}
+
+
+class Workflow:
+    """A workflow's configuration. Keyword-only, as v3's: ``Workflow(name=..., steps=[...])``.
+
+    ``steps`` are ``Step``, ``Steps``, ``Parallel``, ``Loop``, ``Condition`` and ``Router``, or bare
+    agents, teams and functions (each wrapped in a ``Step``). ``session_state`` is the default state,
+    under the session's stored state. ``input_schema`` (a JSON schema dict or a pydantic class)
+    validates a structured input before the run starts.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        steps: Sequence[StepLike] = (),
+        session_state: Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | type | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        if args:
+            raise TypeError(
+                "Workflow() is keyword-only since v3: write Workflow(id=..., name=..., steps=[...]), "
+                f"not {len(args)} positional argument(s)"
+            )
+        self.name = name
+        self.id = id or _slug(name) or str(uuid.uuid4())
+        self.description = description
+        self.steps = as_steps(list(steps))
+        if not self.steps:
+            raise ValueError("A workflow needs at least one step")
+        name_step_ids(self.id, self.steps)
+        for inner in nested_steps(self.steps):
+            review = getattr(inner, "human_review", None)
+            if review is not None and pauses(review):
+                # A pause resumes at a top-level step index; nested pauses have no such address.
+                raise ValueError(f"{inner.step_type} {inner.name!r}: a HumanReview that pauses is supported on top-level steps only")
+        self.session_state = dict(session_state or {})
+        self.input_schema = input_schema
+        self.input_schema_spec = OutputSchema.of(input_schema)
+        self.metadata = dict(metadata or {})
+
+    def start_run(
+        self,
+        message: Any,
+        ctx: RunContext,
+        *,
+        stream_events: bool = True,
+        additional_data: Mapping[str, Any] | None = None,
+    ) -> WorkflowRun:
+        """Prepare a run; iterating the returned ``WorkflowRun`` executes it and yields events.
+        An input that does not fit ``input_schema`` raises ``ValueError`` here."""
+        value = self.validated_input(message)
+        metadata = {**self.metadata, **dict(ctx.metadata or {})}
+        state = WorkflowState(
+            run_id=ctx.run_id,
+            workflow_id=self.id,
+            workflow_name=self.name,
+            session_id=ctx.session_id,
+            user_id=ctx.user_id,
+            input=value,
+            created_at=int(ctx.clock()),
+            session_state={**json_copy(self.session_state), **json_copy(ctx.session_state or {})},
+            additional_data=json_copy(dict(additional_data)) if additional_data else None,
+            metadata=metadata or None,
+        )
+        return WorkflowRun(self, ctx, state, stream_events=stream_events)
+
+    def run(self, message: Any, ctx: RunContext, **options: Any) -> dict[str, Any]:
+        """Run to the end and return the WorkflowRunOutput dict."""
+        run = self.start_run(message, ctx, **options)
+        for _ in run:
+            pass
+        return run.output
+
+    def continue_run(
+        self,
+        run_output: Mapping[str, Any],
+        ctx: RunContext | None = None,
+        *,
+        step_requirements: Sequence[Mapping[str, Any]] | None = None,
+        error_requirements: Sequence[Mapping[str, Any]] | None = None,
+        stream_events: bool = True,
+    ) -> WorkflowRun:
+        """Resume a PAUSED run from its stored WorkflowRunOutput dict alone, with the answers to its
+        review: StepRequirement dicts with ``confirmed`` (and ``rejection_feedback``,
+        ``edited_output``), ``user_input`` or ``selected_choices``; for a step paused on an error,
+        ``{step_id, decision: "retry" | "skip"}``. A review answered after its ``timeout`` follows
+        ``on_timeout`` (judged by ``ctx.clock``). Bad answers raise ``InvalidContinuation``."""
+        if ctx is None:
+            raise TypeError("continue_run() needs ctx")
+        output = json_copy(dict(run_output))
+        if output.get("workflow_id") and output["workflow_id"] != self.id:
+            raise InvalidContinuation(f"Run {output.get('run_id')} belongs to workflow {output['workflow_id']}, not {self.id}")
+        if output.get("status") != PAUSED:
+            raise InvalidContinuation(f"Cannot continue a run that is not paused. Current status: {output.get('status')}")
+        try:
+            resume = decide(output, list(step_requirements or []), list(error_requirements or []), ctx.clock())
+        except ValueError as exc:
+            raise InvalidContinuation(str(exc)) from None
+        state = WorkflowState.from_dict(output)
+        if ctx.session_state is not None:
+            state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
+        run = WorkflowRun(self, ctx, state, stream_events=stream_events, resume=resume)
+        if resume.executor_requirements is not None:
+            run.prepare_executor_continue(resume)
+        return run
+
+    def validated_input(self, message: Any) -> Any:
+        spec = self.input_schema_spec
+        if spec is None:
+            return json_copy(message)
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
+        try:
+            return spec.parse(text)
+        except ValueError as exc:
+            raise ValueError(f"The input does not match {self.name or self.id}'s input schema: {exc}") from None
+
+    def __repr__(self) -> str:
+        return f"<Workflow id={self.id!r} steps={len(self.steps)}>"
+
+
+@dataclass
+class WorkflowState:
+    """A workflow run's state; ``to_dict`` is the WorkflowRunOutput dict and ``from_dict`` reads it back."""
+
+    run_id: str
+    workflow_id: str
+    workflow_name: str | None
+    session_id: str
+    user_id: str | None
+    input: Any
+    created_at: int
+    session_state: dict[str, Any]
+    additional_data: dict[str, Any] | None = None
+    content: Any = None
+    content_type: str = "str"
+    status: str = RUNNING
+    step_results: list[StepOutput] = field(default_factory=list)
+    step_executor_runs: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    duration: float | None = None
+    cancellation_stage: str | None = None
+    # Every review so far, the last one the open one while PAUSED (Agno keeps the history).
+    step_requirements: list[dict[str, Any]] = field(default_factory=list)
+    error_requirements: list[dict[str, Any]] = field(default_factory=list)
+    paused_step_index: int | None = None
+    paused_step_name: str | None = None
+    pause_kind: str | None = None
+
+    def metrics(self) -> dict[str, Any]:
+        """Agno's WorkflowMetrics: each agent or team step's run metrics by step name, and the duration."""
+        steps: dict[str, Any] = {}
+
+        def walk(outputs: Sequence[StepOutput]) -> None:
+            for output in outputs:
+                if output.executor_type in ("agent", "team") and output.step_name:
+                    steps[output.step_name] = {
+                        "step_name": output.step_name,
+                        "executor_type": output.executor_type,
+                        "executor_name": output.executor_name,
+                        "metrics": json_copy(output.metrics),
+                    }
+                walk(output.steps or [])
+
+        walk(self.step_results)
+        return {"steps": steps, "duration": self.duration}
+
+    def to_dict(self) -> dict[str, Any]:
+        return drop_nulls({
+            "run_id": self.run_id,
+            "workflow_id": self.workflow_id,
+            "workflow_name": self.workflow_name,
+            "session_id": self.session_id,
+            "user_id": self.user_id,
+            "input": json_copy(self.input),
+            "additional_data": json_copy(self.additional_data),
+            "content": json_copy(self.content),
+            "content_type": self.content_type,
+            "status": self.status,
+            "cancellation_stage": self.cancellation_stage,
+            "created_at": self.created_at,
+            "metadata": json_copy(self.metadata),
+            "metrics": self.metrics(),
+            "step_results": [o.to_dict() for o in self.step_results],
+            "step_executor_runs": json_copy(self.step_executor_runs),
+            "session_state": json_copy(self.session_state),
+            "step_requirements": json_copy(self.step_requirements) or None,
+            "error_requirements": json_copy(self.error_requirements) or None,
+            "pause_kind": self.pause_kind,
+            "paused_step_name": self.paused_step_name,
+            "paused_step_index": self.paused_step_index,
+        })
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WorkflowState:
+        data = json_copy(dict(data))
+        return cls(
+            run_id=data["run_id"],
+            workflow_id=data.get("workflow_id", ""),
+            workflow_name=data.get("workflow_name"),
+            session_id=data.get("session_id", ""),
+            user_id=data.get("user_id"),
+            input=data.get("input"),
+            created_at=int(data.get("created_at") or 0),
+            session_state=data.get("session_state") or {},
+            additional_data=data.get("additional_data"),
+            content=data.get("content"),
+            content_type=data.get("content_type", "str"),
+            status=data.get("status", RUNNING),
+            step_results=[StepOutput.from_dict(o) for o in data.get("step_results") or []],
+            step_executor_runs=list(data.get("step_executor_runs") or []),
+            metadata=data.get("metadata"),
+            duration=(data.get("metrics") or {}).get("duration"),
+            cancellation_stage=data.get("cancellation_stage"),
+            step_requirements=list(data.get("step_requirements") or []),
+            error_requirements=list(data.get("error_requirements") or []),
+            paused_step_index=data.get("paused_step_index"),
+            paused_step_name=data.get("paused_step_name"),
+            pause_kind=data.get("pause_kind"),
+        )
+
+
+class WorkflowRun:
+    """One execution of a workflow. Iterate for events, then read ``output``."""
+
+    def __init__(
+        self, workflow: Workflow, ctx: RunContext, state: WorkflowState, *, stream_events: bool = True, resume: Resume | None = None
+    ) -> None:
+        self.workflow = workflow
+        self.ctx = ctx
+        self.state = state
+        self.stream_events = stream_events
+        self.resume = resume
+        self._agen = self._execute()
+        self._sync: Iterator[dict[str, Any]] | None = None
+
+    # ---- iteration (AgentRun's protocol) ---------------------------------------------------------
+
+    def __iter__(self) -> WorkflowRun:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._sync is None:
+            self._sync = iterate_sync(self._agen)
+        try:
+            return next(self._sync)
+        except StopIteration:
+            raise
+        except Exception:
+            self._failed()
+            raise
+
+    def __aiter__(self) -> WorkflowRun:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        try:
+            return await self._agen.__anext__()
+        except StopAsyncIteration:
+            raise
+        except Exception:
+            self._failed()
+            raise
+
+    def _failed(self) -> None:
+        if self.state.status == RUNNING:
+            self.state.status = ERROR
+
+    def close(self) -> None:
+        """Stop early (the consumer went away): closes the running steps and their streams."""
+        if self._sync is not None:
+            self._sync.close()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run_sync(self._agen.aclose())
+        else:
+            loop.create_task(self._agen.aclose())
+
+    async def aclose(self) -> None:
+        await self._agen.aclose()
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
+    def status(self) -> str:
+        return self.state.status
+
+    @property
+    def output(self) -> dict[str, Any]:
+        return self.state.to_dict()
+
+    # ---- what the steps use -------------------------------------------------------------------
+
+    def resume_for(self, step: Any) -> Resume | None:
+        """The continue's decision, to the step it is about (a top-level step)."""
+        resume = self.resume
+        if resume is not None and resume.index < len(self.workflow.steps) and self.workflow.steps[resume.index] is step:
+            return resume
+        return None
+
+    async def check_cancelled(self) -> None:
+        if await maybe_await(self.ctx.is_cancelled()):
+            raise WorkflowCancelledError()
+
+    def event(self, event: str, **fields: Any) -> dict[str, Any]:
+        state = self.state
+        data: dict[str, Any] = {
+            "created_at": int(self.ctx.clock()),
+            "event": event,
+            "workflow_id": state.workflow_id,
+            "workflow_name": state.workflow_name,
+            "session_id": state.session_id,
+            "run_id": state.run_id,
+            "nested_depth": 0,
+        }
+        data.update(fields)
+        return drop_nulls(data)
+
+    def step_event(self, event: str, step: Any, index: Index, parent_step_id: str | None, **fields: Any) -> dict[str, Any]:
+        return self.event(
+            event, step_id=step.step_id, parent_step_id=parent_step_id, step_name=step.name, step_index=_index(index), **fields
+        )
+
+    def step_completed(self, step: Any, index: Index, parent_step_id: str | None, output: StepOutput) -> dict[str, Any]:
+        return self.step_event(
+            "StepCompleted", step, index, parent_step_id, content=json_copy(output.content),
+            content_type=content_type_of(output.content), step_response=output.to_dict(),
+        )
+
+    def executor_event(self, event: dict[str, Any], step: Any, index: Index) -> dict[str, Any]:
+        return {
+            **event,
+            "workflow_id": self.state.workflow_id,
+            "workflow_run_id": self.state.run_id,
+            "step_id": step.step_id,
+            "step_name": step.name,
+            "step_index": _index(index),
+            "nested_depth": int(event.get("nested_depth") or 0) + 1,
+        }
+
+    def executor_context(self, component: Any) -> RunContext:
+        """An agent or team step's context: the workflow's session, user, cancellation, clock and
+        stores, a copy of the workflow's session state, and the component's earlier runs in this
+        session's workflow runs as history."""
+        ctx = self.ctx
+        return RunContext(
+            run_id=str(uuid.uuid4()),
+            session_id=ctx.session_id,
+            user_id=ctx.user_id,
+            history=executor_history(ctx.history, component.id),
+            memories=list(ctx.memories),
+            session_state=json_copy(self.state.session_state),
+            memory_store=ctx.memory_store,
+            past_sessions=ctx.past_sessions,
+            retriever=ctx.retriever,
+            is_cancelled=ctx.is_cancelled,
+            clock=ctx.clock,
+            sleep=ctx.sleep,
+            dependencies=ctx.dependencies,
+            metadata=ctx.metadata,
+            incremental=ctx.incremental,
+        )
+
+    def prepare_executor_continue(self, resume: Resume) -> None:
+        """The paused executor's own continue, from its stored RunOutput in ``step_executor_runs``;
+        its ``continue_run`` refuses bad answers (``InvalidContinuation``) before anything runs."""
+        step = self.workflow.steps[resume.index]
+        requirement = self.state.step_requirements[-1]
+        component = getattr(step, "agent", None) or getattr(step, "team", None)
+        stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
+        if component is None or stored is None:
+            raise InvalidContinuation(f"Step {requirement['step_name']!r} has no paused executor run to continue")
+        ctx = self.executor_context(component)
+        ctx.run_id = stored["run_id"]
+        resume.executor_run = component.continue_run(stored, ctx=ctx, requirements=resume.executor_requirements)
+
+    def executor_finished(self, output: dict[str, Any]) -> None:
+        runs = self.state.step_executor_runs
+        for position, run in enumerate(runs):
+            if run.get("run_id") == output.get("run_id"):
+                runs[position] = json_copy(output)  # a continued executor run replaces its paused copy
+                break
+        else:
+            runs.append(json_copy(output))
+        _deep_merge(self.state.session_state, json_copy(output.get("session_state") or {}))
+
+    # ---- the run ------------------------------------------------------------------------------
+
+    def _emit(self, event: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        if self.stream_events or event["event"] in ESSENTIAL_WORKFLOW_EVENTS:
+            yield event
+
+    async def _execute(self) -> AsyncIterator[dict[str, Any]]:
+        clock, state, resume = self.ctx.clock, self.state, self.resume
+        start = clock()
+        previous = state.duration or 0.0
+        state.status = RUNNING
+        try:
+            if resume is None:
+                for event in self._emit(self.event("WorkflowStarted")):
+                    yield event
+            else:
+                for event in self._emit(self._continued()):
+                    yield event
+                state.paused_step_index = state.paused_step_name = state.pause_kind = None
+                if resume.cancel is not None:
+                    raise WorkflowCancelledError(resume.cancel)
+                if resume.error is not None:
+                    raise StepFailed(resume.error, error_type="max_retries")
+            if resume is None or not resume.finish:
+                async with aclosing(self._steps(resume.index if resume is not None else 0)) as steps:
+                    async for event in steps:
+                        for emitted in self._emit(event):
+                            yield emitted
+            state.status = COMPLETED
+            last = state.step_results[-1] if state.step_results else None
+            state.content = last.deepest_content() if last is not None else "No steps executed"
+            state.content_type = content_type_of(state.content)
+            state.duration = previous + clock() - start
+            for event in self._emit(self._completed()):
+                yield event
+        except WorkflowPause as pause:
+            state.duration = previous + clock() - start
+            for event in self._pause(pause):
+                yield event
+        except WorkflowCancelledError as cancelled:
+            state.status = CANCELLED
+            state.cancellation_stage = "EXECUTING"
+            state.content = str(cancelled) or f"Workflow run {state.run_id} was cancelled"
+            state.duration = previous + clock() - start
+            for event in self._emit(self.event("WorkflowCancelled", reason=state.content, content=state.content)):
+                yield event
+        except StepFailed as failure:
+            state.status = ERROR
+            state.content = failure.message
+            state.duration = previous + clock() - start
+            for event in self._emit(self.event("WorkflowError", error=failure.message, error_type=failure.error_type)):
+                yield event
+
+    async def _steps(self, start: int) -> AsyncIterator[dict[str, Any]]:
+        """Top-level steps from ``start``, each asked for its review before and after it runs."""
+        state, resume = self.state, self.resume
+        base = StepInput(input=state.input, additional_data=state.additional_data, session_state=state.session_state)
+        for position in range(start, len(self.workflow.steps)):
+            step = self.workflow.steps[position]
+            await self.check_cancelled()
+            step_input = chained(base, state.step_results)
+            answered = resume is not None and resume.index == position
+            retry_count = resume.retry_count if answered and resume is not None else 0
+            if answered and resume is not None and resume.extra:
+                step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
+            review = getattr(step, "human_review", None)
+            if review is not None and not (answered and resume is not None and resume.run_step):
+                requirement = before_requirement(step, position, step_input, self.ctx.clock())
+                if requirement is not None:
+                    requirement["retry_count"] = retry_count
+                    raise WorkflowPause(requirement)
+            found: list[StepOutput] = []
+            gen = step.execute(self, step_input, position, None)
+            async with aclosing(run_child(gen, found)) as events:
+                async for event in events:
+                    yield event
+            output = found[-1]
+            state.step_results.append(output)
+            if review is not None and step.step_type in ("Step", "Router"):
+                requirement = output_requirement(step, position, step_input, output, self.ctx.clock(), retry_count)
+                if requirement is not None:
+                    raise WorkflowPause(requirement)
+            if output.stop:
+                return
+
+    def _pause(self, pause: WorkflowPause) -> Iterator[dict[str, Any]]:
+        state, requirement = self.state, pause.requirement
+        if pause.output is not None:
+            state.step_results.append(pause.output)
+        (state.error_requirements if pause.error else state.step_requirements).append(requirement)
+        state.status = PAUSED
+        state.paused_step_index = requirement["step_index"]
+        state.paused_step_name = requirement["step_name"]
+        state.pause_kind = "executor" if requirement.get("requires_executor_input") else "step"
+        state.content = None
+        step = {"step_id": requirement["step_id"], "step_name": requirement["step_name"], "step_index": requirement["step_index"]}
+        if requirement.get("requires_executor_input"):
+            yield from self._emit(self.event(
+                "StepExecutorPaused", **step, executor_id=requirement["executor_id"], executor_name=requirement["executor_name"],
+                executor_run_id=requirement["executor_run_id"], executor_type=requirement["executor_type"],
+                executor_requirements=requirement["executor_requirements"],
+            ))
+        elif requirement.get("is_post_execution"):
+            yield from self._emit(self.event(
+                "StepOutputReview", **step, requires_output_review=True, output_review_message=requirement["output_review_message"],
+            ))
+        elif requirement.get("requires_route_selection"):
+            yield from self._emit(self.event(
+                "RouterPaused", **step, available_choices=requirement["available_choices"],
+                user_input_message=requirement["user_input_message"], allow_multiple_selections=requirement["allow_multiple_selections"],
+            ))
+        elif not pause.error:
+            yield from self._emit(self.event(
+                "StepPaused", **step, requires_confirmation=requirement["requires_confirmation"],
+                confirmation_message=requirement["confirmation_message"], requires_user_input=requirement["requires_user_input"],
+                user_input_message=requirement["user_input_message"], user_input_schema=requirement.get("user_input_schema"),
+            ))
+        out = state.to_dict()
+        yield from self._emit(self.event(
+            "WorkflowPaused", status=PAUSED, paused_step_index=state.paused_step_index, paused_step_name=state.paused_step_name,
+            pause_kind=state.pause_kind, step_requirements=out.get("step_requirements"), error_requirements=out.get("error_requirements"),
+            step_results=out["step_results"], step_executor_runs=out["step_executor_runs"], metadata=out.get("metadata"),
+        ))
+
+    def _continued(self) -> dict[str, Any]:
+        state = self.state
+        return self.event("StepContinued", step_name=state.paused_step_name, step_index=state.paused_step_index)
+
+    def _completed(self) -> dict[str, Any]:
+        out = self.state.to_dict()
+        return self.event(
+            "WorkflowCompleted", content=out.get("content"), content_type=out["content_type"],
+            step_results=out["step_results"], step_executor_runs=out["step_executor_runs"],
+            metadata=out.get("metadata"), metrics=out["metrics"], session_state=out["session_state"],
+        )
+
+
+def executor_history(history: Sequence[Mapping[str, Any]], component_id: str) -> list[dict[str, Any]]:
+    """A step's agent's (or team's) completed runs inside this session's earlier workflow runs."""
+    return [
+        dict(run)
+        for workflow_run in history
+        for run in workflow_run.get("step_executor_runs") or []
+        if (run.get("agent_id") or run.get("team_id")) == component_id and run.get("status") == COMPLETED
+    ]
+
+
+def _index(index: Index) -> int | list[int]:
+    return index if isinstance(index, int) else list(index)
+
+
+def _slug(name: str | None) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", (name or "").lower()).strip("-")
