@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .runtime import Agent, Team
+from .runtime import Agent, Team, Workflow
 from .runtime.tools.toolkit import Toolkit
 
 logger = logging.getLogger(__name__)
@@ -75,12 +75,37 @@ class TeamEntry:
         return self.source == "db"
 
 
+@dataclass(frozen=True)
+class WorkflowEntry:
+    """A workflow, as ``AgentEntry`` is an agent: the same protocol, of kind "workflow"."""
+
+    workflow_id: str
+    name: str
+    description: str | None
+    source: str  # "code"
+    build: Callable[[str | None], Workflow] = field(repr=False, compare=False)
+    version: int | None = None
+    stage: str | None = None
+    template: Workflow | None = field(default=None, repr=False, compare=False)
+
+    kind = "workflow"
+    session_type = "workflow"
+
+    @property
+    def component_id(self) -> str:
+        return self.workflow_id
+
+    @property
+    def is_component(self) -> bool:
+        return self.source == "db"
+
+
 def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
     entries: dict[str, AgentEntry] = {}
     for module_name in modules:
         module = importlib.import_module(module_name)
-        # A module may export only teams (of agents defined elsewhere, or inline).
-        agents = getattr(module, "AGENTS", [] if hasattr(module, "TEAMS") else None)
+        # A module may export only teams or workflows (of agents defined elsewhere, or inline).
+        agents = getattr(module, "AGENTS", [] if hasattr(module, "TEAMS") or hasattr(module, "WORKFLOWS") else None)
         if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, Agent) for agent in agents):
             raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent")
         for agent in agents:
@@ -401,15 +426,53 @@ def agent_version_get(agent_id: str, *, version: int) -> AgentEntry | None:
 
 
 
-def entry_get(kind: str, component_id: str, *, version: int | None = None) -> AgentEntry | TeamEntry | None:
-    """The live component of ``kind`` ("agent" or "team"), or a published version of it."""
+def _load_code_workflows(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
+    entries: dict[str, WorkflowEntry] = {}
+    taken = set(_code_agents_for(modules)) | set(_code_teams_for(modules))
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        workflows = getattr(module, "WORKFLOWS", [])
+        if not isinstance(workflows, (list, tuple)) or not all(isinstance(workflow, Workflow) for workflow in workflows):
+            raise TypeError(f"{module_name}.WORKFLOWS must be a list of agents.runtime.Workflow")
+        for workflow in workflows:
+            if workflow.id in entries or workflow.id in taken:
+                raise ValueError(f"the workflow id {workflow.id!r} is taken by another code agent, team or workflow")
+            entries[workflow.id] = WorkflowEntry(
+                workflow_id=workflow.id, name=workflow.name or workflow.id, description=workflow.description, source="code",
+                build=lambda user_id, workflow=workflow: workflow, template=workflow,
+            )
+    return entries
+
+
+@lru_cache(maxsize=8)
+def _code_workflows_for(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
+    return _load_code_workflows(modules)
+
+
+def workflow_list() -> list[WorkflowEntry]:
+    return list(_code_workflows_for(tuple(settings.AGENT_MODULES)).values())
+
+
+def workflow_get(workflow_id: str, *, version: int | None = None) -> WorkflowEntry | None:
+    """The workflow ``workflow_id`` (code workflows have no versions: a version asked of one is not found)."""
+    if version is not None:
+        return None
+    return _code_workflows_for(tuple(settings.AGENT_MODULES)).get(workflow_id)
+
+
+def entry_get(kind: str, component_id: str, *, version: int | None = None) -> AgentEntry | TeamEntry | WorkflowEntry | None:
+    """The live component of ``kind`` ("agent", "team" or "workflow"), or a published version of it."""
+    if kind == "workflow":
+        return workflow_get(component_id, version=version)
     if kind == "team":
         return team_get(component_id, version=version)
     return agent_get(component_id, version=version)
 
 
-def entry_version_get(kind: str, component_id: str, *, version: int) -> AgentEntry | TeamEntry | None:
-    """Any stored version, drafts included (admins only)."""
+def entry_version_get(kind: str, component_id: str, *, version: int) -> AgentEntry | TeamEntry | WorkflowEntry | None:
+    """Any stored version, drafts included (admins only; code workflows have none)."""
+    if kind == "workflow":
+        return None
     if kind == "team":
         return team_version_get(component_id, version=version)
     return agent_version_get(component_id, version=version)

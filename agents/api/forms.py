@@ -172,6 +172,12 @@ def parse_tools_field(data: Any) -> list[dict[str, Any]] | None:
         raise BadRequest(str(exc)) from None
 
 
+def parse_step_requirements(data: Any) -> list[dict[str, Any]] | None:
+    """A workflow continue form's answers to its review: ``step_requirements`` (StepRequirement
+    objects, as AgentOSClient's continue_workflow_run sends them); None when there are none."""
+    return _json_objects(data, "step_requirements", "step requirement objects")
+
+
 def _json_objects(data: Any, name: str, what: str) -> list[dict[str, Any]] | None:
     raw = data.get(name)
     if raw in (None, ""):

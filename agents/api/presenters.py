@@ -1,4 +1,4 @@
-"""AgentOS response shapes for agents, teams and runs (nulls dropped where AgentOS drops them)."""
+"""AgentOS response shapes for agents, teams, workflows and runs (nulls dropped where AgentOS drops them)."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +6,7 @@ from typing import Any
 from core.api.views import database_id
 from sessions.models import Run
 
-from ..registry import AgentEntry, TeamEntry
+from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, Function, Team
 from ..runtime.output import drop_nulls
 
@@ -101,6 +101,60 @@ def _summary(component: Agent | Team, entry: AgentEntry | TeamEntry, **extra: An
         **extra,
         "model": {"id": component.model.id, "provider": component.model.provider},
         "metadata": component.metadata or None,
+        "sandboxed": False,
+    })
+
+
+def workflow_response(entry: WorkflowEntry) -> dict[str, Any]:
+    """``WorkflowResponse``: the workflow and its steps, each with its agent's or team's detail."""
+    workflow = entry.template
+    assert workflow is not None
+    spec = workflow.input_schema_spec
+    return drop_nulls({
+        "id": entry.workflow_id,
+        "name": entry.name,
+        "db_id": database_id(),
+        "description": entry.description,
+        "input_schema": spec.schema if spec is not None else None,
+        "steps": [_step_body(step) for step in workflow.steps],
+        "metadata": workflow.metadata or None,
+        "is_factory": False,
+        "is_component": entry.is_component,
+        "current_version": entry.version,
+        "stage": entry.stage,
+        "sandboxed": False,
+    })
+
+
+def _step_body(step: Any) -> dict[str, Any]:
+    """One step as AgentOS describes it: ``{name, type, description?, agent?|team?|executor?,
+    steps?|choices?}``, nested steps recursively."""
+    body: dict[str, Any] = {"name": step.name, "type": step.step_type, "description": step.description}
+    agent, team, executor = (getattr(step, name, None) for name in ("agent", "team", "executor"))
+    if agent is not None:
+        body["agent"] = _member_body(agent)
+    if team is not None:
+        body["team"] = _member_body(team)
+    if executor is not None:
+        body["executor"] = getattr(executor, "__name__", None)
+    if getattr(step, "steps", None):
+        body["steps"] = [_step_body(inner) for inner in step.steps]
+    if getattr(step, "choices", None):
+        body["choices"] = [_step_body(inner) for inner in step.choices]
+    return drop_nulls(body)
+
+
+def workflow_summary(entry: WorkflowEntry) -> dict[str, Any]:
+    """``WorkflowSummaryResponse`` (GET /workflows and /config)."""
+    return drop_nulls({
+        "id": entry.workflow_id,
+        "name": entry.name,
+        "description": entry.description,
+        "db_id": database_id(),
+        "is_factory": False,
+        "is_component": entry.is_component,
+        "current_version": entry.version,
+        "stage": entry.stage,
         "sandboxed": False,
     })
 

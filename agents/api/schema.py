@@ -72,6 +72,28 @@ class TeamResponse(serializers.Serializer):
     sandboxed = serializers.BooleanField()
 
 
+class WorkflowSummary(serializers.Serializer):
+    """``WorkflowSummaryResponse``."""
+
+    id = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField(required=False)
+    db_id = serializers.CharField()
+    is_factory = serializers.BooleanField()
+    is_component = serializers.BooleanField()
+    current_version = serializers.IntegerField(required=False)
+    stage = serializers.CharField(required=False)
+    sandboxed = serializers.BooleanField()
+
+
+class WorkflowResponse(WorkflowSummary):
+    """``WorkflowResponse``: the summary plus the input schema and the steps."""
+
+    input_schema = serializers.DictField(required=False)
+    steps = serializers.ListField(child=serializers.DictField(), help_text="{name, type, description?, agent?|team?|executor?, steps?|choices?}, recursively")
+    metadata = serializers.DictField(required=False)
+
+
 class RunForm(serializers.Serializer):
     message = serializers.CharField(help_text="The user's input")
     stream = serializers.BooleanField(required=False, default=True, help_text="Server-sent events (default) or one JSON RunOutput")
@@ -104,6 +126,15 @@ class ContinueForm(serializers.Serializer):
     replace_original = serializers.BooleanField(required=False, allow_null=True, default=None, help_text="With regenerate: mark the original REGENERATED (default true)")
     additional_instructions = serializers.CharField(required=False, help_text="With regenerate: what to do differently (an alias of input)")
     background = serializers.BooleanField(required=False, default=False, help_text="Put a paused background run back on the queue (202)")
+
+
+class WorkflowContinueForm(serializers.Serializer):
+    step_requirements = serializers.CharField(help_text="JSON array of StepRequirement objects answering the paused step's review")
+    session_id = serializers.CharField()
+    user_id = serializers.CharField(required=False)
+    stream = serializers.BooleanField(required=False, default=True)
+    stream_events = serializers.BooleanField(required=False, default=True)
+    background = serializers.BooleanField(required=False, default=False)
 
 
 class ResumeForm(serializers.Serializer):

@@ -24,4 +24,11 @@ urlpatterns = [
     route("teams/{team_id}/runs/{run_id}/checkpoints", views.TeamRunCheckpointsView.as_view(), name="team-run-checkpoints"),
     route("teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", views.TeamRunCheckpointView.as_view(), name="team-run-checkpoint"),
     route("teams/{team_id}/sessions/{session_id}/fork", views.TeamSessionForkView.as_view(), name="team-session-fork"),
+    route("workflows", views.WorkflowListView.as_view(), name="workflows"),
+    route("workflows/{workflow_id}", views.WorkflowDetailView.as_view(), name="workflow"),
+    route("workflows/{workflow_id}/runs", views.WorkflowRunsView.as_view(), name="workflow-runs"),
+    route("workflows/{workflow_id}/runs/{run_id}", views.WorkflowRunDetailView.as_view(), name="workflow-run"),
+    route("workflows/{workflow_id}/runs/{run_id}/cancel", views.WorkflowRunCancelView.as_view(), name="workflow-run-cancel"),
+    route("workflows/{workflow_id}/runs/{run_id}/continue", views.WorkflowRunContinueView.as_view(), name="workflow-run-continue"),
+    route("workflows/{workflow_id}/runs/{run_id}/resume", views.WorkflowRunResumeView.as_view(), name="workflow-run-resume"),
 ]

@@ -1,9 +1,10 @@
-"""The /agents and /teams families: catalogue, runs (JSON or SSE), poll, list, cancel, continue,
-resume, checkpoints, session forks.
+"""The /agents, /teams and /workflows families: catalogue, runs (JSON or SSE), poll, list,
+cancel, continue, resume, checkpoints, session forks.
 
-One set of views serves both kinds: a view reads which kind it serves from ``of`` (AGENT or
-TEAM), and the component's id from its path (``agent_id`` / ``team_id``). The team views are the
-agent views with the team's path, scopes, operation ids and docs.
+One set of views serves every kind: a view reads which kind it serves from ``of`` (AGENT, TEAM
+or WORKFLOW), and the component's id from its path (``agent_id`` / ``team_id`` /
+``workflow_id``). The team and workflow views are the agent views with their path, scopes,
+operation ids and docs (a workflow has no checkpoints or forks, as in AgentOS).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
 from ..models import Job
-from ..registry import agent_list, entry_get, team_list
+from ..registry import agent_list, entry_get, team_list, workflow_list
 from ..runtime import InvalidContinuation
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
@@ -41,8 +42,8 @@ from ..services.runs import ComponentNotFound, Continuation, RunNotContinuable, 
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
-from .forms import bounded_text, form_data, parse_run_form, parse_tools_field
-from .presenters import agent_response, run_output, team_response
+from .forms import bounded_text, form_data, parse_run_form, parse_step_requirements, parse_tools_field
+from .presenters import agent_response, run_output, team_response, workflow_response, workflow_summary
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
@@ -89,14 +90,19 @@ class Kind:
             raise NotFound(f"{self.label} not found")
 
     def entries(self) -> list[Any]:
-        return team_list() if self.kind == "team" else agent_list()
+        return {"team": team_list, "workflow": workflow_list}.get(self.kind, agent_list)()
 
     def present(self, entry: Any) -> dict[str, Any]:
-        return team_response(entry) if self.kind == "team" else agent_response(entry)
+        return {"team": team_response, "workflow": workflow_response}.get(self.kind, agent_response)(entry)
+
+    def listed(self, entry: Any) -> dict[str, Any]:
+        """An entry of the kind's list: the detail shape, except for workflows (their summary)."""
+        return workflow_summary(entry) if self.kind == "workflow" else self.present(entry)
 
 
 AGENT = Kind("agent", "agents", "Agent", "agent_id")
 TEAM = Kind("team", "teams", "Team", "team_id")
+WORKFLOW = Kind("workflow", "workflows", "Workflow", "workflow_id")
 
 
 class OfAnAgent:
@@ -151,7 +157,7 @@ class AgentListView(AgentOSView):
 
     @extend_schema(operation_id="get_agents", tags=["Agents"], responses={200: docs.AgentResponse(many=True)})
     def get(self, request):
-        return Response([self.of.present(entry) for entry in visible_components(self.principal, self.of)])
+        return Response([self.of.listed(entry) for entry in visible_components(self.principal, self.of)])
 
 
 class AgentDetailView(OfAnAgent, AgentOSView):
@@ -397,7 +403,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         """In a run thread, once the caller is authenticated: the continuation back on the queue
         (background), continued whole (stream=false), or begun for its stream."""
         data = form_data(request)
-        tools = parse_tools_field(data)
+        tools = parse_step_requirements(data) if self.of.kind == "workflow" else parse_tools_field(data)
         session_id = data.get("session_id") or None
         if not session_id:
             raise BadRequest("session_id is required for this action")
@@ -602,6 +608,85 @@ class TeamRunResumeView(OfATeam, AgentRunResumeView):
     @extend_schema(
         operation_id="resume_team_run_stream", tags=["Teams"], request={"application/x-www-form-urlencoded": docs.ResumeForm},
         responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and team events"), 400: docs.ERROR, 404: docs.ERROR},
+    )
+    async def post(self, request, run_id: str, **path: str):
+        return await super().post(request, run_id, **path)
+
+
+# ---- /workflows: the same views, of a workflow ---------------------------------------------------
+
+
+class OfAWorkflow:
+    """Mixed in before an agent view: the same view, of a workflow (``workflow_id``, ``workflows`` scopes)."""
+
+    of = WORKFLOW
+    scope_family = "workflows"
+    scope_resource_kwarg = "workflow_id"
+
+
+_WORKFLOW_RUN_RESPONSES = {
+    **_TEAM_RUN_RESPONSES,
+    200: OpenApiResponse(docs.RunOutput, description="stream=false: the WorkflowRunOutput (step_results, step_executor_runs); stream=true (the default): text/event-stream of workflow, step and executor events"),
+}
+
+
+class WorkflowListView(AgentListView):
+    of = WORKFLOW
+
+    @extend_schema(operation_id="get_workflows", tags=["Workflows"], responses={200: docs.WorkflowSummary(many=True)})
+    def get(self, request):
+        return super().get(request)
+
+
+class WorkflowDetailView(OfAWorkflow, AgentDetailView):
+    @extend_schema(operation_id="get_workflow", tags=["Workflows"], responses={200: docs.WorkflowResponse, 404: docs.ERROR})
+    def get(self, request, **path: str):
+        return super().get(request, **path)
+
+
+class WorkflowRunsView(OfAWorkflow, AgentRunsView):
+    @extend_schema(operation_id="create_workflow_run", tags=["Workflows"], request=_FORMS, responses=_WORKFLOW_RUN_RESPONSES)
+    async def post(self, request, **path: str):
+        return await super().post(request, **path)
+
+    @extend_schema(
+        operation_id="list_workflow_runs", tags=["Workflows"],
+        parameters=[*_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status")],
+        responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
+    async def get(self, request, **path: str):
+        return await super().get(request, **path)
+
+
+class WorkflowRunDetailView(OfAWorkflow, AgentRunDetailView):
+    @extend_schema(operation_id="get_workflow_run", tags=["Workflows"], parameters=_IN_SESSION, responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
+    def get(self, request, run_id: str, **path: str):
+        return super().get(request, run_id, **path)
+
+
+class WorkflowRunCancelView(OfAWorkflow, AgentRunCancelView):
+    @extend_schema(
+        operation_id="cancel_workflow_run", tags=["Workflows"], request=None, parameters=[OpenApiParameter("session_id", str)],
+        responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
+    )
+    def post(self, request, run_id: str, **path: str):
+        return super().post(request, run_id, **path)
+
+
+class WorkflowRunContinueView(OfAWorkflow, AgentRunContinueView):
+    @extend_schema(
+        operation_id="continue_workflow_run", tags=["Workflows"],
+        request={"application/x-www-form-urlencoded": docs.WorkflowContinueForm, "multipart/form-data": docs.WorkflowContinueForm},
+        responses=_WORKFLOW_RUN_RESPONSES,
+    )
+    async def post(self, request, run_id: str, **path: str):
+        return await super().post(request, run_id, **path)
+
+
+class WorkflowRunResumeView(OfAWorkflow, AgentRunResumeView):
+    @extend_schema(
+        operation_id="resume_workflow_run_stream", tags=["Workflows"], request={"application/x-www-form-urlencoded": docs.ResumeForm},
+        responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and workflow events"), 400: docs.ERROR, 404: docs.ERROR},
     )
     async def post(self, request, run_id: str, **path: str):
         return await super().post(request, run_id, **path)

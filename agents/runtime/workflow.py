@@ -11,6 +11,7 @@ WorkflowRunOutput dict. Agent and team steps are child runs: their events are re
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 import uuid
@@ -85,6 +86,24 @@ class Workflow:
         self.input_schema = input_schema
         self.input_schema_spec = OutputSchema.of(input_schema)
         self.metadata = dict(metadata or {})
+
+    # What the run pipeline reads of every component (agents.services.runs), with a workflow's
+    # meaning: its history is the session's earlier workflow runs (each executor sees its own runs
+    # in them); a workflow has no model, memories or summaries of its own (its agents do).
+    add_history_to_context = True
+    num_history_runs = 3
+    update_memory_on_run = False
+    add_memories_to_context = False
+    search_past_sessions = False
+    enable_session_summaries = False
+    model = None
+
+    def with_options(self, **options: Any) -> Workflow:
+        """A shallow copy with some attributes changed (a request's options), as ``Agent.with_options``."""
+        changed = copy.copy(self)
+        for name, value in options.items():
+            setattr(changed, name, value)
+        return changed
 
     def start_run(
         self,

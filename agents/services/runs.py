@@ -1,8 +1,9 @@
 """Running an agent or a team for a user: the one entry point every transport goes through.
 
-A team is one more component kind on the same path: ``PreparedRun.agent`` is the runtime
-component (an ``Agent`` or a ``Team``, which share the run protocol), looked up by kind
-(``component_entry``); a team run's member runs are written as its child rows.
+Teams and workflows are more component kinds on the same path: ``PreparedRun.agent`` is the
+runtime component (an ``Agent``, a ``Team`` or a ``Workflow``, which share the run protocol),
+looked up by kind (``component_entry``); a team run's member runs and a workflow run's agent and
+team steps are written as its child rows.
 
 ``run_prepare`` does the reads (agent, session ownership, history, memories) and builds the
 runtime context; ``run_execute`` commits the run RUNNING with its input (``run_begin``), drives
@@ -32,8 +33,8 @@ from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finis
 
 from approvals.services import approvals_on_run_end
 
-from ..registry import AgentEntry, TeamEntry, entry_get, entry_version_get
-from ..runtime import Agent, InvalidContinuation, RunContext, Team
+from ..registry import AgentEntry, TeamEntry, WorkflowEntry, entry_get, entry_version_get
+from ..runtime import Agent, InvalidContinuation, RunContext, Team, Workflow
 from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
 from .cancellation import cancel_checker, cancel_request, forget_local
@@ -47,6 +48,8 @@ from .jobs import job_cancel, job_follow_run, job_submit
 logger = logging.getLogger("agno_site.runs")
 
 EventSink = Callable[[dict[str, Any]], None]
+Entry = AgentEntry | TeamEntry | WorkflowEntry  # a registered component (agents.registry)
+Component = Agent | Team | Workflow  # what runs: one run protocol (agents.runtime)
 
 
 class ComponentNotFound(Exception):
@@ -91,8 +94,8 @@ class RunRequest:
 
 @dataclass
 class PreparedRun:
-    entry: AgentEntry | TeamEntry
-    agent: Agent | Team  # the component that runs: an agent, or a team (its leader and members)
+    entry: Entry
+    agent: Component  # the component that runs: an agent, a team or a workflow
     run_id: str
     session_id: str
     owner_id: str | None
@@ -122,9 +125,11 @@ class PreparedRun:
             assert self.continued is not None
             return self.agent.branch_run(self.continued.run_data, self.ctx, **self.branch)
         if self.continued is not None:
-            return self.agent.continue_run(self.continued.run_data, tools=self.decisions, ctx=self.ctx, stream_events=self.stream_events)
+            return resumed(self.agent, self.continued.run_data, self.decisions, self.ctx, self.stream_events)
         request = self.request
         assert request is not None
+        if isinstance(self.agent, Workflow):
+            return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events)
         return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
 
     def record(self, **fields: Any) -> RunRecord:
@@ -137,12 +142,20 @@ class PreparedRun:
         )
 
 
+def resumed(component: Component, run_data: Mapping[str, Any], decisions: list[dict[str, Any]], ctx: RunContext, stream_events: bool) -> Any:
+    """The runtime's continuation of a paused run with the human's decisions: tool decisions for
+    an agent or a team, step requirements for a workflow. Bad decisions raise InvalidContinuation."""
+    if isinstance(component, Workflow):
+        return component.continue_run(run_data, ctx=ctx, step_requirements=decisions, stream_events=stream_events)
+    return component.continue_run(run_data, tools=decisions, ctx=ctx, stream_events=stream_events)
+
+
 def member_records(output: Mapping[str, Any], *, session_id: str, owner_id: str | None) -> list[RunRecord]:
-    """A team run's member runs (``member_responses``, recursively) as its child rows: each its
-    own run, of its member's id and kind, with no events of its own (they are in the team run's
-    stream, nested)."""
+    """The runs made inside a run as its child rows: a team's members (``member_responses``) and a
+    workflow's agent and team steps (``step_executor_runs``), recursively; each its own run, of its
+    component's id and kind, with no events of its own (they are in the parent's stream, nested)."""
     records = []
-    for member in output.get("member_responses") or []:
+    for member in [*(output.get("member_responses") or []), *(output.get("step_executor_runs") or [])]:
         is_team = "team_id" in member
         member_input = member.get("input") or {}
         records.append(RunRecord(
@@ -185,7 +198,7 @@ class Continuation:
         return self.continue_from == "end" and not (self.fork or self.regenerate or self.input)
 
 
-def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> AgentEntry | TeamEntry:
+def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> Entry:
     """The live component, or a published version of it; a draft is not found (ComponentNotFound)."""
     entry = entry_get(kind, component_id, version=version)
     if entry is None:
@@ -193,7 +206,7 @@ def component_entry(component_id: str, *, kind: str = "agent", version: int | No
     return entry
 
 
-def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> AgentEntry | TeamEntry:
+def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> Entry:
     """Any stored version, drafts included: only for a run an admin asked for (``component_entry_for``)."""
     entry = entry_version_get(kind, component_id, version=version)
     if entry is None:
@@ -201,7 +214,7 @@ def component_entry_pinned(component_id: str, *, kind: str = "agent", version: i
     return entry
 
 
-def component_entry_for(*, principal: Principal, component_id: str, kind: str = "agent", version: int | None) -> AgentEntry | TeamEntry:
+def component_entry_for(*, principal: Principal, component_id: str, kind: str = "agent", version: int | None) -> Entry:
     """What ``principal`` may run: an admin may pin a draft to test it, anyone else only what is
     published (a draft answers as a missing version does)."""
     if principal.is_admin and version is not None:
@@ -209,10 +222,10 @@ def component_entry_for(*, principal: Principal, component_id: str, kind: str = 
     return component_entry(component_id, kind=kind, version=version)
 
 
-def _agent_for(entry: AgentEntry | TeamEntry, owner_id: str | None, request: RunRequest | None) -> Agent | Team:
+def _agent_for(entry: Entry, owner_id: str | None, request: RunRequest | None) -> Component:
     agent = entry.build(owner_id)
     overrides: dict[str, Any] = {}
-    if request is not None and request.output_schema is not None:
+    if request is not None and request.output_schema is not None and not isinstance(agent, Workflow):
         overrides["output_schema"] = request.output_schema
         overrides["output_schema_spec"] = OutputSchema.of(request.output_schema)
     if request is not None and request.add_history_to_context is not None:
@@ -294,7 +307,7 @@ def session_for_run(*, principal: Principal, session_id: str | None, requested_u
 
 def prepare_for_owner(
     *,
-    entry: AgentEntry | TeamEntry,
+    entry: Entry,
     owner_id: str | None,
     session: Session | None,
     session_id: str,
@@ -363,8 +376,10 @@ def _internal_error(prepared: PreparedRun, run_iter: Any, exc: Exception) -> tup
     return output, error_event
 
 
-def _component_data(agent: Agent | Team) -> dict[str, Any]:
-    """The session's ``agent_data`` / ``team_data``."""
+def _component_data(agent: Component) -> dict[str, Any]:
+    """The session's ``agent_data`` / ``team_data`` / ``workflow_data``."""
+    if isinstance(agent, Workflow):
+        return {"name": agent.name, "workflow_id": agent.id}
     key = "team_id" if isinstance(agent, Team) else "agent_id"
     return {"name": agent.name, key: agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
 
@@ -550,13 +565,15 @@ def continue_prepare(
     if not (continuation.plain and run.status == RunStatus.PAUSED):
         if tools:
             raise InvalidContinuation(DECISIONS_WITH_BRANCH)
+        if run.run_type == "workflow":
+            raise RunNotContinuable(f"Cannot continue a run that is not paused. Current status: {run.status}")
         prepared = _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events, checks_only=checks_only)
         prepared.streamed = stream
         return prepared
     prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events)
     prepared.streamed = stream
     # Validate the decisions now, so a bad request is a 400 before anything runs.
-    prepared.agent.continue_run(run.run_data, tools=prepared.decisions, ctx=prepared.ctx, stream_events=stream_events)
+    resumed(prepared.agent, run.run_data, prepared.decisions, prepared.ctx, stream_events)
     return prepared
 
 
@@ -573,7 +590,7 @@ def continue_prepare_for_owner(
     )
 
 
-def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[AgentEntry | TeamEntry, Agent | Team, RunContext, BufferedMemoryStore | None]:
+def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the session's history, the run itself left out (its transcript is the run's own)."""
     entry = component_entry(run.component_id, kind=run.run_type)

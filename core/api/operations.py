@@ -199,6 +199,53 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "Deep-copy a team session into a new independent session. Every run (the members' included) is copied "
         "with a fresh `run_id`; the new session has a fresh `session_id`. The original is untouched.",
     ),
+    # --- Workflows ---------------------------------------------------------------------------
+    "get_workflows": (
+        "List All Workflows",
+        "Retrieve the workflows configured in this instance that the caller may read (their summaries: "
+        "id, name, description).",
+    ),
+    "get_workflow": ("Get Workflow Details", "Retrieve the configuration of a workflow: its input schema and its steps, recursively, with each step's agent or team."),
+    "create_workflow_run": (
+        "Execute Workflow",
+        "Execute a workflow with the provided input. Workflows run streamed or in one piece.\n\n"
+        "**Execution Modes:**\n"
+        "- **Streaming (`stream=true`)**: step-by-step updates over SSE: workflow events (`WorkflowStarted`, "
+        "`StepStarted`, `ParallelExecutionStarted`, …, `WorkflowCompleted`) and the agent and team steps' own events\n"
+        "- **Non-Streaming (`stream=false`)**: the WorkflowRunOutput once it ends\n"
+        "- `background=true`: the run is queued and survives restarts; the answer is `202` with its ids\n\n"
+        "Each agent or team step is stored as its own run of the session, with `parent_run_id`; a step under "
+        "human review pauses the run (`WorkflowPaused`, `step_requirements`).",
+    ),
+    "list_workflow_runs": (
+        "List Workflow Runs",
+        "List runs for a workflow within a session, optionally filtered by status.\n\n"
+        "Useful for monitoring background runs and viewing run history.",
+    ),
+    "get_workflow_run": (
+        "Get Workflow Run",
+        "Retrieve the status and output of a workflow run. Use this to poll for run completion.\n\n"
+        "Requires the `session_id` that was returned when the run was created.",
+    ),
+    "cancel_workflow_run": (
+        "Cancel Workflow Run",
+        "Cancel a queued or executing workflow run, on whichever worker runs it; its running steps stop with it.",
+    ),
+    "continue_workflow_run": (
+        "Continue Workflow Run",
+        "Continue a paused workflow run with the answers to its review, from exactly the step that paused "
+        "(after a server restart too: the pause is in the database).\n\n"
+        "**Use Cases:**\n"
+        "- Resume after a step's review (confirmation, user input, router selection, output or iteration review)\n"
+        "- Resume after an agent or team step's tool confirmation\n\n"
+        "**`step_requirements`:** a JSON array of the run's StepRequirement objects with their answers "
+        "(`confirmed`, `user_input`, `selected_choices`, …). A run that is not paused is a `409`.",
+    ),
+    "resume_workflow_run_stream": (
+        "Resume Workflow Run Stream",
+        "Resume an SSE stream for a workflow run after disconnection.\n\n"
+        "Sends missed events since `last_event_index`, then continues streaming live events if the run is still active.",
+    ),
     # --- Sessions ----------------------------------------------------------------------------
     "get_sessions": (
         "List Sessions",

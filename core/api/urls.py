@@ -1,46 +1,23 @@
-"""Discovery routes, the API docs, and the component families with nothing configured yet."""
+"""Discovery routes, service accounts and the API docs (the component families are their apps')."""
 from __future__ import annotations
 
 from csp.decorators import csp_update
 from django.conf import settings
-from django.http import JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 from . import discovery, service_accounts
 from .docs import RedocView
-from .routing import plain_api_view, route
+from .routing import route
 
 
 REDOC_POLICY = csp_update({"style-src-elem": ["'self'", "'unsafe-inline'"], "worker-src": ["'self'", "blob:"]})
-
-
-@plain_api_view("GET")
-def empty_list(request, **kwargs) -> JsonResponse:
-    return JsonResponse([], safe=False)
-
-
-def not_found(detail: str, *methods: str):
-    """What AgentOS answers on a route of a component it does not have, for the methods the route has."""
-
-    @plain_api_view(*methods)
-    def view(request, **kwargs) -> JsonResponse:
-        return JsonResponse({"detail": detail}, status=404)
-
-    return view
 
 
 urlpatterns = [
     path("", discovery.landing, name="landing"),
     route("info", discovery.InfoView.as_view(), name="info"),
     route("config", discovery.ConfigView.as_view(), name="config"),
-    # No workflows are configured yet: AgentOS then lists none and finds none.
-    route("workflows", empty_list, name="workflows"),
-    route("workflows/{workflow_id}", not_found("Workflow not found", "GET")),
-    route("workflows/{workflow_id}/runs", not_found("Workflow not found", "GET", "POST")),
-    route("workflows/{workflow_id}/runs/{run_id}", not_found("Workflow not found", "GET")),
-    # cancel, continue, resume (POST)
-    route("workflows/{workflow_id}/runs/{run_id}/{action}", not_found("Workflow not found", "POST")),
     route("service-accounts", service_accounts.ServiceAccountsView.as_view(), name="service-accounts"),
     route("service-accounts/{service_account_id}", service_accounts.ServiceAccountDetailView.as_view(), name="service-account"),
     path("", include("core.api.unavailable")),
