@@ -278,6 +278,8 @@ class WorkflowRun:
         self.state = state
         self.stream_events = stream_events
         self.resume = resume
+        # The session state each executor run was given, by run id (see executor_finished).
+        self._given_state: dict[str, dict[str, Any]] = {}
         self._agen = self._execute()
         self._sync: Iterator[dict[str, Any]] | None = None
 
@@ -389,13 +391,15 @@ class WorkflowRun:
             "nested_depth": int(event.get("nested_depth") or 0) + 1,
         }
 
-    def executor_context(self, component: Any) -> RunContext:
+    def executor_context(self, component: Any, run_id: str | None = None) -> RunContext:
         """An agent or team step's context: the workflow's session, user, cancellation, clock and
         stores, a copy of the workflow's session state, and the component's earlier runs in this
         session's workflow runs as history."""
         ctx = self.ctx
+        run_id = run_id or str(uuid.uuid4())
+        self._given_state[run_id] = json_copy(self.state.session_state)
         return RunContext(
-            run_id=str(uuid.uuid4()),
+            run_id=run_id,
             session_id=ctx.session_id,
             user_id=ctx.user_id,
             history=executor_history(ctx.history, component.id),
@@ -421,8 +425,7 @@ class WorkflowRun:
         stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
         if component is None or stored is None:
             raise InvalidContinuation(f"Step {requirement['step_name']!r} has no paused executor run to continue")
-        ctx = self.executor_context(component)
-        ctx.run_id = stored["run_id"]
+        ctx = self.executor_context(component, run_id=stored["run_id"])
         resume.executor_run = component.continue_run(stored, ctx=ctx, requirements=resume.executor_requirements)
 
     def executor_finished(self, output: dict[str, Any]) -> None:
@@ -433,7 +436,10 @@ class WorkflowRun:
                 break
         else:
             runs.append(json_copy(output))
-        _deep_merge(self.state.session_state, json_copy(output.get("session_state") or {}))
+        # Only what the executor changed goes back: its copy of the rest is stale when Parallel
+        # branches changed the state meanwhile.
+        given = self._given_state.pop(output.get("run_id"), {})
+        _deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
 
     # ---- the run ------------------------------------------------------------------------------
 
@@ -570,6 +576,20 @@ class WorkflowRun:
             step_results=out["step_results"], step_executor_runs=out["step_executor_runs"],
             metadata=out.get("metadata"), metrics=out["metrics"], session_state=out["session_state"],
         )
+
+
+def changed_state(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``after`` that differ from ``before`` (nested dicts compared key by key)."""
+    changed: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            inner = changed_state(old, value)
+            if inner:
+                changed[key] = inner
+        elif key not in before or old != value:
+            changed[key] = json_copy(value)
+    return changed
 
 
 def executor_history(history: Sequence[Mapping[str, Any]], component_id: str) -> list[dict[str, Any]]:
