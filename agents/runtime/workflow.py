@@ -162,6 +162,15 @@ class Workflow:
         except ValueError as exc:
             raise ValueError(f"The input does not match {self.name or self.id}'s input schema: {exc}") from None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The definition for the API (``WorkflowResponse``'s own fields; the caller expands
+        ``agent_id`` / ``team_id`` into their AgentResponse / TeamResponse)."""
+        schema = self.input_schema_spec.schema if self.input_schema_spec is not None else None
+        return {
+            "id": self.id, "name": self.name, "description": self.description, "input_schema": json_copy(schema),
+            "steps": [s.to_dict() for s in self.steps], "metadata": json_copy(self.metadata) or None,
+        }
+
     def __repr__(self) -> str:
         return f"<Workflow id={self.id!r} steps={len(self.steps)}>"
 

@@ -609,3 +609,37 @@ def test_two_users_running_one_workflow_at_once_share_nothing(make_ctx):
     assert {e["run_id"] for e in alice_events if "workflow_name" in e} == {"run-a"}
     assert {e.get("workflow_run_id") for e in bob_events if "agent_id" in e} == {"run-b"}
     assert {r["user_id"] for r in bob.output["step_executor_runs"]} == {"bob"}
+
+
+def test_a_definition_describes_itself_for_the_api():
+    def done(outputs):
+        return True
+
+    def pick(step_input):
+        return "upper"
+
+    writer = Agent(id="writer", name="Writer")
+    workflow = Workflow(
+        id="wf", name="Flow", description="Demo", metadata={"team": "docs"},
+        input_schema={"type": "object", "properties": {"topic": {"type": "string"}}},
+        steps=[
+            Step(name="write", agent=writer, step_id="s1", max_retries=1),
+            Parallel(upper, Steps(name="seq", steps=[exclaim]), name="fan", step_id="p"),
+            Loop(name="again", steps=[upper], end_condition=done, step_id="l"),
+            Condition(name="gate", evaluator=False, steps=[upper], step_id="c"),
+            Router(name="route", selector=pick, choices=[upper], step_id="r"),
+        ],
+    )
+    described = workflow.to_dict()
+    assert (described["id"], described["name"], described["description"], described["metadata"]) == ("wf", "Flow", "Demo", {"team": "docs"})
+    assert described["input_schema"] == {"type": "object", "properties": {"topic": {"type": "string"}}}
+    write, fan, again, gate, route = described["steps"]
+    assert write == {
+        "type": "Step", "name": "write", "step_id": "s1", "description": None, "max_retries": 1, "skip_on_failure": False,
+        "human_review": HumanReview().to_dict(), "agent_id": "writer",
+    }
+    assert [(s["type"], s["name"]) for s in fan["steps"]] == [("Step", "upper"), ("Steps", "seq")]
+    assert fan["steps"][0]["executor_ref"] == "upper"
+    assert (again["type"], again["end_condition"], again["max_iterations"]) == ("Loop", "done", 3)
+    assert (gate["type"], gate["evaluator"], gate["else_steps"]) == ("Condition", False, [])
+    assert (route["type"], route["selector"], [c["name"] for c in route["choices"]]) == ("Router", "pick", ["upper"])
