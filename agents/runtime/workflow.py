@@ -576,7 +576,9 @@ class WorkflowRun:
 
     def _continued(self) -> dict[str, Any]:
         state = self.state
-        return self.event("StepContinued", step_name=state.paused_step_name, step_index=state.paused_step_index)
+        requirements = state.error_requirements if state.error_requirements and state.error_requirements[-1].get("decision") else state.step_requirements
+        step_id = requirements[-1]["step_id"] if requirements else None
+        return self.event("StepContinued", step_id=step_id, step_name=state.paused_step_name, step_index=state.paused_step_index)
 
     def _completed(self) -> dict[str, Any]:
         out = self.state.to_dict()
