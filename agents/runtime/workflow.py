@@ -181,6 +181,15 @@ class Workflow:
         except ValueError as exc:
             raise ValueError(f"The input does not match {self.name or self.id}'s input schema: {exc}") from None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The definition for the API (``WorkflowResponse``'s own fields; the caller expands
+        ``agent_id`` / ``team_id`` into their AgentResponse / TeamResponse)."""
+        schema = self.input_schema_spec.schema if self.input_schema_spec is not None else None
+        return {
+            "id": self.id, "name": self.name, "description": self.description, "input_schema": json_copy(schema),
+            "steps": [s.to_dict() for s in self.steps], "metadata": json_copy(self.metadata) or None,
+        }
+
     def __repr__(self) -> str:
         return f"<Workflow id={self.id!r} steps={len(self.steps)}>"
 
@@ -297,6 +306,8 @@ class WorkflowRun:
         self.state = state
         self.stream_events = stream_events
         self.resume = resume
+        # The session state each executor run was given, by run id (see executor_finished).
+        self._given_state: dict[str, dict[str, Any]] = {}
         self._agen = self._execute()
         self._sync: Iterator[dict[str, Any]] | None = None
 
@@ -408,13 +419,15 @@ class WorkflowRun:
             "nested_depth": int(event.get("nested_depth") or 0) + 1,
         }
 
-    def executor_context(self, component: Any) -> RunContext:
+    def executor_context(self, component: Any, run_id: str | None = None) -> RunContext:
         """An agent or team step's context: the workflow's session, user, cancellation, clock and
         stores, a copy of the workflow's session state, and the component's earlier runs in this
         session's workflow runs as history."""
         ctx = self.ctx
+        run_id = run_id or str(uuid.uuid4())
+        self._given_state[run_id] = json_copy(self.state.session_state)
         return RunContext(
-            run_id=str(uuid.uuid4()),
+            run_id=run_id,
             session_id=ctx.session_id,
             user_id=ctx.user_id,
             history=executor_history(ctx.history, component.id),
@@ -440,8 +453,7 @@ class WorkflowRun:
         stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
         if component is None or stored is None:
             raise InvalidContinuation(f"Step {requirement['step_name']!r} has no paused executor run to continue")
-        ctx = self.executor_context(component)
-        ctx.run_id = stored["run_id"]
+        ctx = self.executor_context(component, run_id=stored["run_id"])
         resume.executor_run = component.continue_run(stored, ctx=ctx, requirements=resume.executor_requirements)
 
     def executor_finished(self, output: dict[str, Any]) -> None:
@@ -452,7 +464,10 @@ class WorkflowRun:
                 break
         else:
             runs.append(json_copy(output))
-        _deep_merge(self.state.session_state, json_copy(output.get("session_state") or {}))
+        # Only what the executor changed goes back: its copy of the rest is stale when Parallel
+        # branches changed the state meanwhile.
+        given = self._given_state.pop(output.get("run_id"), {})
+        _deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
 
     # ---- the run ------------------------------------------------------------------------------
 
@@ -580,7 +595,9 @@ class WorkflowRun:
 
     def _continued(self) -> dict[str, Any]:
         state = self.state
-        return self.event("StepContinued", step_name=state.paused_step_name, step_index=state.paused_step_index)
+        requirements = state.error_requirements if state.error_requirements and state.error_requirements[-1].get("decision") else state.step_requirements
+        step_id = requirements[-1]["step_id"] if requirements else None
+        return self.event("StepContinued", step_id=step_id, step_name=state.paused_step_name, step_index=state.paused_step_index)
 
     def _completed(self) -> dict[str, Any]:
         out = self.state.to_dict()
@@ -589,6 +606,20 @@ class WorkflowRun:
             step_results=out["step_results"], step_executor_runs=out["step_executor_runs"],
             metadata=out.get("metadata"), metrics=out["metrics"], session_state=out["session_state"],
         )
+
+
+def changed_state(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``after`` that differ from ``before`` (nested dicts compared key by key)."""
+    changed: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            inner = changed_state(old, value)
+            if inner:
+                changed[key] = inner
+        elif key not in before or old != value:
+            changed[key] = json_copy(value)
+    return changed
 
 
 def executor_history(history: Sequence[Mapping[str, Any]], component_id: str) -> list[dict[str, Any]]:

@@ -182,6 +182,20 @@ class Step:
             return component.name or component.id
         return getattr(self.executor, "__name__", self.name)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The step's definition, as Agno's ``Step.to_dict`` (the executor by id or function name)."""
+        data: dict[str, Any] = {
+            "type": "Step", "name": self.name, "step_id": self.step_id, "description": self.description,
+            "max_retries": self.max_retries, "skip_on_failure": self.skip_on_failure, "human_review": self.human_review.to_dict(),
+        }
+        if self.agent is not None:
+            data["agent_id"] = self.agent.id
+        elif self.team is not None:
+            data["team_id"] = self.team.id
+        else:
+            data["executor_ref"] = self.executor_name
+        return data
+
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("StepStarted", self, index, parent_step_id)
         output: StepOutput | None = None
@@ -297,6 +311,9 @@ class Steps:
         self.named_step_id = step_id is not None
         self.description = description
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**_base(self), "steps": [s.to_dict() for s in self.steps], "human_review": self.human_review.to_dict()}
+
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("StepsExecutionStarted", self, index, parent_step_id, steps_count=len(self.steps))
         outputs: list[StepOutput] = []
@@ -325,6 +342,9 @@ class Parallel:
         self.step_id = step_id or str(uuid.uuid4())
         self.named_step_id = step_id is not None
         self.description = description
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**_base(self), "steps": [s.to_dict() for s in self.steps]}
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("ParallelExecutionStarted", self, index, parent_step_id, parallel_step_count=len(self.steps))
@@ -384,6 +404,12 @@ class Loop:
         self.description = description
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Loop")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "steps": [s.to_dict() for s in self.steps], "max_iterations": self.max_iterations,
+            "end_condition": _ref(self.end_condition), "human_review": self.human_review.to_dict(),
+        }
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         limits = {"max_iterations": self.max_iterations}
@@ -452,6 +478,13 @@ class Condition:
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Condition")
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "evaluator": self.evaluator if isinstance(self.evaluator, bool) else _ref(self.evaluator),
+            "steps": [s.to_dict() for s in self.steps], "else_steps": [s.to_dict() for s in self.else_steps],
+            "human_review": self.human_review.to_dict(),
+        }
+
     async def evaluate(self, step_input: StepInput) -> bool:
         if isinstance(self.evaluator, bool):
             return self.evaluator
@@ -507,6 +540,12 @@ class Router:
         self.description = description
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Router")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "selector": _ref(self.selector), "choices": [s.to_dict() for s in self.choices],
+            "human_review": self.human_review.to_dict(),
+        }
 
     async def select(self, step_input: StepInput) -> list[Any]:
         picked = await maybe_await(self.selector(step_input))
@@ -583,6 +622,14 @@ def with_review_context(message: str, additional_data: dict[str, Any]) -> str:
 
 def _top(index: Index) -> int:
     return index if isinstance(index, int) else index[0]
+
+
+def _base(step: Any) -> dict[str, Any]:
+    return {"type": step.step_type, "name": step.name, "step_id": step.step_id, "description": step.description}
+
+
+def _ref(fn: Any) -> str | None:
+    return None if fn is None else getattr(fn, "__name__", type(fn).__name__)
 
 
 def nested_steps(steps: Sequence[Any]) -> list[Any]:

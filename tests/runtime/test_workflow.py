@@ -404,6 +404,22 @@ def test_session_state_is_shared_by_function_and_agent_steps_and_returned(make_c
     assert out["session_state"] == {"visits": 5, "owner": "alice", "color": "blue"}
 
 
+def test_a_parallel_agent_does_not_undo_a_sibling_branchs_state_change(make_ctx):
+    def start(step_input, session_state):
+        session_state["notes"] = ["start"]
+        return "/slow 0.2\nthink"
+
+    async def note(step_input, session_state):
+        session_state["notes"] = [*session_state["notes"], "sibling"]
+        return "noted"
+
+    # The agent gets its copy of the state first and hands it back last, unchanged.
+    workflow = Workflow(name="S", steps=[start, Parallel(Agent(id="thinker"), note)])
+    out = workflow.run("x", make_ctx(clock=time.time))
+    assert out["step_executor_runs"][0]["session_state"] == {"notes": ["start"]}
+    assert out["session_state"] == {"notes": ["start", "sibling"]}
+
+
 @pytest.mark.parametrize("where", ["top", "parallel", "loop"])
 def test_a_stop_ends_the_workflow_completed(make_ctx, where):
     calls = []
@@ -491,6 +507,7 @@ def test_a_cancel_between_steps_stops_the_workflow(make_ctx):
     run, events = run_workflow(Workflow(name="X", steps=[first, upper]), "x", make_ctx(is_cancelled=lambda: cancelled["now"]))
     assert run.output["status"] == "CANCELLED"
     assert [r["step_name"] for r in run.output["step_results"]] == ["first"]
+    assert "upper" not in {e.get("step_name") for e in events}
     assert events[-1]["event"] == "WorkflowCancelled"
     assert events[-1]["reason"] == "Workflow run run-1 was cancelled"
 
@@ -563,3 +580,66 @@ def test_an_input_schema_validates_the_input(make_ctx):
     assert workflow.run('{"topic": "bats"}', make_ctx())["content"] == "bats"
     with pytest.raises(ValueError, match="input schema"):
         workflow.start_run({"subject": "owls"}, make_ctx())
+
+
+def test_two_users_running_one_workflow_at_once_share_nothing(make_ctx):
+    async def note(step_input, session_state):
+        session_state.setdefault("notes", []).append(step_input.input)
+        await asyncio.sleep(0)
+        return f"{step_input.input}: {session_state['notes']}"
+
+    workflow = Workflow(name="Shared", steps=[note, Parallel(Agent(id="a"), note, name="fan")], session_state={"notes": []})
+
+    async def main():
+        runs = [
+            workflow.start_run("alice's", make_ctx(run_id="run-a", session_id="sess-a", user_id="alice")),
+            workflow.start_run("bob's", make_ctx(run_id="run-b", session_id="sess-b", user_id="bob", session_state={"notes": ["old"]})),
+        ]
+
+        async def drain(run):
+            return [e async for e in run]
+
+        events = await asyncio.gather(*(drain(r) for r in runs))
+        return runs, events
+
+    (alice, bob), (alice_events, bob_events) = asyncio.run(main())
+    assert alice.output["session_state"] == {"notes": ["alice's", "alice's"]}
+    assert bob.output["session_state"] == {"notes": ["old", "bob's", "bob's"]}
+    assert workflow.session_state == {"notes": []}
+    assert {e["run_id"] for e in alice_events if "workflow_name" in e} == {"run-a"}
+    assert {e.get("workflow_run_id") for e in bob_events if "agent_id" in e} == {"run-b"}
+    assert {r["user_id"] for r in bob.output["step_executor_runs"]} == {"bob"}
+
+
+def test_a_definition_describes_itself_for_the_api():
+    def done(outputs):
+        return True
+
+    def pick(step_input):
+        return "upper"
+
+    writer = Agent(id="writer", name="Writer")
+    workflow = Workflow(
+        id="wf", name="Flow", description="Demo", metadata={"team": "docs"},
+        input_schema={"type": "object", "properties": {"topic": {"type": "string"}}},
+        steps=[
+            Step(name="write", agent=writer, step_id="s1", max_retries=1),
+            Parallel(upper, Steps(name="seq", steps=[exclaim]), name="fan", step_id="p"),
+            Loop(name="again", steps=[upper], end_condition=done, step_id="l"),
+            Condition(name="gate", evaluator=False, steps=[upper], step_id="c"),
+            Router(name="route", selector=pick, choices=[upper], step_id="r"),
+        ],
+    )
+    described = workflow.to_dict()
+    assert (described["id"], described["name"], described["description"], described["metadata"]) == ("wf", "Flow", "Demo", {"team": "docs"})
+    assert described["input_schema"] == {"type": "object", "properties": {"topic": {"type": "string"}}}
+    write, fan, again, gate, route = described["steps"]
+    assert write == {
+        "type": "Step", "name": "write", "step_id": "s1", "description": None, "max_retries": 1, "skip_on_failure": False,
+        "human_review": HumanReview().to_dict(), "agent_id": "writer",
+    }
+    assert [(s["type"], s["name"]) for s in fan["steps"]] == [("Step", "upper"), ("Steps", "seq")]
+    assert fan["steps"][0]["executor_ref"] == "upper"
+    assert (again["type"], again["end_condition"], again["max_iterations"]) == ("Loop", "done", 3)
+    assert (gate["type"], gate["evaluator"], gate["else_steps"]) == ("Condition", False, [])
+    assert (route["type"], route["selector"], [c["name"] for c in route["choices"]]) == ("Router", "pick", ["upper"])

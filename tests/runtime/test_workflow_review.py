@@ -116,6 +116,7 @@ def test_a_confirmed_step_resumes_from_exactly_that_step(make_ctx):
     run, events = resume(build, output, make_ctx(), step_requirements=answer(output, confirmed=True))
     assert calls.names == ["build", "ship", "announce"]
     assert names(events)[0] == "StepContinued"
+    assert (events[0]["step_id"], events[0]["step_name"], events[0]["step_index"]) == (output["step_requirements"][0]["step_id"], "ship", 1)
     assert names(events)[-1] == "WorkflowCompleted"
     assert run.output["status"] == "COMPLETED"
     assert run.output["content"] == "announce:ship:build:v1"
