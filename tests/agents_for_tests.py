@@ -1,7 +1,8 @@
-"""Code-defined agents and teams the test suite runs (AGENT_MODULES=tests.agents_for_tests)."""
+"""Code-defined agents, teams and workflows the test suite runs (AGENT_MODULES=tests.agents_for_tests)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, CalculatorTools, Team, tool
+from agents.runtime import Agent, CalculatorTools, HumanReview, Parallel, Step, Team, Workflow, tool
+from agents.runtime.workflow_types import StepInput, StepOutput
 
 
 @tool(requires_confirmation=True)
@@ -59,5 +60,25 @@ TEAMS = [
     Team(
         id="hitl-team", name="HITL Team", members=[Agent(id="hitl-member", name="HITL Member", model="offline:demo", tools=[delete_file])],
         mode="route", model="offline:demo",
+    ),
+]
+
+
+def shout(step_input: StepInput) -> StepOutput:
+    """A function step: the previous step's answer, in capitals."""
+    return StepOutput(content=str(step_input.previous_step_content or step_input.input).upper())
+
+
+DRAFTER = Agent(id="drafter", name="Drafter", model="offline:demo")
+CHECKER = Agent(id="checker", name="Checker", model="offline:demo")
+
+WORKFLOWS = [
+    Workflow(
+        id="draft-flow", name="Draft Flow", description="Two drafts side by side, then shouted",
+        steps=[Parallel(Step(name="draft", agent=DRAFTER), Step(name="check", agent=CHECKER), name="both"), Step(name="shout", executor=shout)],
+    ),
+    Workflow(
+        id="review-flow", name="Review Flow",
+        steps=[Step(name="publish", executor=shout, human_review=HumanReview(requires_confirmation=True, confirmation_message="Publish it?"))],
     ),
 ]

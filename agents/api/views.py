@@ -82,8 +82,8 @@ class Kind:
     label: str  # "Agent": AgentOS's "Agent not found"
     path_kwarg: str  # "agent_id"
 
-    def get(self, component_id: str) -> Any:
-        return entry_get(self.kind, component_id)
+    def get(self, component_id: str, version: int | None = None) -> Any:
+        return entry_get(self.kind, component_id, version=version)
 
     def require(self, component_id: str) -> None:
         if self.get(component_id) is None:
@@ -624,6 +624,8 @@ class OfAWorkflow:
     scope_resource_kwarg = "workflow_id"
 
 
+# AgentOS's input for a workflow factory: no workflow of this server is one, so it is ignored.
+_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="Accepted as AgentOS does, and ignored: no workflow here is a factory")
 _WORKFLOW_RUN_RESPONSES = {
     **_TEAM_RUN_RESPONSES,
     200: OpenApiResponse(docs.RunOutput, description="stream=false: the WorkflowRunOutput (step_results, step_executor_runs); stream=true (the default): text/event-stream of workflow, step and executor events"),
@@ -639,9 +641,16 @@ class WorkflowListView(AgentListView):
 
 
 class WorkflowDetailView(OfAWorkflow, AgentDetailView):
-    @extend_schema(operation_id="get_workflow", tags=["Workflows"], responses={200: docs.WorkflowResponse, 404: docs.ERROR})
+    @extend_schema(
+        operation_id="get_workflow", tags=["Workflows"],
+        parameters=[OpenApiParameter("version", int, description="A stored version (code workflows have none: not found)")],
+        responses={200: docs.WorkflowResponse, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
+    )
     def get(self, request, **path: str):
-        return super().get(request, **path)
+        entry = self.of.get(self.component_id, params.integer(request.query_params, "version", None, minimum=1))
+        if entry is None:
+            raise NotFound("Workflow not found")
+        return Response(self.of.present(entry))
 
 
 class WorkflowRunsView(OfAWorkflow, AgentRunsView):
@@ -651,7 +660,10 @@ class WorkflowRunsView(OfAWorkflow, AgentRunsView):
 
     @extend_schema(
         operation_id="list_workflow_runs", tags=["Workflows"],
-        parameters=[*_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status")],
+        parameters=[
+            *_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status"),
+            _FACTORY_INPUT,
+        ],
         responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
     )
     async def get(self, request, **path: str):
@@ -659,7 +671,7 @@ class WorkflowRunsView(OfAWorkflow, AgentRunsView):
 
 
 class WorkflowRunDetailView(OfAWorkflow, AgentRunDetailView):
-    @extend_schema(operation_id="get_workflow_run", tags=["Workflows"], parameters=_IN_SESSION, responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
+    @extend_schema(operation_id="get_workflow_run", tags=["Workflows"], parameters=[*_IN_SESSION, _FACTORY_INPUT], responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
     def get(self, request, run_id: str, **path: str):
         return super().get(request, run_id, **path)
 

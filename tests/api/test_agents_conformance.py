@@ -50,7 +50,8 @@ def test_config_lists_agents_models_and_databases(client: AgentOSClient) -> None
     assert {(model.id, model.provider) for model in config.available_models} == {("demo", "Offline"), ("gpt-4o-mini", "OpenAI")}
     assert config.databases == [config.os_database]
     assert [(team.id, team.mode) for team in config.teams] == [("research-team", "coordinate"), ("hitl-team", "route")]
-    assert (config.workflows, config.interfaces) == ([], [])
+    assert [workflow.id for workflow in config.workflows] == ["draft-flow", "review-flow"]
+    assert config.interfaces == []
 
 
 def test_list_and_get_agents(client: AgentOSClient) -> None:

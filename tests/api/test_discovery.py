@@ -20,7 +20,7 @@ def test_landing_json_and_browser_redirect(client) -> None:
 def test_info_is_the_lightweight_public_metadata(client) -> None:
     assert client.get("/info").json() == {
         "os_id": "agno-site", "name": "Agno Site", "os_version": "1.0.0", "agno_version": "3.1.10",
-        "agent_count": 3, "team_count": 2, "workflow_count": 0,
+        "agent_count": 3, "team_count": 2, "workflow_count": 2,
         "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
         "auth_mode": "none", "user_isolation": False,
     }
@@ -94,9 +94,9 @@ def test_families_not_built_yet_answer_503(client, path: str) -> None:
     assert response.json()["detail"].endswith("this Agno Site release does not serve this feature yet.")
 
 
-def test_teams_are_listed_and_no_workflows_are_configured(client) -> None:
+def test_teams_and_workflows_are_listed(client) -> None:
     assert [team["id"] for team in client.get("/teams").json()] == ["research-team", "hitl-team"]
-    assert client.get("/workflows/").json() == []
+    assert [workflow["id"] for workflow in client.get("/workflows/").json()] == ["draft-flow", "review-flow"]
     assert client.get("/teams/crew").json() == {"detail": "Team not found"}
     assert client.post("/workflows/flow/runs", {"message": "x"}).json() == {"detail": "Workflow not found"}
 
@@ -106,8 +106,8 @@ def test_teams_are_listed_and_no_workflows_are_configured(client) -> None:
     ("post", "/teams/crew/runs/r1/cancel", 404, "Team not found"),
     ("post", "/teams/crew/sessions/s1/fork", 404, "Team not found"),
     ("get", "/teams/crew/runs/r1/checkpoints/2", 404, "Team not found"),
-    ("post", "/workflows/flow/runs/", 404, "Workflow not found"),
-    ("post", "/workflows/flow/runs/r1/continue", 404, "Workflow not found"),
+    ("get", "/workflows/flow", 404, "Workflow not found"),
+    ("post", "/workflows/flow/runs/r1/cancel", 404, "Workflow not found"),
     ("post", "/teams", 405, "Method Not Allowed"),
     ("delete", "/workflows/flow", 405, "Method Not Allowed"),
     ("put", "/teams/crew/runs", 405, "Method Not Allowed"),

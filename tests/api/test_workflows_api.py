@@ -19,11 +19,6 @@ from tests.api.sse import parse_sse
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def workflows(settings):
-    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.workflows_for_tests"]
-
-
 def post_workflow_run(base: str, workflow_id: str = "draft-flow", **form: str) -> httpx.Response:
     form.setdefault("stream", "false")
     return httpx.post(f"{base}/workflows/{workflow_id}/runs", data=form, timeout=30)

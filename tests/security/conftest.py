@@ -13,7 +13,7 @@ SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
 AUDIENCE = "agno-site"
 USER_SCOPES = [
-    "agents:read", "agents:run", "teams:read", "teams:run", "sessions:read", "sessions:write", "sessions:delete",
+    "agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
     "approvals:read", "approvals:write", "approvals:delete",
@@ -77,10 +77,14 @@ def alice_data(db) -> dict[str, str]:
                         run_data={"status": "PAUSED", "team_id": "research-team", "content": MARK})
     make_run("alice", session=team_session, run_id="alice-member-run", component_id="researcher", status="COMPLETED", parent_run_id=team_run.pk,
              run_data={"agent_id": "researcher", "content": MARK, "parent_run_id": team_run.pk})
+    flow_session = make_session("alice", session_id="alice-flow-sess", component_id="review-flow", session_type="workflow", session_name=f"{MARK} flow")
+    flow_run = make_run("alice", session=flow_session, run_id="alice-flow-run", run_type="workflow", component_id="review-flow", status="PAUSED",
+                        run_data={"status": "PAUSED", "workflow_id": "review-flow", "content": MARK})
     approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
     return {
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
+        "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
     }
 
 

@@ -74,6 +74,14 @@ ENDPOINTS = [
     Call("GET", "/teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/checkpoints/1", query=lambda i: {"session_id": i["team_session_id"]}),
     Call("POST", "/teams/{team_id}/runs/{run_id}/resume", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/resume", form=lambda i: {"session_id": i["team_session_id"]}, outsider_status=(200,)),
     Call("POST", "/teams/{team_id}/sessions/{session_id}/fork", lambda i: f"/teams/research-team/sessions/{i['team_session_id']}/fork", form=lambda i: {}, query=lambda i: {"user_id": "alice"}, outsider_status=(400,)),
+    Call("GET", "/workflows", lambda i: "/workflows", outsider_status=(200,)),
+    Call("GET", "/workflows/{workflow_id}", lambda i: "/workflows/review-flow", outsider_status=(200,)),
+    Call("GET", "/workflows/{workflow_id}/runs", lambda i: "/workflows/review-flow/runs", query=lambda i: {"session_id": i["workflow_session_id"]}),
+    Call("POST", "/workflows/{workflow_id}/runs", lambda i: "/workflows/review-flow/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": i["workflow_session_id"]}),
+    Call("GET", "/workflows/{workflow_id}/runs/{run_id}", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}", query=lambda i: {"session_id": i["workflow_session_id"]}),
+    Call("POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["workflow_session_id"]}),
+    Call("POST", "/workflows/{workflow_id}/runs/{run_id}/continue", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/continue", form=lambda i: {"step_requirements": "[]", "session_id": i["workflow_session_id"], "stream": "false"}),
+    Call("POST", "/workflows/{workflow_id}/runs/{run_id}/resume", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/resume", form=lambda i: {"session_id": i["workflow_session_id"]}, outsider_status=(200,)),
     Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("POST", "/sessions", lambda i: "/sessions", body=lambda i: {"session_id": "bobs-new", "user_id": "alice"}, outsider_status=(201,)),
     Call("DELETE", "/sessions", lambda i: "/sessions", body=lambda i: {"session_ids": [S], "session_types": ["agent"]}, outsider_status=(204,)),
@@ -233,6 +241,6 @@ def test_an_admin_may_act_for_another_user(client, jwt_server, alice_data) -> No
     admin = auth(token("root", ["agent_os:admin"]))
     assert client.get(f"/sessions/{alice_data['session_id']}", **admin).status_code == 200
     listed = client.get("/sessions", {"user_id": "alice"}, **admin).json()
-    assert {item["session_id"] for item in listed["data"]} == {"alice-sess", "alice-team-sess"}
+    assert {item["session_id"] for item in listed["data"]} == {"alice-sess", "alice-team-sess", "alice-flow-sess"}
     created = client.post("/memories", data=json.dumps({"memory": "set by admin", "user_id": "alice"}), content_type="application/json", **admin).json()
     assert created["user_id"] == "alice"
