@@ -34,7 +34,7 @@ from core.api.parsers import load_json
 from core.auth import OPEN, Principal, principal_for_django_user
 from core.tokens import TokenError
 
-from .services.runs import RunNotFound, cancel_for_caller, run_for_caller
+from .services.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
 from .services.tail import resume
 
 log = logging.getLogger(__name__)
@@ -218,3 +218,100 @@ class RunSocket(AsyncJsonWebsocketConsumer):
     async def _error(self, error: str, error_type: str, **extra: Any) -> None:
         await self.send_json({"event": "error", "error": error, "error_type": error_type, **extra})
 
+
+
+class WorkflowSocket(RunSocket):
+    """``/workflows/ws``: AgentOS's workflow WebSocket (agentos-api.md §4.9), the run socket's
+    protocol plus starting and continuing workflows:
+
+        → {"action": "start-workflow", "workflow_id": "…", "message": "…", "session_id"?, "user_id"?}
+        → {"action": "continue-workflow", "workflow_id": "…", "run_id": "…", "session_id": "…", "step_requirements": [...]}
+
+    Both go through the submit service as durable background runs (a closed socket does not stop
+    them; ``reconnect`` follows them again), and the socket then follows the run's events.
+    """
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        action = content.get("action") if isinstance(content, dict) else None
+        handler = {"start-workflow": self._start, "continue-workflow": self._continue}.get(action)  # type: ignore[arg-type]
+        if handler is None:
+            await super().receive_json(content, **kwargs)
+            return
+        if self.principal is None:
+            await self.send_json({"event": "auth_required", "error": "Authentication required. Send authenticate action with valid token."})
+            return
+        workflow_id = content.get("workflow_id")
+        if not isinstance(workflow_id, str) or not workflow_id:
+            await self._error("workflow_id is required", "invalid_message")
+            return
+        if not self.principal.can("workflows", "run", workflow_id):
+            await self._error("Insufficient permissions. Required scope(s): workflows:run", "forbidden")
+            return
+        await handler(content, workflow_id)
+
+    async def _start(self, content: dict[str, Any], workflow_id: str) -> None:
+        message = content.get("message")
+        if not isinstance(message, str) or not message:
+            await self._error("message is required", "invalid_message")
+            return
+        request = RunRequest(message=message, session_id=_text(content, "session_id"), user_id=_text(content, "user_id"), stream=True)
+        await self._submitted(submit_run_for_socket, principal=self.principal, component_id=workflow_id, request=request)
+
+    async def _continue(self, content: dict[str, Any], workflow_id: str) -> None:
+        run_id, session_id = _text(content, "run_id"), _text(content, "session_id")
+        requirements = content.get("step_requirements")
+        if not run_id or not session_id:
+            await self._error("run_id and session_id are required", "invalid_message")
+            return
+        if not isinstance(requirements, list) or not all(isinstance(item, dict) for item in requirements):
+            await self._error("step_requirements must be a JSON array of step requirement objects", "invalid_message")
+            return
+        await self._submitted(
+            continue_for_socket, principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
+            requested_user_id=_text(content, "user_id"), tools=requirements,
+        )
+
+    async def _submitted(self, submit: Any, **arguments: Any) -> None:
+        """Submit, then follow the accepted run; a refusal is an error frame with the API's words."""
+        from .api.views import _SERVICE_ERRORS
+
+        try:
+            job, after = await database_sync_to_async(submit)(**arguments)
+        except tuple(_SERVICE_ERRORS) as exc:
+            await self._error(str(_api_detail(exc)), type(exc).__name__)
+            return
+        except Exception as exc:  # the API's own refusals (403 of a pending approval, 4xx of a form)
+            detail = getattr(exc, "detail", None)
+            if detail is None:
+                raise
+            await self._error(str(detail), "refused")
+            return
+        run = await self._visible_run(job.pk, job.session_id)
+        if run is not None:
+            self.follows[run.pk] = asyncio.create_task(self._follow(run, after))
+
+
+def _text(content: dict[str, Any], name: str) -> str | None:
+    value = content.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def _api_detail(exc: Exception) -> Any:
+    from .api.views import _SERVICE_ERRORS
+
+    make = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
+    return make(exc).detail
+
+
+def submit_run_for_socket(*, principal: Principal, component_id: str, request: RunRequest) -> tuple[Any, int]:
+    from .services.submit import submit_run
+
+    accepted = submit_run(principal=principal, component_id=component_id, kind="workflow", request=request, background=True)
+    return accepted.job, -1
+
+
+def continue_for_socket(**arguments: Any) -> tuple[Any, int]:
+    from .services.submit import submit_continue
+
+    accepted = submit_continue(kind="workflow", background=True, adopt=True, **arguments)
+    return accepted.job, accepted.after

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agents.consumers import RunSocket
+from agents.consumers import RunSocket, WorkflowSocket
 
 websocket_urlpatterns = [
     path("ws/runs", RunSocket.as_asgi()),
+    path("workflows/ws", WorkflowSocket.as_asgi()),  # AgentOS's workflow socket
 ]
