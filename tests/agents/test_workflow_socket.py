@@ -9,6 +9,7 @@ import pytest
 from websockets.sync.client import connect
 
 from sessions.models import Run
+from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,7 +60,8 @@ def test_start_follows_the_workflow_to_its_end(live_api: str, worker) -> None:
     assert names[0] == "WorkflowStarted" and names[-1] == "WorkflowCompleted", names
     assert "ParallelExecutionStarted" in names and names.count("RunCompleted") == 2
     run_id = seen[-1][1]["run_id"]
-    assert Run.objects.for_user("alice").get(pk=run_id).status == "COMPLETED"
+    # The event is live; the run's end is written a moment after it.
+    assert wait_for(lambda: Run.objects.for_user("alice").get(pk=run_id).status == "COMPLETED")
     assert [data["event_index"] for kind, data in seen if not kind.startswith("control:")] == list(range(len(names)))
 
 
