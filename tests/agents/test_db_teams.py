@@ -144,7 +144,7 @@ class TestOverTheApi:
         response = run_team(client, "desk", "researcher, anyone there?")
         assert (response.status_code, response.json()) == (404, {"detail": "Team not found"})
 
-    def test_a_background_run_is_polled_to_its_end(self, live_api, desk) -> None:
+    def test_a_background_run_is_polled_to_its_end(self, live_api, desk, worker) -> None:
         accepted = httpx.post(f"{live_api}/teams/desk/runs", data={"message": "researcher, in the background", "background": "true", "stream": "false",
                                                                    "user_id": "alice", "session_id": "d-bg"}, timeout=30)
         assert accepted.status_code == 202, accepted.text

@@ -101,7 +101,7 @@ class TestTeamRuns:
         # The member sees its own earlier run of the session as history.
         assert 'the previous one was: "first question"' in body["member_responses"][0]["content"]
 
-    def test_background_team_run_is_polled_to_its_end(self, live_api: str) -> None:
+    def test_background_team_run_is_polled_to_its_end(self, live_api: str, worker) -> None:
         accepted = post_team_run(live_api, message=delegate("researcher", "in the background"), background="true", user_id="alice", session_id="t-bg")
         assert accepted.status_code == 202, accepted.text
         run_id = accepted.json()["run_id"]

@@ -79,7 +79,7 @@ def test_a_review_pauses_and_a_continue_with_step_requirements_finishes_it(live_
     assert Run.objects.for_user("alice").filter(session_id="w-r").count() == 1
 
 
-def test_a_background_run_is_polled_to_its_end(live_api: str) -> None:
+def test_a_background_run_is_polled_to_its_end(live_api: str, worker) -> None:
     accepted = post_workflow_run(live_api, message="later", background="true", session_id="w-bg", user_id="alice")
     assert accepted.status_code == 202, accepted.text
     run_id = accepted.json()["run_id"]
