@@ -136,9 +136,25 @@ class Deployment:
         finally:
             app.close()
 
-    def freeze(self) -> None:
-        for worker in self.workers:
-            os.kill(worker.pid, signal.SIGSTOP)
+    def freeze(self, attempts: int = 100) -> None:
+        """Stop the workers, never inside a transaction: a worker stopped while it claims holds the
+        queue's lock, which every accept then waits for. (A loop worker claims once more after each
+        run ends, so the warm-up's last runs can leave one claiming just as the burst begins.)"""
+        for _ in range(attempts):
+            for worker in self.workers:
+                os.kill(worker.pid, signal.SIGSTOP)
+            time.sleep(0.02)  # a statement already on its way reaches PostgreSQL, which shows it active
+            if not self._workers_in_transaction():
+                return
+            self.thaw()
+            time.sleep(0.05)
+        raise ServerFailed(f"the workers were inside a transaction at each of {attempts} attempts to stop them")
+
+    def _workers_in_transaction(self) -> int:
+        return self.sampler.admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name LIKE 'worker%%' "
+            "AND state <> 'idle'", (self.db.postgres_name,)
+        ).fetchone()[0]
 
     def thaw(self) -> None:
         for worker in self.workers:
