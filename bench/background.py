@@ -3,6 +3,9 @@
     bash bench/agentos_reference/setup.sh        # once (run by this script if the venv is missing)
     .venv/bin/python -m bench.background [--runs 600] [--concurrency 8] [--paced-rate 10 --paced-seconds 10]
         [--only agentos-sqlite,agentos-postgres,embedded,celery-1,celery-2,celery-1-threads,celery-2-threads] [--profile celery-1]
+        [--first-token-ms 2000 --token-ms 100] [--in-flight 256] [--redis-url redis://127.0.0.1:6379/13]
+    .venv/bin/python -m bench.background --runs 1000 --concurrency 32 --first-token-ms 2000 --token-ms 100 \
+        --only agentos-postgres,celery-1      # issue 18: one worker process on the slow model
 
 Configurations, each on a fresh database and after a warm-up, one after the other:
 
@@ -10,10 +13,16 @@ Configurations, each on a fresh database and after a warm-up, one after the othe
   runs are asyncio tasks of the server process (cap ``AGNO_BACKGROUND_MAX_CONCURRENCY``, default 32).
 * ``embedded``: Agno Site without ``REDIS_URL``: the web process runs its job loop (up to
   ``WORKER_RUNS_PER_PROCESS`` jobs at once), as ``make run`` does. SQLite.
-* ``celery-1``, ``celery-2``: Agno Site with ``REDIS_URL`` (Redis db 13, flushed): the web process
+* ``celery-1``, ``celery-2``: Agno Site with ``REDIS_URL`` (--redis-url, default Redis db 13, flushed): the web process
   only accepts; one or two ``celery -P solo`` workers execute. PostgreSQL.
 * ``celery-1-threads``, ``celery-2-threads``: as ``celery-1`` and ``celery-2``, each worker with
   ``-P threads -c 2``.
+
+The model is bench.fake_openai: instant by default; ``--first-token-ms``/``--token-ms`` make it the
+slow model of bench.slow_streams (2000/100: a whole answer after about 3 s). On the slow model a
+worker has many runs in flight at once (``--in-flight``: Agno Site's ``WORKER_RUNS_PER_PROCESS``,
+and AgentOS's ``AGNO_BACKGROUND_MAX_CONCURRENCY`` in place of its default 32), and Agno Site's
+queue caps are raised to the burst's size so that they never refuse or hold back a run.
 
 SQLite files live on tmpfs and PostgreSQL commits with synchronous_commit=off (bench.compare's
 databases), so the figures follow CPU cost, not this VM's fsync.
@@ -35,7 +44,10 @@ Pinning (taskset, two CPUs): the server on CPU 0; this script (load generator an
 and bench.fake_openai on CPU 1, as in bench.compare; one Celery worker on CPU 1, two on CPU 0
 and CPU 1 (the web process and the load generator idle while frozen workers drain). PostgreSQL
 and Redis are not pinned. CPU time is read from /proc for the server, the workers, PostgreSQL's
-backends connected to the bench database, redis-server and the model server.
+backends connected to the bench database, redis-server and the model server. On PostgreSQL the
+bench database's connections are counted per process (pg_stat_activity by application_name, which
+each process sets through PGAPPNAME) every --connections-interval during the burst: the most held
+at once while accepting and while draining, against the pool of each process (DB_POOL_MAX_SIZE).
 
 Timings: Agno Site's come from its job table (agno_jobs created_at, started_at, completed_at:
 exact). AgentOS stores whole seconds only, so this script watches its agno_runs table every
@@ -59,10 +71,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .background_deploy import CONFIGS, Config, Deployment
+from .background_deploy import CONFIGS, REDIS_URL, Config, Deployment
 from .background_load import Submission, run_async, submit_burst, submit_paced
 from .background_profile import profile_summary, start_profiler, stop_profiler
-from .background_record import CpuSampler, RunTiming
+from .background_record import ConnectionSampler, CpuSampler, RunTiming
 from .compare import ROOT, Bench, Model, ServerFailed, free_port, git_revision, stop
 from .http_load import RESULTS_DIR, cpu_busy_seconds, cpus_allowed, percentile
 
@@ -103,6 +115,27 @@ def _timing_figures(timings: list[RunTiming]) -> dict[str, Any]:
     }
 
 
+def _in_flight_figures(timings: list[RunTiming], window_start: float) -> dict[str, Any]:
+    """How many runs executed at once (the most, from their start and finish times), and when the
+    first and the last run started after the window opened: on the slow model, a worker that
+    carries its runs side by side has many in flight; one that claims too slowly has few."""
+    spans = [(t.started, t.finished) for t in timings if t.started is not None and t.finished is not None]
+    if not spans:
+        return {}
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    running = peak = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    starts = sorted(start for start, _ in spans)
+    return {
+        "peak_running": peak,
+        "first_start_after_s": round(starts[0] - window_start, 3),
+        "last_start_after_s": round(starts[-1] - window_start, 3),
+        "run_p50_ms": percentile([end - start for start, end in spans], 0.50),
+    }
+
+
 def _submission_figures(submissions: list[Submission]) -> dict[str, Any]:
     accepted = [s for s in submissions if s.run_id]
     window = max(s.received for s in submissions) - min(s.sent for s in submissions)
@@ -123,6 +156,10 @@ def burst(deployment: Deployment, args: argparse.Namespace, profile_to: Path | N
     sampler, frozen = deployment.sampler, bool(deployment.workers)
     if frozen:
         deployment.freeze()
+    connections = (
+        ConnectionSampler(deployment.db.postgres_name, deployment.reader.backend_pids, args.connections_interval)
+        if deployment.db.postgres_name else None
+    )
     redis_before = deployment.redis_stats()
     # The profile covers execution: from the thaw for frozen workers, else from the first submission.
     profiler = start_profiler(deployment, profile_to) if profile_to and not frozen else None
@@ -137,6 +174,8 @@ def burst(deployment: Deployment, args: argparse.Namespace, profile_to: Path | N
         deployment.thaw()
     finished = deployment.wait_finished(args.drain_deadline)
     done_sample = sampler.sample()
+    if connections is not None:
+        connections.close()
     if profiler is not None:
         stop_profiler(profiler)
     idle_s = deployment.wait_broker_idle()
@@ -156,6 +195,7 @@ def burst(deployment: Deployment, args: argparse.Namespace, profile_to: Path | N
     result["drain_window_s"] = round(window, 3) if window else None
     result["completed_per_s"] = round(result["completed"] / window, 2) if window else None
     result["execution_started_at"] = "thaw (workers frozen during submission)" if frozen else "first submission"
+    result.update(_in_flight_figures(timings, window_start))
 
     runs = result["completed"]
     whole = CpuSampler.delta(before, done_sample)
@@ -178,6 +218,8 @@ def burst(deployment: Deployment, args: argparse.Namespace, profile_to: Path | N
     )
     if frozen:
         cpu["server_ms_while_draining"] = round(1000 * drain["server"], 1)
+        # The workers' CPU while draining, in % of one core (each worker process is one core's worth).
+        cpu["workers_pct_draining"] = round(100 * drain["workers"] / drain["elapsed"], 1) if drain["elapsed"] else None
         # After the last run: the drain_queue messages sent per accepted run, each claiming nothing.
         cpu["leftover_tasks_s"] = None if idle_s is None else round(idle_s, 2)
         cpu["workers_ms_on_leftover_tasks"] = round(1000 * after["workers"], 1)
@@ -188,6 +230,15 @@ def burst(deployment: Deployment, args: argparse.Namespace, profile_to: Path | N
             name: round((redis_after[name] - redis_before[name]) / runs, 2) for name in redis_before
         }
     result["stored_events_per_run"] = deployment.events_per_run()
+    if connections is not None:
+        # Accepting: from the first submission to the last 202; draining: from then (the thaw) to
+        # the last run's end. Every process's pool is DB_POOL_MAX_SIZE (10 by default).
+        last_accept = max(s.received for s in submissions)
+        result["postgres_connections"] = {
+            "interval_s": args.connections_interval,
+            "accepting": connections.peaks(min(s.sent for s in submissions), last_accept),
+            "draining": connections.peaks(last_accept, max(ends) if ends else time.time()),
+        }
     return result
 
 
@@ -351,11 +402,37 @@ def tables(results: dict[str, dict], rows: dict[str, dict], args: argparse.Names
             f"| {', '.join(fmt(v) for v in c['busy_pct_per_cpu_draining'])} "
             f"| {fmt(c['other_cpu_pct'])} / {fmt(p['cpu']['other_cpu_pct'])} |"
         )
+    lines += connection_table(results)
     flagged = [CONFIGS[name].title for name, result in results.items() if disturbed(result)]
     if flagged:
         lines.append(f"\nDisturbed: other work used more than {DISTURBED_PCT} % of a CPU during the burst of: "
                      f"{'; '.join(flagged)}. Rerun when the machine is quiet.")
     return "\n".join(lines)
+
+
+def connection_table(results: dict[str, dict]) -> list[str]:
+    """PostgreSQL connections the burst held at once (sampled), against a pool per process."""
+    measured = {name: r["burst"]["postgres_connections"] for name, r in results.items()
+                if r.get("burst", {}).get("postgres_connections")}
+    if not measured:
+        return []
+    lines = [
+        "",
+        "PostgreSQL connections to the bench database during the burst, the most seen at once "
+        "(all / per process: web, worker1, …), and the workers' CPU while draining.\n",
+        "| configuration | accepting: all / per process | draining: all / per process | samples | workers' CPU draining, % of a core |",
+        "|---|---|---|---|---|",
+    ]
+    for name, phases in measured.items():
+        cells = []
+        for phase in ("accepting", "draining"):
+            peaks = phases[phase]
+            per = ", ".join(f"{client} {n}" for client, n in peaks["peak_per_client"].items())
+            cells.append(f"{fmt(peaks['peak_total'])} / {per or '–'}")
+        samples = phases["accepting"]["samples"] + phases["draining"]["samples"]
+        cpu = results[name]["burst"]["cpu"].get("workers_pct_draining")
+        lines.append(f"| {CONFIGS[name].title} | {cells[0]} | {cells[1]} | {samples} | {fmt(cpu)} |")
+    return lines
 
 
 def other_cpu_busy(seconds: float = 1.0) -> float:
@@ -404,6 +481,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--drain-deadline", type=float, default=300.0, help="seconds to wait for a burst to finish")
     parser.add_argument("--watch-interval", type=float, default=0.005, help="AgentOS table poll interval (s)")
     parser.add_argument("--profile", type=names, default=[], help="configurations to profile (an extra burst)")
+    parser.add_argument("--first-token-ms", type=float, default=0.0,
+                        help="the slow model: bench.fake_openai's wait before its answer's first token (default 0)")
+    parser.add_argument("--token-ms", type=float, default=0.0,
+                        help="the slow model: then this long a token, 10 tokens (default 0: the instant model)")
+    parser.add_argument("--in-flight", type=int, default=256,
+                        help="Agno Site's WORKER_RUNS_PER_PROCESS (default 256, its default); on the slow model "
+                             "also AgentOS's AGNO_BACKGROUND_MAX_CONCURRENCY")
+    parser.add_argument("--redis-url", default=REDIS_URL, help=f"Celery's broker, flushed (default {REDIS_URL})")
+    parser.add_argument("--connections-interval", type=float, default=0.5,
+                        help="PostgreSQL: seconds between two counts of the bench database's connections")
     parser.add_argument("--retries", type=int, default=1,
                         help=f"measure a configuration again when other work used > {DISTURBED_PCT} %% of a CPU")
     parser.add_argument("--quiet-wait", type=float, default=180.0,
@@ -416,6 +503,7 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"unknown configurations: {', '.join(sorted(unknown))}")
     # What bench.compare.Bench reads: tmpfs SQLite and synchronous_commit=off PostgreSQL, no --site-env.
     args.db, args.on_disk, args.site_env = "sqlite", False, []
+    args.slow = bool(args.first_token_ms or args.token_ms)
     return args
 
 
@@ -429,8 +517,10 @@ def main() -> None:
     quiet = wait_for_quiet(args.quiet_wait)
     port = free_port()
     model = Model(
-        process=bench.start("fake-openai", [sys.executable, "-m", "bench.fake_openai", "--port", str(port)],
-                            pin=bench.client_pin),
+        process=bench.start("fake-openai", [
+            sys.executable, "-m", "bench.fake_openai", "--port", str(port),
+            "--first-token-ms", str(args.first_token_ms), "--token-ms", str(args.token_ms),
+        ], pin=bench.client_pin),
         url=f"http://127.0.0.1:{port}",
     )
     results: dict[str, dict] = {}
@@ -456,6 +546,8 @@ def main() -> None:
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "agno_site_revision": git_revision(),
         "settings": {k: v for k, v in vars(args).items() if k not in ("site_env", "keep", "db", "on_disk")},
+        "model": (f"bench.fake_openai, {args.first_token_ms:g} ms to the first token, then {args.token_ms:g} ms "
+                  "a token" if args.slow else "bench.fake_openai, instant"),
         "machine": {"cpus": os.cpu_count(), **quiet, "loadavg_after": os.getloadavg()},
         "pinning": (
             "server (web process) on CPU 0; load generator, timing reader and fake model on CPU 1; Celery "
@@ -472,7 +564,7 @@ def main() -> None:
         "duration_s": round(time.monotonic() - started, 1),
     }
     RESULTS_DIR.mkdir(exist_ok=True)
-    out = RESULTS_DIR / f"background_{stamp}.json"
+    out = RESULTS_DIR / f"background_{'slow_' if args.slow else ''}{stamp}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print("\n" + tables(results, rows, args))
     for name, result in results.items():

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .background_record import AgentOSWatcher, CpuSampler, SiteTables
 from .compare import ROOT, STARTUP_DEADLINE_S, Bench, Model, ServerFailed, agentos_server, free_port, site_server, stop
 
+# The bench's own Redis database (flushed before and after each configuration); --redis-url to choose.
 REDIS_URL = "redis://127.0.0.1:6379/13"
 
 
@@ -30,7 +31,7 @@ CONFIGS = {
     for c in (
         Config("agentos-sqlite", "agentos", "sqlite", 0, "AgentOS 3.1.10, in-process (SQLite)"),
         Config("agentos-postgres", "agentos", "postgres", 0, "AgentOS 3.1.10, in-process (PostgreSQL)"),
-        Config("embedded", "site", "sqlite", 0, "Agno Site, embedded worker, 4 threads (SQLite)"),
+        Config("embedded", "site", "sqlite", 0, "Agno Site, embedded worker (SQLite)"),
         Config("celery-1", "site", "postgres", 1, "Agno Site + Celery, 1 worker (PostgreSQL + Redis)"),
         Config("celery-2", "site", "postgres", 2, "Agno Site + Celery, 2 workers (PostgreSQL + Redis)"),
         Config("celery-1-threads", "site", "postgres", 1, "Agno Site + Celery, 1 worker, 2 threads (PostgreSQL + Redis)", threads=2),
@@ -58,24 +59,36 @@ class Deployment:
         self.db = bench.database(self.label)
         port = free_port()
         self.base_url = f"http://127.0.0.1:{port}"
+        # Every process names its PostgreSQL connections (libpq reads PGAPPNAME), so the
+        # connections a burst holds can be counted per process (background_record.ConnectionSampler).
         if config.server == "agentos":
             server = agentos_server(bench, self.model)
-            self.server = bench.start(self.label, server.command(self.db, port))
+            env = {**os.environ, "PGAPPNAME": "web"}
+            if self.args.slow:
+                # AgentOS's default cap (32 runs executing at once) would bound it to ~10 runs/s on a
+                # 3 s model: give it the room Agno Site's worker has (WORKER_RUNS_PER_PROCESS).
+                env["AGNO_BACKGROUND_MAX_CONCURRENCY"] = str(self.args.in_flight)
+            self.server = bench.start(self.label, server.command(self.db, port), env)
         else:
             server = site_server(bench, self.model)
+            # High enough never to cap: the queue's own bounds are not what is measured here. On the
+            # slow model a run is in flight for seconds, so every run of a burst may be at once.
+            cap = str(max(64, self.args.runs) if self.args.slow else 64)
             env = {
                 **server.env(self.db),
-                # High enough never to cap: the queue's own bounds are not what is measured here.
-                "AGENTOS_BACKGROUND_MAX_CONCURRENCY": "64",
-                "AGENTOS_BACKGROUND_MAX_PER_USER": "64",
+                "AGENTOS_BACKGROUND_MAX_CONCURRENCY": cap,
+                "AGENTOS_BACKGROUND_MAX_PER_USER": cap,
                 "AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH": str(max(1000, 2 * self.args.runs)),
+                "AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER": "0",  # every run is bench-user's
+                "WORKER_RUNS_PER_PROCESS": str(self.args.in_flight),
+                "PGAPPNAME": "web",
             }
             env.pop("REDIS_URL", None)
             if config.workers:
-                env["REDIS_URL"] = REDIS_URL
+                env["REDIS_URL"] = self.args.redis_url
                 import redis
 
-                self.redis = redis.Redis.from_url(REDIS_URL)
+                self.redis = redis.Redis.from_url(self.args.redis_url)
                 self.redis.flushdb()
             server.prepare(self.db)
             # Lifespan on, as `make run` serves it: it starts the embedded worker (no REDIS_URL).
@@ -90,7 +103,7 @@ class Deployment:
                 self.workers.append(bench.start(f"{self.label}-worker{i + 1}", [
                     celery, "-A", "agno_site", "worker", *pool, "--without-gossip", "--without-mingle",
                     "--without-heartbeat", "-l", "warning", "-n", self.nodes[i],
-                ], env, pin=pin))
+                ], {**env, "PGAPPNAME": f"worker{i + 1}"}, pin=pin))
         bench.wait_healthy(self.label, self.server, self.base_url)
         self._wait_workers_ready()
         if config.server == "agentos":
@@ -110,7 +123,7 @@ class Deployment:
             return
         from celery import Celery
 
-        app = Celery(broker=REDIS_URL)
+        app = Celery(broker=self.args.redis_url)
         deadline = time.monotonic() + STARTUP_DEADLINE_S
         waiting = set(self.nodes)
         try:
@@ -123,9 +136,25 @@ class Deployment:
         finally:
             app.close()
 
-    def freeze(self) -> None:
-        for worker in self.workers:
-            os.kill(worker.pid, signal.SIGSTOP)
+    def freeze(self, attempts: int = 100) -> None:
+        """Stop the workers, never inside a transaction: a worker stopped while it claims holds the
+        queue's lock, which every accept then waits for. (A loop worker claims once more after each
+        run ends, so the warm-up's last runs can leave one claiming just as the burst begins.)"""
+        for _ in range(attempts):
+            for worker in self.workers:
+                os.kill(worker.pid, signal.SIGSTOP)
+            time.sleep(0.02)  # a statement already on its way reaches PostgreSQL, which shows it active
+            if not self._workers_in_transaction():
+                return
+            self.thaw()
+            time.sleep(0.05)
+        raise ServerFailed(f"the workers were inside a transaction at each of {attempts} attempts to stop them")
+
+    def _workers_in_transaction(self) -> int:
+        return self.sampler.admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name LIKE 'worker%%' "
+            "AND state <> 'idle'", (self.db.postgres_name,)
+        ).fetchone()[0]
 
     def thaw(self) -> None:
         for worker in self.workers:

@@ -244,3 +244,47 @@ class CpuSampler:
     def close(self) -> None:
         if self.admin is not None:
             self.admin.close()
+
+
+class ConnectionSampler:
+    """PostgreSQL connections to the bench database, by client, every ``interval`` seconds (in a
+    thread of its own): what a burst holds against the pool's bound (DB_POOL_MAX_SIZE per process).
+    Each process names its connections (PGAPPNAME, which libpq reads); the bench's own readers
+    (``exclude``) are not counted."""
+
+    def __init__(self, postgres_db: str, exclude: set[int], interval: float = 0.5) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(f"{POSTGRES}/postgres", autocommit=True)
+        self.exclude = sorted(exclude | {_backend_pid(self.conn)})
+        self.postgres_db, self.interval = postgres_db, interval
+        self.samples: list[tuple[float, dict[str, int]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="pg-connections", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        query = (
+            "SELECT coalesce(nullif(application_name, ''), '?'), count(*) FROM pg_stat_activity "
+            "WHERE datname = %s AND NOT (pid = ANY(%s)) GROUP BY 1"
+        )
+        while not self._stop.is_set():
+            at = time.time()
+            rows = self.conn.execute(query, (self.postgres_db, self.exclude)).fetchall()
+            self.samples.append((at, dict(rows)))
+            self._stop.wait(self.interval)
+
+    def peaks(self, start: float, end: float) -> dict[str, Any]:
+        """Between two epoch times: the most connections seen at once, in all and per client."""
+        window = [counts for at, counts in self.samples if start <= at <= end]
+        clients = sorted({name for counts in window for name in counts})
+        return {
+            "samples": len(window),
+            "peak_total": max((sum(counts.values()) for counts in window), default=None),
+            "peak_per_client": {name: max(counts.get(name, 0) for counts in window) for name in clients},
+        }
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.conn.close()
