@@ -2,9 +2,11 @@
 with its child runs, and a paused run resumed (through the worker) or cancelled from the admin."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from agents.models import Job, JobStatus
@@ -40,8 +42,8 @@ def review_page(run: Run) -> str:
     return reverse("admin:agno_sessions_run_review", args=[run.pk])
 
 
-def text(html: str) -> str:
-    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+def text(markup: str) -> str:
+    return html.unescape(" ".join(re.sub(r"<[^>]+>", " ", markup).split()))
 
 
 def test_the_workflows_page_lists_each_workflow_with_its_step_tree(operator) -> None:
@@ -106,3 +108,44 @@ def test_a_paused_run_is_cancelled_from_the_admin(operator) -> None:
     assert (run.status, run.content) == ("CANCELLED", "cancelled by an operator")
     page = operator.get(review_page(run)).content.decode()
     assert 'id="workflow-cancel-form"' not in page and 'name="decision"' not in page
+
+
+@pytest.fixture
+def console_workflows(settings):
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.admin.workflows"]
+
+
+def test_a_loops_iterations_are_numbered_in_the_timeline(operator, console_workflows) -> None:
+    run = run_workflow("loop-flow", "go")
+    flat = text(operator.get(change_page(run)).content.decode())
+    assert flat.index("Loop twice") < flat.index("iteration 1 Step again") < flat.index("iteration 2 Step again")
+
+
+def test_a_user_input_review_takes_the_operators_values(operator, worker, console_workflows) -> None:
+    run = run_workflow("intake-flow", "print it")
+    page = operator.get(review_page(run)).content.decode()
+    assert "Who is it for?" in page and 'name="input-audience"' in page and 'name="input-copies"' in page
+    refused = operator.post(review_page(run), {"decision": "confirm", "input-audience": "ops", "input-copies": "many"}, follow=True)
+    assert "Field 'copies' expects int: 'many'" in text(refused.content.decode())
+    operator.post(review_page(run), {"decision": "confirm", "input-audience": "ops", "input-copies": "3"})
+    worker()
+    done = wait_for(lambda: Run.objects.for_user("alice").filter(pk=run.pk, status="COMPLETED").first())
+    assert done.content == "audience='ops', copies=3"
+
+
+def test_a_rejected_review_skips_the_step(operator, worker) -> None:
+    run = run_workflow("review-flow", "do not ship")
+    operator.post(review_page(run), {"decision": "reject", "feedback": "not today"})
+    worker()
+    done = wait_for(lambda: Run.objects.for_user("alice").filter(pk=run.pk).exclude(status__in=("PAUSED", "PENDING", "RUNNING")).first())
+    assert done.status == "COMPLETED" and "SHIP" not in (done.content or "")  # on_reject="skip"
+
+
+def test_resuming_needs_change_permission_on_runs(client, django_user_model) -> None:
+    viewer = django_user_model.objects.create_user("viewer", password="pw-for-tests", is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename="view_run"))
+    client.force_login(viewer)
+    run = run_workflow("review-flow", "not yours")
+    assert client.post(review_page(run), {"decision": "confirm"}).status_code == 403
+    run.refresh_from_db()
+    assert run.status == "PAUSED"
