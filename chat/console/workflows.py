@@ -88,7 +88,7 @@ class TimelineStep:
     name: str
     executor: str
     status: str
-    duration: str
+    duration: str  # empty where the step recorded none (a function or container step)
     output_preview: str
     output: str
     error: str | None = None
@@ -125,7 +125,7 @@ def _timeline_step(result: dict[str, Any], children_by_id: dict[str, Run]) -> Ti
     step = TimelineStep(
         step_type=result.get("step_type") or "Step", name=result.get("step_name") or "",
         executor=" ".join(filter(None, (result.get("executor_type"), result.get("executor_name")))),
-        status=_status(result), duration=seconds(metrics.get("duration")) if metrics.get("duration") is not None else "–",
+        status=_status(result), duration=seconds(metrics.get("duration")) if metrics.get("duration") is not None else "",
         output_preview=preview(text, OUTPUT_PREVIEW) if text else "", output=text, error=result.get("error"),
         child_run=children_by_id.get(run_id) if run_id else None, child_run_id=run_id,
         children=[_timeline_step(inner, children_by_id) for inner in result.get("steps") or []],
@@ -154,7 +154,23 @@ def step_timeline(run: Run) -> list[TimelineStep]:
         "run_id", "status", "component_id", "run_type", "user_id",
     )
     by_id = {child.pk: child for child in children}
-    return [_timeline_step(result, by_id) for result in data.get("step_results") or []]
+    steps = [_timeline_step(result, by_id) for result in data.get("step_results") or []]
+    waiting = paused_requirement(run)
+    if waiting is not None:
+        steps.append(_waiting_step(waiting, by_id))
+    return steps
+
+
+def _waiting_step(requirement: dict[str, Any], children_by_id: dict[str, Run]) -> TimelineStep:
+    """The step a paused run waits at, last in its timeline (an executor's paused child run linked)."""
+    status = {"error": "failed, waiting for retry or skip", "executor": "paused in its executor"}.get(requirement["kind"], "paused for review")
+    message = requirement.get("confirmation_message") or requirement.get("user_input_message") or requirement.get("error_message") or ""
+    run_id = requirement.get("executor_run_id")
+    return TimelineStep(
+        step_type=requirement.get("step_type") or "Step", name=requirement.get("step_name") or "", executor=requirement.get("executor_name") or "",
+        status=status, duration="", output_preview=message, output=message,
+        child_run=children_by_id.get(run_id) if run_id else None, child_run_id=run_id,
+    )
 
 
 def paused_requirement(run: Run) -> dict[str, Any] | None:

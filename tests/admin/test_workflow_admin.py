@@ -73,6 +73,7 @@ def test_a_finished_run_shows_its_timeline_with_both_branches_and_their_child_ru
     flat = text(timeline)
     assert flat.index("Parallel both") < flat.index("Step draft") < flat.index("Step check") < flat.index("Step shout")
     assert "function shout" in flat and "HELLO ADMIN" in flat and "completed" in flat
+    assert re.search(r"Step draft · completed · \d+ ms · agent Drafter", flat)  # an agent step took its run's time
     assert "<details" in timeline  # the long combined output opens on a click
     assert "step timeline" not in operator.get(change_page(children["drafter"])).content.decode()  # an agent run has none
 
@@ -80,7 +81,9 @@ def test_a_finished_run_shows_its_timeline_with_both_branches_and_their_child_ru
 def test_a_paused_run_is_confirmed_from_the_admin_and_completes_in_the_background(operator, worker) -> None:
     run = run_workflow("review-flow", "ship from admin")
     assert run.status == "PAUSED"
-    assert review_page(run) in operator.get(change_page(run)).content.decode()
+    paused_page = operator.get(change_page(run)).content.decode()
+    assert review_page(run) in paused_page
+    assert "Step publish · paused for review" in text(paused_page) and "Publish it?" in text(paused_page)
     page = operator.get(review_page(run)).content.decode()
     assert "Publish it?" in page and 'value="confirm"' in page and 'value="reject"' in page
     response = operator.post(review_page(run), {"decision": "confirm"})
