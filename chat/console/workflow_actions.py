@@ -18,6 +18,7 @@ from agents.runtime import InvalidContinuation
 from agents.services.jobs import job_cancel_paused
 from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound, cancel_for_caller
 from agents.services.submit import Accepted, submit_continue
+from approvals.gate import AdminApprovalRequired
 from approvals.services import owner_principal
 from core.auth import OPERATOR
 from sessions.models import Run, RunStatus, SessionType
@@ -95,7 +96,7 @@ def workflow_run_resume(*, run_id: str, decision: str, values: Mapping[str, str]
                 principal=owner_principal(run.user_id), component_id=run.component_id, kind=SessionType.WORKFLOW, run_id=run.pk,
                 session_id=run.session_id, tools=[answer], stream=False, background=True, adopt=True,
             )
-    except (ComponentNotFound, RunNotFound, RunNotContinuable, InvalidContinuation, ValueError) as exc:
+    except (ComponentNotFound, RunNotFound, RunNotContinuable, InvalidContinuation, AdminApprovalRequired, ValueError) as exc:
         raise NotResumable(f"The run was not resumed: {exc}") from exc
     assert isinstance(accepted, Accepted)
     logger.info("operator resumed workflow run %s (%s)", run.pk, decision)

@@ -7,6 +7,7 @@ nested ``steps``), with each agent or team step's child run found by its ``step_
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,7 +110,7 @@ class TimelineStep:
 def _text(content: Any) -> str:
     if content is None:
         return ""
-    return content if isinstance(content, str) else preview(content, length=10_000)
+    return content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False, default=str)
 
 
 def _status(result: dict[str, Any]) -> str:

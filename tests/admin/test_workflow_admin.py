@@ -59,6 +59,10 @@ def test_the_workflows_page_lists_each_workflow_with_its_step_tree(operator) -> 
     assert (shout.step_type, shout.executor, review.steps[0].review) == ("Step", "function shout", ("confirmation",))
     html = text(page.content.decode())
     assert "Parallel both" in html and "Step draft · agent drafter" in html and "review: confirmation" in html
+    mine = run_workflow("draft-flow", "listed")
+    run_workflow("review-flow", "not listed")
+    runs = operator.get(reverse("admin:agno_sessions_run_changelist") + "?run_type__exact=workflow&component_id=draft-flow")
+    assert [run.pk for run in runs.context["cl"].result_list] == [mine.pk]
 
 
 def test_a_finished_run_shows_its_timeline_with_both_branches_and_their_child_runs(operator) -> None:
