@@ -1,7 +1,8 @@
 """Operator actions on runs and users, added to the admin pages their apps register.
 
 ``sessions.admin.RunAdmin`` and Django's ``UserAdmin`` are re-registered here with the actions
-the operator console needs (cancel / retry runs; export / erase a user's data), so the apps
+the operator console needs (cancel / retry runs, a workflow run's step timeline and its review;
+export / erase a user's data), so the apps
 that own those tables do not have to know about the console.
 """
 from __future__ import annotations
@@ -10,8 +11,11 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponseRedirect
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
@@ -19,7 +23,10 @@ from agents.services.runs import cancel_for_caller
 from agents.services.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
 from core.auth import OPERATOR
 from sessions.admin import RunAdmin
-from sessions.models import Run, RunStatus
+from sessions.models import Run, RunStatus, SessionType
+
+from .console.workflow_actions import DECISIONS, NotResumable, workflow_run_cancel, workflow_run_resume
+from .console.workflows import paused_requirement, step_timeline
 
 CANCELLABLE = (RunStatus.PENDING, RunStatus.RUNNING)
 # Each retry is a durable background run of its owner's; a bounded batch per click keeps the
@@ -29,6 +36,65 @@ MAX_RETRIES_PER_ACTION = 20
 
 class OperatorRunAdmin(RunAdmin):
     actions = ["cancel_runs", "retry_runs"]
+    WORKFLOW_FIELDS = ("step_timeline", "paused_review")
+
+    def get_readonly_fields(self, request, obj=None):
+        """A workflow run shows its step timeline (and, paused, what it waits on) after its events."""
+        fields = super().get_readonly_fields(request, obj)
+        if obj is None or obj.run_type != SessionType.WORKFLOW:
+            return fields
+        at = fields.index("events_link") + 1
+        return (*fields[:at], *self.WORKFLOW_FIELDS, *fields[at:])
+
+    def get_urls(self):
+        review = path("<path:object_id>/review/", self.admin_site.admin_view(self.review_view), name="agno_sessions_run_review")
+        return [review, *super().get_urls()]
+
+    @admin.display(description="step timeline")
+    def step_timeline(self, obj: Run) -> str:
+        """The workflow's executed steps as they ran (nested, a Parallel's branches side by
+        side, a Loop's iterations numbered), each with status, duration, output and child run."""
+        return render_to_string("admin/console/step_timeline.html", {"steps": step_timeline(obj)})
+
+    @admin.display(description="waiting on")
+    def paused_review(self, obj: Run) -> str:
+        requirement = paused_requirement(obj)
+        if requirement is None:
+            return "–"
+        url = reverse("admin:agno_sessions_run_review", args=[obj.pk])
+        return format_html('{} <a class="button" href="{}">Resume or cancel…</a>', _waits_on(requirement), url)
+
+    def review_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A paused workflow run's pending requirement: confirm or reject it (with the user input
+        it asks for), or cancel the run. Resuming needs change permission on runs."""
+        run = self.get_object(request, object_id)
+        if run is None or run.run_type != SessionType.WORKFLOW:
+            raise Http404
+        if not self.has_change_permission(request, run):
+            raise PermissionDenied
+        change_page = reverse("admin:agno_sessions_run_change", args=[run.pk])
+        requirement = paused_requirement(run)
+        if request.method == "POST":
+            try:
+                if request.POST.get("action") == "cancel":
+                    workflow_run_cancel(run_id=run.pk)
+                    self.message_user(request, "The workflow run was cancelled.", messages.SUCCESS)
+                else:
+                    workflow_run_resume(
+                        run_id=run.pk, decision=request.POST.get("decision", ""), feedback=request.POST.get("feedback", "").strip(),
+                        values={key.removeprefix("input-"): value for key, value in request.POST.items() if key.startswith("input-")},
+                        choices=request.POST.getlist("choice"),
+                    )
+                    self.message_user(request, "The workflow run continues in the background.", messages.SUCCESS)
+                return HttpResponseRedirect(change_page)
+            except NotResumable as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+                requirement = paused_requirement(run)
+        return TemplateResponse(request, "admin/console/workflow_review.html", {
+            **self.admin_site.each_context(request), "title": f"Paused workflow run {run.pk}", "opts": self.opts,
+            "original": run, "run": run, "requirement": requirement, "change_page": change_page,
+            "decisions": DECISIONS.get(requirement["kind"], ()) if requirement else (),
+        })
 
     @admin.action(description="Cancel the selected runs (pending or running)")
     def cancel_runs(self, request: HttpRequest, queryset: QuerySet) -> None:
@@ -63,6 +129,18 @@ class OperatorRunAdmin(RunAdmin):
             self.message_user(request, f"Not retried: {reason}", messages.ERROR)
         if skipped:
             self.message_user(request, f"{skipped} run(s) had not failed or been cancelled and were left alone.", messages.WARNING)
+
+
+def _waits_on(requirement: dict) -> str:
+    if requirement["kind"] == "error":
+        return f"Step {requirement['step_name']!r} failed: retry or skip it."
+    if requirement["kind"] == "executor":
+        return f"Step {requirement['step_name']!r} waits on its agent's or team's own review."
+    asks = [label for key, label in (
+        ("requires_confirmation", "confirmation"), ("requires_user_input", "user input"), ("requires_route_selection", "a route choice"),
+        ("requires_output_review", "an output review"), ("requires_iteration_review", "an iteration review"),
+    ) if requirement.get(key)]
+    return f"Step {requirement['step_name']!r} waits on {' and '.join(asks) or 'a review'}."
 
 
 admin.site.unregister(Run)

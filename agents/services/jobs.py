@@ -454,6 +454,14 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
     return True
 
 
+def job_cancel_paused(*, run_id: str, reason: str) -> bool:
+    """A paused run ends CANCELLED now, whether it paused as a background job or inline (an
+    operator's cancel): an inline one first gets the paused job it lacked, cancelled as any is."""
+    with transaction.atomic():
+        _job_adopt(run_id, timezone.now())
+        return job_cancel(job_id=run_id, reason=reason)
+
+
 def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: bool = True, adopt: bool = False) -> Job | None:
     """Queue a paused background run again, with the human's decisions; None if it has no paused job.
 

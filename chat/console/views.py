@@ -1,4 +1,4 @@
-"""Operator console pages inside the Django admin: the dashboard, and one user's data."""
+"""Operator console pages inside the Django admin: the dashboard, one user's data, the workflows."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
@@ -14,6 +14,7 @@ from core.services.userdata import userdata_counts, userdata_erase, userdata_exp
 from core.tenancy import owned_models
 
 from .selectors import DEFAULT_PERIOD, PERIODS, dashboard_data
+from .workflows import workflow_trees
 
 
 def _context(request: HttpRequest, title: str, **extra) -> dict:
@@ -30,6 +31,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "admin/console/dashboard.html", _context(
         request, "Dashboard", dashboard=data, chart_data=data.chart_data(), periods=PERIODS,
     ))
+
+
+@require_GET
+def workflows(request: HttpRequest) -> HttpResponse:
+    """The code workflows with their step trees (read-only: they are edited in code)."""
+    return render(request, "admin/console/workflows.html", _context(request, "Workflows", workflows=workflow_trees()))
 
 
 def _require(request: HttpRequest, action: str) -> None:
