@@ -151,6 +151,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         server_side_binding=True,
         prepare_threshold=5 if env.boolean("DB_PREPARED_STATEMENTS", True) else None,
     )
+    # A process stopped inside a transaction (SIGSTOP, a frozen VM, a debugger) would hold its
+    # locks for good: the job queue's advisory lock would stall every submission. PostgreSQL ends
+    # a session idle in a transaction this long, which frees them; no transaction here waits on
+    # anything but the database, so this never ends a healthy one. 0 turns it off.
+    idle_timeout = env.integer("DB_IDLE_IN_TRANSACTION_TIMEOUT", 60, minimum=0)
+    if idle_timeout:
+        DATABASES["default"]["OPTIONS"]["options"] = f"-c idle_in_transaction_session_timeout={idle_timeout * 1000}"
     # A bounded pool per process (psycopg_pool, through Django's OPTIONS["pool"]): a thread holds
     # a connection only while it works on the database and hands it back when it closes it, so a
     # process never holds more than DB_POOL_MAX_SIZE, however many requests and runs are in flight

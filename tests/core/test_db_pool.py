@@ -264,3 +264,35 @@ async def _streams(base: str, count: int, *, agent: str, message: str, first_use
             return events[-1][0] if events else "no events"
 
         return await asyncio.gather(*(one(index) for index in range(count)))
+
+
+def test_a_process_stopped_inside_a_transaction_does_not_hold_the_queue_lock_for_good():
+    """A worker frozen mid-claim (SIGSTOP) would keep the job queue's advisory lock and stall every
+    submission: PostgreSQL ends its session after DB_IDLE_IN_TRANSACTION_TIMEOUT, which frees it."""
+    import psycopg
+
+    from agents.services.jobs import QUEUE_LOCK_KEY
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW idle_in_transaction_session_timeout")
+        assert cursor.fetchone()[0] == "1min"  # the default, on every connection of the pool
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params["options"] = "-c idle_in_transaction_session_timeout=500"  # the same setting, shorter
+    frozen = psycopg.connect(**{key: value for key, value in params.items() if key in ("dbname", "user", "host", "port", "password", "options")})
+    frozen.execute("SELECT pg_advisory_xact_lock(%s)", [QUEUE_LOCK_KEY])  # and then it stops, in its transaction
+
+    def lock_is_free() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [QUEUE_LOCK_KEY])
+            taken = cursor.fetchone()[0]
+            if taken:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [QUEUE_LOCK_KEY])
+            return taken
+
+    assert not lock_is_free()
+    assert wait_for(lock_is_free, timeout=10)
+    with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+        frozen.execute("SELECT 1")  # its session was ended
+    frozen.close()
