@@ -4,13 +4,15 @@ Runs in the throw-away venv that setup.sh builds, never the project's:
 
     /tmp/agentos-bench-venv/bin/python bench/agentos_reference/app.py --port 18901 \\
         --model-base-url http://127.0.0.1:18900/v1 [--db-url postgresql+psycopg://...] \\
-        [--seed-sessions 10000 [--seed-only]] [--broadcast-team]
+        [--seed-sessions 10000 [--seed-only]] [--broadcast-team] [--parallel-workflow]
 
 Without --db-url the database is a SQLite file in a fresh temporary folder (--db-file to choose).
 --seed-sessions N first inserts N finished one-run sessions through Agno's own DB API, so
 ``GET /sessions`` can be measured on a table of known size without N model round trips.
 --broadcast-team also serves bench.team_broadcast's team (bench/team_agents.py's twin): ``bench-team``,
 ``TeamMode.broadcast``, a leader on model ``bench-leader`` and three members on ``bench-member-1..3``.
+--parallel-workflow also serves bench.workflow_parallel's workflow (bench/workflow_agents.py's twin):
+``bench-workflow``, a function step, a ``Parallel`` of four agents on ``bench-branch-1..4``, a function step.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from agno.models.openai import OpenAIChat  # noqa: E402
 from agno.os import AgentOS  # noqa: E402
 from agno.session import AgentSession  # noqa: E402
 from agno.team import Team, TeamMode  # noqa: E402
+from agno.workflow import Parallel, Step, StepInput, StepOutput, Workflow  # noqa: E402
 
 AGENT_ID = "bench-agent"
 ANSWER = "Hello from the fake LLM. This is a short answer."
@@ -114,7 +117,25 @@ def broadcast_team(db, model_base_url: str) -> Team:
                 members=members, db=db, telemetry=False)
 
 
-def build_app(db, model_base_url: str, with_team: bool = False):
+def prepare(step_input: StepInput) -> StepOutput:
+    return StepOutput(content=f"Answer in one short paragraph: {step_input.input}")
+
+
+def combine(step_input: StepInput) -> StepOutput:
+    return StepOutput(content=f"Combined the branches' answers ({len(str(step_input.get_last_step_content()))} characters)")
+
+
+def parallel_workflow(db, model_base_url: str) -> Workflow:
+    branches = [
+        Step(name=f"branch-{n}", agent=Agent(id=f"bench-branch-{n}", name=f"Branch {n}", db=db, telemetry=False,
+                                             model=OpenAIChat(id=f"bench-branch-{n}", base_url=model_base_url, api_key="bench")))
+        for n in (1, 2, 3, 4)
+    ]
+    return Workflow(id="bench-workflow", name="Bench Workflow", db=db, telemetry=False,
+                    steps=[prepare, Parallel(*branches, name="branches"), combine])
+
+
+def build_app(db, model_base_url: str, with_team: bool = False, with_workflow: bool = False):
     agent = Agent(
         id=AGENT_ID,
         name="Bench Agent",
@@ -125,7 +146,8 @@ def build_app(db, model_base_url: str, with_team: bool = False):
         telemetry=False,
     )
     teams = [broadcast_team(db, model_base_url)] if with_team else None
-    return AgentOS(id="agentos-bench", agents=[agent], teams=teams, db=db, telemetry=False).get_app()
+    workflows = [parallel_workflow(db, model_base_url)] if with_workflow else None
+    return AgentOS(id="agentos-bench", agents=[agent], teams=teams, workflows=workflows, db=db, telemetry=False).get_app()
 
 
 def main() -> None:
@@ -139,6 +161,7 @@ def main() -> None:
     parser.add_argument("--seed-user", default="bench-user")
     parser.add_argument("--seed-only", action="store_true", help="seed, then exit without serving")
     parser.add_argument("--broadcast-team", action="store_true", help="also serve bench.team_broadcast's team")
+    parser.add_argument("--parallel-workflow", action="store_true", help="also serve bench.workflow_parallel's workflow")
     args = parser.parse_args()
 
     db = make_db(args)
@@ -148,7 +171,7 @@ def main() -> None:
         return
     import uvicorn
 
-    uvicorn.run(build_app(db, args.model_base_url, args.broadcast_team), host=args.host, port=args.port, workers=1,
+    uvicorn.run(build_app(db, args.model_base_url, args.broadcast_team, args.parallel_workflow), host=args.host, port=args.port, workers=1,
                 access_log=False, log_level="warning")
 
 
