@@ -1,43 +1,25 @@
 """/workflows/ws, AgentOS's workflow WebSocket: start a workflow and follow it, continue a paused
-one with its step requirements, refusals as error frames, another user's run not found."""
+one with its step requirements, and refusals as error frames."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from websockets.sync.client import connect
 
 from sessions.models import Run
 from tests.agents.conftest import wait_for
-from tests.api.sse import parse_sse
+from tests.agents.test_websocket import Socket as RunSocketClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ENDS = ("WorkflowCompleted", "WorkflowError", "WorkflowCancelled", "WorkflowPaused")
 
 
-class Socket:
+class Socket(RunSocketClient):
+    """The run socket's test client, on /workflows/ws."""
+
     def __init__(self, base: str) -> None:
+        super().__init__(base)
         self.url = base.replace("http://", "ws://") + "/workflows/ws"
-
-    def __enter__(self) -> Socket:
-        self.conn = connect(self.url, open_timeout=10).__enter__()
-        self.hello = json.loads(self.conn.recv(timeout=10))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.__exit__(*exc)
-
-    def send(self, **message: Any) -> None:
-        self.conn.send(json.dumps(message))
-
-    def receive(self) -> tuple[str, dict[str, Any]]:
-        text = self.conn.recv(timeout=20)
-        if text.startswith("event: "):
-            [(name, data)] = parse_sse(text)
-            return name, data
-        body = json.loads(text)
-        return "control:" + body["event"], body
 
     def until_end(self) -> list[tuple[str, dict[str, Any]]]:
         seen = []

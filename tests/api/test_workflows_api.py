@@ -3,7 +3,6 @@ background), step executor runs stored as child rows, a review paused and contin
 cancel and resume."""
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 
@@ -11,10 +10,10 @@ import httpx
 import pytest
 from agno.client.os import AgentOSClient
 from agno.run.base import RunStatus
-from agno.utils.http import aclose_default_clients, close_sync_client
 
 from sessions.models import Run, Session
 from tests.api.sse import parse_sse
+from tests.api.test_agents_conformance import run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,19 +98,6 @@ def test_cancel_and_resume_answer_as_agentos(live_api: str) -> None:
     assert httpx.post(f"{live_api}/workflows/nope/runs/{body['run_id']}/cancel").json() == {"detail": "Workflow not found"}
     frames = parse_sse(httpx.post(f"{live_api}/workflows/draft-flow/runs/{body['run_id']}/resume", data={"session_id": "w-c"}).text)
     assert frames
-
-
-def run(coro):
-    async def main():
-        try:
-            return await coro
-        finally:
-            await aclose_default_clients()
-
-    try:
-        return asyncio.run(main())
-    finally:
-        close_sync_client()
 
 
 def test_agentos_client_workflow_methods(live_api: str) -> None:
