@@ -19,6 +19,7 @@ Another user's run is "not found", exactly like one that does not exist.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -266,6 +267,12 @@ class WorkflowSocket(RunSocket):
         if not isinstance(requirements, list) or not all(isinstance(item, dict) for item in requirements):
             await self._error("step_requirements must be a JSON array of step requirement objects", "invalid_message")
             return
+        following = self.follows.get(run_id)
+        if following is not None:
+            # Its WorkflowPaused went out live; the follow ends once the pause is recorded, and
+            # only a recorded pause can be continued.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(following), timeout=10)
         await self._submitted(
             continue_for_socket, principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
             requested_user_id=_text(content, "user_id"), tools=requirements,
