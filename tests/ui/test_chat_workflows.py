@@ -1,0 +1,150 @@
+"""Workflows in the chat: picked like agents and teams, their run shown as a live timeline of steps
+(Parallel branches side by side, the final content as the reply), rebuilt from the stored run on a
+reload, and a paused review confirmed or rejected in place."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from sessions.models import Run, RunStatus
+
+from .conftest import wait_until
+from .test_chat_browser import IDLE, last_reply, send
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def pick_workflow(page, workflow_id: str) -> None:
+    page.select_option("#agent-picker", f"workflow:{workflow_id}")
+
+
+def step(reply, name: str):
+    return reply.locator(f'.wf-step[data-name="{name}"]')
+
+
+def workflow_runs(user_id: str, status: str) -> list[Run]:
+    return [run for run in Run.objects.for_user(user_id) if not run.parent_run_id and run.status == status]
+
+
+def test_the_picker_offers_workflows_with_their_steps(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    workflows = page.locator('#agent-picker optgroup[label="Workflows"] option')
+    expect(workflows).to_have_text(["Draft Flow", "Review Flow"])
+    pick_workflow(page, "draft-flow")
+    expect(page.locator("#welcome-agent")).to_have_text("Draft Flow")
+    expect(page.locator("#model-badge")).to_have_text("Workflow · 2 steps")
+    assert page.locator("#model-badge").get_attribute("title") == "both (Parallel) → shout (Step)"
+    page.reload()
+    expect(page.locator("#agent-picker")).to_have_value("workflow:draft-flow")
+    assert page.errors == []
+
+
+def test_a_parallel_workflow_runs_as_a_timeline_and_is_rebuilt_after_a_reload(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "draft-flow")
+    send(page, "two drafts please")
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+
+    def check_timeline(reply):
+        expect(reply.locator(".msg-author")).to_have_text("Draft Flow")
+        both = step(reply, "both")
+        expect(both).to_have_attribute("data-type", "Parallel")
+        expect(both).to_have_attribute("data-state", "done")
+        branches = both.locator(".wf-branches > .wf-step")
+        expect(branches).to_have_count(2)
+        expect(branches.locator(".wf-name")).to_have_text(["draft", "check"])
+        for branch in branches.all():
+            expect(branch).to_have_attribute("data-state", "done")
+        # Side by side: the two branches share a row.
+        first, second = (branch.bounding_box() for branch in branches.all())
+        assert abs(first["y"] - second["y"]) < 2 and second["x"] > first["x"] + first["width"] - 2
+        expect(step(reply, "shout")).to_have_attribute("data-state", "done")
+        expect(step(reply, "shout").locator(".wf-type")).to_have_text("Step · shout")
+        draft = step(reply, "draft")
+        toggle = draft.get_by_role("button", name=re.compile("draft"))
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        toggle.click()
+        expect(draft.locator(".wf-body")).to_contain_text("You said: two drafts please")
+        expect(draft.locator(".wf-type")).to_have_text("Step · Drafter")
+        expect(reply.locator(".msg-body > .md").last).to_contain_text("YOU SAID: TWO DRAFTS PLEASE")
+
+    check_timeline(reply)
+    (run,) = wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the workflow run")
+    expect(page).to_have_url(re.compile(f"/chat/s/{run.session_id}/$"))
+    expect(page.locator(f'.session[data-session-id="{run.session_id}"]')).to_contain_text("Draft Flow")
+    page.reload()
+    expect(page.locator("#agent-picker")).to_have_value("workflow:draft-flow")
+    check_timeline(last_reply(page))
+    assert page.errors == []
+
+
+def test_a_paused_review_is_confirmed_in_place_and_the_run_completes(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "review-flow")
+    send(page, "ship it")
+    panel = page.locator(".wf-approval")
+    expect(panel).to_contain_text("Publish it?")
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "paused")
+    expect(step(last_reply(page), "publish").locator(".wf-state")).to_have_text("waiting for your review")
+    page.wait_for_selector(IDLE)
+    wait_until(lambda: workflow_runs("alice", RunStatus.PAUSED), message="the paused run")
+
+    # Coming back to it, the review waits again.
+    page.reload()
+    panel = page.locator(".wf-approval")
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "paused")
+    panel.get_by_role("button", name="Confirm").click()
+    expect(panel).to_contain_text("You confirmed this.")
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(step(reply, "publish")).to_have_attribute("data-state", "done")
+    expect(reply.locator(".msg-body > .md").last).to_have_text("SHIP IT")
+    wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the completed run")
+    page.reload()
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "done")
+    expect(page.locator(".wf-approval")).to_have_count(0)
+    expect(last_reply(page).locator(".approval-record")).to_have_text("You (alice) confirmed publish.")
+    assert page.errors == []
+
+
+def test_a_rejected_review_skips_its_step(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "review-flow")
+    send(page, "hold it")
+    page.wait_for_selector(IDLE)
+    page.locator(".wf-approval").get_by_role("button", name="Reject").click()
+    expect(page.locator(".wf-approval")).to_contain_text("You rejected this.")
+    page.wait_for_selector(IDLE)
+    wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the run to end")
+    # on_reject="skip": the step never ran, the run completed without it.
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "skipped")
+    expect(last_reply(page).locator(".msg-body > .md").last).to_have_text("No steps executed")
+    page.reload()
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "skipped")
+    expect(last_reply(page).locator(".approval-record")).to_have_text("You (alice) rejected publish.")
+    assert page.errors == []
+
+
+def test_screenshot_workflow_review(browsing, make_user, screenshots_dir):
+    """docs/workflow-review.png: a workflow's timeline, confirmed once and paused for review again."""
+    make_user("ada")
+    page = browsing.chat_as("ada", viewport=(1280, 820))
+    pick_workflow(page, "review-flow")
+    send(page, "a haiku about rivers")
+    page.wait_for_selector(IDLE)
+    page.locator(".wf-approval").get_by_role("button", name="Confirm").click()
+    page.wait_for_selector(IDLE)
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "done")
+    send(page, "a haiku about the sea")
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".wf-approval:not(.is-sent) button").first).to_be_enabled()
+    page.evaluate("document.getElementById('messages').scrollTop = 1e6")
+    page.screenshot(path=str(screenshots_dir / "workflow-review.png"))
+    assert (screenshots_dir / "workflow-review.png").stat().st_size > 10_000
