@@ -148,3 +148,75 @@ def test_screenshot_workflow_review(browsing, make_user, screenshots_dir):
     page.evaluate("document.getElementById('messages').scrollTop = 1e6")
     page.screenshot(path=str(screenshots_dir / "workflow-review.png"))
     assert (screenshots_dir / "workflow-review.png").stat().st_size > 10_000
+
+
+@pytest.fixture
+def more_workflows(settings):
+    """The chat's own test workflows (an input form, a loop, every kind of review) beside the suite's."""
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.ui.workflows"]
+
+
+def test_an_input_schema_is_a_form_and_a_loop_counts_its_iterations(browsing, make_user, more_workflows):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "order-flow")
+    form = page.get_by_role("group", name="Order Flow's input")
+    expect(page.locator("#composer-input")).to_be_hidden()
+    form.get_by_label("item").fill("tea")
+    form.get_by_label("rush").check()
+    form.get_by_label("size").select_option("M")
+    page.get_by_role("button", name="Send").click()
+    expect(form.get_by_label("count")).to_have_attribute("aria-invalid", "true")  # required, still empty
+    form.get_by_label("count").fill("3")
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(page.locator(".msg-user").last).to_contain_text('"item":"tea"')
+    expect(step(reply, "order").locator(".wf-body")).to_be_attached()
+    step(reply, "order").get_by_role("button").click()
+    expect(step(reply, "order").locator(".wf-body")).to_contain_text('Order: {"count": 3, "item": "tea", "rush": true, "size": "M"}')
+    loop = step(reply, "repeat")
+    expect(loop).to_have_attribute("data-state", "done")
+    expect(loop.locator("> .wf-head .wf-iteration")).to_have_text("iteration 2 of 2")
+    page.reload()
+    expect(step(last_reply(page), "repeat").locator("> .wf-head .wf-iteration")).to_have_text("iteration 2 of 2")
+    assert page.errors == []
+
+
+def test_user_input_a_route_choice_and_an_output_review_are_answered_in_place(browsing, make_user, more_workflows):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "letter-flow")
+    send(page, "a letter")
+    page.wait_for_selector(IDLE)
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    expect(panel).to_contain_text("Who is the letter for?")
+    panel.get_by_label("recipient").fill("Ada")
+    panel.get_by_label("copies").fill("2")
+    panel.get_by_role("button", name="Submit").click()
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(step(reply, "greet")).to_have_attribute("data-state", "done")
+
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    expect(panel).to_contain_text("Which tone?")
+    panel.get_by_label("casual").check()
+    panel.get_by_role("button", name="Continue").click()
+    page.wait_for_selector(IDLE)
+    expect(step(reply, "casual")).to_have_attribute("data-state", "done")
+    expect(step(reply, "formal")).to_have_attribute("data-state", "skipped")
+
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    expect(panel).to_contain_text("Keep this letter?")
+    expect(panel.locator(".wf-output")).to_contain_text("Polished: Dear Ada, x2. Cheers!")
+    panel.get_by_role("button", name="Edit").click()
+    panel.get_by_label("Edited output").fill("Dear Ada, see you soon.")
+    panel.get_by_role("button", name="Save edit").click()
+    page.wait_for_selector(IDLE)
+    expect(reply.locator(".msg-body > .md").last).to_have_text("Dear Ada, see you soon.")
+    expect(step(reply, "polish")).to_have_attribute("data-state", "done")
+    wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the letter")
+    page.reload()
+    records = last_reply(page).locator(".approval-record")
+    expect(records).to_have_text(["You (alice) answered greet.", "You (alice) chose casual for tone.", "You (alice) edited the output of polish."])
+    assert page.errors == []

@@ -780,6 +780,7 @@ function showWorkflowFields(workflow) {
   ui.input.hidden = fields.length > 0;
   ui.input.placeholder = workflow ? "Give the workflow its input" : "Send a message";
   if (!fields.length) return;
+  ui.form.noValidate = true; // workflowInput() marks what is missing, in the page's own words
   workflowFields = el("fieldset", { class: "workflow-fields" }, el("legend", { text: `${workflow.name}'s input` }), ...fields.map(fieldInput));
   ui.form.prepend(workflowFields);
 }

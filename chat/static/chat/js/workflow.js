@@ -71,6 +71,7 @@ class StepRow {
 
   started(at) {
     this.startedAt = at ?? Date.now() / 1000;
+    this.ran = false;
     this.time.textContent = "";
     this.setState("running");
   }
@@ -175,6 +176,7 @@ export class WorkflowTimeline {
       const row = this.row(data);
       const response = data.step_response || {};
       row.setOutput(data.content ?? response.content);
+      row.ran = true;
       row.finished(response.success === false || response.error ? "failed" : "done", { at, duration: response.metrics?.duration });
     } else if (name === "StepError") {
       const row = this.row(data);
@@ -183,9 +185,12 @@ export class WorkflowTimeline {
     } else if (name === "StepPaused" || name === "RouterPaused" || name === "StepExecutorPaused") {
       this.row(data, name === "RouterPaused" ? "Router" : "Step").setState("paused");
     } else if (name === "StepContinued") {
-      this.row(data).setState("running");
+      // An output review comes after the step ran: answered, the step is done (a retry starts it again).
+      const row = this.row(data);
+      row.setState(row.ran ? "done" : "running");
     } else if (name === "WorkflowPaused") {
-      for (const requirement of data.step_requirements || []) this.row(requirement, requirement.step_type).setState("paused");
+      // The run keeps every review it asked for: the ones answered before are done with.
+      for (const requirement of (data.step_requirements || []).filter(waitsForReview)) this.row(requirement, requirement.step_type).setState("paused");
       return "RunPaused";
     } else if (name === "WorkflowCompleted") {
       this.end("skipped");
@@ -283,9 +288,10 @@ function reviewItem(requirement, decide, disabled) {
     el("button", { type, class: `btn ${primary ? "btn-primary" : "btn-secondary"}`, disabled, onclick }, label);
   if (requirement.requires_route_selection) {
     const multiple = requirement.allow_multiple_selections;
+    const group = `wf-route-${++fieldIds}`;
     const boxes = (requirement.available_choices || []).map((choice) => {
       const id = `wf-field-${++fieldIds}`;
-      const box = el("input", { id, type: multiple ? "checkbox" : "radio", name: `route-${fieldIds}`, value: choice, disabled });
+      const box = el("input", { id, type: multiple ? "checkbox" : "radio", name: group, value: choice, disabled });
       item.append(el("div", { class: "field field-check" }, box, el("label", { for: id, text: choice })));
       return box;
     });
@@ -365,7 +371,7 @@ function reviewItem(requirement, decide, disabled) {
 
 /**
  * The review panel of a paused workflow run: one form per waiting requirement. Once each is
- * answered, ``onDecided(requirements, panel, verbs)`` gets every requirement of the run, answered.
+ * answered, ``onDecided(requirements, panel, verbs)`` gets those requirements, answered.
  */
 export function reviewPanel(requirements, { disabled = false, onDecided }) {
   const waiting = (requirements || []).filter(waitsForReview);
@@ -375,7 +381,8 @@ export function reviewPanel(requirements, { disabled = false, onDecided }) {
   const finish = () => {
     if (answers.size < waiting.length) return;
     panel.querySelectorAll("button, input, textarea, select").forEach((node) => (node.disabled = true));
-    const answered = requirements.map((one) => answers.get(one)?.answer || one);
+    // Only what this pause asks: the server refuses a requirement it already had answered.
+    const answered = waiting.map((one) => answers.get(one).answer);
     onDecided(answered, panel, [...answers.values()].map(({ verb }) => verb));
   };
   for (const requirement of waiting) {
