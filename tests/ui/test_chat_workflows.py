@@ -132,18 +132,19 @@ def test_a_rejected_review_skips_its_step(browsing, make_user):
     assert page.errors == []
 
 
-def test_screenshot_workflow_review(browsing, make_user, screenshots_dir):
-    """docs/workflow-review.png: a workflow's timeline, confirmed once and paused for review again."""
+def test_screenshot_workflow_review(browsing, make_user, screenshots_dir, more_workflows):
+    """docs/workflow-review.png: a workflow's timeline paused for review, its first step's answer given."""
     make_user("ada")
     page = browsing.chat_as("ada", viewport=(1280, 820))
-    pick_workflow(page, "review-flow")
-    send(page, "a haiku about rivers")
+    pick_workflow(page, "letter-flow")
+    send(page, "a letter to the committee")
     page.wait_for_selector(IDLE)
-    page.locator(".wf-approval").get_by_role("button", name="Confirm").click()
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    panel.get_by_label("recipient").fill("the committee")
+    panel.get_by_label("copies").fill("3")
+    panel.get_by_role("button", name="Submit").click()
     page.wait_for_selector(IDLE)
-    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "done")
-    send(page, "a haiku about the sea")
-    page.wait_for_selector(IDLE)
+    expect(page.locator(".wf-approval:not(.is-sent)")).to_contain_text("Which tone?")
     expect(page.locator(".wf-approval:not(.is-sent) button").first).to_be_enabled()
     page.evaluate("document.getElementById('messages').scrollTop = 1e6")
     page.screenshot(path=str(screenshots_dir / "workflow-review.png"))
@@ -219,4 +220,41 @@ def test_user_input_a_route_choice_and_an_output_review_are_answered_in_place(br
     page.reload()
     records = last_reply(page).locator(".approval-record")
     expect(records).to_have_text(["You (alice) answered greet.", "You (alice) chose casual for tone.", "You (alice) edited the output of polish."])
+    assert page.errors == []
+
+
+def test_an_agent_step_streams_live_and_a_reload_follows_the_run(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "draft-flow")
+    send(page, "/slow 3")
+    draft = step(last_reply(page), "draft")
+    expect(draft).to_have_attribute("data-state", "running")
+    expect(step(last_reply(page), "shout")).to_have_attribute("data-state", "waiting")
+    page.wait_for_selector('.wf-step[data-name="draft"] .wf-body:not([hidden])')  # open while its words arrive
+    expect(page).to_have_url(re.compile("/chat/s/"))
+    page.reload()
+    reply = last_reply(page)
+    page.wait_for_selector(IDLE, timeout=30000)
+    expect(step(reply, "both")).to_have_attribute("data-state", "done")
+    expect(step(reply, "shout")).to_have_attribute("data-state", "done")
+    expect(reply.locator(".wf-step")).to_have_count(4)  # the replay fills the same rows, no duplicates
+    assert page.errors == []
+
+
+def test_stop_cancels_the_workflow_run(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "draft-flow")
+    send(page, "/slow 8")
+    page.wait_for_selector('.wf-step[data-name="draft"] .wf-body:not([hidden])')
+    page.keyboard.press("Escape")
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(reply.locator(".msg-note-stopped")).to_have_text("Stopped")
+    expect(step(reply, "draft")).to_have_attribute("data-state", "cancelled")
+    expect(step(reply, "shout")).to_have_attribute("data-state", "skipped")
+    wait_until(lambda: workflow_runs("alice", RunStatus.CANCELLED), message="the workflow run to be cancelled")
+    page.reload()
+    expect(step(last_reply(page), "draft")).not_to_have_attribute("data-state", "running")
     assert page.errors == []

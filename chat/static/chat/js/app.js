@@ -756,7 +756,9 @@ async function continueWorkflow({ agentId, runId, sessionId, turn, requirements,
   }
   panel.classList.add("is-sent");
   panel.querySelector(".approval-hint")?.remove();
-  const said = verbs.includes("rejected") ? "You rejected this." : verbs.every((verb) => verb === "confirmed" || verb === "accepted") ? "You confirmed this." : "Sent.";
+  const said = verbs.includes("rejected") ? "You rejected this."
+    : verbs.every((verb) => verb === "confirmed" || verb === "accepted") ? "You confirmed this."
+    : verbs.length === 1 ? `You ${verbs[0] === "edited" ? "edited the output" : verbs[0]}.` : "Sent.";
   panel.append(el("p", { class: "approval-outcome" }, said, " ", el("span", { class: "approval-when", text: when(new Date()) })));
   const run = { agentId, runId, sessionId, newSession: false, turn, busyLabel: "", kind: "continue" };
   const terminal = await streamRun(run, (signal) => api.continueWorkflow(agentId, runId, { sessionId, requirements }, signal));
