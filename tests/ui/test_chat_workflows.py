@@ -258,3 +258,22 @@ def test_stop_cancels_the_workflow_run(browsing, make_user):
     page.reload()
     expect(step(last_reply(page), "draft")).not_to_have_attribute("data-state", "running")
     assert page.errors == []
+
+
+def test_an_agent_steps_tool_call_is_approved_from_the_timeline(browsing, make_user, more_workflows):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "guard-flow")
+    send(page, '/call delete_file {"path": "a.txt"}')
+    page.wait_for_selector(IDLE)
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    expect(panel).to_contain_text("Cleaner wants to run delete_file and needs your approval.")
+    expect(panel.locator(".tool-args")).to_contain_text("a.txt")
+    expect(step(last_reply(page), "clean")).to_have_attribute("data-state", "paused")
+    panel.get_by_role("button", name="Approve").click()
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(step(reply, "clean")).to_have_attribute("data-state", "done")
+    expect(reply.locator(".msg-body > .md").last).to_contain_text("deleted a.txt")
+    wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the workflow run")
+    assert page.errors == []

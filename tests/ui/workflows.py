@@ -1,14 +1,17 @@
 """Workflows the chat's browser tests run beside the suite's own (added to AGENT_MODULES by
 test_chat_workflows.py): an input form from an input_schema and a counted loop, and a run that
-asks for each kind of review in turn (user input, a route choice, an output review)."""
+asks for each kind of review in turn (user input, a route choice, an output review), and an
+agent step whose tool call waits for approval."""
 from __future__ import annotations
 
 import json
 
+from agents.runtime.agent import Agent
 from agents.runtime.workflow import Workflow
 from agents.runtime.workflow_review import HumanReview
 from agents.runtime.workflow_steps import Loop, Router, Step
 from agents.runtime.workflow_types import StepInput, StepOutput
+from tests.agents_for_tests import delete_file
 
 
 def order(step_input: StepInput) -> StepOutput:
@@ -65,5 +68,9 @@ WORKFLOWS = [
                    human_review=HumanReview(requires_user_input=True, user_input_message="Which tone?")),
             Step(name="polish", executor=polish, human_review=HumanReview(requires_output_review=True, output_review_message="Keep this letter?")),
         ],
+    ),
+    Workflow(
+        id="guard-flow", name="Guard Flow",
+        steps=[Step(name="clean", agent=Agent(id="cleaner", name="Cleaner", model="offline:demo", tools=[delete_file]))],
     ),
 ]

@@ -2,7 +2,7 @@
 // branches side by side, loop iterations counted, agent and team steps opening on their own text),
 // filled live from the workflow's events and rebuilt from the stored run's events on reload. A
 // paused review is answered in place: the answered step_requirements continue the same run.
-import { el, renderMarkdown } from "./render.js";
+import { el, needsDecision, pretty, renderMarkdown } from "./render.js";
 
 const CONTAINERS = new Set(["Steps", "Parallel", "Loop", "Condition", "Router"]);
 const LABELS = { waiting: "waiting", running: "running…", done: "done", skipped: "skipped", failed: "failed", paused: "waiting for your review", cancelled: "stopped" };
@@ -235,6 +235,7 @@ export class WorkflowTimeline {
 
 /** Whether a stored requirement still waits for a person. */
 export function waitsForReview(requirement) {
+  if (requirement.requires_executor_input) return pendingTools(requirement).length > 0;
   if (requirement.requires_route_selection) return !requirement.selected_choices;
   if (requirement.requires_user_input) return !requirement.user_input;
   if (requirement.requires_confirmation || requirement.requires_output_review) return requirement.confirmed === null || requirement.confirmed === undefined;
@@ -271,6 +272,36 @@ export function fieldValue(input) {
   return input.type === "number" ? Number(raw) : raw;
 }
 
+/** The tool calls an agent or team step waits on (its run's open requirements). */
+function pendingTools(requirement) {
+  return (requirement.executor_requirements || []).map((one) => one.tool_execution).filter((tool) => tool && needsDecision(tool));
+}
+
+/** An agent or team step paused on its tools: Approve or Reject each call, then the step goes on. */
+function executorReview(requirement, item, decide, button) {
+  const answers = new Map();
+  const asker = requirement.executor_name || requirement.step_name;
+  const tools = pendingTools(requirement);
+  const finish = () => {
+    if (answers.size < tools.length) return;
+    const executor = (requirement.executor_requirements || []).map((one) =>
+      answers.has(one.tool_execution) ? { ...one, tool_execution: answers.get(one.tool_execution) } : one);
+    const rejected = [...answers.values()].some((tool) => tool.confirmed === false);
+    decide({ ...requirement, executor_requirements: executor }, rejected ? "rejected" : "confirmed");
+  };
+  const items = [];
+  for (const tool of tools) {
+    item.append(el("p", { class: "approval-title" }, `${asker} wants to run `, el("code", { text: tool.tool_name }), " and needs your approval."),
+      el("pre", { class: "tool-args", "aria-label": "Arguments" }, pretty(tool.tool_args || {})));
+    const choose = (confirmed) => {
+      answers.set(tool, { ...tool, confirmed });
+      finish();
+    };
+    items.push(button("Approve", () => choose(true), true), button("Reject", () => choose(false)));
+  }
+  return items;
+}
+
 function reviewTitle(requirement) {
   const step = `“${requirement.step_name}”`;
   if (requirement.requires_route_selection) return requirement.user_input_message || `Choose where ${step} goes next.`;
@@ -282,11 +313,13 @@ function reviewTitle(requirement) {
 /** One requirement's form; ``decide`` gets the answered requirement. */
 function reviewItem(requirement, decide, disabled) {
   const item = el("form", { class: "approval-item wf-review", novalidate: true, "data-step": requirement.step_name });
-  item.append(el("p", { class: "approval-title", text: reviewTitle(requirement) }));
+  if (!requirement.requires_executor_input) item.append(el("p", { class: "approval-title", text: reviewTitle(requirement) }));
   const actions = el("div", { class: "approval-actions" });
   const button = (label, onclick, primary = false, type = "button") =>
     el("button", { type, class: `btn ${primary ? "btn-primary" : "btn-secondary"}`, disabled, onclick }, label);
-  if (requirement.requires_route_selection) {
+  if (requirement.requires_executor_input) {
+    actions.append(...executorReview(requirement, item, decide, button));
+  } else if (requirement.requires_route_selection) {
     const multiple = requirement.allow_multiple_selections;
     const group = `wf-route-${++fieldIds}`;
     const boxes = (requirement.available_choices || []).map((choice) => {
