@@ -277,3 +277,25 @@ def test_an_agent_steps_tool_call_is_approved_from_the_timeline(browsing, make_u
     expect(reply.locator(".msg-body > .md").last).to_contain_text("deleted a.txt")
     wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the workflow run")
     assert page.errors == []
+
+
+def test_a_failed_step_that_pauses_is_retried_from_the_timeline(browsing, make_user, more_workflows):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "print-flow")
+    send(page, "page one")
+    page.wait_for_selector(IDLE)
+    panel = page.locator(".wf-approval:not(.is-sent)")
+    expect(panel).to_contain_text("Step “print” failed:")
+    expect(panel).to_contain_text("out of paper")
+    expect(step(last_reply(page), "print")).to_have_attribute("data-state", "paused")
+    panel.get_by_role("button", name="Retry").click()
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(step(reply, "print")).to_have_attribute("data-state", "done")
+    expect(reply.locator(".msg-body > .md").last).to_have_text("Printed: page one")
+    wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the workflow run")
+    page.reload()
+    expect(step(last_reply(page), "print")).to_have_attribute("data-state", "done")
+    expect(page.locator(".wf-approval")).to_have_count(0)
+    assert page.errors == []

@@ -38,6 +38,17 @@ def casual(step_input: StepInput) -> StepOutput:
     return StepOutput(content=f"{step_input.previous_step_content}. Cheers!")
 
 
+FLAKY_CALLS: list[str] = []
+
+
+def flaky(step_input: StepInput) -> StepOutput:
+    """Fails on its first call of a run's input, then answers."""
+    FLAKY_CALLS.append(str(step_input.input))
+    if FLAKY_CALLS.count(str(step_input.input)) == 1:
+        raise RuntimeError("the printer is out of paper")
+    return StepOutput(content=f"Printed: {step_input.input}")
+
+
 def polish(step_input: StepInput) -> StepOutput:
     """The letter in the tone the person chose (a router's own output is its summary)."""
     return StepOutput(content=f"Polished: {step_input.get_step_content('casual') or step_input.get_step_content('formal')}")
@@ -72,5 +83,9 @@ WORKFLOWS = [
     Workflow(
         id="guard-flow", name="Guard Flow",
         steps=[Step(name="clean", agent=Agent(id="cleaner", name="Cleaner", model="offline:demo", tools=[delete_file]))],
+    ),
+    Workflow(
+        id="print-flow", name="Print Flow",
+        steps=[Step(name="print", executor=flaky, max_retries=0, human_review=HumanReview(on_error="pause"))],
     ),
 ]

@@ -516,7 +516,7 @@ function renderWorkflowRun(turn, run, component) {
   if (events.length) for (const event of events) timeline.apply({ event: event.event, data: event }, run.run_id);
   else timeline.fromResults(run.step_results);
   turn.setMeta({ createdAt: run.created_at, metrics: run.metrics });
-  for (const requirement of run.step_requirements || []) {
+  for (const requirement of [...(run.step_requirements || []), ...(run.error_requirements || [])]) {
     const record = reviewRecord(requirement, { by: run.user_id });
     if (record) turn.body.append(record);
   }
@@ -524,7 +524,7 @@ function renderWorkflowRun(turn, run, component) {
   else if (run.status === "CANCELLED") turn.note("Stopped", "stopped");
   else if (run.status === "COMPLETED") turn.setFinalText(run.content);
   if (run.status === "PAUSED") {
-    offerReview(turn, { agentId: component, runId: run.run_id, sessionId: state.sessionId }, run.step_requirements)?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
+    offerReview(turn, { agentId: component, runId: run.run_id, sessionId: state.sessionId }, [...(run.step_requirements || []), ...(run.error_requirements || [])])?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
   }
   turn.closeSegment();
   turn.offerCopy();
@@ -741,7 +741,7 @@ function applyWorkflowFrame(run, frame) {
     turn.note("Stopped", "stopped");
   } else if (end === "RunPaused") {
     // Enabled once the stream has closed: by then the paused run is recorded and can be continued.
-    offerReview(turn, run, data.step_requirements, { disabled: true });
+    offerReview(turn, run, [...(data.step_requirements || []), ...(data.error_requirements || [])], { disabled: true });
     scrollToEnd(true);
     announce(`${data.paused_step_name || "A step"} is waiting for your review.`);
   }

@@ -190,7 +190,7 @@ export class WorkflowTimeline {
       row.setState(row.ran ? "done" : "running");
     } else if (name === "WorkflowPaused") {
       // The run keeps every review it asked for: the ones answered before are done with.
-      for (const requirement of (data.step_requirements || []).filter(waitsForReview)) this.row(requirement, requirement.step_type).setState("paused");
+      for (const requirement of [...(data.step_requirements || []), ...(data.error_requirements || [])].filter(waitsForReview)) this.row(requirement, requirement.step_type).setState("paused");
       return "RunPaused";
     } else if (name === "WorkflowCompleted") {
       this.end("skipped");
@@ -235,6 +235,7 @@ export class WorkflowTimeline {
 
 /** Whether a stored requirement still waits for a person. */
 export function waitsForReview(requirement) {
+  if (isErrorRequirement(requirement)) return requirement.decision === null || requirement.decision === undefined;
   if (requirement.requires_executor_input) return pendingTools(requirement).length > 0;
   if (requirement.requires_route_selection) return !requirement.selected_choices;
   if (requirement.requires_user_input) return !requirement.user_input;
@@ -272,6 +273,9 @@ export function fieldValue(input) {
   return input.type === "number" ? Number(raw) : raw;
 }
 
+/** A failed step that waits for "retry" or "skip" (Agno's ErrorRequirement, ``on_error="pause"``). */
+const isErrorRequirement = (requirement) => "error_message" in requirement && "decision" in requirement;
+
 /** The tool calls an agent or team step waits on (its run's open requirements). */
 function pendingTools(requirement) {
   return (requirement.executor_requirements || []).map((one) => one.tool_execution).filter((tool) => tool && needsDecision(tool));
@@ -304,6 +308,7 @@ function executorReview(requirement, item, decide, button) {
 
 function reviewTitle(requirement) {
   const step = `“${requirement.step_name}”`;
+  if (isErrorRequirement(requirement)) return `Step “${requirement.step_name}” failed: ${requirement.error_message}`;
   if (requirement.requires_route_selection) return requirement.user_input_message || `Choose where ${step} goes next.`;
   if (requirement.requires_user_input) return requirement.user_input_message || `Step ${step} needs a few details.`;
   if (requirement.requires_output_review) return requirement.output_review_message || `Review the output of ${step}.`;
@@ -317,7 +322,11 @@ function reviewItem(requirement, decide, disabled) {
   const actions = el("div", { class: "approval-actions" });
   const button = (label, onclick, primary = false, type = "button") =>
     el("button", { type, class: `btn ${primary ? "btn-primary" : "btn-secondary"}`, disabled, onclick }, label);
-  if (requirement.requires_executor_input) {
+  if (isErrorRequirement(requirement)) {
+    actions.append(
+      button("Retry", () => decide({ ...requirement, decision: "retry" }, "retried"), true),
+      button("Skip", () => decide({ ...requirement, decision: "skip" }, "skipped")));
+  } else if (requirement.requires_executor_input) {
     actions.append(...executorReview(requirement, item, decide, button));
   } else if (requirement.requires_route_selection) {
     const multiple = requirement.allow_multiple_selections;
@@ -434,7 +443,8 @@ export function reviewRecord(requirement, { by } = {}) {
   if (waitsForReview(requirement)) return null;
   const step = requirement.step_name;
   let verb;
-  if (requirement.requires_route_selection && requirement.selected_choices) verb = `chose ${requirement.selected_choices.join(", ")} for`;
+  if (isErrorRequirement(requirement)) verb = requirement.decision === "retry" ? "retried" : "skipped";
+  else if (requirement.requires_route_selection && requirement.selected_choices) verb = `chose ${requirement.selected_choices.join(", ")} for`;
   else if (requirement.requires_user_input && requirement.user_input) verb = "answered";
   else if (requirement.confirmed === true) verb = requirement.edited_output != null ? "edited the output of" : requirement.requires_output_review ? "accepted the output of" : "confirmed";
   else if (requirement.confirmed === false) verb = requirement.requires_output_review ? "rejected the output of" : "rejected";
