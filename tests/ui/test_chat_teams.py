@@ -30,8 +30,8 @@ def test_the_picker_groups_agents_and_teams_and_names_the_mode(browsing, make_us
     page = browsing.chat_as("alice")
     expect(page.get_by_label("Talk to")).to_be_visible()
     groups = page.locator("#agent-picker optgroup")
-    expect(groups).to_have_count(2)
-    assert groups.evaluate_all("nodes => nodes.map(node => node.label)") == ["Agents", "Teams"]
+    expect(groups).to_have_count(3)
+    assert groups.evaluate_all("nodes => nodes.map(node => node.label)") == ["Agents", "Teams", "Workflows"]
     teams = page.locator('#agent-picker optgroup[label="Teams"] option')
     expect(teams).to_have_text(["Research Team (coordinate)", "HITL Team (route)"])
     pick_team(page, "research-team")

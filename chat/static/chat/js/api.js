@@ -98,11 +98,13 @@ const enc = encodeURIComponent;
 
 /** The chat names a team "team:<id>" (an agent by its bare id): its runs live under /teams. */
 export const TEAM_PREFIX = "team:";
+/** A workflow is "workflow:<id>": its runs live under /workflows. */
+export const WORKFLOW_PREFIX = "workflow:";
 
 function base(componentKey) {
-  return componentKey.startsWith(TEAM_PREFIX)
-    ? `/teams/${enc(componentKey.slice(TEAM_PREFIX.length))}`
-    : `/agents/${enc(componentKey)}`;
+  if (componentKey.startsWith(TEAM_PREFIX)) return `/teams/${enc(componentKey.slice(TEAM_PREFIX.length))}`;
+  if (componentKey.startsWith(WORKFLOW_PREFIX)) return `/workflows/${enc(componentKey.slice(WORKFLOW_PREFIX.length))}`;
+  return `/agents/${enc(componentKey)}`;
 }
 
 /**
@@ -116,7 +118,10 @@ export function makeApi(userId) {
   return {
     agents: () => getJSON("/agents"),
     teams: () => getJSON("/teams"),
-    // No type: agent and team conversations together, newest first.
+    workflows: () => getJSON("/workflows"),
+    // The list holds summaries; a workflow's steps and input_schema come with its own page.
+    workflow: (id) => getJSON(`/workflows/${enc(id)}`),
+    // No type: agent, team and workflow conversations together, newest first.
     sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
       getJSON(query("/sessions", { page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
     sessionRuns: (id) => getJSON(query(`/sessions/${enc(id)}/runs`, who)),
@@ -134,6 +139,13 @@ export function makeApi(userId) {
     continueRun: (agentId, runId, { sessionId, tools, background = true }, signal) =>
       request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
         form: { session_id: sessionId, tools: JSON.stringify(tools), stream: "true", ...(background ? { background: "true" } : {}), ...who },
+        signal,
+        accept: "text/event-stream, application/json",
+      }),
+    // A paused workflow goes on with its step_requirements answered, in the background.
+    continueWorkflow: (key, runId, { sessionId, requirements }, signal) =>
+      request("POST", `${base(key)}/runs/${enc(runId)}/continue`, {
+        form: { session_id: sessionId, step_requirements: JSON.stringify(requirements), stream: "true", background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),

@@ -1,8 +1,9 @@
 // The chat page: agent picker, the user's sessions, and runs streamed from the AgentOS API.
-import { ApiError, TEAM_PREFIX, makeApi } from "./api.js";
+import { ApiError, TEAM_PREFIX, WORKFLOW_PREFIX, makeApi } from "./api.js";
 import { readEventStream } from "./sse.js";
 import { AssistantTurn, copyWithFeedback, el, needsDecision, userTurn, when } from "./render.js";
 import { applyMemberFrame, isDelegation, memberAskers, renderMemberSteps, waitingMemberTools } from "./team.js";
+import { WorkflowTimeline, fieldInput, fieldValue, reviewPanel, reviewRecord, schemaFields } from "./workflow.js";
 import { renderFeedback } from "./feedback.js";
 import { needsOperator, operatorCard, operatorRecord, startApprovalBadge } from "./approvals.js";
 
@@ -41,7 +42,7 @@ const ui = {
 };
 
 const state = {
-  agents: new Map(), // component key (an agent's id, "team:<id>" for a team) -> its AgentOS description
+  agents: new Map(), // component key (an agent's id, "team:<id>", "workflow:<id>") -> its AgentOS description
   agentId: null, // the picked component's key
   sessionId: null,
   sessionName: "",
@@ -158,32 +159,38 @@ function detachRun() {
 }
 
 function agentName(agentId) {
-  return state.agents.get(agentId)?.name || agentId?.replace(TEAM_PREFIX, "") || "Agent";
+  return state.agents.get(agentId)?.name || agentId?.replace(TEAM_PREFIX, "").replace(WORKFLOW_PREFIX, "") || "Agent";
 }
 
 /** The component a session or a run belongs to, as the picker names it. */
 function componentOf(item) {
+  if (item?.workflow_id) return `${WORKFLOW_PREFIX}${item.workflow_id}`;
   return item?.team_id ? `${TEAM_PREFIX}${item.team_id}` : item?.agent_id;
 }
 
 const isTeam = (key) => Boolean(key?.startsWith(TEAM_PREFIX));
+const isWorkflow = (key) => Boolean(key?.startsWith(WORKFLOW_PREFIX));
+const kindOf = (key) => (isTeam(key) ? "team" : isWorkflow(key) ? "workflow" : "agent");
 
 // ---- agents and teams ---------------------------------------------------------------------
 
 async function loadAgents() {
-  // A server without teams (or one that fails to list them) still offers its agents.
-  const [agents, teams] = await Promise.all([api.agents(), api.teams().catch(() => [])]);
+  // A server without teams or workflows (or one that fails to list them) still offers its agents.
+  const [agents, teams, workflows] = await Promise.all([api.agents(), api.teams().catch(() => []), loadWorkflows()]);
   state.agents = new Map([
     ...agents.map((agent) => [agent.id, agent]),
     ...teams.map((team) => [`${TEAM_PREFIX}${team.id}`, team]),
+    ...workflows.map((workflow) => [`${WORKFLOW_PREFIX}${workflow.id}`, workflow]),
   ]);
   const option = (key, item) => el("option", { value: key, text: item.name || item.id });
   const agentOptions = agents.map((agent) => option(agent.id, agent));
-  if (teams.length) {
+  if (teams.length || workflows.length) {
     const teamOptions = teams.map((team) => el("option", { value: `${TEAM_PREFIX}${team.id}`, text: `${team.name || team.id} (${team.mode || "team"})` }));
+    const workflowOptions = workflows.map((workflow) => option(`${WORKFLOW_PREFIX}${workflow.id}`, workflow));
     ui.picker.replaceChildren(
       ...(agentOptions.length ? [el("optgroup", { label: "Agents" }, ...agentOptions)] : []),
-      el("optgroup", { label: "Teams" }, ...teamOptions));
+      ...(teamOptions.length ? [el("optgroup", { label: "Teams" }, ...teamOptions)] : []),
+      ...(workflowOptions.length ? [el("optgroup", { label: "Workflows" }, ...workflowOptions)] : []));
     document.querySelector('label[for="agent-picker"]').textContent = "Talk to";
   } else {
     ui.picker.replaceChildren(...agentOptions);
@@ -196,6 +203,12 @@ async function loadAgents() {
   }
   const remembered = localStorage.getItem(AGENT_KEY);
   selectAgent(state.agents.has(remembered) ? remembered : state.agents.keys().next().value);
+}
+
+/** The workflows with their steps and input_schema (the list has summaries only): the timeline is laid out from them. */
+async function loadWorkflows() {
+  const listed = await api.workflows().catch(() => []);
+  return Promise.all(listed.map((item) => api.workflow(item.id).catch(() => item)));
 }
 
 function selectAgent(agentId) {
@@ -215,7 +228,14 @@ function selectAgent(agentId) {
       ui.badge.textContent += ` · ${agent.mode || "team"} team`;
       ui.badge.title = [ui.badge.title, members.length ? `Members: ${members.join(", ")}` : ""].filter(Boolean).join(" ");
     }
+    if (isWorkflow(agentId)) {
+      const steps = agent.steps || [];
+      ui.badge.textContent = `Workflow · ${steps.length} step${steps.length === 1 ? "" : "s"}`;
+      ui.badge.classList.remove("badge-offline");
+      ui.badge.title = steps.map((step) => `${step.name} (${step.type})`).join(" → ");
+    }
   }
+  showWorkflowFields(isWorkflow(agentId) ? agent : null);
   const welcomeName = $("welcome-agent");
   if (welcomeName) welcomeName.textContent = agent ? agent.name : "an agent";
   const welcomeText = $("welcome-description");
@@ -231,9 +251,7 @@ async function loadSessions({ append = false } = {}) {
   const result = await api.sessions({ page, name: state.search });
   state.page = page;
   state.totalPages = result.meta?.total_pages || 1;
-  // Workflow sessions are not conversations the chat can show.
-  const chats = result.data.filter((session) => session.session_type !== "workflow");
-  state.sessions = append ? state.sessions.concat(chats) : chats;
+  state.sessions = append ? state.sessions.concat(result.data) : result.data;
   renderSessions();
 }
 
@@ -370,7 +388,7 @@ async function openSession(sessionId, { push = false, keepBranches = false } = {
   // A team's member runs carry their own agent_id: the conversation's component is its top-level runs'.
   const agentId = componentOf(known) || componentOf(runs.find((run) => !run.parent_run_id));
   if (agentId && state.agents.has(agentId)) selectAgent(agentId);
-  else if (agentId) showNotice(`The ${isTeam(agentId) ? "team" : "agent"} of this conversation is not available any more; you can read it, but not continue it.`);
+  else if (agentId) showNotice(`The ${kindOf(agentId)} of this conversation is not available any more; you can read it, but not continue it.`);
   renderHistory(runs);
   scrollToEnd(true);
 }
@@ -441,6 +459,10 @@ function renderHistory(runs) {
     const turn = new AssistantTurn(agentName(component));
     turn.runId = run.run_id;
     ui.messages.append(turn.el);
+    if (isWorkflow(component)) {
+      renderWorkflowRun(turn, run, component);
+      return;
+    }
     const continuedAt = (run.events || []).find((event) => /^(Team)?RunContinued$/.test(event.event))?.created_at;
     // A team run still executing is replayed from its first event on resume, its steps with it.
     const live = run.status === "RUNNING" || run.status === "PENDING";
@@ -479,6 +501,54 @@ function renderHistory(runs) {
     turn.closeSegment();
     turn.offerCopy();
   });
+}
+
+/** A stored workflow run: its timeline replayed from its events, its reply, and the review it waits for. */
+function renderWorkflowRun(turn, run, component) {
+  const timeline = workflowTimeline(turn, component);
+  const live = run.status === "RUNNING" || run.status === "PENDING";
+  if (live) {
+    // Still executing on the server: the resume replays its events from the first, timeline with it.
+    resumeRun({ agentId: component, runId: run.run_id, sessionId: state.sessionId, turn });
+    return;
+  }
+  const events = run.events || [];
+  if (events.length) for (const event of events) timeline.apply({ event: event.event, data: event }, run.run_id);
+  else timeline.fromResults(run.step_results);
+  turn.setMeta({ createdAt: run.created_at, metrics: run.metrics });
+  for (const requirement of [...(run.step_requirements || []), ...(run.error_requirements || [])]) {
+    const record = reviewRecord(requirement, { by: run.user_id });
+    if (record) turn.body.append(record);
+  }
+  if (run.status === "ERROR") turn.error(plainContent(run.content) || "The workflow could not finish.");
+  else if (run.status === "CANCELLED") turn.note("Stopped", "stopped");
+  else if (run.status === "COMPLETED") turn.setFinalText(run.content);
+  if (run.status === "PAUSED") {
+    offerReview(turn, { agentId: component, runId: run.run_id, sessionId: state.sessionId }, [...(run.step_requirements || []), ...(run.error_requirements || [])])?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
+  }
+  turn.closeSegment();
+  turn.offerCopy();
+}
+
+/** The turn's timeline, laid out from the workflow's steps the first time. */
+function workflowTimeline(turn, component) {
+  if (!turn.timeline) {
+    turn.timeline = new WorkflowTimeline(state.agents.get(component) || { name: agentName(component) });
+    turn.closeSegment();
+    turn.body.append(turn.timeline.el);
+  }
+  return turn.timeline;
+}
+
+/** The review a paused workflow waits for, answered in place: its continue streams into the same turn. */
+function offerReview(turn, { agentId, runId, sessionId }, requirements, { disabled = false } = {}) {
+  turn.closeSegment();
+  const panel = reviewPanel(requirements || [], {
+    disabled,
+    onDecided: (answered, form, verbs) => continueWorkflow({ agentId, runId, sessionId, turn, requirements: answered, panel: form, verbs }),
+  });
+  if (panel) turn.body.append(panel);
+  return panel;
 }
 
 /** Who decided a paused call: the user, or for an @approval call the operator who resolved it. */
@@ -532,7 +602,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("span", { class: "branch-count", text: `${at + 1}/${siblings.length}` }),
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
-  if (run && state.agents.has(componentOf(run)) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
+  if (run && state.agents.has(componentOf(run)) && !isWorkflow(componentOf(run)) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
     bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
@@ -550,6 +620,7 @@ function applyFrame(run, frame) {
   const { data } = frame;
   const turn = run.turn;
   if (typeof data.event_index === "number") run.lastEventIndex = data.event_index;
+  if (isWorkflow(run.agentId)) return applyWorkflowFrame(run, frame);
   if (data.parent_run_id && data.run_id !== run.runId && run.runId) {
     // A team member's events: its step under the team's reply.
     if (applyMemberFrame(turn, frame, state.agents.get(run.agentId))) scrollToEnd();
@@ -632,6 +703,107 @@ function applyFrame(run, frame) {
     default:
       return null; // ModelRequest*, Memory*, Reasoning*…: nothing to show
   }
+}
+
+/** One frame of a workflow's stream: its steps go to the timeline, its end to the reply. */
+function applyWorkflowFrame(run, frame) {
+  const { event, data } = frame;
+  const turn = run.turn;
+  if (event === "WorkflowStarted" || (event === "StepContinued" && !run.runId)) {
+    run.runId = data.run_id || run.runId;
+    if (data.session_id && !run.sessionId) run.sessionId = data.session_id;
+    if (run.newSession && run.sessionId && !run.addressed) {
+      run.addressed = true; // a reload comes back to it and follows the run
+      state.sessionId = run.sessionId;
+      history.replaceState({ sessionId: run.sessionId }, "", `${config.sessionUrl}${encodeURIComponent(run.sessionId)}/`);
+    }
+  }
+  if (event === "error") {
+    turn.error(data.error || "The workflow's stream failed.");
+    return "error";
+  }
+  if (event === "CustomEvent" && data.name === "RunAttemptStarted" && run.attemptMark) {
+    // Executed again after its worker was lost: one timeline, the new attempt's.
+    turn.restart(run.attemptMark);
+    if (turn.timeline && !turn.body.contains(turn.timeline.el)) turn.timeline = null;
+  }
+  const timeline = workflowTimeline(turn, run.agentId);
+  if (event === "StepStarted" && data.step_name) announce(`Step ${data.step_name} is running.`);
+  const end = timeline.apply(frame, run.runId);
+  scrollToEnd();
+  if (end === "RunCompleted") {
+    turn.setFinalText(data.content);
+    turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, metrics: data.metrics });
+  } else if (end === "RunError") {
+    turn.error(plainContent(data.content || data.error) || "The workflow could not finish.");
+  } else if (end === "RunCancelled") {
+    run.cancelled = true;
+    turn.note("Stopped", "stopped");
+  } else if (end === "RunPaused") {
+    // Enabled once the stream has closed: by then the paused run is recorded and can be continued.
+    offerReview(turn, run, [...(data.step_requirements || []), ...(data.error_requirements || [])], { disabled: true });
+    scrollToEnd(true);
+    announce(`${data.paused_step_name || "A step"} is waiting for your review.`);
+  }
+  return end;
+}
+
+async function continueWorkflow({ agentId, runId, sessionId, turn, requirements, panel, verbs }) {
+  if (state.run) {
+    panel.querySelectorAll(".is-decided").forEach((item) => item.classList.remove("is-decided"));
+    setPanelEnabled(panel.parentElement, false);
+    return;
+  }
+  panel.classList.add("is-sent");
+  panel.querySelector(".approval-hint")?.remove();
+  const said = verbs.includes("rejected") ? "You rejected this."
+    : verbs.every((verb) => verb === "confirmed" || verb === "accepted") ? "You confirmed this."
+    : verbs.length === 1 ? `You ${verbs[0] === "edited" ? "edited the output" : verbs[0]}.` : "Sent.";
+  panel.append(el("p", { class: "approval-outcome" }, said, " ", el("span", { class: "approval-when", text: when(new Date()) })));
+  const run = { agentId, runId, sessionId, newSession: false, turn, busyLabel: "", kind: "continue" };
+  const terminal = await streamRun(run, (signal) => api.continueWorkflow(agentId, runId, { sessionId, requirements }, signal));
+  if (!terminal) {
+    // The continuation never started (a network failure, a 409): let the person decide again.
+    panel.classList.remove("is-sent");
+    panel.querySelector(".approval-outcome")?.remove();
+    panel.querySelectorAll(".is-decided").forEach((item) => item.classList.remove("is-decided"));
+    setPanelEnabled(panel.parentElement, true);
+  }
+}
+
+// ---- a workflow's input: a form from its input_schema ------------------------------------------
+
+let workflowFields = null; // the composer's fieldset when the picked workflow has an input_schema
+
+function showWorkflowFields(workflow) {
+  workflowFields?.remove();
+  workflowFields = null;
+  const fields = schemaFields(workflow?.input_schema);
+  ui.input.hidden = fields.length > 0;
+  ui.input.placeholder = workflow ? "Give the workflow its input" : "Send a message";
+  if (!fields.length) return;
+  ui.form.noValidate = true; // workflowInput() marks what is missing, in the page's own words
+  workflowFields = el("fieldset", { class: "workflow-fields" }, el("legend", { text: `${workflow.name}'s input` }), ...fields.map(fieldInput));
+  ui.form.prepend(workflowFields);
+}
+
+/** The input form's values as the JSON text the workflow's run takes; null when a required one is empty. */
+function workflowInput() {
+  const values = {};
+  for (const input of workflowFields.querySelectorAll("input, select")) {
+    const value = fieldValue(input);
+    if (value === undefined) {
+      if (input.required) {
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return null;
+      }
+      continue;
+    }
+    input.removeAttribute("aria-invalid");
+    values[input.name] = value;
+  }
+  return JSON.stringify(values);
 }
 
 /** Read a run's event stream into its turn, whatever started it (new run, continue, resume). */
@@ -718,8 +890,8 @@ async function afterRun(run, terminal) {
   // Failed before the run existed (a 500, a 401, the network): Retry sends it again; a run that
   // failed is answered again (regenerate), and replaced by the new attempt.
   if (terminal === "RunError" || (run.failed && !terminal)) offerAgain({ ...source, failed: true, retry: run.runId ? undefined : run.retry });
-  if (terminal === "RunCompleted") renderFeedback(run.turn.el, run);
-  const labels = { RunCompleted: "Reply complete.", RunError: "The reply failed.", RunCancelled: "Stopped.", RunPaused: "Waiting for your approval." };
+  if (terminal === "RunCompleted" && !isWorkflow(run.agentId)) renderFeedback(run.turn.el, run);
+  const labels = { RunCompleted: "Reply complete.", RunError: "The reply failed.", RunCancelled: "Stopped.", RunPaused: isWorkflow(run.agentId) ? "Waiting for your review." : "Waiting for your approval." };
   if (terminal) announce(labels[terminal] || "");
   if (run.sessionId && run.sessionId !== state.sessionId && run.newSession) {
     state.sessionId = run.sessionId;
@@ -789,7 +961,7 @@ async function sendMessage(text) {
 }
 
 function setPanelEnabled(root, enabled) {
-  for (const node of root.querySelectorAll(".approval:not(.is-sent) :is(button, input, textarea)")) node.disabled = !enabled;
+  for (const node of root.querySelectorAll(".approval:not(.is-sent) :is(button, input, textarea, select)")) node.disabled = !enabled;
 }
 
 async function continueRun({ agentId, runId, sessionId, turn, tools, panel }) {
@@ -841,7 +1013,8 @@ function offerAgain(source) {
     }, { title: "Send the message again" });
     return;
   }
-  if (!source.agentId || !state.agents.has(source.agentId) || !source.sessionId || !source.runId) return;
+  // A workflow run is not answered again from its transcript: it is started again from its input.
+  if (!source.agentId || !state.agents.has(source.agentId) || isWorkflow(source.agentId) || !source.sessionId || !source.runId) return;
   regenerable = source;
   const label = source.failed ? "Retry" : "Regenerate";
   source.turn.offerAction(label, () => regenerate(regenerable), { title: source.failed ? "Try this reply again" : "Answer the last message again" });
@@ -1037,6 +1210,11 @@ function closeSidebar() {
 function bind() {
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (workflowFields) {
+      const text = workflowInput();
+      if (text) sendMessage(text);
+      return;
+    }
     sendMessage(ui.input.value);
   });
   ui.input.addEventListener("keydown", (event) => {
