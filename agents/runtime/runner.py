@@ -61,50 +61,19 @@ class _Cancelled(Exception):
         self.partial_turn = partial_turn
 
 
-class AgentRun:
-    """One execution (or continuation) of an agent. Iterate for events, then read ``output``.
+class RunIteration:
+    """The run protocol every run shares (``AgentRun``, ``TeamRun``, ``WorkflowRun``): iterate it
+    plainly from a sync caller or with ``async for`` on an event loop, for event dicts; ``close`` /
+    ``aclose`` to stop early; then read ``output``. A subclass sets ``state`` (with ``run_id``,
+    ``status`` and ``to_dict()``) and ``_agen``, the async generator of its events."""
 
-    ``session_summary`` (``{summary, topics, updated_at}``) and ``memories`` (the user's memories
-    after the memory manager ran) are set when those steps ran, for the caller to persist.
-    """
-
-    def __init__(
-        self,
-        agent: Agent,
-        ctx: RunContext,
-        state: RunState,
-        *,
-        stream_events: bool = True,
-        decisions: dict[str, Decision] | None = None,
-    ) -> None:
-        self.agent = agent
-        self.ctx = ctx
-        self.state = state
-        self.stream_events = stream_events
-        self.session_summary: dict[str, Any] | None = None
-        self.memories: list[dict[str, Any]] | None = None
-        self._events = EventFactory(state, ctx.clock)
-        self._functions: dict[str, Function] = agent.run_functions(ctx)
-        self._chain = agent.model_chain(ctx.sleep)
-        self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
-        self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
-        self._limit_reached = agent.tool_call_limit is not None and self._tool_calls >= agent.tool_call_limit
-        self._turns = 0
-        self._content: list[str] = []
-        self._last_text = ""
-        self._stop_content: list[str] = []
-        # What the last model turn asked for, and the tool calls that pause the run (the steps
-        # are async generators, which cannot return values).
-        self._turn_calls: list[ToolCall] = []
-        self._paused_calls: list[dict[str, Any]] = []
-        self._memory: MemoryManager | None = None
-        self._memory_task: asyncio.Task[None] | None = None
-        self._agen = self._execute(decisions)
-        self._sync: Iterator[dict[str, Any]] | None = None
+    state: Any
+    _agen: Any
+    _sync: Iterator[dict[str, Any]] | None = None
 
     # ---- iteration ------------------------------------------------------------------------------
 
-    def __iter__(self) -> AgentRun:
+    def __iter__(self) -> RunIteration:
         return self
 
     def __next__(self) -> dict[str, Any]:
@@ -118,7 +87,7 @@ class AgentRun:
             self._failed()
             raise
 
-    def __aiter__(self) -> AgentRun:
+    def __aiter__(self) -> RunIteration:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
@@ -163,6 +132,49 @@ class AgentRun:
     @property
     def output(self) -> dict[str, Any]:
         return self.state.to_dict()
+
+
+class AgentRun(RunIteration):
+    """One execution (or continuation) of an agent. Iterate for events, then read ``output``.
+
+    ``session_summary`` (``{summary, topics, updated_at}``) and ``memories`` (the user's memories
+    after the memory manager ran) are set when those steps ran, for the caller to persist.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        ctx: RunContext,
+        state: RunState,
+        *,
+        stream_events: bool = True,
+        decisions: dict[str, Decision] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.state = state
+        self.stream_events = stream_events
+        self.session_summary: dict[str, Any] | None = None
+        self.memories: list[dict[str, Any]] | None = None
+        self._events = EventFactory(state, ctx.clock)
+        self._functions: dict[str, Function] = agent.run_functions(ctx)
+        self._chain = agent.model_chain(ctx.sleep)
+        self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
+        self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
+        self._limit_reached = agent.tool_call_limit is not None and self._tool_calls >= agent.tool_call_limit
+        self._turns = 0
+        self._content: list[str] = []
+        self._last_text = ""
+        self._stop_content: list[str] = []
+        # What the last model turn asked for, and the tool calls that pause the run (the steps
+        # are async generators, which cannot return values).
+        self._turn_calls: list[ToolCall] = []
+        self._paused_calls: list[dict[str, Any]] = []
+        self._memory: MemoryManager | None = None
+        self._memory_task: asyncio.Task[None] | None = None
+        self._agen = self._execute(decisions)
+        self._sync: Iterator[dict[str, Any]] | None = None
+
 
     # ---- the run ------------------------------------------------------------------------------
 

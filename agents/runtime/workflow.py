@@ -10,7 +10,6 @@ WorkflowRunOutput dict. Agent and team steps are child runs: their events are re
 """
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import re
@@ -20,10 +19,11 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.runtime.aio import iterate_sync, maybe_await, run_sync
+from agents.runtime.aio import maybe_await
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
+from agents.runtime.runner import RunIteration
 from agents.runtime.structured import OutputSchema
 from agents.runtime.team import _deep_merge
 from agents.runtime.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
@@ -295,7 +295,7 @@ class WorkflowState:
         )
 
 
-class WorkflowRun:
+class WorkflowRun(RunIteration):
     """One execution of a workflow. Iterate for events, then read ``output``."""
 
     def __init__(
@@ -311,64 +311,6 @@ class WorkflowRun:
         self._agen = self._execute()
         self._sync: Iterator[dict[str, Any]] | None = None
 
-    # ---- iteration (AgentRun's protocol) ---------------------------------------------------------
-
-    def __iter__(self) -> WorkflowRun:
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        if self._sync is None:
-            self._sync = iterate_sync(self._agen)
-        try:
-            return next(self._sync)
-        except StopIteration:
-            raise
-        except Exception:
-            self._failed()
-            raise
-
-    def __aiter__(self) -> WorkflowRun:
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        try:
-            return await self._agen.__anext__()
-        except StopAsyncIteration:
-            raise
-        except Exception:
-            self._failed()
-            raise
-
-    def _failed(self) -> None:
-        if self.state.status == RUNNING:
-            self.state.status = ERROR
-
-    def close(self) -> None:
-        """Stop early (the consumer went away): closes the running steps and their streams."""
-        if self._sync is not None:
-            self._sync.close()
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            run_sync(self._agen.aclose())
-        else:
-            loop.create_task(self._agen.aclose())
-
-    async def aclose(self) -> None:
-        await self._agen.aclose()
-
-    @property
-    def run_id(self) -> str:
-        return self.state.run_id
-
-    @property
-    def status(self) -> str:
-        return self.state.status
-
-    @property
-    def output(self) -> dict[str, Any]:
-        return self.state.to_dict()
 
     # ---- what the steps use -------------------------------------------------------------------
 
