@@ -501,9 +501,7 @@ def _stored_runs(run: Run, run_ids: Sequence[str]) -> dict[str, Run]:
     """Which of ``run_ids`` are rows already (in ``run``'s session, of its owner)."""
     if not run_ids:
         return {}
-    rows = Run.objects.unscoped("the children of a run whose write the caller owns").filter(
-        pk__in=run_ids, session_id=run.session_id, user_id=run.user_id,
-    )
+    rows = scope_queryset(Run.objects, run.user_id).filter(pk__in=run_ids, session_id=run.session_id)
     return {row.pk: row for row in rows}
 
 
