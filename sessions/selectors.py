@@ -9,6 +9,8 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from agents.runtime.events import CONTENT_DELTAS
+
 from core.querysets import window
 from core.statements import Select
 from core.tenancy import ALL_USERS, scope_queryset
@@ -84,7 +86,7 @@ def superseded_dropped(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """What AgentOS keeps as a run's ``events``, by run id: every stored event but the per-token
-    RunContent deltas (Agno's default ``events_to_skip``) and those of superseded attempts, in
+    RunContent / TeamRunContent deltas (Agno's default ``events_to_skip``) and those of superseded attempts, in
     order. One query whatever the number of runs; a run without stored events is absent."""
     kept: dict[str, list[dict[str, Any]]] = {}
     if not run_ids:
@@ -92,7 +94,7 @@ def run_events_kept(*, user: Any, run_ids: Collection[str]) -> dict[str, list[di
     rows = (
         scope_queryset(RunEvent.objects, user)
         .filter(run_id__in=list(run_ids))
-        .exclude(event="RunContent")
+        .exclude(event__in=CONTENT_DELTAS)
         .order_by("run_id", "event_index")
         .values_list("run_id", "event_index", "payload")
     )

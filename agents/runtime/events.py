@@ -13,6 +13,9 @@ from agents.runtime.output import RunState, drop_nulls, json_copy
 TERMINAL_EVENTS = frozenset({"RunCompleted", "RunPaused", "RunError", "RunCancelled"})
 # What a caller with stream_events=False still gets.
 ESSENTIAL_EVENTS = TERMINAL_EVENTS | {"RunContent"}
+# The per-token deltas of an agent's and a team leader's answer: what a non-streamed run's stored
+# events leave out (its completion event carries the whole answer), as Agno's events_to_skip.
+CONTENT_DELTAS = frozenset({"RunContent", "TeamRunContent"})
 
 
 class EventFactory:

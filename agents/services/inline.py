@@ -25,6 +25,7 @@ from sessions.models import Run, RunStatus
 from sessions.services.runs import run_events_append, run_transition
 
 from ..models import Job, JobStatus
+from ..runtime.events import CONTENT_DELTAS
 from .cancellation import cancel_local
 from .eventlog import EventLog, LoopFed, payloads, run_error_event
 from .live import publish
@@ -93,7 +94,7 @@ class LoopRecorder(LoopFed, InlineRecorder):
 
 
 def _not_a_delta(event: dict[str, Any]) -> bool:
-    return event.get("event") != "RunContent"
+    return event.get("event") not in CONTENT_DELTAS
 
 
 class watching:

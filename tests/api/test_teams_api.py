@@ -131,7 +131,9 @@ class TestTeamRuns:
         snapshot = httpx.get(f"{live_api}/teams/research-team/runs/{body['run_id']}/checkpoints/{index}", params={"session_id": "t-l"})
         assert snapshot.status_code == 200, snapshot.text
         resumed = parse_sse(httpx.post(f"{live_api}/teams/research-team/runs/{body['run_id']}/resume", data={"session_id": "t-l"}).text)
-        assert resumed  # a stream=false run has no events: the resume says so in band
+        # A non-streamed run replays its structural events, the members' included; its end carries the answer.
+        names = [name for name, _ in resumed]
+        assert names[0] == "replay" and names[-1] == "TeamRunCompleted" and "RunStarted" in names and "TeamRunContent" not in names
 
     def test_a_fork_of_a_team_session_copies_the_member_runs(self, live_api: str) -> None:
         body = post_team_run(live_api, message=delegate("researcher", "fork me"), session_id="t-f", user_id="alice").json()

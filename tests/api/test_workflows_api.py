@@ -97,7 +97,8 @@ def test_cancel_and_resume_answer_as_agentos(live_api: str) -> None:
     assert httpx.post(f"{live_api}/workflows/draft-flow/runs/{body['run_id']}/cancel", params={"session_id": "w-c"}).json() == {}
     assert httpx.post(f"{live_api}/workflows/nope/runs/{body['run_id']}/cancel").json() == {"detail": "Workflow not found"}
     frames = parse_sse(httpx.post(f"{live_api}/workflows/draft-flow/runs/{body['run_id']}/resume", data={"session_id": "w-c"}).text)
-    assert frames
+    names = [name for name, _ in frames]
+    assert names[0] == "replay" and names[-1] == "WorkflowCompleted" and "ParallelExecutionStarted" in names
 
 
 def test_agentos_client_workflow_methods(live_api: str) -> None:
