@@ -151,6 +151,22 @@ def django_db_setup(django_db_setup):
 
 
 @pytest.fixture(autouse=True)
+def _no_worker_left_running():
+    """The embedded worker that a test's background runs woke (through the test client or a live
+    server in this process) is stopped after the test, before its database is flushed: one left
+    running polls and reaps the job table into the next test, where a transactional test's flush
+    (TRUNCATE) can deadlock with it on PostgreSQL (seen in CI: "couldn't be flushed"). The next
+    background run starts it again."""
+    yield
+    import agents.loop_worker as loops
+    import agents.worker as module
+
+    for running in (module._worker, loops._worker):
+        if running is not None:
+            running.stop()
+
+
+@pytest.fixture(autouse=True)
 def _no_server_errors(request):
     """No request made by any test may end in a 500 (issue: every client error is a 4xx).
 
