@@ -282,3 +282,25 @@ class TestOverTheApi:
         assert client.get("/workflows", **auth(token("alice", ["agents:read"]))).status_code == 403
         done = client.post(f"{url}/continue", {"step_requirements": json.dumps([requirement]), "session_id": "iso-1", "stream": "false"}, **alice)
         assert (done.status_code, done.json()["content"]) == (200, "ALICE'S")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_background_run_accepted_before_a_publish_runs_the_version_it_was_accepted_on(reviewed, worker) -> None:
+    from django.db import transaction
+
+    from agents.services.runs import RunRequest
+    from agents.services.submit import submit_run
+    from core.auth import Principal
+    from tests.agents.conftest import wait_for
+
+    with transaction.atomic():  # the job reaches a worker on commit: after the publish below
+        accepted = submit_run(principal=Principal(user_id="alice", isolated=True, via="session"), component_id="reviewed", kind="workflow",
+                              request=RunRequest(message="queued", stream=False), background=True)
+        draft = draft_for(reviewed)
+        draft.steps = [{"type": "Step", "name": "publish", "executor_ref": "exclaim"}]
+        draft.save(update_fields=["steps"])
+        publish_draft(reviewed)
+    assert accepted.job.payload["version"] == 1
+    worker()
+    paused = wait_for(lambda: Run.objects.for_user("alice").filter(pk=accepted.job.pk, status="PAUSED").first())
+    assert paused.run_data["workflow_version"] == 1  # v1's review, not v2's exclamation
