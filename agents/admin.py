@@ -1,6 +1,8 @@
 """Agents, teams and workflows in the admin: edit a draft, publish it; live ones only ever run published versions."""
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
@@ -205,15 +207,38 @@ Condition and Router a "human_review" of HumanReview's fields (a review that pau
 you can use are listed under "Building blocks"."""
 
 
+class IndentedJSONField(forms.JSONField):
+    """A JSON field shown indented: a step graph is read and edited by people."""
+
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value  # what was typed, so it can be fixed
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 class WorkflowVersionForm(forms.ModelForm):
     # Not required: an empty graph is refused by the model's clean(), with the one message that says what a graph is.
-    steps = forms.JSONField(
+    steps = IndentedJSONField(
         required=False, help_text=STEPS_HELP, widget=forms.Textarea(attrs={"rows": 22, "cols": 100, "class": "workflow-steps-json", "spellcheck": "false"}),
     )
 
     class Meta:
         model = WorkflowVersion
         fields = "__all__"
+
+    class Media:
+        js = ("chat/js/workflow_composer.js",)
+        css = {"all": ("chat/css/workflow_composer.css",)}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The composer offers these (the server still checks every id on save).
+        members = live_member_ids()
+        self.fields["steps"].widget.attrs.update({
+            "data-agents": json.dumps([member_id for member_id, kind in members if kind == "agent"]),
+            "data-teams": json.dumps([member_id for member_id, kind in members if kind == "team"]),
+            "data-functions": json.dumps(function_list()),
+        })
 
 
 def steps_preview_html(steps) -> str:

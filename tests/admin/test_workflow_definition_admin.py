@@ -59,6 +59,7 @@ def test_the_add_page_lists_the_building_blocks(operator_client) -> None:
     body = page.content.decode()
     assert "<p>agent_id: <code>assistant</code>, <code>hitl-agent</code>, <code>openai-agent</code></p>" in body
     assert "<p>team_id: <code>research-team</code>, <code>hitl-team</code></p>" in body
+    assert "chat/js/workflow_composer.js" in body and 'data-agents="[&quot;assistant&quot;, &quot;hitl-agent&quot;, &quot;openai-agent&quot;]"' in body
     flat = text(body)
     assert "shout (A function step: the previous step's answer, in capitals.)" in flat and "long_enough (A Loop's end condition" in flat
 
