@@ -21,6 +21,7 @@ module knows no storage.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -43,6 +44,12 @@ _KEYS = {
     "Loop": _COMMON | {"steps", "max_iterations", "end_condition", "end_condition_type", "human_review"},
     "Condition": _COMMON | {"evaluator", "evaluator_type", "steps", "else_steps", "human_review"},
     "Router": _COMMON | {"selector", "selector_type", "choices", "human_review"},
+}
+# Keys Agno's to_dict writes for settings this runtime does not have: a pasted Agno definition
+# is taken when they hold Agno's defaults (what they mean then is what happens here).
+_AGNO_DEFAULTS = {
+    "Step": {"strict_input_validation": False, "add_workflow_history": None, "num_history_runs": 3},
+    "Loop": {"forward_iteration_output": False},
 }
 _REVIEW_FIELDS = {f.name for f in fields(HumanReview)}
 _REVIEW_BOOLS = ("requires_confirmation", "requires_user_input", "allow_multiple_selections", "requires_output_review", "requires_iteration_review")
@@ -108,7 +115,11 @@ def _step(item: Any, path: str, executors: Executors, problems: list[tuple[str, 
         problems.append((path, f"Unknown step type {step_type!r}: one of {', '.join(STEP_TYPES)}."))
         return None
     before = len(problems)
-    unknown = sorted(set(item) - _KEYS[step_type] - {"type"})
+    agno = _AGNO_DEFAULTS.get(step_type, {})
+    for key in sorted(set(item) & set(agno)):
+        if item[key] != agno[key]:
+            problems.append((f"{path}.{key}", f"Not supported here: only Agno's default ({json.dumps(agno[key])})."))
+    unknown = sorted(set(item) - _KEYS[step_type] - set(agno) - {"type"})
     if unknown:
         problems.append((path, f"{step_type} takes no {', '.join(map(repr, unknown))}. It takes: {', '.join(sorted(_KEYS[step_type]))}."))
     for key in ("name", "description", "step_id"):

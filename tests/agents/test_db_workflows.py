@@ -304,3 +304,17 @@ def test_a_background_run_accepted_before_a_publish_runs_the_version_it_was_acce
     worker()
     paused = wait_for(lambda: Run.objects.for_user("alice").filter(pk=accepted.job.pk, status="PAUSED").first())
     assert paused.run_data["workflow_version"] == 1  # v1's review, not v2's exclamation
+
+
+@pytest.mark.django_db
+def test_a_definitions_to_dict_is_a_graph_the_admin_takes_back() -> None:
+    """The stored shape is Agno's Step.to_dict(): a code workflow's steps, and Agno's own keys
+    for settings this runtime lacks at their defaults, build the same workflow."""
+    code = workflow_get("review-flow").template.to_dict()["steps"]
+    workflow_definition_create(workflow_id="review-copy", name="Review Copy", steps=code)
+    assert workflow_get("review-copy").template.to_dict()["steps"] == code
+    agno_keys = {"strict_input_validation": False, "add_workflow_history": None, "num_history_runs": 3}
+    workflow_definition_create(workflow_id="agno-shape", name="Agno Shape", steps=[{"type": "Step", "name": "s", "executor_ref": "shout", **agno_keys}])
+    assert problems([{"type": "Step", "name": "s", "executor_ref": "shout", "strict_input_validation": True}]) == [
+        "steps[0].strict_input_validation: Not supported here: only Agno's default (false).",
+    ]
