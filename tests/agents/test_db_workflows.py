@@ -318,3 +318,19 @@ def test_a_definitions_to_dict_is_a_graph_the_admin_takes_back() -> None:
     assert problems([{"type": "Step", "name": "s", "executor_ref": "shout", "strict_input_validation": True}]) == [
         "steps[0].strict_input_validation: Not supported here: only Agno's default (false).",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_the_workflow_socket_it_pauses_and_continues_as_a_code_workflow(live_api, reviewed, worker) -> None:
+    from tests.agents.test_workflow_socket import Socket
+
+    worker()
+    with Socket(live_api) as socket:
+        socket.send(action="start-workflow", workflow_id="reviewed", message="over the socket", user_id="alice", session_id="ws-db")
+        paused = socket.until_end()[-1]
+        assert paused[0] == "WorkflowPaused", paused
+        [requirement] = paused[1]["step_requirements"]
+        socket.send(action="continue-workflow", workflow_id="reviewed", run_id=paused[1]["run_id"], session_id="ws-db",
+                    step_requirements=[{**requirement, "confirmed": True}])
+        done = socket.until_end()
+    assert done[-1][0] == "WorkflowCompleted" and done[-1][1]["content"] == "OVER THE SOCKET"

@@ -1,6 +1,7 @@
 """The admin's workflow composer in a browser, under the Content Security Policy: the draft's
 graph drawn as cards, a Parallel of an agent and a team composed with the buttons and selects,
-saved as the JSON the server validates, then published and run."""
+saved as the JSON the server validates, then published (docs/admin-workflow-composer.png with
+``make screenshots``)."""
 from __future__ import annotations
 
 import json
