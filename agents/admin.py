@@ -1,16 +1,21 @@
-"""Agents and teams in the admin: edit a draft, publish it; live ones only ever run published versions."""
+"""Agents, teams and workflows in the admin: edit a draft, publish it; live ones only ever run published versions."""
 from __future__ import annotations
+
+import json
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
-from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage, TeamDefinition, TeamVersion
+from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
+from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
-from .registry import live_member_ids, member_kind
+from .registry import function_list, live_member_ids, member_kind, workflow_get
 from .toolkits import toolkit_choices
 
 
@@ -192,6 +197,137 @@ class TeamDefinitionAdmin(AgentDefinitionAdmin):
                 self.message_user(request, f"{definition.team_id}: no draft to publish", messages.WARNING)
             else:
                 self.message_user(request, f"{definition.team_id}: v{version.version} is live")
+
+
+STEPS_HELP = """A JSON list of steps, in Agno's Step.to_dict() shape. Each has a "type": Step (one of "agent_id",
+"team_id" or "executor_ref", a registered function; optional "max_retries", "skip_on_failure"), Steps and Parallel
+("steps"), Loop ("steps", "max_iterations", "end_condition"), Condition ("evaluator": a function or true/false,
+"steps", "else_steps") or Router ("selector", "choices"). Any may have a "name" and a "description"; Step, Steps, Loop,
+Condition and Router a "human_review" of HumanReview's fields (a review that pauses: top-level steps only). The ids
+you can use are listed under "Building blocks"."""
+
+
+class IndentedJSONField(forms.JSONField):
+    """A JSON field shown indented: a step graph is read and edited by people."""
+
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value  # what was typed, so it can be fixed
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class WorkflowVersionForm(forms.ModelForm):
+    # Not required: an empty graph is refused by the model's clean(), with the one message that says what a graph is.
+    steps = IndentedJSONField(
+        required=False, help_text=STEPS_HELP, widget=forms.Textarea(attrs={"rows": 22, "cols": 100, "class": "workflow-steps-json", "spellcheck": "false"}),
+    )
+
+    class Meta:
+        model = WorkflowVersion
+        fields = "__all__"
+
+    class Media:
+        js = ("chat/js/workflow_composer.js",)
+        css = {"all": ("chat/css/workflow_composer.css",)}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The composer offers these (the server still checks every id on save).
+        members = live_member_ids()
+        self.fields["steps"].widget.attrs.update({
+            "data-agents": json.dumps([member_id for member_id, kind in members if kind == "agent"]),
+            "data-teams": json.dumps([member_id for member_id, kind in members if kind == "team"]),
+            "data-functions": json.dumps(function_list()),
+        })
+
+
+def steps_preview_html(steps) -> str:
+    outline = step_outline(steps)
+    if not outline:
+        return "—"
+    return render_to_string("admin/console/workflow_steps.html", {"steps": outline})
+
+
+class WorkflowDraftVersionInline(DraftVersionInline):
+    model = WorkflowVersion
+    form = WorkflowVersionForm
+    fields = ("version", "steps", "steps_preview", "notes")
+    readonly_fields = ("version", "steps_preview")
+
+    @admin.display(description="preview (as saved)")
+    def steps_preview(self, obj: WorkflowVersion) -> str:
+        return steps_preview_html(obj.steps) if obj and obj.pk else "— (saved with the page)"
+
+
+class WorkflowPublishedVersionInline(PublishedVersionInline):
+    model = WorkflowVersion
+    fields = ("version", "steps_preview", "published_at", "notes")
+    readonly_fields = fields
+
+    @admin.display(description="steps")
+    def steps_preview(self, obj: WorkflowVersion) -> str:
+        return steps_preview_html(obj.steps)
+
+
+@admin.register(WorkflowDefinition)
+class WorkflowDefinitionAdmin(AgentDefinitionAdmin):
+    """As agents and teams: the draft's step graph is edited, the newest published version is what users run."""
+
+    list_display = ("workflow_id", "name", "is_active", "live_version", "draft_version", "updated_at")
+    search_fields = ("workflow_id", "name", "description")
+    inlines = [WorkflowDraftVersionInline, WorkflowPublishedVersionInline]
+    fields = ("workflow_id", "name", "description", "is_active", "live_status", "building_blocks", "created_at", "updated_at")
+    readonly_fields = ("live_status", "building_blocks", "created_at", "updated_at")
+
+    @admin.display(description="live (published)")
+    def live_version(self, obj: WorkflowDefinition) -> str:
+        version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
+        if version is None:
+            return "— (not published)"
+        outline = step_outline(version.steps)
+        return f"v{version.version} · {len(outline)} step{'s' if len(outline) != 1 else ''}: {', '.join(f'{node.step_type} {node.name}'.strip() for node in outline)}"
+
+    @admin.display(description="served to users")
+    def live_status(self, obj: WorkflowDefinition) -> str:
+        """Whether users get it, and if not why (an agent, team or function it names has gone)."""
+        if not obj.pk:
+            return "— (not published)"
+        version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
+        if version is None:
+            return "— (not published)"
+        if not obj.is_active:
+            return f"No: v{version.version} is published, but the workflow is inactive."
+        if workflow_get(obj.workflow_id) is not None:
+            return f"Yes: v{version.version}."
+        from .registry import workflow_steps_check
+
+        problems = workflow_steps_check(version.steps)
+        return f"No: v{version.version} no longer builds ({'; '.join(problems)}). Publish a version that does."
+
+    @admin.display(description="building blocks")
+    def building_blocks(self, obj: WorkflowDefinition | None) -> str:
+        """The ids a step may name: live agents and teams, and the registered functions."""
+        members = live_member_ids()
+        agents = format_html_join(", ", "<code>{}</code>", ((member_id,) for member_id, kind in members if kind == "agent"))
+        teams = format_html_join(", ", "<code>{}</code>", ((member_id,) for member_id, kind in members if kind == "team"))
+        functions = format_html_join(", ", "<code>{}</code>{}", ((name, f" ({doc})" if doc else "") for name, doc in function_list()))
+        return format_html(
+            "<p>agent_id: {}</p><p>team_id: {}</p><p>executor_ref, evaluator, selector, end_condition (FUNCTIONS in AGENT_MODULES): {}</p>",
+            agents or "—", teams or "—", functions or "—",
+        )
+
+    @admin.action(description="Publish the draft (users get it on their next run)")
+    def publish_drafts(self, request, queryset) -> None:
+        for definition in queryset:
+            try:
+                version = publish_draft(definition)
+            except ValidationError as exc:
+                self.message_user(request, f"{definition.workflow_id}: not published: {'; '.join(exc.messages)}", messages.ERROR)
+                continue
+            if version is None:
+                self.message_user(request, f"{definition.workflow_id}: no draft to publish", messages.WARNING)
+            else:
+                self.message_user(request, f"{definition.workflow_id}: v{version.version} is live")
 
 
 @admin.register(CancelIntent)

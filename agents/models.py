@@ -1,8 +1,9 @@
-"""Agents and teams defined in the database: editable in the admin, versioned, draft then published.
+"""Agents, teams and workflows defined in the database: editable in the admin, versioned, draft then published.
 
 Editing changes only the draft; a live agent runs its latest published version, so an edit
 never changes what users talk to until an operator publishes it. Teams work the same way;
-their members are live agents and teams named by id. Definitions are platform
+their members are live agents and teams named by id. So do workflows: their steps name live
+agents, teams and registered functions. Definitions are platform
 configuration, shared by every user (not owned rows).
 """
 from __future__ import annotations
@@ -184,6 +185,60 @@ class TeamVersion(models.Model):
         cycle = team_cycle(self.definition.team_id, self.members)
         if cycle:
             raise ValidationError({"members": f"A team cannot contain itself: {' → '.join(cycle)}."})
+
+
+class WorkflowDefinition(models.Model):
+    """A workflow composed in the admin: as ``TeamDefinition``, edited as a draft, run once published."""
+
+    workflow_id = models.CharField(max_length=128, unique=True, validators=[component_id_validator], help_text="The id API clients use, e.g. release-flow.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    is_active = models.BooleanField(default=True, help_text="Inactive workflows are hidden and cannot be run.")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["workflow_id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.workflow_id})"
+
+    def clean(self) -> None:
+        from .registry import code_workflows
+
+        if self.workflow_id and self.workflow_id in code_workflows():
+            raise ValidationError({"workflow_id": f"{self.workflow_id!r} is the id of a workflow defined in code."})
+
+
+class WorkflowVersion(models.Model):
+    """One version of a workflow's step graph (``agents.runtime.workflow_config``'s JSON: Agno's
+    ``Step.to_dict()`` shape), its executors named by id: live agents, teams, registered functions."""
+
+    definition = models.ForeignKey(WorkflowDefinition, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.DRAFT)
+    steps = models.JSONField(default=list, blank=True, help_text="The step graph: a JSON list of Step, Steps, Parallel, Loop, Condition and Router objects.")
+    notes = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["definition", "-version"]
+        constraints = [models.UniqueConstraint(fields=["definition", "version"], name="workflow_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.definition.workflow_id} v{self.version} ({self.stage})"
+
+    def clean(self) -> None:
+        from .registry import workflow_steps_check
+
+        if self.stage == Stage.PUBLISHED:
+            # Frozen, as a team's: checked when published; an executor gone since makes the
+            # workflow unavailable, and must not block saving the page where its fix is drafted.
+            return
+        problems = workflow_steps_check(self.steps)
+        if problems:
+            raise ValidationError({"steps": problems})
 
 
 class CancelIntent(OwnedModel):

@@ -1,4 +1,4 @@
-"""The agents and teams this server offers: defined in code (``AGENT_MODULES``) or in the database.
+"""The agents, teams and workflows this server offers: defined in code (``AGENT_MODULES``) or in the database.
 
 Code agents come first, then active database agents at their latest published version. An
 entry builds the runtime ``Agent`` for one run (database agents build their toolkits for the
@@ -7,6 +7,10 @@ run's user, so per-user resources such as the Workspace folder stay per user).
 Teams are one more kind of the same protocol: an ``AGENT_MODULES`` module may export
 ``TEAMS = [Team(...)]`` beside ``AGENTS``; a ``TeamEntry`` builds the runtime ``Team``. The
 services reach either kind through ``entry_get`` / ``entry_version_get``.
+
+Workflows likewise: ``WORKFLOWS = [Workflow(...)]`` in code, and ``WorkflowDefinition`` rows
+whose step graphs name live agents, teams and registered functions (``FUNCTIONS = [fn, ...]``
+in an ``AGENT_MODULES`` module, by ``__name__``).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from django.conf import settings
 
 from .runtime import Agent, Team, Workflow
 from .runtime.tools.toolkit import Toolkit
+from .runtime.workflow_config import Executors, StepConfigError, steps_from_config
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +87,7 @@ class WorkflowEntry:
     workflow_id: str
     name: str
     description: str | None
-    source: str  # "code"
+    source: str  # "code" | "db"
     build: Callable[[str | None], Workflow] = field(repr=False, compare=False)
     version: int | None = None
     stage: str | None = None
@@ -104,8 +109,9 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
     entries: dict[str, AgentEntry] = {}
     for module_name in modules:
         module = importlib.import_module(module_name)
-        # A module may export only teams or workflows (of agents defined elsewhere, or inline).
-        agents = getattr(module, "AGENTS", [] if hasattr(module, "TEAMS") or hasattr(module, "WORKFLOWS") else None)
+        # A module may export only teams, workflows or functions (of agents defined elsewhere, or inline).
+        others = any(hasattr(module, name) for name in ("TEAMS", "WORKFLOWS", "FUNCTIONS"))
+        agents = getattr(module, "AGENTS", [] if others else None)
         if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, Agent) for agent in agents):
             raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent")
         for agent in agents:
@@ -449,15 +455,159 @@ def _code_workflows_for(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
     return _load_code_workflows(modules)
 
 
+def code_workflows() -> dict[str, WorkflowEntry]:
+    return _code_workflows_for(tuple(settings.AGENT_MODULES))
+
+
+def _load_code_functions(modules: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
+    """``FUNCTIONS = [fn, ...]`` of each module, by ``__name__`` (Agno's ``Registry(functions=)``):
+    what an admin-composed workflow names as a step's executor, a Loop's end condition, a
+    Condition's evaluator or a Router's selector."""
+    functions: dict[str, Callable[..., Any]] = {}
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        exported = getattr(module, "FUNCTIONS", [])
+        if not isinstance(exported, (list, tuple)) or not all(callable(fn) and hasattr(fn, "__name__") for fn in exported):
+            raise TypeError(f"{module_name}.FUNCTIONS must be a list of named functions")
+        for fn in exported:
+            if fn.__name__ in functions and functions[fn.__name__] is not fn:
+                raise ValueError(f"two registered functions share the name {fn.__name__!r}")
+            functions[fn.__name__] = fn
+    return functions
+
+
+@lru_cache(maxsize=8)
+def _code_functions_for(modules: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
+    return _load_code_functions(modules)
+
+
+def code_functions() -> dict[str, Callable[..., Any]]:
+    """The registered functions, by id (their ``__name__``), in the order the modules list them."""
+    return _code_functions_for(tuple(settings.AGENT_MODULES))
+
+
+def function_list() -> list[tuple[str, str]]:
+    """``(id, the first line of its docstring)`` of every registered function."""
+    return [(name, (fn.__doc__ or "").strip().splitlines()[0] if (fn.__doc__ or "").strip() else "") for name, fn in code_functions().items()]
+
+
+def _template_executors(agents: dict[str, AgentEntry], teams: dict[str, TeamEntry]) -> Executors:
+    """Ids resolved to the live agents' and teams' templates; each entry found is kept in
+    ``agents`` / ``teams``, so runs build the same ones for their user."""
+
+    def agent(agent_id: str) -> Agent | None:
+        entry = agent_get(agent_id)
+        if entry is None:
+            return None
+        agents[agent_id] = entry
+        return entry.template or entry.build(None)
+
+    def team(team_id: str) -> Team | None:
+        entry = team_get(team_id)
+        if entry is None:
+            return None
+        teams[team_id] = entry
+        return entry.template or entry.build(None)
+
+    return Executors(agent=agent, team=team, function=code_functions().get)
+
+
+def workflow_from_version(version: Any, executors: Executors) -> Workflow:
+    definition = version.definition
+    return Workflow(
+        id=definition.workflow_id, name=definition.name, description=definition.description or None,
+        steps=steps_from_config(version.steps, executors), version=version.version,
+    )
+
+
+def workflow_steps_check(steps: Any) -> list[str]:
+    """What is wrong with a step graph composed in the admin (each problem with its place in
+    the graph), or [] when it builds against the live agents, teams and registered functions."""
+    try:
+        Workflow(id="check", steps=steps_from_config(steps, _template_executors({}, {})))
+    except StepConfigError as exc:
+        return [f"{path}: {message}" if path else message for path, message in exc.problems]
+    except (TypeError, ValueError) as exc:  # the runtime's rules for a whole workflow
+        return [str(exc)]
+    return []
+
+
+def _db_workflow_entry(version: Any) -> WorkflowEntry:
+    """The workflow of ``version``; its agents and teams resolve now (one gone raises
+    ``StepConfigError``), and are built for the run's user with the workflow."""
+    agents: dict[str, AgentEntry] = {}
+    teams: dict[str, TeamEntry] = {}
+    template = workflow_from_version(version, _template_executors(agents, teams))
+
+    def build(user_id: str | None) -> Workflow:
+        executors = Executors(
+            agent=lambda agent_id: agents[agent_id].build(user_id), team=lambda team_id: teams[team_id].build(user_id),
+            function=code_functions().get,
+        )
+        return workflow_from_version(version, executors)
+
+    definition = version.definition
+    return WorkflowEntry(
+        workflow_id=definition.workflow_id, name=definition.name, description=definition.description or None, source="db",
+        build=build, version=version.version, stage=version.stage, template=template,
+    )
+
+
+def _available_workflow(version: Any) -> WorkflowEntry | None:
+    """The workflow entry, or None (logged) when an executor it names has gone: it is not
+    offered, so it answers "Workflow not found" rather than failing part-way through a run."""
+    try:
+        return _db_workflow_entry(version)
+    except (StepConfigError, TypeError, ValueError) as exc:
+        logger.warning("database workflow unavailable: %s v%s: %s", version.definition.workflow_id, version.version, exc)
+        return None
+
+
+def _workflow_versions(workflow_id: str | None = None, version: int | None = None, *, drafts: bool = False) -> list[Any]:
+    """Active database workflow versions, as ``_team_versions``."""
+    from .models import Stage, WorkflowVersion
+
+    versions = WorkflowVersion.objects.select_related("definition").filter(definition__is_active=True)
+    if not drafts:
+        versions = versions.filter(stage=Stage.PUBLISHED)
+    if workflow_id is not None:
+        versions = versions.filter(definition__workflow_id=workflow_id)
+    if version is not None:
+        return list(versions.filter(version=version)[:1])
+    if workflow_id is not None:
+        return list(versions.order_by("-version")[:1])
+    latest: dict[int, Any] = {}
+    for row in versions.order_by("definition__workflow_id", "-version"):
+        latest.setdefault(row.definition_id, row)
+    return list(latest.values())
+
+
 def workflow_list() -> list[WorkflowEntry]:
-    return list(_code_workflows_for(tuple(settings.AGENT_MODULES)).values())
+    """Code workflows, then active database workflows at their latest published version (a
+    code id wins; one whose agent, team or function has gone is left out, logged)."""
+    code = code_workflows()
+    stored = [_available_workflow(version) for version in _workflow_versions() if version.definition.workflow_id not in code]
+    return list(code.values()) + sorted((entry for entry in stored if entry is not None), key=lambda entry: entry.workflow_id)
 
 
 def workflow_get(workflow_id: str, *, version: int | None = None) -> WorkflowEntry | None:
-    """The workflow ``workflow_id`` (code workflows have no versions: a version asked of one is not found)."""
-    if version is not None:
+    """The workflow ``workflow_id``; ``version`` pins a published version of a database
+    workflow (code workflows have none: a version asked of one is not found). A draft is not
+    found, as for agents and teams."""
+    code = code_workflows()
+    if workflow_id in code:
+        return code[workflow_id] if version is None else None
+    found = _workflow_versions(workflow_id, version)
+    return _available_workflow(found[0]) if found else None
+
+
+def workflow_version_get(workflow_id: str, *, version: int) -> WorkflowEntry | None:
+    """Stored version ``version`` of a database workflow, draft or published (admins, and a
+    paused run continued on the version it paused in)."""
+    if workflow_id in code_workflows():
         return None
-    return _code_workflows_for(tuple(settings.AGENT_MODULES)).get(workflow_id)
+    found = _workflow_versions(workflow_id, version, drafts=True)
+    return _available_workflow(found[0]) if found else None
 
 
 def entry_get(kind: str, component_id: str, *, version: int | None = None) -> AgentEntry | TeamEntry | WorkflowEntry | None:
@@ -470,9 +620,9 @@ def entry_get(kind: str, component_id: str, *, version: int | None = None) -> Ag
 
 
 def entry_version_get(kind: str, component_id: str, *, version: int) -> AgentEntry | TeamEntry | WorkflowEntry | None:
-    """Any stored version, drafts included (admins only; code workflows have none)."""
+    """Any stored version, drafts included (admins only; code components have none)."""
     if kind == "workflow":
-        return None
+        return workflow_version_get(component_id, version=version)
     if kind == "team":
         return team_version_get(component_id, version=version)
     return agent_version_get(component_id, version=version)

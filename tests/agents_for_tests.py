@@ -82,3 +82,28 @@ WORKFLOWS = [
         steps=[Step(name="publish", executor=shout, human_review=HumanReview(requires_confirmation=True, confirmation_message="Publish it?"))],
     ),
 ]
+
+
+def exclaim(step_input: StepInput) -> StepOutput:
+    """A function step: the previous step's answer, with an exclamation mark."""
+    return StepOutput(content=f"{step_input.previous_step_content or step_input.input}!")
+
+
+def asks_for_facts(step_input: StepInput) -> bool:
+    """A Condition's evaluator: the input asks for facts."""
+    return "fact" in str(step_input.input).lower()
+
+
+def by_length(step_input: StepInput) -> str:
+    """A Router's selector: the step named "short" for a short input, else "long"."""
+    return "short" if len(str(step_input.input)) < 20 else "long"
+
+
+def long_enough(outputs: list[StepOutput]) -> bool:
+    """A Loop's end condition: an output of the iteration is over 30 characters."""
+    return any(len(str(output.content or "")) > 30 for output in outputs)
+
+
+# What a workflow composed in the admin may name (as a step's executor, an evaluator, a selector
+# or an end condition), by function name.
+FUNCTIONS = [shout, exclaim, asks_for_facts, by_length, long_enough]

@@ -72,6 +72,10 @@ Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``work
                           error_requirements=[{decision: "retry" | "skip"}]) -> WorkflowRun
         # a PAUSED run resumes at its paused top-level step from the stored dict alone; raises
         # InvalidContinuation for answers that do not fit
+    steps_from_config(json_steps, Executors(agent=id->Agent|None, team=id->Team|None,
+                      function=name->fn|None)) -> [steps]   # workflow_config.py: a stored graph in
+        # Agno's Step.to_dict() shape, every problem raised at once in StepConfigError (path, message);
+        # Workflow(..., version=N) records workflow_version in its runs and continues only those
 
 Errors: ``ModelError`` > ``RetryableModelError`` / ``FatalModelError`` > ``MissingCredentialsError``.
 

@@ -51,7 +51,9 @@ class Workflow:
     ``steps`` are ``Step``, ``Steps``, ``Parallel``, ``Loop``, ``Condition`` and ``Router``, or bare
     agents, teams and functions (each wrapped in a ``Step``). ``session_state`` is the default state,
     under the session's stored state. ``input_schema`` (a JSON schema dict or a pydantic class)
-    validates a structured input before the run starts.
+    validates a structured input before the run starts. ``version`` is a stored definition's
+    version (None in code): its runs record it as ``workflow_version``, so a paused run is
+    continued on the steps it paused in, whatever was published since.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class Workflow:
         session_state: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | type | None = None,
         metadata: Mapping[str, Any] | None = None,
+        version: int | None = None,
     ) -> None:
         if args:
             raise TypeError(
@@ -86,6 +89,7 @@ class Workflow:
         self.input_schema = input_schema
         self.input_schema_spec = OutputSchema.of(input_schema)
         self.metadata = dict(metadata or {})
+        self.version = version
 
     # What the run pipeline reads of every component (agents.services.runs), with a workflow's
     # meaning: its history is the session's earlier workflow runs (each executor sees its own runs
@@ -128,6 +132,7 @@ class Workflow:
             session_state={**json_copy(self.session_state), **json_copy(ctx.session_state or {})},
             additional_data=json_copy(dict(additional_data)) if additional_data else None,
             metadata=metadata or None,
+            workflow_version=self.version,
         )
         return WorkflowRun(self, ctx, state, stream_events=stream_events)
 
@@ -157,6 +162,11 @@ class Workflow:
         output = json_copy(dict(run_output))
         if output.get("workflow_id") and output["workflow_id"] != self.id:
             raise InvalidContinuation(f"Run {output.get('run_id')} belongs to workflow {output['workflow_id']}, not {self.id}")
+        if output.get("workflow_version") != self.version:
+            # Step ids and indexes are a version's own: another version's steps would resume elsewhere.
+            raise InvalidContinuation(
+                f"Run {output.get('run_id')} paused in version {output.get('workflow_version')} of {self.id}, not version {self.version}"
+            )
         if output.get("status") != PAUSED:
             raise InvalidContinuation(f"Cannot continue a run that is not paused. Current status: {output.get('status')}")
         try:
@@ -221,6 +231,7 @@ class WorkflowState:
     paused_step_index: int | None = None
     paused_step_name: str | None = None
     pause_kind: str | None = None
+    workflow_version: int | None = None
 
     def metrics(self) -> dict[str, Any]:
         """Agno's WorkflowMetrics: each agent or team step's run metrics by step name, and the duration."""
@@ -245,6 +256,7 @@ class WorkflowState:
             "run_id": self.run_id,
             "workflow_id": self.workflow_id,
             "workflow_name": self.workflow_name,
+            "workflow_version": self.workflow_version,
             "session_id": self.session_id,
             "user_id": self.user_id,
             "input": json_copy(self.input),
@@ -292,6 +304,7 @@ class WorkflowState:
             paused_step_index=data.get("paused_step_index"),
             paused_step_name=data.get("paused_step_name"),
             pause_kind=data.get("pause_kind"),
+            workflow_version=data.get("workflow_version"),
         )
 
 

@@ -1,4 +1,4 @@
-"""Database-defined agents and teams: create, draft, publish (one flow for both kinds)."""
+"""Database-defined agents, teams and workflows: create, draft, publish (one flow for every kind)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,16 +7,17 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ..models import AgentDefinition, AgentVersion, Stage, TeamDefinition, TeamVersion
+from ..models import AgentDefinition, AgentVersion, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 
-Definition = AgentDefinition | TeamDefinition
+Definition = AgentDefinition | TeamDefinition | WorkflowDefinition
+Version = AgentVersion | TeamVersion | WorkflowVersion
 
 
 def next_version(definition: Definition) -> int:
     return (definition.versions.aggregate(top=Max("version"))["top"] or 0) + 1
 
 
-def draft_for(definition: Definition) -> AgentVersion | TeamVersion:
+def draft_for(definition: Definition) -> Version:
     """The definition's editable draft; a new one copies the latest version."""
     draft = definition.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
     if draft is not None:
@@ -34,7 +35,7 @@ def draft_for(definition: Definition) -> AgentVersion | TeamVersion:
     return latest
 
 
-def publish_draft(definition: Definition) -> AgentVersion | TeamVersion | None:
+def publish_draft(definition: Definition) -> Version | None:
     """Make the draft live and open the next draft. None when there is no draft."""
     with transaction.atomic():
         draft = definition.versions.select_for_update().filter(stage=Stage.DRAFT).order_by("-version").first()
@@ -71,6 +72,20 @@ def team_definition_create(*, team_id: str, name: str, members: list[str], descr
         definition.full_clean()
         definition.save()
         version = TeamVersion(definition=definition, version=1, members=members, **version_fields)
+        version.full_clean()
+        version.save()
+        if publish:
+            publish_draft(definition)
+    return definition
+
+
+def workflow_definition_create(*, workflow_id: str, name: str, steps: list[Any], description: str = "", publish: bool = True, **version_fields: Any) -> WorkflowDefinition:
+    """A new database workflow with a first version (published unless ``publish=False``)."""
+    with transaction.atomic():
+        definition = WorkflowDefinition(workflow_id=workflow_id, name=name, description=description)
+        definition.full_clean()
+        definition.save()
+        version = WorkflowVersion(definition=definition, version=1, steps=steps, **version_fields)
         version.full_clean()
         version.save()
         if publish:

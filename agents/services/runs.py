@@ -593,7 +593,7 @@ def continue_prepare_for_owner(
 def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the session's history, the run itself left out (its transcript is the run's own)."""
-    entry = component_entry(run.component_id, kind=run.run_type)
+    entry = continued_entry(run)
     agent = _agent_for(entry, run.user_id, None)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
@@ -601,6 +601,16 @@ def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Comp
         session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
     )
     return entry, agent, ctx, store
+
+
+def continued_entry(run: Run) -> Entry:
+    """The component ``run`` goes on with: a database workflow's run at the version it paused
+    in (the server recorded it, in ``workflow_version``), whatever was published since; any other
+    run at its live version."""
+    version = (run.run_data or {}).get("workflow_version") if run.run_type == "workflow" else None
+    if isinstance(version, int):
+        return component_entry_pinned(run.component_id, kind="workflow", version=version)
+    return component_entry(run.component_id, kind=run.run_type)
 
 
 def next_event_index(run: Run) -> int:

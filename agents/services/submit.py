@@ -138,6 +138,9 @@ def _accept(principal: Principal, component_id: str, kind: str, request: RunRequ
     if entry.stage == Stage.DRAFT:
         # Only an admin gets here (component_entry_for); the worker runs the draft on this check.
         payload["draft_allowed"] = True
+    if entry.source == "db" and payload.get("version") is None:
+        # Accepted means this version: one published while the job waits for a worker is for later runs.
+        payload["version"] = entry.version
     accepted = job_submit(
         owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, component_type=kind, payload=payload,
         input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy,

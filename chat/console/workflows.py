@@ -1,9 +1,10 @@
-"""What the operator console shows of workflows: code definitions as step trees, and a workflow
+"""What the operator console shows of workflows: their definitions as step trees, and a workflow
 run's step results as a timeline.
 
-Both are plain data for templates. The trees come from the registry (code workflows are not
-rows); the timeline from the run's own ``run_data`` (``step_results``, each StepOutput with its
-nested ``steps``), with each agent or team step's child run found by its ``step_run_id``.
+Both are plain data for templates. The trees come from the registry (code workflows and the
+admin's published ones); the timeline from the run's own ``run_data`` (``step_results``, each
+StepOutput with its nested ``steps``), with each agent or team step's child run found by its
+``step_run_id``.
 """
 from __future__ import annotations
 
@@ -11,26 +12,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.outline import StepNode, step_outline
 from agents.registry import workflow_list
 from core.admin import preview, seconds
 from sessions.models import Run, RunStatus, SessionType
 
 # A step's output is shown to this many characters; the rest opens on a click.
 OUTPUT_PREVIEW = 160
-# Container steps and where their inner steps are listed in a definition (``to_dict``).
-_INNER = (("steps", ""), ("else_steps", "else"), ("choices", "choice"))
-
-
-@dataclass(frozen=True)
-class StepNode:
-    """One step of a definition: its type, name and executor, and the steps inside it."""
-
-    step_type: str
-    name: str
-    executor: str = ""
-    branch: str = ""  # "else" or "choice" for a Condition's else steps or a Router's choices
-    review: tuple[str, ...] = ()
-    children: tuple[StepNode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,38 +29,12 @@ class WorkflowTree:
     steps: tuple[StepNode, ...]
 
 
-def _executor(step: dict[str, Any]) -> str:
-    if step.get("agent_id"):
-        return f"agent {step['agent_id']}"
-    if step.get("team_id"):
-        return f"team {step['team_id']}"
-    if step.get("executor_ref"):
-        return f"function {step['executor_ref']}"
-    for key in ("evaluator", "selector", "end_condition"):
-        if step.get(key) is not None:
-            return f"{key} {step[key]}"
-    return ""
-
-
-def _review(step: dict[str, Any]) -> tuple[str, ...]:
-    review = step.get("human_review") or {}
-    return tuple(key.removeprefix("requires_").replace("_", " ") for key, value in review.items() if key.startswith("requires_") and value is True)
-
-
-def _node(step: dict[str, Any], branch: str = "") -> StepNode:
-    children = tuple(_node(inner, label) for key, label in _INNER for inner in step.get(key) or [])
-    return StepNode(
-        step_type=step.get("type", "Step"), name=step.get("name") or "", executor=_executor(step), branch=branch,
-        review=_review(step), children=children,
-    )
-
-
 def workflow_trees() -> list[WorkflowTree]:
-    """Every code workflow with its steps as a tree, in the order the registry lists them."""
+    """Every workflow (code, then published in the admin) with its steps as a tree, in the order the registry lists them."""
     trees = []
     for entry in workflow_list():
         definition = entry.template.to_dict() if entry.template is not None else {"steps": []}
-        trees.append(WorkflowTree(entry.workflow_id, entry.name, entry.description, tuple(_node(step) for step in definition["steps"])))
+        trees.append(WorkflowTree(entry.workflow_id, entry.name, entry.description, step_outline(definition["steps"])))
     return trees
 
 
