@@ -8,9 +8,10 @@ import pytest
 
 from sessions.models import Run, Session
 from tests.factories import make_run, make_session
-from tests.security.conftest import jwt_server  # noqa: F401  (a fixture)
+from tests.agents.conftest import worker
+from tests.security.conftest import jwt_server
 
-__all__ = ["jwt_server", "seed_run"]
+__all__ = ["jwt_server", "seed_run", "worker"]  # fixtures, and the factory
 
 
 def seed_run(
