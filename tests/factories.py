@@ -92,7 +92,7 @@ def make_metrics_row(user_id: str | None = "alice", **fields: Any) -> MetricsAgg
 
 
 def make_refresh_state(user_id: str | None = "alice", **fields: Any) -> MetricsRefreshState:
-    fields.setdefault("scope", f"user:{user_id}" if user_id is not None else f"shared-{next(_counter)}")
+    fields.setdefault("scope", f"test-{user_id}-{next(_counter)}")
     return MetricsRefreshState.objects.create(user_id=user_id, **fields)
 
 
