@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import F, Max
 
 from agents.models import Job, JobStatus
 from core.tenancy import _AllUsers, scope_queryset
@@ -26,7 +26,8 @@ def metrics_list(
         rows = rows.filter(date__gte=starting_date)
     if ending_date is not None:
         rows = rows.filter(date__lte=ending_date)
-    items = list(rows.order_by("date", "user_id", "id"))
+    # The shared bucket first on both databases (PostgreSQL sorts NULL last by default).
+    items = list(rows.order_by("date", F("user_id").asc(nulls_first=True), "id"))
     updated = max((row.updated_at for row in items), default=None)
     return items, updated
 
