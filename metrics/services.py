@@ -165,7 +165,18 @@ def metrics_recompute(
     else:
         overlap = timedelta(seconds=settings.METRICS_REFRESH_OVERLAP_SECONDS)
         dirty = set(_days(runs.filter(updated_at__gte=since - overlap), tz))
+    # Rows of periods that have ended since they were written say so now (``completed``).
+    today = now.astimezone(tz).date()
+    open_rows = scope.rows().filter(completed=False).values_list("aggregation_period", "date").order_by()
+    ended_months: set[date] = set()
+    for period, day in open_rows:
+        if period == AggregationPeriod.DAILY and day < today:
+            dirty.add(day)
+        elif period == AggregationPeriod.MONTHLY and _next_month(day) <= today:
+            ended_months.add(day)
     by_month: dict[date, set[date]] = defaultdict(set)
+    for month in ended_months:
+        by_month.setdefault(month, set())
     for day in dirty:
         by_month[day.replace(day=1)].add(day)
     written: list[MetricsAggregate] = []

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.tenancy import ALL_USERS
 from metrics.models import MetricsAggregate, MetricsRefreshState
-from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_run, refresh_start
+from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_recompute, metrics_refresh_run, refresh_start
 from sessions.models import Run
 from tests.factories import make_session
 
@@ -161,3 +161,13 @@ def test_a_stale_running_refresh_may_be_started_again(metrics_settings):
     refresh_start(scope=EVERYONE, now=timezone.now() - timedelta(seconds=metrics_settings.METRICS_REFRESH_STALE_SECONDS + 5))
     metrics_refresh_run(scope=EVERYONE)
     assert state().status == "completed"
+
+
+def test_a_day_that_has_ended_is_marked_completed_by_the_next_refresh(metrics_settings):
+    now = timezone.now()
+    seed_run("alice", now)
+    metrics_refresh_run(scope=EVERYONE)
+    assert [row.completed for row in rows().values()] == [False]
+    later = now + timedelta(days=1)
+    metrics_recompute(scope=EVERYONE, since=state().watermark, previous_tz="UTC", now=later)
+    assert [row.completed for row in rows().values()] == [True]
