@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from agents.models import Job
-from agents.services.background import execute_plain_job
+from agents.services.background import JobCancelled, execute_plain_job
 from agents.services.jobs import job_handler
 
 from .services import RefreshScope, metrics_recompute, refresh_finish, states
@@ -25,7 +25,10 @@ def _refresh(job: Job, report: Callable[..., None]) -> None:
             scope=scope, since=None if job.payload.get("full") or state is None else state.watermark,
             previous_tz=state.time_zone if state is not None else "", report=report,
         )
-    except BaseException as exc:  # JobCancelled included: the status says it did not complete
+    except JobCancelled:
+        refresh_finish(scope=scope, error="The refresh was cancelled")
+        raise
+    except BaseException as exc:
         refresh_finish(scope=scope, error=str(exc) or type(exc).__name__)
         raise
     refresh_finish(scope=scope, watermark=result.watermark, tz=result.timezone, days=len(result.days))

@@ -135,7 +135,7 @@ def test_a_background_refresh_runs_as_a_job_and_its_status_follows_it(client, us
         body = client.get("/metrics/refresh/status", **as_("alice")).json()
         return body if body["status"] in ("completed", "failed") else None
 
-    assert wait_for(finished)["status"] == "completed"
+    assert wait_for(finished, timeout=90)["status"] == "completed"
     assert [item["user_id"] for item in client.get("/metrics", **as_("alice")).json()["metrics"]] == ["alice"]
     done = Job.objects.for_user("alice").filter(job_type="metrics_refresh").order_by("created_at").first()
     assert done.status == "completed" and done.progress["days_recomputed"] == 1

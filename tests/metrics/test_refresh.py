@@ -171,3 +171,19 @@ def test_a_day_that_has_ended_is_marked_completed_by_the_next_refresh(metrics_se
     later = now + timedelta(days=1)
     metrics_recompute(scope=EVERYONE, since=state().watermark, previous_tz="UTC", now=later)
     assert [row.completed for row in rows().values()] == [True]
+
+
+def test_the_management_command_recomputes_every_day_with_full(metrics_settings):
+    from django.core.management import call_command
+
+    seed_run("alice", datetime(2026, 11, 2, 10, tzinfo=UTC))
+    gone = seed_run("alice", datetime(2026, 11, 4, 10, tzinfo=UTC))
+    call_command("metrics_refresh")
+    assert counts() == {("alice", "2026-11-02"): 1, ("alice", "2026-11-04"): 1}
+    Run.all_users.filter(pk=gone.pk).delete()  # a deletion leaves no changed run for the watermark
+    call_command("metrics_refresh")
+    assert ("alice", "2026-11-04") in counts()
+    call_command("metrics_refresh", "--full")
+    assert counts() == {("alice", "2026-11-02"): 1}
+    call_command("metrics_refresh", "--user", "alice")
+    assert state(RefreshScope.of("alice")).status == "completed"
