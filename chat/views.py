@@ -6,16 +6,23 @@ to the logged-in user's own data.
 """
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from core.logins import LoginForm
+from metrics.selectors import last_refreshed_at, refresh_status, usage_series
+from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_run, metrics_timezone
 from sessions.selectors import session_get
+
+USAGE_DAYS = 30
 
 
 class LoginView(auth_views.LoginView):
@@ -75,3 +82,36 @@ def chat_approvals(request: HttpRequest) -> HttpResponse:
     through the /approvals API, which shows a browser user only their own."""
     config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
     return render(request, "chat/approvals.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def chat_usage(request: HttpRequest) -> HttpResponse:
+    """My usage: the signed-in user's own runs and tokens per day, from the metrics tables.
+    POST recomputes their rows now (only theirs, only the days whose runs changed)."""
+    user_id = request.user.get_username()
+    scope = RefreshScope.of(user_id)
+    if request.method == "POST":
+        try:
+            metrics_refresh_run(scope=scope)
+        except RefreshAlreadyRunning:
+            pass  # the page shows it running
+        return redirect("chat:usage")
+    tz = metrics_timezone()
+    start = timezone.now().astimezone(tz).date() - timedelta(days=USAGE_DAYS - 1)
+    usage = usage_series(user=user_id, start=start, days=USAGE_DAYS)
+    days = [
+        {
+            "date": label,
+            "runs": sum(usage.runs[kind][slot] for kind in usage.runs),
+            "input": usage.tokens["input"][slot], "output": usage.tokens["output"][slot], "total": usage.tokens["total"][slot],
+            "errors": usage.errors[slot],
+        }
+        for slot, label in reversed(list(enumerate(usage.labels)))
+    ]
+    return render(request, "chat/usage.html", {
+        "site_name": settings.AGENT_OS_NAME, "days": days, "usage": usage, "time_zone": tz.key,
+        "max_runs": max((day["runs"] for day in days), default=0) or 1, "max_tokens": max((day["total"] for day in days), default=0) or 1,
+        "refreshed_at": last_refreshed_at(scope=scope), "refresh": refresh_status(scope=scope),
+    })
+

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,8 @@ from approvals.models import Approval
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
+from metrics.models import MetricsAggregate, MetricsRefreshState
+from metrics.services import row_id
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -81,6 +84,18 @@ def make_approval(user_id: str | None = "alice", **fields: Any) -> Approval:
     return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, **fields)
 
 
+def make_metrics_row(user_id: str | None = "alice", **fields: Any) -> MetricsAggregate:
+    day = fields.pop("date", None) or (timezone.now() - timedelta(days=next(_counter))).date()
+    period = fields.pop("aggregation_period", "daily")
+    fields.setdefault("agent_runs_count", 1)
+    return MetricsAggregate.objects.create(id=row_id(user_id, day, period), user_id=user_id, date=day, aggregation_period=period, **fields)
+
+
+def make_refresh_state(user_id: str | None = "alice", **fields: Any) -> MetricsRefreshState:
+    fields.setdefault("scope", f"test-{user_id}-{next(_counter)}")
+    return MetricsRefreshState.objects.create(user_id=user_id, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -92,4 +107,6 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     AccessToken: make_access_token,
     Job: make_job,
     Approval: make_approval,
+    MetricsAggregate: make_metrics_row,
+    MetricsRefreshState: make_refresh_state,
 }

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "knowledge",
     "scheduler",
     "approvals",
+    "metrics",
     "chat",
 ]
 
@@ -446,6 +447,18 @@ EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
 WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+# Metrics (metrics/): days are cut in this time zone; a refresh also recomputes the days of runs
+# updated up to the overlap before its watermark (a run written just before it, committed after);
+# a refresh marked running for longer than the stale time may be started again.
+METRICS_TIMEZONE = env.string("METRICS_TIMEZONE", "UTC")
+try:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    ZoneInfo(METRICS_TIMEZONE)
+except (ZoneInfoNotFoundError, ValueError) as exc:
+    raise ImproperlyConfigured(f"METRICS_TIMEZONE={METRICS_TIMEZONE!r} is not a known time zone (e.g. UTC, Europe/Paris)") from exc
+METRICS_REFRESH_OVERLAP_SECONDS = env.integer("METRICS_REFRESH_OVERLAP_SECONDS", 300, minimum=0)
+METRICS_REFRESH_STALE_SECONDS = env.integer("METRICS_REFRESH_STALE_SECONDS", 3600, minimum=60)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
 }

@@ -1,6 +1,8 @@
 """Operator console pages inside the Django admin: the dashboard, one user's data, the workflows."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -8,10 +10,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents.services.jobs import QueueFull
 from core.services.userdata import userdata_counts, userdata_erase, userdata_export_chunks
-from core.tenancy import owned_models
+from core.tenancy import ALL_USERS, owned_models
+from metrics.selectors import last_refreshed_at, refresh_status, usage_series
+from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_enqueue, metrics_timezone
 
 from .selectors import DEFAULT_PERIOD, PERIODS, dashboard_data
 from .workflows import workflow_trees
@@ -28,9 +34,31 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     except ValueError:
         days = DEFAULT_PERIOD
     data = dashboard_data(days=days)
+    # The metrics tables, cut into days in METRICS_TIMEZONE: every user's rows (ALL_USERS: an
+    # operator's page; the admin login already required staff).
+    tz = metrics_timezone()
+    usage_start = timezone.now().astimezone(tz).date() - timedelta(days=data.days - 1)
+    usage = usage_series(user=ALL_USERS, start=usage_start, days=data.days)
+    everyone = RefreshScope.of(ALL_USERS)
     return render(request, "admin/console/dashboard.html", _context(
-        request, "Dashboard", dashboard=data, chart_data=data.chart_data(), periods=PERIODS,
+        request, "Dashboard", dashboard=data, chart_data={**data.chart_data(), "usage": usage.chart_data()}, periods=PERIODS,
+        usage=usage, usage_start=usage_start, metrics_tz=tz.key, refresh=refresh_status(scope=everyone),
+        refreshed_at=last_refreshed_at(scope=everyone),
     ))
+
+
+@require_POST
+def metrics_refresh(request: HttpRequest) -> HttpResponse:
+    """Recompute every user's metrics rows in the background (the days whose runs changed)."""
+    try:
+        metrics_refresh_enqueue(scope=RefreshScope.of(ALL_USERS))
+    except RefreshAlreadyRunning:
+        messages.info(request, "A metrics refresh is already running.")
+    except QueueFull as exc:
+        messages.error(request, f"The metrics refresh was not started: {exc}.")
+    else:
+        messages.success(request, "Metrics refresh started; reload the page to see its result.")
+    return redirect(f"{reverse('console-dashboard')}?{urlencode({'days': request.POST.get('days', DEFAULT_PERIOD)})}")
 
 
 @require_GET

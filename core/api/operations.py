@@ -368,6 +368,34 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "Revoke a service account. Takes effect at once. Idempotent: revoking a "
         "revoked account answers `204` too.",
     ),
+    # --- Metrics -----------------------------------------------------------------------------
+    "get_metrics": (
+        "Get AgentOS Metrics",
+        "Retrieve aggregated metrics for a date range (`starting_date`, `ending_date`, both "
+        "`YYYY-MM-DD` and inclusive; without them every row). One row per user and day, cut in the "
+        "server's `METRICS_TIMEZONE`: runs and sessions per kind (a team's member runs count as team "
+        "runs), users, tokens (`token_metrics`), runs and tokens per model (`model_metrics`), and "
+        "this server's additions: errors, cost where priced, run latency p50/p95 and per-agent "
+        "counts. Sessions without a user aggregate into a shared bucket (`user_id: null`). A caller "
+        "bound to their own data sees only their own rows (`user_id` is ignored); an admin sees "
+        "everyone's and the shared bucket, or one `user_id`'s. `aggregation_period=monthly` (this "
+        "server's extension) returns the monthly rows instead. The rows are as fresh as the last "
+        "refresh (`POST /metrics/refresh`).",
+    ),
+    "refresh_metrics": (
+        "Refresh Metrics",
+        "Recompute the metrics rows from the runs: only the days with runs created or changed since "
+        "the last refresh (and their months); running it twice leaves the same rows. By default "
+        "the refresh runs now and returns the daily rows it rewrote. `background=true` runs it as a "
+        "background job and answers `202` at once (`already_running` when one is in flight); poll "
+        "`GET /metrics/refresh/status`. An admin's refresh covers every user and the shared bucket; "
+        "anyone else's only their own rows.",
+    ),
+    "get_metrics_refresh_status": (
+        "Get Metrics Refresh Status",
+        "The status of the caller's most recent metrics refresh: `running`, then `completed` or "
+        "`failed` (with `error`) and when it finished; `idle` if none was ever started.",
+    ),
     # --- Approvals ---------------------------------------------------------------------------
     "list_approvals_approvals_get": (
         "List Approvals",

@@ -27,12 +27,16 @@ REFERENCE = json.loads((Path(__file__).parent / "agentos_operations.json").read_
 # The families later issues build; until then they answer as AgentOS does for a feature not configured.
 NOT_BUILT = {
     "authz", "company", "components", "databases", "eval-runs", "filesystem", "knowledge", "learnings",
-    "metrics", "queue", "registry", "schedules", "trace_session_stats", "traces", "users",
+    "queue", "registry", "schedules", "trace_session_stats", "traces", "users",
 }
 
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code
 # generated from AgentOS's document never sends them, and gets AgentOS's answers without them.
-EXTENSIONS = {"GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"}}
+EXTENSIONS = {
+    "GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"},
+    # The monthly rows (Agno computes only daily ones); without it GET /metrics answers AgentOS's daily rows.
+    "GET /metrics": {"aggregation_period"},
+}
 
 
 def our_operations(client) -> dict[str, dict]:

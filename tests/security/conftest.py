@@ -16,7 +16,7 @@ USER_SCOPES = [
     "agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
-    "approvals:read", "approvals:write", "approvals:delete",
+    "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write",
 ]
 
 

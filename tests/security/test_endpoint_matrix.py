@@ -111,6 +111,10 @@ ENDPOINTS = [
     Call("GET", "/approvals/{approval_id}/status", lambda i: f"/approvals/{i['approval_id']}/status"),
     Call("POST", "/approvals/{approval_id}/resolve", lambda i: f"/approvals/{i['approval_id']}/resolve", body=lambda i: {"status": "approved"}),
     Call("DELETE", "/approvals/{approval_id}", lambda i: f"/approvals/{i['approval_id']}"),
+    # Metrics are the caller's own: user_id is ignored for bob, and his refresh writes only his rows.
+    Call("GET", "/metrics", lambda i: "/metrics", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
+    Call("POST", "/metrics/refresh", lambda i: "/metrics/refresh", query=lambda i: {"user_id": "alice"}, body=lambda i: {}, outsider_status=(200,)),
+    Call("GET", "/metrics/refresh/status", lambda i: "/metrics/refresh/status", outsider_status=(200,)),
 ]
 PROTECTED = [call for call in ENDPOINTS if not call.public]
 

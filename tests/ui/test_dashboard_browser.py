@@ -69,8 +69,23 @@ def chart_summary(page) -> dict:
     )
 
 
+USAGE_CHARTS = ("chart-usage-runs", "chart-usage-tokens", "chart-usage-latency", "chart-usage-models", "chart-usage-agents")
+
+
+def dataset_sums(page, chart_id: str) -> dict:
+    return page.evaluate(
+        """(id) => Object.fromEntries(Chart.getChart(document.getElementById(id)).data.datasets.map(
+            (d) => [d.label, d.data.reduce((a, v) => a + (v || 0), 0)]))""",
+        chart_id,
+    )
+
+
 def test_the_dashboard_renders_its_charts(browsing, make_user):
+    from core.tenancy import ALL_USERS
+    from metrics.services import RefreshScope, metrics_refresh_run
+
     total = seed_history()
+    metrics_refresh_run(scope=RefreshScope.of(ALL_USERS))
     page = open_dashboard(browsing, make_user, "/admin/dashboard/?days=30")
     expect(page.locator("#tile-runs")).to_have_text(str(total))
     charts = chart_summary(page)
@@ -92,6 +107,15 @@ def test_the_dashboard_renders_its_charts(browsing, make_user):
         return chart.options.plugins.tooltip.callbacks.label(item);
     }""")
     assert re.fullmatch(r"[\d.]+% \(\d+ failed of \d+ finished runs\)", label), label
+    # The same runs, from the metrics tables: per kind, per model, per agent, and the top users.
+    runs = dataset_sums(page, "chart-usage-runs")
+    assert runs["agent runs"] == total and runs["errors"] == Run.all_users.filter(status=RunStatus.ERROR).count()
+    assert all(page.evaluate("(id) => !!Chart.getChart(document.getElementById(id))", name) for name in USAGE_CHARTS)
+    assert dataset_sums(page, "chart-usage-agents")["runs"] == total
+    assert page.evaluate("Chart.getChart(document.getElementById('chart-usage-agents')).data.labels.length") == 4
+    assert dataset_sums(page, "chart-usage-latency")["p50 (s)"] > 0
+    expect(page.locator("#usage-runs")).to_have_text(str(total))
+    expect(page.locator("#usage-top-users tbody tr")).to_have_count(3)
     # The period selector.
     page.get_by_role("link", name="7 days").click()
     page.wait_for_selector("body[data-charts-ready=true]")

@@ -48,8 +48,25 @@ def test_screenshot_chat_and_approval(browsing, make_user, demo_agent, screensho
 
 
 def test_screenshot_dashboard(browsing, make_user, screenshots_dir):
+    from core.tenancy import ALL_USERS
+    from metrics.services import RefreshScope, metrics_refresh_run
+
     seed_history(days=30)
+    metrics_refresh_run(scope=RefreshScope.of(ALL_USERS))
     page = open_dashboard(browsing, make_user, "/admin/dashboard/?days=30")
     page.set_viewport_size({"width": 1280, "height": 1500})
     page.screenshot(path=str(screenshots_dir / "dashboard.png"), full_page=True)
     assert (screenshots_dir / "dashboard.png").stat().st_size > 10_000
+    page.locator("#usage").screenshot(path=str(screenshots_dir / "dashboard-metrics.png"))
+    assert (screenshots_dir / "dashboard-metrics.png").stat().st_size > 10_000
+
+
+def test_screenshot_my_usage(browsing, make_user, screenshots_dir):
+    seed_history(days=30)  # ada's runs among others'
+    make_user("ada")
+    page = browsing.chat_as("ada", viewport=(1000, 1100))
+    page.goto("/chat/usage/")
+    page.click("#usage-refresh")
+    expect(page.locator("#usage-refreshed")).to_contain_text("Counted up to")
+    page.screenshot(path=str(screenshots_dir / "chat-usage.png"))
+    assert (screenshots_dir / "chat-usage.png").stat().st_size > 10_000

@@ -102,4 +102,67 @@ new Chart(canvas("chart-agents"), {
   options: { indexAxis: "y", scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } },
 });
 
+// The metrics tables' series (metrics/): runs, tokens, latency, per model, per agent.
+const usage = data.usage;
+if (usage) {
+  const usageLabels = usage.labels.map((day) => day.slice(5));
+  new Chart(canvas("chart-usage-runs"), {
+    type: "bar",
+    data: {
+      labels: usageLabels,
+      datasets: [
+        { label: "agent runs", data: usage.runs.agent, backgroundColor: "#1565c0", stack: "runs" },
+        { label: "team runs", data: usage.runs.team, backgroundColor: "#00897b", stack: "runs" },
+        { label: "workflow runs", data: usage.runs.workflow, backgroundColor: "#6d4c41", stack: "runs" },
+        { label: "errors", data: usage.errors, backgroundColor: STATUS_COLORS.ERROR, stack: "errors" },
+      ],
+    },
+    options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+  });
+  new Chart(canvas("chart-usage-tokens"), {
+    type: "bar",
+    data: {
+      labels: usageLabels,
+      datasets: [
+        { label: "input", data: usage.tokens.input, backgroundColor: "#42a5f5", stack: "tokens" },
+        { label: "output", data: usage.tokens.output, backgroundColor: "#ab47bc", stack: "tokens" },
+      ],
+    },
+    options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+  });
+  new Chart(canvas("chart-usage-latency"), {
+    type: "line",
+    data: {
+      labels: usageLabels,
+      datasets: [
+        { label: "p50 (s)", data: usage.p50, borderColor: "#1565c0", backgroundColor: "#1565c0", spanGaps: true, tension: 0.2 },
+        { label: "p95 (s)", data: usage.p95, borderColor: "#ef6c00", backgroundColor: "#ef6c00", spanGaps: true, tension: 0.2 },
+      ],
+    },
+    options: { scales: { y: { beginAtZero: true, title: { display: true, text: "seconds" } } }, plugins: { tooltip: { mode: "index", intersect: false } } },
+  });
+  new Chart(canvas("chart-usage-models"), {
+    type: "bar",
+    data: {
+      labels: usage.models.map((row) => (row.model_provider ? `${row.model_id} (${row.model_provider})` : row.model_id)),
+      datasets: [
+        { label: "runs", data: usage.models.map((row) => row.count), backgroundColor: "#1565c0", xAxisID: "x" },
+        { label: "tokens", data: usage.models.map((row) => row.total_tokens), backgroundColor: "#ab47bc", xAxisID: "x2" },
+      ],
+    },
+    options: { indexAxis: "y", scales: { x: { beginAtZero: true, position: "bottom", ticks: { precision: 0 } }, x2: { beginAtZero: true, position: "top", grid: { drawOnChartArea: false } } } },
+  });
+  new Chart(canvas("chart-usage-agents"), {
+    type: "bar",
+    data: {
+      labels: usage.agents.map((row) => `${row.component_id || "(none)"} · ${row.component_type}`),
+      datasets: [
+        { label: "runs", data: usage.agents.map((row) => row.runs), backgroundColor: "#1565c0" },
+        { label: "errors", data: usage.agents.map((row) => row.errors), backgroundColor: STATUS_COLORS.ERROR },
+      ],
+    },
+    options: { indexAxis: "y", scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } },
+  });
+}
+
 document.body.dataset.chartsReady = "true";

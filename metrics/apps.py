@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class MetricsConfig(AppConfig):
+    name = "metrics"
+    verbose_name = "Metrics"
+
+    def ready(self) -> None:
+        from . import tasks
+
+        del tasks  # imported for its job handler's registration (agents.services.jobs.job_handler)
