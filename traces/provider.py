@@ -1,0 +1,63 @@
+"""The process's OpenTelemetry tracer provider: a batch processor to the database, and one to
+an OTLP collector when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or its traces-specific variable) is set.
+
+The provider is built on first use and rebuilt in a forked child (its batch thread does not
+survive a fork). Exporting happens on the processors' own threads, in batches, so a run pays for
+building its spans and no more; the database exporter holds one connection while it writes.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any
+
+from django.conf import settings
+
+_lock = threading.Lock()
+_provider: Any = None
+_pid = 0
+
+
+def tracer_provider() -> Any:
+    global _provider, _pid
+    with _lock:
+        if _provider is None or _pid != os.getpid():
+            _provider, _pid = _build(), os.getpid()
+        return _provider
+
+
+def _build() -> Any:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from .exporter import DatabaseSpanExporter
+
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.OTEL_SERVICE_NAME}), shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(DatabaseSpanExporter(), schedule_delay_millis=settings.TRACING_EXPORT_DELAY_MS, max_export_batch_size=512))
+    if otlp_endpoint():
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        # The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    atexit.register(provider.shutdown)
+    return provider
+
+
+def otlp_endpoint() -> str:
+    return os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
+
+
+def flush(timeout_millis: int = 10_000) -> bool:
+    """Export every span emitted so far (tests, and a worker before it exits)."""
+    return tracer_provider().force_flush(timeout_millis)
+
+
+def reset() -> None:
+    """Forget the provider (tests that change the exporters' settings); the next use builds one."""
+    global _provider
+    with _lock:
+        old, _provider = _provider, None
+    if old is not None:
+        old.shutdown()
