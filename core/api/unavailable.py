@@ -10,8 +10,6 @@ UNAVAILABLE_FAMILIES = {
     "knowledge": "Knowledge",
     "metrics": "Metrics",
     "eval-runs": "Evals",
-    "traces": "Traces",
-    "trace_session_stats": "Traces",
     "schedules": "Schedules",
     "components": "Components",
     "registry": "Registry",
