@@ -53,6 +53,12 @@ class DatabaseSpanExporter:
         finally:
             connections.close_all()  # the batch thread holds no connection between batches
 
+    def shutdown(self) -> None:
+        """Nothing held between batches."""
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
     def _write(self, trace_id: str, spans: list[Any]) -> None:
         from core.tenancy import scope_queryset
 
