@@ -16,25 +16,35 @@ from django.conf import settings
 
 _lock = threading.Lock()
 _provider: Any = None
+_tracer: Any = None
 _pid = 0
 
 
 def tracer_provider() -> Any:
-    global _provider, _pid
+    global _provider, _tracer, _pid
     with _lock:
         if _provider is None or _pid != os.getpid():
             _provider, _pid = _build(), os.getpid()
+            _tracer = _provider.get_tracer("agno_site")
         return _provider
+
+
+def tracer() -> Any:
+    """The process's tracer (built with its provider)."""
+    tracer_provider()
+    return _tracer
 
 
 def _build() -> Any:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     from .exporter import DatabaseSpanExporter
 
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.OTEL_SERVICE_NAME}), shutdown_on_exit=False)
+    # Every run is traced (the switch is TRACING): no sampler decision to make per span.
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.OTEL_SERVICE_NAME}), sampler=ALWAYS_ON, shutdown_on_exit=False)
     provider.add_span_processor(BatchSpanProcessor(DatabaseSpanExporter(), schedule_delay_millis=settings.TRACING_EXPORT_DELAY_MS, max_export_batch_size=512))
     if otlp_endpoint():
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -56,8 +66,8 @@ def flush(timeout_millis: int = 10_000) -> bool:
 
 def reset() -> None:
     """Forget the provider (tests that change the exporters' settings); the next use builds one."""
-    global _provider
+    global _provider, _tracer
     with _lock:
-        old, _provider = _provider, None
+        old, _provider, _tracer = _provider, None, None
     if old is not None:
         old.shutdown()

@@ -254,9 +254,9 @@ def emit(tracer: RunTracer) -> None:
     from opentelemetry import trace as otel
     from opentelemetry.trace import Status, StatusCode
 
-    from .provider import tracer_provider
+    from .provider import tracer as process_tracer
 
-    otel_tracer = tracer_provider().get_tracer("agno_site")
+    otel_tracer = process_tracer()
     made: dict[int, Any] = {}
     common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id, "agno.root_run.id": tracer.run_id}
     for span in tracer.spans:  # in start order: a parent opened before its children
@@ -267,10 +267,10 @@ def emit(tracer: RunTracer) -> None:
         created = otel_tracer.start_span(span.name, context=context, start_time=span.start, attributes=attributes)
         if span.error:
             created.set_status(Status(StatusCode.ERROR, span.error[:500]))
-        else:
-            created.set_status(Status(StatusCode.OK))
         made[id(span)] = created
-    for span in reversed(tracer.spans):
+    # Ended in start order, the root first: a batch boundary then never leaves spans whose
+    # trace's root has not been handed over yet.
+    for span in tracer.spans:
         made[id(span)].end(end_time=span.end)
 
 

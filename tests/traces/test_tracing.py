@@ -46,7 +46,7 @@ def test_an_agent_run_is_a_root_span_with_its_model_calls_and_tool_call(client):
     assert ("CHAIN", "memory.update", []) in inner  # the assistant remembers: its memory update is a span too
     tool = Span.all_users.get(trace_id=trace.pk, span_type="TOOL")
     assert tool.name == "add" and json.loads(tool.attributes["tool.parameters"]) == {"a": 2, "b": 3}
-    assert json.loads(tool.attributes["output.value"])["result"] == 5 and tool.attributes["user.id"] == "alice"
+    assert json.loads(tool.attributes["output.value"])["result"] == 5 and tool.user_id == "alice"
     root = Span.all_users.get(trace_id=trace.pk, parent_span_id="")
     assert root.start_time <= tool.start_time <= tool.end_time <= root.end_time
 

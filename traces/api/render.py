@@ -47,6 +47,8 @@ _METADATA_KEYS = {
 def node(span: Span, children: list[dict[str, Any]] | None) -> dict[str, Any]:
     attributes = span.attributes or {}
     metadata = {label: attributes[key] for key, label in _METADATA_KEYS.items() if attributes.get(key) not in (None, "")}
+    if span.user_id:
+        metadata["user_id"] = span.user_id
     error = span.status_message or None if span.status == "ERROR" else None
     return {
         "id": span.span_id, "name": span.name, "type": span.span_type, "duration": duration(span.duration_ms),
