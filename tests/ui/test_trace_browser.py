@@ -31,7 +31,8 @@ def traced_team_run() -> str:
     return run_id
 
 
-def test_screenshot_a_trace_waterfall(browsing, make_user, screenshots_dir):
+def test_screenshot_a_trace_waterfall(browsing, make_user, screenshots_dir, settings):
+    settings.TRACING = True
     run_id = traced_team_run()
     trace = Trace.all_users.get(run_id=run_id)
     spans = Span.all_users.filter(trace_id=trace.pk).count()
