@@ -11,5 +11,6 @@ urlpatterns = [
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("memories/", views.chat_memories, name="memories"),
     path("approvals/", views.chat_approvals, name="approvals"),
+    path("traces/<str:run_id>/", views.chat_trace, name="trace"),
     path("api/", include("chat.api.urls")),
 ]

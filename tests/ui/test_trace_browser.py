@@ -15,6 +15,7 @@ from core.auth import Principal
 from traces.models import Span, Trace
 from traces.provider import flush
 
+from .conftest import PASSWORD
 from .test_workflow_admin_browser import signed_in_operator
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,3 +49,30 @@ def test_screenshot_a_trace_waterfall(browsing, make_user, screenshots_dir, sett
     page.locator("#trace-waterfall-box").screenshot(path=str(screenshots_dir / "trace-waterfall.png"))
     assert page.errors == []
     assert (screenshots_dir / "trace-waterfall.png").stat().st_size > 5_000
+
+
+def test_a_user_opens_the_trace_of_their_reply_from_the_chat(browsing, make_user, settings):
+    settings.TRACING = True
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.fill("#composer-input", '/call add {"a": 20, "b": 22}')
+    page.press("#composer-input", "Enter")
+    link = page.locator(".msg-trace").last
+    expect(link).to_be_visible(timeout=15_000)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        assert pool.submit(flush).result()
+    link.click()
+    expect(page.get_by_role("heading", name="How this reply was made")).to_be_visible()
+    expect(page.locator("td.trace-span-name.depth-0")).to_have_text(["Agent.run"])
+    expect(page.locator("tr.trace-span", has_text="add")).to_have_count(1)
+    assert page.evaluate("() => !!Chart.getChart(document.getElementById('trace-waterfall-chart'))")
+    assert page.errors == []
+
+
+def test_another_users_trace_is_not_shown(client, make_user, settings):
+    settings.TRACING = True
+    run_id = traced_team_run()
+    make_user("bob")
+    client.login(username="bob", password=PASSWORD)
+    response = client.get(f"/chat/traces/{run_id}/")
+    assert response.status_code == 404 and b"has no trace" in response.content
