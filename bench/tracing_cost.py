@@ -6,7 +6,10 @@ root: two model calls and the tool call), in alternating blocks of tracing on an
 machine's drift falls on both. The CPU is the whole process's (``time.process_time``), so the
 batch exporter's thread, which writes the spans, is counted; every "on" block ends with a flush.
 
-    .venv/bin/python -m bench.tracing_cost sqlite|postgres [--runs 300] [--blocks 6]
+    .venv/bin/python -m bench.tracing_cost sqlite|postgres [--runs 300] [--blocks 6] [--provider offline|openai]
+
+``--provider openai`` runs the same agent through the OpenAI SDK against bench.fake_openai
+(instant, scripted to call the tool), the path a real model takes.
 
 Target (issue 24): tracing adds <= 5% to a run's CPU.
 """
@@ -15,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +28,35 @@ from pathlib import Path
 from ._django import bench_database, setup
 
 
-def measure(backend: str, runs: int, blocks: int) -> dict:
+def _fake_openai() -> tuple[subprocess.Popen, str]:
+    port = 18931
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.fake_openai", "--port", str(port), "--call-tool", 'add={"a": 1, "b": 2}'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return process, f"http://127.0.0.1:{port}/v1"
+
+
+def measure(backend: str, runs: int, blocks: int, provider: str = "offline") -> dict:
+    fake = None
+    if provider == "openai":
+        fake, base_url = _fake_openai()
+        os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = base_url, "bench"
+    try:
+        return _measure(backend, runs, blocks, provider)
+    finally:
+        if fake is not None:
+            fake.terminate()
+
+
+def _measure(backend: str, runs: int, blocks: int, provider: str) -> dict:
+    agent_id = "traced" if provider == "offline" else "traced-openai"
     with bench_database(backend) as url:
         os.environ["AGENT_MODULES"] = "bench.tracing_agents"
         setup(url)
@@ -37,7 +70,7 @@ def measure(backend: str, runs: int, blocks: int) -> dict:
         principal = Principal(user_id="bench-user", isolated=True, via="session")
 
         def one(session_id: str | None, message: str) -> dict:
-            prepared = run_prepare(principal=principal, agent_id="traced", request=RunRequest(message=message, session_id=session_id, stream=False))
+            prepared = run_prepare(principal=principal, agent_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=False))
             return run_execute(prepared)
 
         session_id = one(None, "warm up")["session_id"]
@@ -59,6 +92,7 @@ def measure(backend: str, runs: int, blocks: int) -> dict:
         traced_runs = runs * blocks
         return {
             "backend": backend,
+            "provider": provider,
             "runs_per_block": runs,
             "blocks_each": blocks,
             "cpu_ms_per_run_tracing_off": round(off * 1000, 3),
@@ -77,11 +111,12 @@ def main() -> None:
     parser.add_argument("backend", choices=["sqlite", "postgres"])
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--blocks", type=int, default=6)
+    parser.add_argument("--provider", choices=["offline", "openai"], default="offline")
     args = parser.parse_args()
-    result = measure(args.backend, args.runs, args.blocks)
+    result = measure(args.backend, args.runs, args.blocks, args.provider)
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
-    (out / f"tracing_cost_{args.backend}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"tracing_cost_{args.backend}_{args.provider}.json").write_text(json.dumps(result, indent=2) + "\n")
     json.dump(result, sys.stdout)
     print()
 

@@ -17,6 +17,7 @@ from django.conf import settings
 _lock = threading.Lock()
 _provider: Any = None
 _tracer: Any = None
+_processors: list[Any] = []
 _pid = 0
 
 
@@ -35,6 +36,19 @@ def tracer() -> Any:
     return _tracer
 
 
+def processors() -> list[Any]:
+    """The span processors finished spans are handed to (the database's, and OTLP's if set)."""
+    tracer_provider()
+    return _processors
+
+
+def scope_and_resource() -> tuple[Any, Any]:
+    """The instrumentation scope and resource every span of this process carries."""
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    return InstrumentationScope("agno_site"), tracer_provider().resource
+
+
 def _build() -> Any:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -45,12 +59,15 @@ def _build() -> Any:
 
     # Every run is traced (the switch is TRACING): no sampler decision to make per span.
     provider = TracerProvider(resource=Resource.create({"service.name": settings.OTEL_SERVICE_NAME}), sampler=ALWAYS_ON, shutdown_on_exit=False)
-    provider.add_span_processor(BatchSpanProcessor(DatabaseSpanExporter(), schedule_delay_millis=settings.TRACING_EXPORT_DELAY_MS, max_export_batch_size=512))
+    chosen = [BatchSpanProcessor(DatabaseSpanExporter(), schedule_delay_millis=settings.TRACING_EXPORT_DELAY_MS, max_export_batch_size=512)]
     if otlp_endpoint():
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         # The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        chosen.append(BatchSpanProcessor(OTLPSpanExporter()))
+    for processor in chosen:
+        provider.add_span_processor(processor)
+    _processors[:] = chosen
     atexit.register(provider.shutdown)
     return provider
 

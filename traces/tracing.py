@@ -249,29 +249,50 @@ class RunTracer:
 
 
 def emit(tracer: RunTracer) -> None:
-    """The tracer's spans to OpenTelemetry, parents before children, with their own times."""
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace as otel
-    from opentelemetry.trace import Status, StatusCode
+    """The tracer's spans as OpenTelemetry SDK spans (``ReadableSpan``: finished, with their own
+    times and ids), handed to the process's span processors, parents before children.
 
-    from .provider import tracer as process_tracer
+    The spans are already finished when they are made, so they skip the SDK's live-span path
+    (a sampler decision, a lock and attribute validation per span, a context per parent): the
+    spans, their ids and what the processors and exporters receive are the SDK's own."""
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
-    otel_tracer = process_tracer()
-    made: dict[int, Any] = {}
-    common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id, "agno.root_run.id": tracer.run_id}
-    for span in tracer.spans:  # in start order: a parent opened before its children
-        parent = made.get(id(span.parent)) if span.parent is not None else None
-        # A root starts a new trace whatever span is current in this thread.
-        context = otel.set_span_in_context(parent) if parent is not None else otel_context.Context()
-        attributes = {"openinference.span.kind": span.kind, **common, **{k: v for k, v in span.attributes.items() if v is not None}}
-        created = otel_tracer.start_span(span.name, context=context, start_time=span.start, attributes=attributes)
-        if span.error:
-            created.set_status(Status(StatusCode.ERROR, span.error[:500]))
-        made[id(span)] = created
-    # Ended in start order, the root first: a batch boundary then never leaves spans whose
-    # trace's root has not been handed over yet.
-    for span in tracer.spans:
-        made[id(span)].end(end_time=span.end)
+    from .provider import processors, scope_and_resource
+
+    scope, resource = scope_and_resource()
+    ids = _ids()
+    trace_id = ids.generate_trace_id()
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    contexts: dict[int, SpanContext] = {}
+    common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id}
+    ok = Status(StatusCode.OK)
+    finished = []
+    for span in tracer.spans:  # in start order: a parent before its children
+        context = SpanContext(trace_id, ids.generate_span_id(), is_remote=False, trace_flags=sampled)
+        contexts[id(span)] = context
+        attributes = {"openinference.span.kind": span.kind, **common}
+        attributes.update((key, value) for key, value in span.attributes.items() if value is not None)
+        finished.append(ReadableSpan(
+            name=span.name, context=context, parent=contexts.get(id(span.parent)) if span.parent is not None else None,
+            resource=resource, attributes=attributes, instrumentation_scope=scope,
+            status=Status(StatusCode.ERROR, span.error[:500]) if span.error else ok, start_time=span.start, end_time=span.end,
+        ))
+    for processor in processors():
+        for span in finished:
+            processor.on_end(span)
+
+
+_id_generator: Any = None
+
+
+def _ids() -> Any:
+    global _id_generator
+    if _id_generator is None:
+        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+        _id_generator = RandomIdGenerator()
+    return _id_generator
 
 
 def tracer_for(run: Any) -> RunTracer | None:
