@@ -19,5 +19,6 @@ urlpatterns = [
     path("", include("sessions.api.urls")),
     path("", include("approvals.api.urls")),
     path("", include("metrics.api.urls")),
+    path("", include("traces.api.urls")),
     path("", include("core.api.urls")),
 ]

@@ -12,5 +12,6 @@ urlpatterns = [
     path("memories/", views.chat_memories, name="memories"),
     path("approvals/", views.chat_approvals, name="approvals"),
     path("usage/", views.chat_usage, name="usage"),
+    path("traces/<str:run_id>/", views.chat_trace, name="trace"),
     path("api/", include("chat.api.urls")),
 ]

@@ -115,3 +115,25 @@ def chat_usage(request: HttpRequest) -> HttpResponse:
         "refreshed_at": last_refreshed_at(scope=scope), "refresh": refresh_status(scope=scope),
     })
 
+
+@require_GET
+@login_required
+def chat_trace(request: HttpRequest, run_id: str) -> HttpResponse:
+    """The trace of one of the signed-in user's runs: its spans as a waterfall (another user's
+    run, or an untraced one, says so)."""
+    from core.tenancy import scope_queryset
+    from traces.api.render import duration
+    from traces.models import Span, Trace
+    from traces.waterfall import ordered, waterfall
+
+    user = request.user.get_username()
+    trace = scope_queryset(Trace.objects, user).filter(run_id=run_id).order_by("start_time").first()
+    context: dict = {"site_name": settings.AGENT_OS_NAME, "run_id": run_id, "trace": trace}
+    if trace is not None:
+        spans = list(scope_queryset(Span.objects, user).filter(trace_id=trace.pk).order_by("start_time", "id"))
+        context.update(
+            waterfall=waterfall(trace, spans), took=duration(trace.duration_ms),
+            spans=[{"span": span, "depth": depth, "took": duration(span.duration_ms)} for span, depth in ordered(spans)],
+        )
+    return render(request, "chat/trace.html", context, status=200 if trace is not None else 404)
+

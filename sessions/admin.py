@@ -64,7 +64,7 @@ class RunAdmin(OwnedModelAdmin):
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     list_select_related = ("session",)
-    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "member_runs", "input_json", "content", "run_data_json")
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "trace_link", "member_runs", "input_json", "content", "run_data_json")
     exclude = ("session", "input", "run_data", "duration")
 
     def get_readonly_fields(self, request, obj=None):
@@ -93,6 +93,15 @@ class RunAdmin(OwnedModelAdmin):
         return seconds(obj.duration)
 
     @admin.display(description="events")
+    @admin.display(description="trace")
+    def trace_link(self, obj: Run) -> str:
+        from traces.models import Trace
+
+        trace = Trace.all_users.filter(run_id=obj.pk).order_by("start_time").first()
+        if trace is None:
+            return "– (not traced)"
+        return format_html('<a href="{}">{} · {} spans</a>', reverse("admin:traces_trace_change", args=[trace.pk]), trace.name, trace.total_spans)
+
     def events_link(self, obj: Run) -> str:
         return _changelist_link(RunEvent, "events of this run", run__run_id__exact=obj.pk)
 

@@ -17,6 +17,7 @@ from typing import Any
 from core.db import release_connections
 from sessions.models import Run
 from sessions.services.runs import run_events_append
+from traces.tracing import tracer_for
 
 from ..runtime import TERMINAL_EVENTS
 from .live import publish
@@ -37,10 +38,14 @@ class EventLog:
         self.buffer: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.last_flush = time.monotonic()
+        # Every event, kept or not, to the run's trace (None: tracing is off).
+        self.tracer = tracer_for(run)
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.forward is not None:
             self.forward(event)
+        if self.tracer is not None:
+            self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
             return
         with self.lock:
@@ -90,6 +95,8 @@ class LoopFed:
     def __call__(self, event: dict[str, Any]) -> None:
         if self.forward is not None:
             self.forward(event)
+        if self.tracer is not None:
+            self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
             return
         indexed = {**event, "event_index": self.next_index}  # numbered by the loop alone

@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "scheduler",
     "approvals",
     "metrics",
+    "traces",
     "chat",
 ]
 
@@ -429,6 +430,16 @@ TOOL_THREADS = env.integer("TOOL_THREADS", 16, minimum=1)
 # it a run is refused with 429: one user can never take more than that share of a process, and a
 # person chatting needs one or two.
 RUN_MAX_PER_USER = env.integer("RUN_MAX_PER_USER", 8, minimum=0)
+
+# --- Tracing (OpenTelemetry) ------------------------------------------------------------------
+# Every top-level run's spans (the run, model calls, tool calls, member runs, workflow steps) to
+# the trace tables, and to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set. A code
+# component's own ``tracing=`` setting wins over this. On in development (make run), opt-in in
+# production, as AgentOS's tracing=True: a traced run costs about 2 ms more CPU (bench/README.md).
+TRACING = env.boolean("TRACING", DEBUG)
+# How long the batch processor gathers spans before it writes them (milliseconds).
+TRACING_EXPORT_DELAY_MS = env.integer("TRACING_EXPORT_DELAY_MS", 1000, minimum=10)
+OTEL_SERVICE_NAME = env.string("OTEL_SERVICE_NAME", "agno-site")
 
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)

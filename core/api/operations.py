@@ -433,6 +433,35 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "paused, and its owner may then continue it with their own decisions. Under user "
         "isolation only an admin may delete (others get `404`).",
     ),
+    # --- Traces ------------------------------------------------------------------------------
+    "get_traces": (
+        "List Traces",
+        "One page of traces, newest first, each the summary of one top-level run: its name, status, duration, "
+        "span and error counts, input, and the run, session, user and component it belongs to. Filter by any of "
+        "those and by a time window (ISO 8601). Under user isolation only the caller's own traces are listed.",
+    ),
+    "get_traces_filter_schema": (
+        "Get Trace Filter Schema",
+        "The fields `POST /traces/search` can filter on, their types and operators, the values of enum fields, "
+        "and the logical operators (AND, OR) for combining clauses.",
+    ),
+    "get_trace": (
+        "Get Trace or Span Detail",
+        "A trace with its span tree: the run, its model calls (model, tokens), tool calls (parameters, result), "
+        "member runs and workflow steps, each with its timing and status. With `span_id`, that span and the spans "
+        "under it.",
+    ),
+    "get_trace_stats": (
+        "Get Trace Session Statistics",
+        "Per session: how many traces it has, when the first and the last started, and its user and components; "
+        "the most recently active sessions first.",
+    ),
+    "search_traces": (
+        "Search Traces",
+        "Traces matching a filter expression (`{\"op\": \"EQ\", \"key\": \"status\", \"value\": \"ERROR\"}`, "
+        "combined with `AND`, `OR` and `NOT`; keys and operators from `GET /traces/filter-schema`), as trace details "
+        "(`group_by: run`) or per-session statistics (`group_by: session`).",
+    ),
 }
 
 _METHODS = {"get", "post", "put", "patch", "delete"}

@@ -16,7 +16,7 @@ USER_SCOPES = [
     "agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
-    "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write",
+    "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write", "traces:read",
 ]
 
 
@@ -81,11 +81,31 @@ def alice_data(db) -> dict[str, str]:
     flow_run = make_run("alice", session=flow_session, run_id="alice-flow-run", run_type="workflow", component_id="review-flow", status="PAUSED",
                         run_data={"status": "PAUSED", "workflow_id": "review-flow", "content": MARK})
     approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
+    trace = _alice_trace(run)
     return {
+        "trace_id": trace.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
     }
+
+
+def _alice_trace(run):
+    """The trace of alice's run: a root span and a tool span, each carrying the marker."""
+    from django.utils import timezone
+
+    from traces.models import Span, Trace
+
+    now = timezone.now()
+    trace = Trace.objects.create(
+        trace_id="a1" * 16, user_id="alice", run_id=run.pk, session_id=run.session_id, name="Agent.run", start_time=now, end_time=now,
+        total_spans=2, input=f"{MARK} question", output=f"{MARK} answer", agent_id="assistant", created_at=now,
+    )
+    Span.objects.create(user_id="alice", trace=trace, span_id="b1" * 8, name="Agent.run", span_type="AGENT", start_time=now, end_time=now,
+                        run_id=run.pk, attributes={"input.value": MARK})
+    Span.objects.create(user_id="alice", trace=trace, span_id="c1" * 8, parent_span_id="b1" * 8, name="add", span_type="TOOL",
+                        start_time=now, end_time=now, run_id=run.pk, attributes={"tool.parameters": MARK})
+    return trace
 
 
 def snapshot() -> dict[str, list]:

@@ -418,6 +418,10 @@ export class AssistantTurn extends Transcript {
     const text = metaText(info);
     this.meta.textContent = text;
     this.el.title = text;
+    // How the reply was made: its trace (model calls, tools, members, steps) on its own page.
+    if (info?.runId && !this.actions.querySelector(".msg-trace")) {
+      this.actions.append(el("a", { class: "msg-action msg-trace", href: `/chat/traces/${encodeURIComponent(info.runId)}/`, text: "Trace", title: "How this reply was made: its steps on a time line" }));
+    }
   }
 
   note(text, kind = "info") {

@@ -1,0 +1,21 @@
+"""A workflow for the trace tests (added to AGENT_MODULES by test_tracing.py): an agent step, then
+a Parallel of two slow function steps."""
+from __future__ import annotations
+
+import asyncio
+
+from agents.runtime import Agent, Parallel, Step, Workflow
+
+
+async def _slow(step_input):
+    await asyncio.sleep(0.05)
+    return f"done: {step_input.input}"
+
+
+WORKFLOWS = [Workflow(
+    id="traced-flow", name="Traced flow",
+    steps=[
+        Step(name="first", agent=Agent(id="trace-step-agent", name="Trace step agent")),
+        Parallel(Step(name="left", executor=_slow), Step(name="right", executor=_slow), name="both"),
+    ],
+)]

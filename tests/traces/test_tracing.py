@@ -1,0 +1,95 @@
+"""Runs become traces: the span tree of an agent run with a tool call, a team run with a member
+run under its delegation, and a workflow run with a parallel step; owners; the switch."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from traces.models import Span, Trace
+from traces.provider import flush
+
+# Runs execute in their own threads and connections, which must see committed rows.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _run(client, path: str, **form: str) -> dict:
+    form.setdefault("stream", "false")
+    form.setdefault("user_id", "alice")
+    response = client.post(path, form)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _tree(run_id: str) -> tuple[Trace, dict[str, list[Span]], dict[str, Span]]:
+    assert flush()
+    trace = Trace.all_users.get(run_id=run_id)
+    spans = list(Span.all_users.filter(trace_id=trace.pk).order_by("start_time", "id"))
+    children: dict[str, list[Span]] = {}
+    for span in spans:
+        children.setdefault(span.parent_span_id, []).append(span)
+    return trace, children, {span.span_id: span for span in spans}
+
+
+def _shape(children: dict[str, list[Span]], parent: str = "") -> list:
+    return [(span.span_type, span.name, _shape(children, span.span_id)) for span in children.get(parent, [])]
+
+
+def test_an_agent_run_is_a_root_span_with_its_model_calls_and_tool_call(client):
+    body = _run(client, "/agents/assistant/runs", message='/call add {"a": 2, "b": 3}')
+    trace, children, _ = _tree(body["run_id"])
+    assert (trace.user_id, trace.session_id, trace.agent_id, trace.status) == ("alice", body["session_id"], "assistant", "OK")
+    assert trace.input.startswith("/call add") and trace.total_spans == len(sum(children.values(), []))
+    [(kind, name, inner)] = _shape(children)
+    assert (kind, name) == ("AGENT", "Agent.run")
+    assert [item[0] for item in inner if item[1] != "memory.update"] == ["LLM", "TOOL", "LLM"]
+    assert ("CHAIN", "memory.update", []) in inner  # the assistant remembers: its memory update is a span too
+    tool = Span.all_users.get(trace_id=trace.pk, span_type="TOOL")
+    assert tool.name == "add" and json.loads(tool.attributes["tool.parameters"]) == {"a": 2, "b": 3}
+    assert json.loads(tool.attributes["output.value"])["result"] == 5 and tool.user_id == "alice"
+    root = Span.all_users.get(trace_id=trace.pk, parent_span_id="")
+    assert root.start_time <= tool.start_time <= tool.end_time <= root.end_time
+
+
+def test_a_team_runs_member_hangs_under_the_delegation_tool_call(client):
+    message = "/call delegate_task_to_member " + json.dumps({"member_id": "writer", "task": "say hi"})
+    body = _run(client, "/teams/research-team/runs", message=message)
+    trace, children, spans = _tree(body["run_id"])
+    assert trace.team_id == "research-team"
+    [(kind, _, inner)] = _shape(children)
+    assert kind == "TEAM"
+    tool = next(item for item in inner if item[0] == "TOOL")
+    assert tool[1] == "delegate_task_to_member"
+    assert [item[0] for item in tool[2]] == ["AGENT"]
+    member = next(span for span in spans.values() if span.span_type == "AGENT")
+    assert member.attributes["agno.agent.id"] == "writer" and member.run_id != body["run_id"]
+
+
+def test_a_workflow_run_has_its_steps_and_parallel_branches(client, settings):
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.traces.flows"]
+    body = _run(client, "/workflows/traced-flow/runs", message="go")
+    trace, children, spans = _tree(body["run_id"])
+    assert trace.workflow_id == "traced-flow" and trace.status == "OK"
+    [(kind, name, steps)] = _shape(children)
+    assert kind == "WORKFLOW"
+    assert [(item[0], item[1]) for item in steps] == [("STEP", "first"), ("STEP", "both")]
+    parallel = steps[1]
+    assert sorted(item[1] for item in parallel[2]) == ["left", "right"]
+    left = next(span for span in spans.values() if span.name == "left")
+    right = next(span for span in spans.values() if span.name == "right")
+    assert left.start_time < right.end_time and right.start_time < left.end_time  # side by side
+    agent_step = next(item for item in steps[0][2])
+    assert agent_step[0] == "AGENT"
+
+
+def test_a_failed_run_is_an_error_trace_with_its_reason(client):
+    body = _run(client, "/agents/assistant/runs", message="/fail")
+    trace, _, _ = _tree(body["run_id"])
+    assert trace.status == "ERROR" and trace.error_count >= 1 and trace.error
+
+
+def test_tracing_off_writes_no_trace(client, settings):
+    settings.TRACING = False
+    body = _run(client, "/agents/assistant/runs", message="hello")
+    assert flush()
+    assert not Trace.all_users.filter(run_id=body["run_id"]).exists()

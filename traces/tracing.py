@@ -1,0 +1,323 @@
+"""Tracing: a run's events become OpenTelemetry spans.
+
+The runtime knows nothing of tracing. Every event of a top-level run passes through its event
+log (``agents.services.eventlog``), which hands it to a ``RunTracer`` when tracing is on. The
+tracer notes when each thing started and ended (the run, each model call, each tool call, each
+member run and workflow step, parented by what the events say: a member's ``parent_run_id``, a
+step's ``parent_step_id``, an executor's ``step_id``) with nanosecond clock readings taken as the
+events arrive. When the run ends it emits the tree as OpenTelemetry spans with those times, in one
+go, to the process's tracer provider, whose batch processor hands them to the exporters off the
+run's path: the database (``traces.exporter``) and, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set,
+any OTLP collector. The attributes follow OpenInference's names (``openinference.span.kind``,
+``input.value``, ``llm.token_count.prompt`` …), as Agno's tracing does, so other tools read them.
+
+A run whose events were not streamed (``stream_events=false``) has only what it emitted: its
+own span and its members' and steps'; model and tool spans need their events.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+logger = logging.getLogger("agno_site.traces")
+
+TEXT_LIMIT = 4000  # characters of an input or output kept on a span
+
+_RUN_STARTED = {"RunStarted", "TeamRunStarted"}
+_RUN_ENDED = {
+    "RunCompleted", "RunError", "RunCancelled", "RunPaused",
+    "TeamRunCompleted", "TeamRunError", "TeamRunCancelled", "TeamRunPaused",
+}
+_WORKFLOW_ENDED = {"WorkflowCompleted", "WorkflowError", "WorkflowCancelled", "WorkflowPaused"}
+_STEP_STARTED = {
+    "StepStarted", "StepsExecutionStarted", "ParallelExecutionStarted", "LoopExecutionStarted",
+    "ConditionExecutionStarted", "RouterExecutionStarted",
+}
+_STEP_ENDED = {
+    "StepCompleted", "StepError", "StepPaused", "StepsExecutionCompleted", "ParallelExecutionCompleted",
+    "LoopExecutionCompleted", "ConditionExecutionCompleted", "RouterExecutionCompleted", "RouterPaused",
+}
+_STEP_TYPES = {
+    "StepStarted": "Step", "StepsExecutionStarted": "Steps", "ParallelExecutionStarted": "Parallel",
+    "LoopExecutionStarted": "Loop", "ConditionExecutionStarted": "Condition", "RouterExecutionStarted": "Router",
+}
+_ERRORS = {"RunError", "TeamRunError", "WorkflowError", "StepError", "ToolCallError", "ModelError"}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + "…"
+
+
+def _unprefixed(name: str) -> str:
+    """``TeamModelRequestStarted`` → ``ModelRequestStarted``: team events carry a prefix."""
+    return name[4:] if name.startswith("Team") and name not in _RUN_STARTED | _RUN_ENDED else name
+
+
+@dataclass
+class _Span:
+    key: Any
+    name: str
+    kind: str  # OpenInference span kind: AGENT, CHAIN, LLM, TOOL
+    start: int
+    parent: _Span | None = None
+    end: int | None = None
+    error: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+class RunTracer:
+    """The spans of one top-level run, built from its events as they arrive."""
+
+    def __init__(self, *, run_id: str, user_id: str | None, session_id: str, component_id: str, run_type: str, input_text: str = "") -> None:
+        self.run_id, self.user_id, self.session_id = run_id, user_id, session_id
+        self.component_id, self.run_type = component_id, run_type
+        self.input_text = input_text
+        self.spans: list[_Span] = []
+        self.open: dict[Any, _Span] = {}
+        self.runs: dict[str, _Span] = {}  # run id -> its span
+        self.loop_iterations: dict[str, _Span] = {}  # loop step id -> its open iteration
+        self.finished = False
+        self.lock = threading.Lock()
+
+    # --- building ------------------------------------------------------------------------------
+
+    def observe(self, event: dict[str, Any]) -> None:
+        if self.finished:
+            return
+        now = time.time_ns()
+        name = event.get("event") or ""
+        with self.lock:
+            try:
+                self._observe(_unprefixed(name), name, event, now)
+            except Exception:  # a trace must never break a run
+                logger.exception("run %s: tracing event %s failed", self.run_id, name)
+
+    def _observe(self, kind: str, name: str, event: dict[str, Any], now: int) -> None:
+        run_id = event.get("run_id") or self.run_id
+        if name in _RUN_STARTED or name == "WorkflowStarted":
+            self._run_started(name, run_id, event, now)
+        elif name in _RUN_ENDED or name in _WORKFLOW_ENDED:
+            span = self.runs.get(run_id)
+            if span is not None and span.end is None:
+                self._close(span, now, event, error=name.endswith("Error"))
+                span.attributes["agno.run.status"] = name.removeprefix("Team").removeprefix("Run").removeprefix("Workflow").upper()
+                if name in _RUN_ENDED or name in _WORKFLOW_ENDED:
+                    span.attributes["output.value"] = _text(event.get("content"))
+                if run_id == self.run_id:
+                    self.finish(now)
+        elif kind == "ModelRequestStarted":
+            parent = self.runs.get(run_id)
+            self._open(("model", run_id), f"{event.get('model_provider') or 'model'}.invoke", "LLM", now, parent, {
+                "llm.model_name": event.get("model") or "", "llm.provider": event.get("model_provider") or "", "agno.run.id": run_id,
+            })
+        elif kind in ("ModelRequestCompleted", "ModelError"):
+            span = self.open.pop(("model", run_id), None)
+            if span is not None:
+                span.attributes.update({
+                    "llm.token_count.prompt": int(event.get("input_tokens") or 0),
+                    "llm.token_count.completion": int(event.get("output_tokens") or 0),
+                    "llm.token_count.total": int(event.get("total_tokens") or 0),
+                })
+                if event.get("time_to_first_token") is not None:
+                    span.attributes["llm.time_to_first_token"] = float(event["time_to_first_token"])
+                self._close(span, now, event, error=kind == "ModelError")
+        elif kind == "ToolCallStarted":
+            tool = event.get("tool") or {}
+            parent = self.runs.get(run_id)
+            self._open(("tool", tool.get("tool_call_id") or id(tool)), tool.get("tool_name") or "tool", "TOOL", now, parent, {
+                "tool.name": tool.get("tool_name") or "", "tool.parameters": _text(tool.get("tool_args")), "agno.run.id": run_id,
+                "input.value": _text(tool.get("tool_args")),
+            })
+        elif kind in ("ToolCallCompleted", "ToolCallError"):
+            tool = event.get("tool") or {}
+            span = self.open.pop(("tool", tool.get("tool_call_id") or id(tool)), None)
+            if span is not None:
+                span.attributes["output.value"] = _text(tool.get("result"))
+                self._close(span, now, event, error=kind == "ToolCallError" or bool(tool.get("tool_call_error")))
+        elif name in _STEP_STARTED:
+            self._step_started(name, run_id, event, now)
+        elif name in _STEP_ENDED:
+            span = self.open.pop(("step", event.get("step_id")), None)
+            if span is not None:
+                span.attributes["output.value"] = _text(event.get("content"))
+                self._close(span, now, event, error=name == "StepError")
+        elif name == "LoopIterationStarted":
+            loop = self.open.get(("step", event.get("step_id")))
+            iteration = event.get("iteration")
+            span = self._open(("iteration", event.get("step_id"), iteration), f"iteration {iteration}", "CHAIN", now, loop, {
+                "agno.step.type": "LoopIteration", "agno.loop.iteration": iteration,
+            })
+            self.loop_iterations[event.get("step_id")] = span
+        elif name == "LoopIterationCompleted":
+            span = self.open.pop(("iteration", event.get("step_id"), event.get("iteration")), None)
+            self.loop_iterations.pop(event.get("step_id"), None)
+            if span is not None:
+                self._close(span, now, event)
+        elif kind in ("MemoryUpdateStarted",):
+            self._open(("memory", run_id), "memory.update", "CHAIN", now, self.runs.get(run_id), {"agno.run.id": run_id})
+        elif kind in ("MemoryUpdateCompleted",):
+            span = self.open.pop(("memory", run_id), None)
+            if span is not None:
+                self._close(span, now, event)
+
+    def _run_started(self, name: str, run_id: str, event: dict[str, Any], now: int) -> None:
+        if run_id in self.runs:
+            return  # a continued run: its span goes on
+        if name == "WorkflowStarted":
+            component, kind, label = event.get("workflow_id") or self.component_id, "CHAIN", "Workflow"
+        elif name == "TeamRunStarted":
+            component, kind, label = event.get("team_id") or self.component_id, "AGENT", "Team"
+        else:
+            component, kind, label = event.get("agent_id") or self.component_id, "AGENT", "Agent"
+        parent = self._parent_of_run(run_id, event)
+        attributes: dict[str, Any] = {
+            "agno.run.id": run_id, f"agno.{label.lower()}.id": component, "session.id": event.get("session_id") or self.session_id,
+            "user.id": self.user_id or "",
+        }
+        if event.get("model"):
+            attributes["llm.model_name"] = event["model"]
+        if run_id == self.run_id:
+            attributes["input.value"] = _text(self.input_text)
+        span = self._open(("run", run_id), f"{label}.run", kind, now, parent, attributes)
+        span.attributes["agno.component.name"] = event.get("agent_name") or event.get("team_name") or event.get("workflow_name") or component
+        self.runs[run_id] = span
+
+    def _parent_of_run(self, run_id: str, event: dict[str, Any]) -> _Span | None:
+        if run_id == self.run_id:
+            return None
+        step = self.open.get(("step", event.get("step_id"))) if event.get("step_id") else None
+        if step is not None:
+            return step
+        parent_run = self.runs.get(event.get("parent_run_id") or event.get("workflow_run_id") or "")
+        if parent_run is None:
+            return self.runs.get(self.run_id)
+        # A member delegated to through a tool hangs under that open tool call.
+        tools = [span for key, span in self.open.items() if key[0] == "tool" and span.parent is parent_run]
+        return tools[-1] if tools else parent_run
+
+    def _step_started(self, name: str, run_id: str, event: dict[str, Any], now: int) -> None:
+        step_id = event.get("step_id")
+        parent_step = event.get("parent_step_id")
+        parent = None
+        if parent_step:
+            parent = self.loop_iterations.get(parent_step) or self.open.get(("step", parent_step))
+        if parent is None:
+            parent = self.runs.get(event.get("run_id") or self.run_id)
+        step_type = _STEP_TYPES.get(name, "Step")
+        self._open(("step", step_id), event.get("step_name") or step_type, "CHAIN", now, parent, {
+            "agno.step.type": step_type, "agno.step.id": step_id or "", "agno.step.index": _text(event.get("step_index")),
+        })
+
+    def _open(self, key: Any, name: str, kind: str, now: int, parent: _Span | None, attributes: dict[str, Any]) -> _Span:
+        span = _Span(key=key, name=name, kind=kind, start=now, parent=parent, attributes=attributes)
+        self.spans.append(span)
+        self.open[key] = span
+        return span
+
+    def _close(self, span: _Span, now: int, event: dict[str, Any], *, error: bool = False) -> None:
+        span.end = now
+        self.open.pop(span.key, None)
+        if error or event.get("event") in _ERRORS:
+            span.error = _text(event.get("content") or event.get("error") or (event.get("tool") or {}).get("result") or "error")
+
+    # --- emitting ------------------------------------------------------------------------------
+
+    def finish(self, now: int | None = None) -> None:
+        """End every span still open (a run that ended while a step or tool was under way) and
+        hand the tree to the tracer provider. Called once, at the run's end."""
+        if self.finished:
+            return
+        self.finished = True
+        now = now or time.time_ns()
+        for span in self.spans:
+            if span.end is None:
+                span.end = now
+        if self.spans:
+            try:
+                emit(self)
+            except Exception:
+                logger.exception("run %s: emitting its trace failed", self.run_id)
+
+
+def emit(tracer: RunTracer) -> None:
+    """The tracer's spans as OpenTelemetry SDK spans (``ReadableSpan``: finished, with their own
+    times and ids), handed to the process's span processors, parents before children.
+
+    The spans are already finished when they are made, so they skip the SDK's live-span path
+    (a sampler decision, a lock and attribute validation per span, a context per parent): the
+    spans, their ids and what the processors and exporters receive are the SDK's own."""
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
+
+    from .provider import processors, scope_and_resource
+
+    scope, resource = scope_and_resource()
+    ids = _ids()
+    trace_id = ids.generate_trace_id()
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    contexts: dict[int, SpanContext] = {}
+    common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id}
+    ok = Status(StatusCode.OK)
+    finished = []
+    for span in tracer.spans:  # in start order: a parent before its children
+        context = SpanContext(trace_id, ids.generate_span_id(), is_remote=False, trace_flags=sampled)
+        contexts[id(span)] = context
+        attributes = {"openinference.span.kind": span.kind, **common}
+        attributes.update((key, value) for key, value in span.attributes.items() if value is not None)
+        finished.append(ReadableSpan(
+            name=span.name, context=context, parent=contexts.get(id(span.parent)) if span.parent is not None else None,
+            resource=resource, attributes=attributes, instrumentation_scope=scope,
+            status=Status(StatusCode.ERROR, span.error[:500]) if span.error else ok, start_time=span.start, end_time=span.end,
+        ))
+    for processor in processors():
+        for span in finished:
+            processor.on_end(span)
+
+
+_id_generator: Any = None
+
+
+def _ids() -> Any:
+    global _id_generator
+    if _id_generator is None:
+        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+        _id_generator = RandomIdGenerator()
+    return _id_generator
+
+
+def tracer_for(run: Any) -> RunTracer | None:
+    """A tracer for a top-level run, or None when tracing is off (the deployment's ``TRACING``,
+    or the component's own ``tracing`` setting, which wins)."""
+    if run.parent_run_id:
+        return None
+    enabled = settings.TRACING
+    component = _component(run)
+    if component is not None and getattr(component, "tracing", None) is not None:
+        enabled = bool(component.tracing)
+    if not enabled:
+        return None
+    data = run.input or {}
+    return RunTracer(
+        run_id=run.pk, user_id=run.user_id or None, session_id=run.session_id, component_id=run.component_id,
+        run_type=run.run_type, input_text=str(data.get("input_content") or ""),
+    )
+
+
+def _component(run: Any) -> Any:
+    """The code component the run is of (its ``tracing`` setting; admin-defined components follow
+    the deployment's): a dictionary lookup, no query."""
+    from agents import registry
+
+    entries = {"agent": registry.code_agents, "team": registry.code_teams, "workflow": registry.code_workflows}.get(run.run_type)
+    entry = entries().get(run.component_id) if entries is not None else None
+    return getattr(entry, "template", None) if entry is not None else None
