@@ -22,12 +22,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
@@ -119,6 +119,8 @@ def branch_jobs_submit(*, parent: Job, ids: list[str], payload: dict[str, Any]) 
     """The group's jobs, queued in one transaction: new ones created, finished ones left as they
     are (their results are reused), failed or cancelled ones of a lost attempt queued again."""
     now = timezone.now()
+    # The run's own attempt budget, as its web tier admitted it (what its attempt has left).
+    attempts = max(1, parent.max_attempts - parent.attempt + 1)
     with transaction.atomic():
         existing = {job.pk: job for job in _jobs().select_for_update().filter(pk__in=ids, parent_job_id=parent.pk)}
         fresh, again = [], []
@@ -128,7 +130,7 @@ def branch_jobs_submit(*, parent: Job, ids: list[str], payload: dict[str, Any]) 
                 fresh.append(Job(
                     id=job_id, job_type=BRANCH_JOB_TYPE, user_id=parent.user_id, component_id=parent.component_id, component_type="workflow",
                     session_id=parent.session_id, group_id=parent.pk, parent_job_id=parent.pk, branch_index=branch,
-                    payload={**payload, "branch_index": branch}, stream=parent.stream, max_attempts=settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
+                    payload={**payload, "branch_index": branch}, stream=parent.stream, max_attempts=attempts,
                     idempotency_scope=parent.user_id or "", created_at=now, updated_at=now, available_at=now,
                 ))
             elif job.status in (JobStatus.FAILED, JobStatus.CANCELLED):
@@ -139,7 +141,7 @@ def branch_jobs_submit(*, parent: Job, ids: list[str], payload: dict[str, Any]) 
             cancel_clear(run_id=job_id)
             attempt = _jobs().filter(pk=job_id).values_list("attempt", flat=True).first() or 0
             _jobs().filter(pk=job_id, status__in=(JobStatus.FAILED, JobStatus.CANCELLED)).update(
-                status=JobStatus.QUEUED, max_attempts=attempt + settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS, available_at=now, locked_by="",
+                status=JobStatus.QUEUED, max_attempts=attempt + attempts, available_at=now, locked_by="",
                 lease_expires_at=None, error="", result={}, completed_at=None, updated_at=now,
             )
         if fresh or again:
@@ -201,6 +203,9 @@ def _either(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[],
 
 def _branch_begin(job: Job, worker: str) -> _Branch:
     branch = _Branch(job=job, worker=worker, lease=_Lease(job, worker))
+    # Renewed at the watch's first tick: a branch claimed while its process was still warming up
+    # (its first import of a provider's SDK, say) may have begun late in its first lease.
+    branch.lease.renew_at = time.monotonic()
     watch.add(job.pk, branch.lease)
     payload = job.payload
     try:
