@@ -307,7 +307,8 @@ def startable_count() -> int:
 # A workflow's parallel branch (``parent_job_id`` set) is exempt from the session rule: its parent
 # holds the session's turn and waits for it (a branch queued behind the session's next run would
 # never start). Under the caps it takes its parent's place: the parent waits holding no thread, and
-# counting it would deadlock a user at the cap. The outer global check is the cheap common case;
+# counting it would deadlock a user at the cap. Nor does a workflow run wait for its own branches
+# (its second attempt, after its worker died, goes on waiting for them). The outer global check is the cheap common case;
 # the inner one is exact. Under the queue lock, so the caps hold across workers.
 # {now} is the clock; {lease_until} the lease's end.
 _CLAIM_JOB = """
@@ -321,7 +322,7 @@ WHERE status = %(queued)s
     SELECT j.id FROM agno_jobs j
     WHERE j.status = %(queued)s AND j.available_at <= {now}
       AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
-        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s
+        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s AND b.parent_job_id <> j.id
           AND (j.group_id = '' OR b.group_id <> j.group_id)))
       AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
         SELECT 1 FROM agno_jobs e
@@ -593,6 +594,7 @@ def waiting_on(job: Job) -> str | None:
     others = _jobs().filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
     if job.group_id:
         others = others.exclude(group_id=job.group_id)
+    others = others.exclude(parent_job_id=job.pk)  # a workflow run's own branches do not hold it
     blocker = (
         others
         .exclude(pk=job.pk)

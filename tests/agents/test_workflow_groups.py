@@ -110,3 +110,56 @@ def test_a_skipped_branch_fails_softly_and_a_failing_one_fails_the_run(live_api,
     # The branches themselves ran to their ends; their failure is their result, not a lost job.
     assert [j.status for j in branches(hard)] == [JobStatus.COMPLETED] * 3
     assert branches(hard)[1].result["error"] == "ValueError: strict broke"
+
+
+def _in_a_thread(job_, worker_name: str):
+    """A worker's attempt at a run job, on an event loop of its own (as a worker process runs it)."""
+    import asyncio
+    import threading
+
+    from agents.services.background import job_execute_async
+
+    outcome: list[str] = []
+    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute_async(job_, worker_name))))
+    thread.start()
+    return thread, outcome
+
+
+def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_api, worker, settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agents.services.jobs import job_claim, job_reap, job_run
+
+    settings.EMBEDDED_WORKER = False  # this test is every worker: it claims by hand
+    settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 2
+    settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = 0
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # renewed every second: a lost lease is seen soon
+    run_id = submit(live_api, "group-flow", message="/slow 0.3", session_id="g-6")
+    first = job_claim(worker="doomed")
+    assert first.pk == run_id
+    doomed, doomed_outcome = _in_a_thread(first, "doomed")
+    wait_for(lambda: len(branches(run_id)) == 3)
+    # Two branches end while the run's first attempt waits for them; then its worker is lost.
+    done = [job_claim(worker="w2") for _ in range(2)]
+    assert all(job_run(branch, "w2") == "COMPLETED" for branch in done)
+    # The reaper's clock past the lease (the run is queued again, available from that moment).
+    assert job_reap(now=timezone.now() + timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS + 1)) == ([run_id], [])
+    doomed.join(30)
+    assert doomed_outcome == ["LOST"]  # it saw its lease gone and wrote nothing
+    # The lost attempt did not stop the branch still queued: the next attempt waits for it.
+    [last] = [j for j in branches(run_id) if j.status == JobStatus.QUEUED]
+    assert job_claim(worker="w2").pk == last.pk  # another worker takes it, and is still at it when ...
+    second = wait_for(lambda: job_claim(worker="w3"))  # ... the run's second attempt starts
+    assert (second.pk, second.attempt) == (run_id, 2)
+    rerun, rerun_outcome = _in_a_thread(second, "w3")
+    assert job_run(job(last.pk), "w2") == "COMPLETED"
+    rerun.join(30)
+    assert rerun_outcome == ["COMPLETED"]
+    jobs = branches(run_id)
+    assert [(j.status, j.attempt) for j in jobs] == [(JobStatus.COMPLETED, 1)] * 3  # each branch ran once
+    assert all(job(j.pk).completed_at < second.started_at for j in done)
+    data = run_row(run_id).run_data
+    assert [step["step_name"] for step in data["step_results"][0]["steps"]] == ["a", "b", "c"]
+    assert Run.objects.unscoped("test").filter(parent_run_id=run_id).count() == 3
