@@ -166,7 +166,7 @@ def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
                 from .workflow_branches import JobBranches
 
                 # Its Parallel branches run as jobs of its group (any worker's), not as its tasks.
-                execution.prepared.ctx.parallel_branches = JobBranches(job, execution.lease)
+                execution.prepared.ctx.parallel_branches = JobBranches(job, execution.lease, version=getattr(execution.prepared.entry, "version", None))
         except DatabaseError:
             raise  # the database went away: the reaper retries the job or fails it visibly
         except Exception as exc:  # it can never run: it fails now, saying why

@@ -571,6 +571,11 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
                 run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
                 failed.append(job.pk)
+                if job.component_type == "workflow" and not job.parent_job_id:
+                    from .workflow_branches import branch_jobs_stop
+
+                    # Nobody waits for its parallel branches any more: they stop too.
+                    branch_jobs_stop(parent_job_id=job.pk, reason="the workflow run's worker was lost")
         if retried:
             transaction.on_commit(dispatch)
     if retried or failed:

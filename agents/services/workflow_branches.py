@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -69,8 +70,10 @@ def branch_job_id(parent_id: str, segment: str, path: str, occurrence: int, bran
 class JobBranches:
     """``ParallelBranches`` for a workflow run executing as the job ``job``."""
 
-    def __init__(self, job: Job, lease: _Lease) -> None:
+    def __init__(self, job: Job, lease: _Lease, *, version: int | None = None) -> None:
         self.job, self.lease = job, lease
+        # The version the run executes, so that every branch is of the same definition.
+        self.version = version if version is not None else job.payload.get("version")
         # A continuation starts a new segment: its Parallels are new executions, not the paused
         # run's (whose branches ended long ago) even where the path and occurrence repeat.
         self.segment = str(job.payload.get("continued_at_attempt") or 0) if job.job_type == "continue" else "0"
@@ -82,7 +85,7 @@ class JobBranches:
         ids = [branch_job_id(self.job.pk, self.segment, path, occurrence, branch) for branch in range(count)]
         payload = {
             "run_id": self.job.pk, "path": path, "index": index, "step_input": step_input_to_dict(step_input),
-            "keep_deltas": bool(self.job.stream), "version": self.job.payload.get("version"),
+            "keep_deltas": bool(self.job.stream), "version": self.version,
             "draft_allowed": bool(self.job.payload.get("draft_allowed")),
         }
         await in_run_thread(branch_jobs_submit, parent=self.job, ids=ids, payload=payload)
@@ -97,14 +100,47 @@ class JobBranches:
             raise
 
     async def _wait(self, scope: WorkflowRun, ids: list[str]) -> list[BranchResult]:
+        """Until every branch has ended: the group's rows read with back-off (a branch in another
+        process), and at once when a branch of this process ends (``_ended_here``)."""
         delay = 0.05
-        while True:
-            rows = await in_run_thread(branch_jobs_read, ids=ids)
-            if all(row["status"] in ENDED for row in rows):
-                return [_result_of(row) for row in rows]
-            await scope.check_cancelled()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_POLL_SECONDS)
+        ended = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), ended)
+        with _lock:
+            _waiting.setdefault(self.job.pk, []).append(waiter)
+        try:
+            while True:
+                ended.clear()
+                rows = await in_run_thread(branch_jobs_read, ids=ids)
+                if all(row["status"] in ENDED for row in rows):
+                    return [_result_of(row) for row in rows]
+                await scope.check_cancelled()
+                try:
+                    await asyncio.wait_for(ended.wait(), delay)
+                except asyncio.TimeoutError:
+                    delay = min(delay * 2, MAX_POLL_SECONDS)
+        finally:
+            with _lock:
+                waiters = _waiting.get(self.job.pk, [])
+                if waiter in waiters:
+                    waiters.remove(waiter)
+                if not waiters:
+                    _waiting.pop(self.job.pk, None)
+
+
+# The workflow runs of this process waiting for their groups: parent job id -> (loop, event).
+_waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+_lock = threading.Lock()
+
+
+def _ended_here(parent_job_id: str) -> None:
+    """A branch ended in this process: its parent, if it waits here, reads its group now."""
+    with _lock:
+        waiters = list(_waiting.get(parent_job_id, []))
+    for loop, event in waiters:
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # its loop has closed
+            pass
 
 
 def _result_of(row: dict[str, Any]) -> BranchResult:
@@ -256,6 +292,7 @@ def _branch_end(branch: _Branch, result: BranchResult) -> str:
             transaction.set_rollback(True)
             logger.warning("branch job %s: lost its lease before finishing; its result is discarded", job.pk)
             return "LOST"
+    _ended_here(job.parent_job_id)
     return status
 
 
