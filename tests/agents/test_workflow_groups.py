@@ -163,3 +163,12 @@ def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_
     data = run_row(run_id).run_data
     assert [step["step_name"] for step in data["step_results"][0]["steps"]] == ["a", "b", "c"]
     assert Run.objects.unscoped("test").filter(parent_run_id=run_id).count() == 3
+
+
+def test_a_worker_with_room_for_one_job_runs_the_branches_its_waiting_run_gave_up_its_place_to(live_api, worker, settings) -> None:
+    settings.WORKER_RUNS_PER_PROCESS = 1  # the run waiting for its group must not keep the only place
+    run_id = submit(live_api, "group-flow", message="one at a time", session_id="g-7")
+    assert wait_for(lambda: ended(run_id), timeout=60) == "COMPLETED"
+    jobs = branches(run_id)
+    assert [j.status for j in jobs] == [JobStatus.COMPLETED] * 3
+    assert {j.locked_by for j in jobs} == {job(run_id).locked_by}  # all on the one loop, one after another
