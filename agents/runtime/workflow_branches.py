@@ -9,7 +9,7 @@ place in the graph (``step_path``), and runs it with ``run_branch``.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,13 +64,15 @@ class ParallelBranches(Protocol):
     """Runs a ``Parallel``'s branches as separate work and waits for all of them.
 
     ``path`` names the ``Parallel`` in the workflow's graph (``step_path``), ``index`` is its
-    ``step_index``; ``count`` branches get the same ``step_input``. The results come
-    back in branch order. While it waits it must watch ``scope.check_cancelled()`` (which raises
-    ``WorkflowCancelledError``) and stop the branches if the wait ends early."""
+    ``step_index``; ``count`` branches get the same ``step_input``. An async iterator: it yields
+    the branches' events as they become known (each branch's in their order), and last the
+    list of ``BranchResult``s, in branch order (their ``events`` are not yielded again). While it
+    waits it must watch ``scope.check_cancelled()`` (which raises ``WorkflowCancelledError``) and
+    stop the branches if the wait ends early."""
 
-    async def run_branches(
+    def run_branches(
         self, *, scope: WorkflowRun, path: str, count: int, step_input: StepInput, index: int | list[int],
-    ) -> list[BranchResult]: ...
+    ) -> AsyncIterator[dict[str, Any] | list[BranchResult]]: ...
 
 
 def step_input_to_dict(step_input: StepInput) -> dict[str, Any]:
@@ -135,10 +137,12 @@ async def run_branch(
     step_input: StepInput,
     index: int | list[int],
     keep_deltas: bool = True,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> BranchResult:
     """Run one branch of the ``Parallel`` at ``path`` of ``workflow`` under the workflow run
     ``run_id`` (its events and executor runs are that run's): as the inline ``Parallel`` runs it,
-    with the same failure handling (its step's ``on_error``, retries, skip)."""
+    with the same failure handling (its step's ``on_error``, retries, skip). ``on_event`` sees each
+    kept event as it happens (to pass it on while the branch runs)."""
     from agents.runtime.events import CONTENT_DELTAS
     from agents.runtime.workflow import WorkflowRun, WorkflowState, changed_state
     from agents.runtime.workflow_steps import Parallel, StepFailed, WorkflowCancelledError, inner_index, run_child
@@ -161,7 +165,10 @@ async def run_branch(
         async with aclosing(run_child(gen, found)) as events:
             async for event in events:
                 if keep_deltas or event.get("event") not in CONTENT_DELTAS:
-                    result.events.append(json_copy(event))
+                    kept = json_copy(event)
+                    result.events.append(kept)
+                    if on_event is not None:
+                        on_event(kept)
         result.output = found[-1]
     except StepFailed as failure:
         result.error, result.error_type = failure.message, failure.error_type

@@ -374,13 +374,18 @@ class Parallel:
     async def _elsewhere(
         self, scope: WorkflowRun, branches: ParallelBranches, path: str, step_input: StepInput, index: Index, outputs: list[StepOutput],
     ) -> AsyncIterator[dict[str, Any]]:
-        """The branches as separate work (``RunContext.parallel_branches``): their events, their
-        executor runs and session state taken in branch order once all have ended; then, as
-        inline, the first failure (in branch order) fails the Parallel."""
-        results = await branches.run_branches(scope=scope, path=path, count=len(self.steps), step_input=step_input, index=index)
+        """The branches as separate work (``RunContext.parallel_branches``): their events as they
+        come, their executor runs and session state taken in branch order once all have ended;
+        then, as inline, the first failure (in branch order) fails the Parallel."""
+        results: list[Any] = []
+        gen = branches.run_branches(scope=scope, path=path, count=len(self.steps), step_input=step_input, index=index)
+        async with aclosing(gen) as items:
+            async for item in items:
+                if isinstance(item, list):
+                    results = item
+                else:
+                    yield item
         for result in results:
-            for event in result.events:
-                yield event
             scope.branch_finished(result.executor_runs, result.session_state_changes)
         if any(result.cancelled for result in results):
             raise WorkflowCancelledError()

@@ -25,7 +25,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,13 +48,14 @@ from .cancellation import cancel_checker, cancel_clear, cancel_request, forget_l
 from .executor import in_run_thread, parked
 from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
 from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
-from .watch import watch
+from .watch import FLUSH_SECONDS, watch
 
 logger = logging.getLogger("agno_site.jobs")
 
 BRANCH_JOB_TYPE = "workflow-branch"
-# How often a waiting parent reads its group at most: from 50 ms doubling to this.
-MAX_POLL_SECONDS = 1.0
+# How seldom a waiting parent reads its group at most: from 50 ms doubling to this (a branch in
+# this process wakes it at once).
+MAX_POLL_SECONDS = 0.5
 ENDED = (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
@@ -79,7 +81,9 @@ class JobBranches:
         self.segment = str(job.payload.get("continued_at_attempt") or 0) if job.job_type == "continue" else "0"
         self._occurrences: dict[str, int] = {}
 
-    async def run_branches(self, *, scope: WorkflowRun, path: str, count: int, step_input: StepInput, index: int | list[int]) -> list[BranchResult]:
+    async def run_branches(
+        self, *, scope: WorkflowRun, path: str, count: int, step_input: StepInput, index: int | list[int],
+    ) -> AsyncIterator[dict[str, Any] | list[BranchResult]]:
         occurrence = self._occurrences.get(path, 0)
         self._occurrences[path] = occurrence + 1
         ids = [branch_job_id(self.job.pk, self.segment, path, occurrence, branch) for branch in range(count)]
@@ -91,7 +95,9 @@ class JobBranches:
         await in_run_thread(branch_jobs_submit, parent=self.job, ids=ids, payload=payload)
         try:
             with parked():
-                return await self._wait(scope, ids)
+                async with aclosing(self._wait(scope, ids)) as items:
+                    async for item in items:
+                        yield item
         except BaseException:
             # The workflow run was cancelled or stopped: its branches stop too. Not when this
             # attempt lost its lease: the attempt that took the run over waits for them.
@@ -99,23 +105,36 @@ class JobBranches:
                 await asyncio.shield(in_run_thread(branch_jobs_stop, ids=ids, reason="the workflow run was cancelled"))
             raise
 
-    async def _wait(self, scope: WorkflowRun, ids: list[str]) -> list[BranchResult]:
+    async def _wait(self, scope: WorkflowRun, ids: list[str]) -> AsyncIterator[dict[str, Any] | list[BranchResult]]:
         """Until every branch has ended: the group's rows read with back-off (a branch in another
-        process), and at once when a branch of this process ends (``_ended_here``)."""
+        process), and at once when a branch of this process writes (``_wake``); each branch's
+        new events passed on as they arrive, in its order, then the results."""
         delay = 0.05
-        ended = asyncio.Event()
-        waiter = (asyncio.get_running_loop(), ended)
+        relayed = [_Relayed() for _ in ids]
+        woken = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), woken)
         with _lock:
             _waiting.setdefault(self.job.pk, []).append(waiter)
         try:
             while True:
-                ended.clear()
+                woken.clear()
                 rows = await in_run_thread(branch_jobs_read, ids=ids)
-                if all(row["status"] in ENDED for row in rows):
-                    return [_result_of(row) for row in rows]
+                finished = all(row["status"] in ENDED for row in rows)
+                fresh = False
+                for row, seen in zip(rows, relayed):
+                    done = row["status"] == JobStatus.COMPLETED
+                    source = row["result"] if done else row["progress"]
+                    for event in seen.new(source or {}):
+                        fresh = True
+                        yield event
+                if finished:
+                    yield [_result_of(row) for row in rows]
+                    return
                 await scope.check_cancelled()
+                if fresh:
+                    delay = 0.05  # it is talking: look again soon
                 try:
-                    await asyncio.wait_for(ended.wait(), delay)
+                    await asyncio.wait_for(woken.wait(), delay)
                 except asyncio.TimeoutError:
                     delay = min(delay * 2, MAX_POLL_SECONDS)
         finally:
@@ -127,13 +146,30 @@ class JobBranches:
                     _waiting.pop(self.job.pk, None)
 
 
+class _Relayed:
+    """How many of a branch's events (of which attempt) its parent has passed on."""
+
+    def __init__(self) -> None:
+        self.attempt, self.count = 0, 0
+
+    def new(self, written: dict[str, Any]) -> list[dict[str, Any]]:
+        events = written.get("events") or []
+        attempt = int(written.get("attempt") or 0)
+        if attempt != self.attempt:
+            # A retried branch starts again: its new attempt's events are all new.
+            self.attempt, self.count = attempt, 0
+        fresh = events[self.count:]
+        self.count = max(self.count, len(events))
+        return fresh
+
+
 # The workflow runs of this process waiting for their groups: parent job id -> (loop, event).
 _waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
 _lock = threading.Lock()
 
 
-def _ended_here(parent_job_id: str) -> None:
-    """A branch ended in this process: its parent, if it waits here, reads its group now."""
+def _wake(parent_job_id: str) -> None:
+    """A branch of this process wrote (its events, its end): its parent, if it waits here, reads its group now."""
     with _lock:
         waiters = list(_waiting.get(parent_job_id, []))
     for loop, event in waiters:
@@ -186,8 +222,9 @@ def branch_jobs_submit(*, parent: Job, ids: list[str], payload: dict[str, Any]) 
 
 def branch_jobs_read(*, ids: list[str]) -> list[dict[str, Any]]:
     """The group's rows in branch order (one query)."""
-    rows = {row["id"]: row for row in _jobs().filter(pk__in=ids).values("id", "status", "result", "error")}
-    return [rows.get(job_id) or {"id": job_id, "status": JobStatus.FAILED, "result": {}, "error": "the branch's job is gone"} for job_id in ids]
+    rows = {row["id"]: row for row in _jobs().filter(pk__in=ids).values("id", "status", "result", "progress", "error")}
+    gone = {"status": JobStatus.FAILED, "result": {}, "progress": {}, "error": "the branch's job is gone"}
+    return [rows.get(job_id) or {"id": job_id, **gone} for job_id in ids]
 
 
 def branch_jobs_stop(*, ids: list[str] | None = None, parent_job_id: str | None = None, reason: str, owner: str | None = None) -> int:
@@ -211,11 +248,42 @@ def branch_jobs_stop(*, ids: list[str] | None = None, parent_job_id: str | None 
 # ---- executing a branch job ---------------------------------------------------------------------
 
 
+class _BranchEvents:
+    """A running branch's events so far, written into its job's ``progress`` by the watch thread
+    every ``FLUSH_SECONDS`` while there are new ones (fenced), for its parent to pass on live."""
+
+    def __init__(self, job: Job, worker: str) -> None:
+        self.job, self.worker = job, worker
+        self.events: list[dict[str, Any]] = []
+        self.written = 0
+        self.lock = threading.Lock()
+        self.last = time.monotonic()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def tick(self, now: float) -> None:
+        if now - self.last < FLUSH_SECONDS:
+            return
+        self.last = now
+        with self.lock:
+            if len(self.events) == self.written:
+                return
+            events = list(self.events)
+        job = self.job
+        held = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=self.worker, attempt=job.attempt)
+        if held.update(progress={"attempt": job.attempt, "events": events}, updated_at=timezone.now()):
+            self.written = len(events)
+            _wake(job.parent_job_id)
+
+
 @dataclass
 class _Branch:
     job: Job
     worker: str
     lease: _Lease
+    events: _BranchEvents
     workflow: Workflow | None = None
     ctx: RunContext | None = None
     failed: BranchResult | None = None  # set when it cannot run at all
@@ -238,11 +306,11 @@ def _either(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[],
 
 
 def _branch_begin(job: Job, worker: str) -> _Branch:
-    branch = _Branch(job=job, worker=worker, lease=_Lease(job, worker))
+    branch = _Branch(job=job, worker=worker, lease=_Lease(job, worker), events=_BranchEvents(job, worker))
     # Renewed at the watch's first tick: a branch claimed while its process was still warming up
     # (its first import of a provider's SDK, say) may have begun late in its first lease.
     branch.lease.renew_at = time.monotonic()
-    watch.add(job.pk, branch.lease)
+    watch.add(job.pk, branch.lease, branch.events)
     payload = job.payload
     try:
         run = scope_queryset(Run.objects, job.user_id).select_related("session").filter(pk=payload["run_id"]).first()
@@ -288,11 +356,11 @@ def _branch_end(branch: _Branch, result: BranchResult) -> str:
         if branch.lease.lost:
             return "LOST"
         held = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt)
-        if not held.update(result=result.to_dict()) or not job_settle_fenced(job=job, worker=worker, run_status=status):
+        if not held.update(result={**result.to_dict(), "attempt": job.attempt}) or not job_settle_fenced(job=job, worker=worker, run_status=status):
             transaction.set_rollback(True)
             logger.warning("branch job %s: lost its lease before finishing; its result is discarded", job.pk)
             return "LOST"
-    _ended_here(job.parent_job_id)
+    _wake(job.parent_job_id)
     return status
 
 
@@ -309,6 +377,7 @@ async def branch_execute_async(job: Job, worker: str) -> str:
                 result = await run_branch(
                     branch.workflow, branch.ctx, run_id=payload["run_id"], path=payload["path"], branch_index=int(payload["branch_index"]),
                     step_input=step_input_from_dict(payload["step_input"]), index=payload["index"], keep_deltas=bool(payload.get("keep_deltas")),
+                    on_event=branch.events,
                 )
             except DatabaseError:
                 raise

@@ -48,10 +48,14 @@ class Elsewhere:
     async def run_branches(self, *, scope, path, count, step_input, index):
         self.asked.append((path, count))
         sent = json.loads(json.dumps(step_input_to_dict(step_input)))  # what a job's payload holds
-        return await asyncio.gather(*[
+        results = await asyncio.gather(*[
             run_branch(build(**self.definition), scope.ctx, run_id=scope.run_id, path=path, branch_index=n, step_input=step_input_from_dict(sent), index=index)
             for n in range(count)
         ])
+        for result in results:
+            for event in result.events:
+                yield event
+        yield list(results)
 
 
 def ctx(run_id: str, branches=None) -> RunContext:
@@ -94,7 +98,7 @@ def test_a_failing_branch_fails_the_run_as_inline_and_a_cancelled_one_cancels_it
 
     class Cancelled:
         async def run_branches(self, *, scope, path, count, step_input, index):
-            return [BranchResult(cancelled=True)] + [BranchResult(error="never seen")] * (count - 1)
+            yield [BranchResult(cancelled=True)] + [BranchResult(error="never seen")] * (count - 1)
 
     assert build().run("hello", ctx("c", Cancelled()))["status"] == "CANCELLED"
 
