@@ -69,6 +69,12 @@ def test_branches_are_jobs_of_one_group_and_run_at_once(live_api, worker) -> Non
     assert data["content"].startswith("## PARALLEL EXECUTION RESULTS\n\n### ✅ SUCCESS: A\n")
     assert sorted(r["run_id"] for r in data["step_executor_runs"]) == sorted(child.pk for child in children)
     assert all(child.run_data["parent_run_id"] == run_id for child in children)
+    # Each branch's events were the workflow run's while the branch still ran (followers see them live).
+    from sessions.models import RunEvent
+
+    stored = RunEvent.objects.unscoped("test").filter(run_id=run_id, event="StepStarted")
+    started = {event.payload["step_name"]: event.created_at for event in stored}
+    assert all(started[name] < branch.completed_at for name, branch in zip("abc", jobs))
 
 
 def test_a_second_run_in_the_session_still_waits_behind_the_first(live_api, worker) -> None:
