@@ -9,15 +9,17 @@ import threading
 import pytest
 
 from agents.models import JobStatus
+from tests.agents import test_celery
 from tests.agents.conftest import wait_for
-from tests.agents.test_celery import SLOW, cluster  # noqa: F401 (a fixture: real workers and beat)
 from tests.agents.test_workflow_groups import MODULE, branches, ended, job, run_row, submit
 from tests.fakes._base import Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres_only, pytest.mark.redis, pytest.mark.slow]
 
+cluster = test_celery.cluster  # the fixture: real Celery workers and beat on the test database
 
-def test_a_killed_workers_branch_is_retried_and_the_run_completes(live_api, cluster, fake_openai, settings) -> None:  # noqa: F811
+
+def test_a_killed_workers_branch_is_retried_and_the_run_completes(live_api, cluster, fake_openai, settings) -> None:
     settings.AGENT_MODULES = [*settings.AGENT_MODULES, MODULE]
     cluster.env["AGENT_MODULES"] = ",".join(settings.AGENT_MODULES)
     # The three branches' first answers wait on a gate: all three are inside their model call
@@ -25,7 +27,7 @@ def test_a_killed_workers_branch_is_retried_and_the_run_completes(live_api, clus
     gate = threading.Event()
     for _ in range(3):
         fake_openai.push(Reply(text="one two three four five", gate=gate, gate_after=1))
-    fake_openai.default = SLOW
+    fake_openai.default = test_celery.SLOW
     cluster.worker("w1")
     cluster.worker("w2")
     cluster.beat()
