@@ -23,8 +23,9 @@ from django.db import OperationalError
 from core.logging import Throttle
 
 from .services.background import job_execute_async
-from .services.executor import in_run_thread
+from .services.executor import in_run_thread, job_slot
 from .services.jobs import job_claim, job_run, worker_name
+from .services.workflow_branches import BRANCH_JOB_TYPE, branch_execute_async
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -41,6 +42,8 @@ class LoopWorker:
         self._wakeup: asyncio.Event | None = None
         self._stopping = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # Tasks that only wait for other jobs (``parked``): they leave their place to another.
+        self._parked: set[asyncio.Task[None]] = set()
         self._lock = threading.Lock()
         self._pid = 0
 
@@ -60,6 +63,7 @@ class LoopWorker:
             self._stopping = False
             self._pid = os.getpid()
             self._tasks = set()
+            self._parked = set()
             ready = threading.Event()
             self._thread = threading.Thread(target=self._serve, args=(ready,), name="agno-job-loop", daemon=True)
             self._thread.start()
@@ -105,7 +109,7 @@ class LoopWorker:
         assert self._wakeup is not None
         busy = False  # a job just ended: claim again without probing first
         while not self._stopping:
-            while len(self._tasks) < self.capacity and not self._stopping:
+            while len(self._tasks) - len(self._parked) < self.capacity and not self._stopping:
                 job = await self._claim(probe=not busy)
                 busy = False
                 if job is None:
@@ -134,17 +138,28 @@ class LoopWorker:
             return None
 
     async def _execute(self, job) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        job_slot.set((lambda: self._park(task), lambda: self._parked.discard(task)))
         try:
             if job.job_type in RUN_JOB_TYPES:
                 await job_execute_async(job, self.name)
+            elif job.job_type == BRANCH_JOB_TYPE:
+                await branch_execute_async(job, self.name)
             else:
                 await in_run_thread(job_run, job, self.name)
         except Exception:
             logger.exception("job %s failed outside its run; the reaper will settle it", job.pk)
         finally:
-            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._tasks.discard(task)
+            self._parked.discard(task)
             assert self._wakeup is not None
             self._wakeup.set()  # room for another
+
+    def _park(self, task: asyncio.Task[None]) -> None:
+        self._parked.add(task)
+        assert self._wakeup is not None
+        self._wakeup.set()  # its place is free: claim
 
 
 _claim_failures = Throttle(30.0)

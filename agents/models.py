@@ -300,6 +300,15 @@ class Job(OwnedModel):
     # those of one group (a workflow run and its parallel steps), which run alongside each other.
     session_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
     group_id = models.CharField(max_length=64, blank=True, default="")
+    # A workflow's Parallel branch on the background path ("workflow-branch" jobs): the job of the
+    # workflow run that waits for it, and its place among the branches. The parent already holds
+    # its session's turn, so a branch never waits behind the session (the claim exempts it), and
+    # its parent, which waits on it holding no thread, does not count against it under the caps.
+    parent_job_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    branch_index = models.PositiveIntegerField(null=True, blank=True)
+    # What a finished branch job hands its parent (its step output, executor runs, events,
+    # session state changes, or its failure), written with its end, fenced.
+    result = models.JSONField(default=dict, blank=True)
     # What a long job has done so far, for the UI and the admin (its handler writes it, fenced).
     progress = models.JSONField(default=dict, blank=True)
     payload = models.JSONField(default=dict)

@@ -9,7 +9,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from agents.runtime.workflow_branches import ParallelBranches
 
 
 @runtime_checkable
@@ -76,3 +79,6 @@ class RunContext:
     # False when nobody follows the text as it arrives (a non-streamed run): providers may then
     # answer in one piece, which costs less than a chunk per token.
     incremental: bool = True
+    # A workflow run's Parallel branches run as separate work through this (the background
+    # path's jobs, agents.runtime.workflow_branches); None: as tasks of the run itself.
+    parallel_branches: ParallelBranches | None = None

@@ -424,6 +424,13 @@ class WorkflowRun(RunIteration):
         given = self._given_state.pop(output.get("run_id"), {})
         _deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
 
+    def branch_finished(self, executor_runs: Sequence[Mapping[str, Any]], session_state_changes: Mapping[str, Any]) -> None:
+        """A Parallel branch that ran elsewhere (``workflow_branches``) ended: its executor runs
+        join this run's, and what it changed of the session state is merged in."""
+        for run in executor_runs:
+            self.state.step_executor_runs.append(json_copy(dict(run)))
+        _deep_merge(self.state.session_state, json_copy(dict(session_state_changes)))
+
     # ---- the run ------------------------------------------------------------------------------
 
     def _emit(self, event: dict[str, Any]) -> Iterator[dict[str, Any]]:

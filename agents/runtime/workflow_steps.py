@@ -32,10 +32,12 @@ from agents.runtime.workflow_review import (
     iteration_requirement,
     reject_flat_review_kwargs,
 )
+from agents.runtime.workflow_branches import step_path
 from agents.runtime.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
     from agents.runtime.workflow import WorkflowRun
+    from agents.runtime.workflow_branches import ParallelBranches
 
 Index = Union[int, list[int]]
 StepLike = Union["Step", "Steps", "Parallel", "Loop", "Condition", "Router", Agent, Team, Callable[..., Any]]
@@ -348,6 +350,51 @@ class Parallel:
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("ParallelExecutionStarted", self, index, parent_step_id, parallel_step_count=len(self.steps))
+        branches = scope.ctx.parallel_branches
+        path = step_path(scope.workflow.steps, self) if branches is not None else None
+        if branches is not None and path is not None:
+            outputs: list[StepOutput] = []
+            async with aclosing(self._elsewhere(scope, branches, path, step_input, index, outputs)) as events:
+                async for event in events:
+                    yield event
+        else:
+            outputs = []
+            async with aclosing(self._as_tasks(scope, step_input, index, outputs)) as events:
+                async for event in events:
+                    yield event
+        yield scope.step_event(
+            "ParallelExecutionCompleted", self, index, parent_step_id, parallel_step_count=len(self.steps),
+            step_results=[o.to_dict() for o in outputs],
+        )
+        output = container_output(self, parallel_content(outputs), outputs)
+        output.executor_type, output.executor_name = "parallel", self.name
+        output.success = all(o.success for o in outputs)
+        yield output
+
+    async def _elsewhere(
+        self, scope: WorkflowRun, branches: ParallelBranches, path: str, step_input: StepInput, index: Index, outputs: list[StepOutput],
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The branches as separate work (``RunContext.parallel_branches``): their events as they
+        come, their executor runs and session state taken in branch order once all have ended;
+        then, as inline, the first failure (in branch order) fails the Parallel."""
+        results: list[Any] = []
+        gen = branches.run_branches(scope=scope, path=path, count=len(self.steps), step_input=step_input, index=index)
+        async with aclosing(gen) as items:
+            async for item in items:
+                if isinstance(item, list):
+                    results = item
+                else:
+                    yield item
+        for result in results:
+            scope.branch_finished(result.executor_runs, result.session_state_changes)
+        if any(result.cancelled for result in results):
+            raise WorkflowCancelledError()
+        for result in results:
+            if result.error is not None:
+                raise StepFailed(result.error, error_type=result.error_type)
+        outputs.extend(result.output for result in results if result.output is not None)
+
+    async def _as_tasks(self, scope: WorkflowRun, step_input: StepInput, index: Index, outputs: list[StepOutput]) -> AsyncIterator[dict[str, Any]]:
         slots: list[list[StepOutput]] = [[] for _ in self.steps]
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
@@ -361,15 +408,7 @@ class Parallel:
         async with aclosing(_relayed(tasks, queue)) as relayed:
             async for event in relayed:
                 yield event
-        outputs = [slot[-1] for slot in slots]
-        yield scope.step_event(
-            "ParallelExecutionCompleted", self, index, parent_step_id, parallel_step_count=len(self.steps),
-            step_results=[o.to_dict() for o in outputs],
-        )
-        output = container_output(self, parallel_content(outputs), outputs)
-        output.executor_type, output.executor_name = "parallel", self.name
-        output.success = all(o.success for o in outputs)
-        yield output
+        outputs.extend(slot[-1] for slot in slots)
 
 
 class Loop:

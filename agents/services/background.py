@@ -24,7 +24,7 @@ from sessions.selectors import ATTEMPT_STARTED
 from sessions.services.runs import RunRecord, run_finish
 
 from ..models import Job
-from ..runtime import InvalidContinuation
+from ..runtime import InvalidContinuation, Workflow
 from .cancellation import cancel_checker, cancel_local, forget_local
 from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
 from .eventlog import EventLog, LoopFed, run_error_event
@@ -162,6 +162,11 @@ def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
             _announce_attempt(job, run, events, superseded_from)
         try:
             execution.prepared = _prepare(job, run, session)
+            if isinstance(execution.prepared.agent, Workflow):
+                from .workflow_branches import JobBranches
+
+                # Its Parallel branches run as jobs of its group (any worker's), not as its tasks.
+                execution.prepared.ctx.parallel_branches = JobBranches(job, execution.lease, version=getattr(execution.prepared.entry, "version", None))
         except DatabaseError:
             raise  # the database went away: the reaper retries the job or fails it visibly
         except Exception as exc:  # it can never run: it fails now, saying why

@@ -6,9 +6,11 @@ must not hold it. Async views hand the run to this pool instead (``RUN_THREADS``
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -41,3 +43,24 @@ def _with_connections(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def in_run_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(run_executor(), functools.partial(_with_connections, fn, *args, **kwargs))
+
+
+# The job loop's slot the current task holds (agents.loop_worker sets it): (park, unpark).
+job_slot: contextvars.ContextVar[tuple[Callable[[], None], Callable[[], None]] | None] = contextvars.ContextVar("job_slot", default=None)
+
+
+@contextmanager
+def parked() -> Iterator[None]:
+    """While the current job only waits for others (a workflow run for its parallel branches),
+    its job loop may claim another in its place: the branches it waits for, on a loop with room
+    for one job, could otherwise never start."""
+    slot = job_slot.get()
+    if slot is None:
+        yield
+        return
+    park, unpark = slot
+    park()
+    try:
+        yield
+    finally:
+        unpark()

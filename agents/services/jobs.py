@@ -291,38 +291,49 @@ def startable_count() -> int:
     counts = _jobs().aggregate(
         ready=Count("id", filter=Q(status=JobStatus.QUEUED, available_at__lte=now)),
         running=Count("id", filter=Q(status=JobStatus.RUNNING)),
+        branches=Count("id", filter=Q(status=JobStatus.QUEUED, available_at__lte=now) & ~Q(parent_job_id="")),
     )
-    return max(0, min(counts["ready"], settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY - counts["running"]))
+    # Parallel branches take their waiting parents' places (see the claim), beyond the cap.
+    return max(0, min(counts["ready"], settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY - counts["running"]), counts["branches"])
 
 
 # The claim, as one statement: the oldest ready job that may start now, taken. A job may start
 # when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs in
 # its session, and no older ready job of its session waits before it (one run at a time per
-# session, in submission order). Jobs of one group (a workflow run and its parallel steps) do not
-# wait for each other, only for the rest of their session; a job outside any session waits for none. A paused run does not hold its session: it waits for a decision
-# that may take days, and the conversation goes on meanwhile; once decided, it queues behind what
-# runs in the session then. Under the queue lock, so the caps hold across workers.
+# session, in submission order). Jobs of one group do not wait for each other, only for the rest
+# of their session; a job outside any session waits for none. A paused run does not hold its
+# session: it waits for a decision that may take days, and the conversation goes on meanwhile;
+# once decided, it queues behind what runs in the session then.
+# A workflow's parallel branch (``parent_job_id`` set) is exempt from the session rule: its parent
+# holds the session's turn and waits for it (a branch queued behind the session's next run would
+# never start). Under the caps it takes its parent's place: the parent waits holding no thread, and
+# counting it would deadlock a user at the cap. Nor does a workflow run wait for its own branches
+# (its second attempt, after its worker died, goes on waiting for them). The outer global check is the cheap common case;
+# the inner one is exact. Under the queue lock, so the caps hold across workers.
 # {now} is the clock; {lease_until} the lease's end.
 _CLAIM_JOB = """
 UPDATE agno_jobs
 SET status = %(running)s, locked_by = %(worker)s, lease_expires_at = {lease_until},
     attempt = attempt + 1, started_at = {now}, updated_at = {now}
 WHERE status = %(queued)s
-  AND (SELECT COUNT(*) FROM agno_jobs g WHERE g.status = %(running)s) < %(global_cap)s
+  AND ((SELECT COUNT(*) FROM agno_jobs g WHERE g.status = %(running)s) < %(global_cap)s
+       OR EXISTS (SELECT 1 FROM agno_jobs p WHERE p.status = %(queued)s AND p.parent_job_id <> '' AND p.available_at <= {now}))
   AND id = (
     SELECT j.id FROM agno_jobs j
     WHERE j.status = %(queued)s AND j.available_at <= {now}
-      AND (j.session_id = '' OR NOT EXISTS (
-        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s
+      AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
+        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s AND b.parent_job_id <> j.id
           AND (j.group_id = '' OR b.group_id <> j.group_id)))
-      AND (j.session_id = '' OR NOT EXISTS (
+      AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
         SELECT 1 FROM agno_jobs e
         WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= {now}
           AND (j.group_id = '' OR e.group_id <> j.group_id)
           AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id))))
+      AND (SELECT COUNT(*) FROM agno_jobs c WHERE c.status = %(running)s AND c.id <> j.parent_job_id) < %(global_cap)s
       AND (
         SELECT COUNT(*) FROM agno_jobs u
         WHERE u.status = %(running)s AND (u.user_id = j.user_id OR (u.user_id IS NULL AND j.user_id IS NULL))
+          AND u.id <> j.parent_job_id
       ) < %(user_cap)s
     ORDER BY j.created_at, j.id
     LIMIT 1)
@@ -560,6 +571,11 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
                 run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
                 failed.append(job.pk)
+                if job.component_type == "workflow" and not job.parent_job_id:
+                    from .workflow_branches import branch_jobs_stop
+
+                    # Nobody waits for its parallel branches any more: they stop too.
+                    branch_jobs_stop(parent_job_id=job.pk, reason="the workflow run's worker was lost")
         if retried:
             transaction.on_commit(dispatch)
     if retried or failed:
@@ -578,11 +594,12 @@ def queue_stats() -> dict[str, Any]:
 
 def waiting_on(job: Job) -> str | None:
     """The run a queued job waits behind in its session, if any."""
-    if job.status != JobStatus.QUEUED or not job.session_id:
-        return None
+    if job.status != JobStatus.QUEUED or not job.session_id or job.parent_job_id:
+        return None  # a parallel branch's parent holds the session's turn for it
     others = _jobs().filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
     if job.group_id:
         others = others.exclude(group_id=job.group_id)
+    others = others.exclude(parent_job_id=job.pk)  # a workflow run's own branches do not hold it
     blocker = (
         others
         .exclude(pk=job.pk)

@@ -537,6 +537,11 @@ def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | No
             raise RunNotFound()
     cancel_request(run_id=run_id, user_id=principal.user_id if principal.isolated else None)
     job_cancel(job_id=run_id, owner=principal.user_id if principal.isolated else None)  # a queued or paused background run ends now
+    # A background workflow run's parallel branches: its own checks stop it, and its branches
+    # see its intent, but the queued ones end now rather than start only to stop.
+    from .workflow_branches import branch_jobs_stop
+
+    branch_jobs_stop(parent_job_id=run_id, reason="the workflow run was cancelled", owner=principal.user_id if principal.isolated else None)
 
 
 def continue_prepare(
