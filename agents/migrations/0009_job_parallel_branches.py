@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('agents', '0007_team_definitions'),
+        ('agents', '0008_workflow_definitions'),
     ]
 
     operations = [
