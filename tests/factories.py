@@ -12,6 +12,7 @@ from approvals.models import Approval
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
+from scheduler.models import Schedule, ScheduleRun
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -81,6 +82,23 @@ def make_approval(user_id: str | None = "alice", **fields: Any) -> Approval:
     return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, **fields)
 
 
+def make_schedule(user_id: str | None = "alice", **fields: Any) -> Schedule:
+    """A schedule row as the scheduler's service writes it (without its PeriodicTask)."""
+    fields.setdefault("name", f"schedule-{next(_counter)}")
+    fields.setdefault("endpoint", "/agents/assistant/runs")
+    fields.setdefault("payload", {"message": "good morning"})
+    fields.setdefault("cron_expr", "0 9 * * *")
+    fields.setdefault("target_type", "agent")
+    fields.setdefault("target_id", "assistant")
+    return Schedule.objects.create(user_id=user_id, **fields)
+
+
+def make_schedule_run(user_id: str | None = "alice", **fields: Any) -> ScheduleRun:
+    schedule = fields.pop("schedule", None) or make_schedule(user_id)
+    fields.setdefault("scheduled_for", timezone.now())
+    return ScheduleRun.objects.create(user_id=user_id, schedule=schedule, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -92,4 +110,6 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     AccessToken: make_access_token,
     Job: make_job,
     Approval: make_approval,
+    Schedule: make_schedule,
+    ScheduleRun: make_schedule_run,
 }

@@ -446,8 +446,15 @@ EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
 WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+# --- Schedules ---------------------------------------------------------------------------------
+# How often schedules are swept: due fires, their runs' statuses, retries (the embedded ticker
+# without a broker; beat's safety-net task next to the per-schedule PeriodicTasks with one).
+SCHEDULER_TICK_SECONDS = env.integer("SCHEDULER_TICK_SECONDS", 15, minimum=1)
+# Without a broker each web process runs the ticker (false: schedules fire only through beat).
+SCHEDULER_TICKER = env.boolean("SCHEDULER_TICKER", True)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
+    "scheduler-tick": {"task": "agno_site.scheduler.tick", "schedule": float(SCHEDULER_TICK_SECONDS)},
 }
 CELERY_TASK_SOFT_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 60
 CELERY_TASK_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 120
