@@ -85,7 +85,7 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
         except IntegrityError:
             logger.info("schedule %s: the fire for %s was claimed already", schedule_id, scheduled_for.isoformat())
             return None
-        if trigger == "cron" and schedule.cron_expr and schedule.next_run_at is not None and schedule.next_run_at <= scheduled_for + CLOCK_SKEW:
+        if trigger == "cron" and schedule.cron_expr and schedule.next_run_at is not None and schedule.next_run_at <= max(scheduled_for, now) + CLOCK_SKEW:
             # This tick is claimed: the schedule is due next after it, and after now (a missed
             # fire runs once, not once per missed tick).
             schedule.next_run_at = next_tick(schedule.cron_expr, schedule.timezone, max(scheduled_for, now))
