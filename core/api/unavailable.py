@@ -12,7 +12,6 @@ UNAVAILABLE_FAMILIES = {
     "eval-runs": "Evals",
     "traces": "Traces",
     "trace_session_stats": "Traces",
-    "schedules": "Schedules",
     "components": "Components",
     "registry": "Registry",
     "queue": "Queue",

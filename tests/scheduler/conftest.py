@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agents.conftest import jwt_server, wait_for, worker  # noqa: F401 (fixtures and a helper)
+from tests.agents.conftest import jwt_server, worker
+
+__all__ = ["jwt_server", "worker"]  # fixtures, shared with the agents' tests
 
 
 @pytest.fixture
