@@ -175,3 +175,22 @@ def test_the_embedded_ticker_fires_a_due_schedule(worker, ticker) -> None:
     done = wait_for(lambda: (runs := runs_of(schedule)) and runs[0].status == ScheduleRunStatus.SUCCESS and runs[0], timeout=30)
     assert done.user_id == "alice" and Run.objects.for_user("alice").get(pk=done.run_id).status == "COMPLETED"
     assert Schedule.objects.for_user("alice").get(pk=schedule.pk).next_run_at > timezone.now() - timedelta(seconds=1)
+
+
+def test_a_failing_run_is_retried_then_fails_the_fire_with_its_error(worker) -> None:
+    schedule = create(payload={"message": "/fail"}, max_retries=1, retry_delay_seconds=1)
+    fired = fire(schedule.pk, datetime(2026, 12, 3, 9, 0, tzinfo=UTC))
+    first_run = fired.run_id
+
+    def retry_waiting():
+        schedule_runs_settle()
+        row = ScheduleRun.objects.for_user("alice").get(pk=fired.pk)
+        return row if row.status == ScheduleRunStatus.PENDING and row.retry_at else None
+
+    waiting = wait_for(retry_waiting)
+    assert waiting.attempt == 1 and "/fail requested" in waiting.error
+    schedule_runs_settle(now=waiting.retry_at + timedelta(seconds=1))
+    final = wait_for(lambda: settled(schedule))
+    assert (final.status, final.attempt) == (ScheduleRunStatus.FAILED, 2)
+    assert final.run_id != first_run and "/fail requested" in final.error
+    assert Run.objects.for_user("alice").filter(pk__in=[first_run, final.run_id], status="ERROR").count() == 2
