@@ -11,5 +11,6 @@ urlpatterns = [
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("memories/", views.chat_memories, name="memories"),
     path("approvals/", views.chat_approvals, name="approvals"),
+    path("schedules/", views.chat_schedules, name="schedules"),
     path("api/", include("chat.api.urls")),
 ]

@@ -75,3 +75,13 @@ def chat_approvals(request: HttpRequest) -> HttpResponse:
     through the /approvals API, which shows a browser user only their own."""
     config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
     return render(request, "chat/approvals.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def chat_schedules(request: HttpRequest) -> HttpResponse:
+    """My schedules: the signed-in user's cron runs, through the /schedules API (a browser user
+    sees only their own), with a cron helper and each schedule's history."""
+    config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
+    return render(request, "chat/schedules.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
