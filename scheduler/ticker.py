@@ -23,9 +23,11 @@ class Ticker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    _enabled_override = False  # ``manage.py scheduler_tick --loop`` runs it whatever the setting
+
     @property
     def enabled(self) -> bool:
-        return settings.SCHEDULER_TICKER
+        return self._enabled_override or settings.SCHEDULER_TICKER
 
     @property
     def running(self) -> bool:

@@ -12,17 +12,23 @@ from tests.security.conftest import auth, token
 
 pytestmark = pytest.mark.django_db
 
-ALICE = auth(token("alice"))
-BOB = auth(token("bob"))
+
+
+def alice() -> dict[str, str]:
+    return auth(token("alice"))  # fresh: a token made at import expires in a long test run
+
+
+def bob() -> dict[str, str]:
+    return auth(token("bob"))
 BODY = {"name": "morning", "cron_expr": "0 9 * * 1-5", "endpoint": "/agents/assistant/runs", "payload": {"message": "brief me"}, "timezone": "Europe/Paris"}
 
 
-def post(client, path: str, body=None, headers=ALICE):
-    return client.post(path, data=json.dumps(body or {}), content_type="application/json", **headers)
+def post(client, path: str, body=None, headers=None):
+    return client.post(path, data=json.dumps(body or {}), content_type="application/json", **(headers or alice()))
 
 
-def patch(client, path: str, body, headers=ALICE):
-    return client.patch(path, data=json.dumps(body), content_type="application/json", **headers)
+def patch(client, path: str, body, headers=None):
+    return client.patch(path, data=json.dumps(body), content_type="application/json", **(headers or alice()))
 
 
 def create(client, **fields) -> dict:
@@ -72,7 +78,7 @@ def test_a_duplicate_name_is_409_but_another_user_may_use_it(client, jwt_server)
     create(client)
     assert post(client, "/schedules", BODY).json() == {"detail": "Schedule with name 'morning' already exists"}
     assert post(client, "/schedules", BODY).status_code == 409
-    assert post(client, "/schedules", BODY, headers=BOB).status_code == 201
+    assert post(client, "/schedules", BODY, headers=bob()).status_code == 201
 
 
 def test_patch_writes_the_allow_list_and_names_every_other_key(client, jwt_server) -> None:
@@ -103,27 +109,27 @@ def test_the_list_is_the_callers_page_envelope(client, jwt_server) -> None:
         create(client, name=name)
     create(client, name="off")
     post(client, f"/schedules/{Schedule.objects.for_user('alice').get(name='off').pk}/disable")
-    post(client, "/schedules", {**BODY, "name": "bobs"}, headers=BOB)
-    listed = client.get("/schedules", **ALICE).json()
+    post(client, "/schedules", {**BODY, "name": "bobs"}, headers=bob())
+    listed = client.get("/schedules", **alice()).json()
     assert [item["name"] for item in listed["data"]] == ["off", "c", "b", "a"]
     assert listed["meta"] == {"page": 1, "limit": 100, "total_pages": 1, "total_count": 4, "search_time_ms": 0.0}
-    paged = client.get("/schedules", {"limit": 2, "page": 2, "enabled": "true"}, **ALICE).json()
+    paged = client.get("/schedules", {"limit": 2, "page": 2, "enabled": "true"}, **alice()).json()
     assert [item["name"] for item in paged["data"]] == ["a"] and paged["meta"]["total_count"] == 3
-    assert client.get("/schedules", {"limit": 1001}, **ALICE).status_code == 422
-    assert client.get("/schedules", {"page": 0, "limit": 5}, **ALICE).status_code == 422
+    assert client.get("/schedules", {"limit": 1001}, **alice()).status_code == 422
+    assert client.get("/schedules", {"page": 0, "limit": 5}, **alice()).status_code == 422
 
 
 def test_another_users_schedule_is_a_404_everywhere(client, jwt_server) -> None:
     schedule = create(client)
     path = f"/schedules/{schedule['id']}"
     answers = [
-        client.get(path, **BOB), patch(client, path, {"name": "mine"}, headers=BOB), client.delete(path, **BOB),
-        post(client, f"{path}/enable", headers=BOB), post(client, f"{path}/disable", headers=BOB), post(client, f"{path}/trigger", headers=BOB),
-        client.get(f"{path}/runs", **BOB), client.get(f"{path}/runs/any", **BOB),
+        client.get(path, **bob()), patch(client, path, {"name": "mine"}, headers=bob()), client.delete(path, **bob()),
+        post(client, f"{path}/enable", headers=bob()), post(client, f"{path}/disable", headers=bob()), post(client, f"{path}/trigger", headers=bob()),
+        client.get(f"{path}/runs", **bob()), client.get(f"{path}/runs/any", **bob()),
     ]
     assert [(a.status_code, a.json()) for a in answers][:7] == [(404, {"detail": "Schedule not found"})] * 7
     assert answers[7].status_code == 404
-    assert client.get("/schedules", **BOB).json()["data"] == []
+    assert client.get("/schedules", **bob()).json()["data"] == []
     assert Schedule.objects.for_user("alice").get(pk=schedule["id"]).name == "morning"
 
 
@@ -149,15 +155,15 @@ def test_trigger_then_read_the_fire_and_its_run(client, jwt_server, worker) -> N
     assert isinstance(body["triggered_at"], int) and body["input"] == {"input_content": "brief me"}
 
     def done():
-        listed = client.get(f"/schedules/{schedule['id']}/runs", **ALICE).json()
+        listed = client.get(f"/schedules/{schedule['id']}/runs", **alice()).json()
         return listed if listed["data"][0]["status"] != "running" else None
 
     listed = wait_for(done)
     [run] = listed["data"]
     assert (run["id"], run["status"], run["error"], run["run_id"]) == (body["id"], "success", None, body["run_id"])
     assert isinstance(run["completed_at"], int) and "brief me" in run["output"]["content"]
-    assert client.get(f"/schedules/{schedule['id']}/runs/{run['id']}", **ALICE).json() == run
-    polled = client.get(f"/agents/assistant/runs/{run['run_id']}", {"session_id": run["session_id"]}, **ALICE).json()
+    assert client.get(f"/schedules/{schedule['id']}/runs/{run['id']}", **alice()).json() == run
+    polled = client.get(f"/agents/assistant/runs/{run['run_id']}", {"session_id": run["session_id"]}, **alice()).json()
     assert polled["status"] == "COMPLETED" and polled["user_id"] == "alice"
-    assert client.delete(f"/schedules/{schedule['id']}", **ALICE).status_code == 204
-    assert client.get(f"/schedules/{schedule['id']}/runs/{run['id']}", **ALICE).status_code == 404
+    assert client.delete(f"/schedules/{schedule['id']}", **alice()).status_code == 204
+    assert client.get(f"/schedules/{schedule['id']}/runs/{run['id']}", **alice()).status_code == 404
