@@ -167,3 +167,22 @@ def test_trigger_then_read_the_fire_and_its_run(client, jwt_server, worker) -> N
     assert polled["status"] == "COMPLETED" and polled["user_id"] == "alice"
     assert client.delete(f"/schedules/{schedule['id']}", **alice()).status_code == 204
     assert client.get(f"/schedules/{schedule['id']}/runs/{run['id']}", **alice()).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_body_parses_as_agentos_own_response_models(client, jwt_server, worker) -> None:
+    """Agno 3.1.10's pydantic models of the /schedules router (what its own UI and clients read)."""
+    from agno.os.routers.schedules.schema import ScheduleResponse, ScheduleRunResponse, ScheduleStateResponse
+    from agno.os.schema import PaginatedResponse
+
+    schedule = create(client)
+    ScheduleResponse.model_validate(schedule, strict=True)
+    ScheduleResponse.model_validate(client.get(f"/schedules/{schedule['id']}", **alice()).json(), strict=True)
+    PaginatedResponse[ScheduleResponse].model_validate(client.get("/schedules", **alice()).json())
+    ScheduleResponse.model_validate(patch(client, f"/schedules/{schedule['id']}", {"description": "d"}).json(), strict=True)
+    fired = post(client, f"/schedules/{schedule['id']}/trigger").json()
+    ScheduleRunResponse.model_validate(fired, strict=True)
+    PaginatedResponse[ScheduleRunResponse].model_validate(client.get(f"/schedules/{schedule['id']}/runs", **alice()).json())
+    ScheduleRunResponse.model_validate(client.get(f"/schedules/{schedule['id']}/runs/{fired['id']}", **alice()).json(), strict=True)
+    ScheduleStateResponse.model_validate(post(client, f"/schedules/{schedule['id']}/disable").json(), strict=True)
+    ScheduleStateResponse.model_validate(post(client, f"/schedules/{schedule['id']}/enable").json(), strict=True)
