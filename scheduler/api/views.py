@@ -94,8 +94,6 @@ def _changes(request: Request) -> dict[str, Any]:
 class SchedulesView(SchedulesAPIView):
     @extend_schema(
         operation_id="list_schedules_schedules_get",
-        summary="List Schedules",
-        description="The caller's schedules, newest first (another user's are never listed).",
         tags=TAGS,
         parameters=[query_param("enabled", "Only enabled (true) or disabled (false) schedules", OpenApiTypes.BOOL), *PAGING],
         responses={200: PaginatedSchedulesOut, **ERRORS},
@@ -109,12 +107,6 @@ class SchedulesView(SchedulesAPIView):
 
     @extend_schema(
         operation_id="create_schedule_schedules_post",
-        summary="Create Schedule",
-        description=(
-            "A cron schedule of the caller's that calls an agent's, team's or workflow's run route with `payload` as its form "
-            "fields, as a background run of the caller. An invalid cron expression, time zone, endpoint or payload is a 422 "
-            "with the reason; a name the caller already uses is a 409."
-        ),
         tags=TAGS,
         request=ScheduleCreateIn,
         responses={201: ScheduleOut, 409: ErrorOut, **ERRORS},
@@ -131,17 +123,12 @@ class SchedulesView(SchedulesAPIView):
 
 
 class ScheduleDetailView(SchedulesAPIView):
-    @extend_schema(operation_id="get_schedule_schedules__schedule_id__get", summary="Get Schedule", tags=TAGS, parameters=[SCHEDULE_ID], responses={200: ScheduleOut, **ERRORS})
+    @extend_schema(operation_id="get_schedule_schedules__schedule_id__get", tags=TAGS, parameters=[SCHEDULE_ID], responses={200: ScheduleOut, **ERRORS})
     def get(self, request: Request, schedule_id: str) -> Response:
         return Response(render_schedule(schedule_get(user=self.scope, schedule_id=schedule_id)))
 
     @extend_schema(
         operation_id="update_schedule_schedules__schedule_id__patch",
-        summary="Update Schedule",
-        description=(
-            "Only name, description, method, endpoint, payload, cron_expr, timezone, timeout_seconds, max_retries, "
-            "retry_delay_seconds, enabled, next_run_at and disabled_reason may be written; any other key is a 422 naming it."
-        ),
         tags=TAGS,
         parameters=[SCHEDULE_ID],
         request=ScheduleUpdateIn,
@@ -151,20 +138,20 @@ class ScheduleDetailView(SchedulesAPIView):
         schedule = schedule_update(user=self.scope, schedule_id=schedule_id, changes=_changes(request), principal=self.principal)
         return Response(render_schedule(schedule))
 
-    @extend_schema(operation_id="delete_schedule_schedules__schedule_id__delete", summary="Delete Schedule", description="The schedule and its run history.", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={204: None, **ERRORS})
+    @extend_schema(operation_id="delete_schedule_schedules__schedule_id__delete", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={204: None, **ERRORS})
     def delete(self, request: Request, schedule_id: str) -> Response:
         schedule_delete(user=self.scope, schedule_id=schedule_id)
         return Response(status=204)
 
 
 class ScheduleEnableView(SchedulesAPIView):
-    @extend_schema(operation_id="enable_schedule_schedules__schedule_id__enable_post", summary="Enable Schedule", description="Its next run is computed from now.", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={200: ScheduleStateOut, 409: ErrorOut, **ERRORS})
+    @extend_schema(operation_id="enable_schedule_schedules__schedule_id__enable_post", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={200: ScheduleStateOut, 409: ErrorOut, **ERRORS})
     def post(self, request: Request, schedule_id: str) -> Response:
         return Response(render_state(schedule_enable(user=self.scope, schedule_id=schedule_id, principal=self.principal)))
 
 
 class ScheduleDisableView(SchedulesAPIView):
-    @extend_schema(operation_id="disable_schedule_schedules__schedule_id__disable_post", summary="Disable Schedule", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={200: ScheduleStateOut, **ERRORS})
+    @extend_schema(operation_id="disable_schedule_schedules__schedule_id__disable_post", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={200: ScheduleStateOut, **ERRORS})
     def post(self, request: Request, schedule_id: str) -> Response:
         return Response(render_state(schedule_disable(user=self.scope, schedule_id=schedule_id)))
 
@@ -172,8 +159,6 @@ class ScheduleDisableView(SchedulesAPIView):
 class ScheduleTriggerView(SchedulesAPIView):
     @extend_schema(
         operation_id="trigger_schedule_schedules__schedule_id__trigger_post",
-        summary="Trigger Schedule",
-        description="Fire it now, as a fire of its own (a background run; poll its run, or this schedule's runs). A disabled schedule is a 409.",
         tags=TAGS,
         parameters=[SCHEDULE_ID],
         request=None,
@@ -189,7 +174,7 @@ class ScheduleTriggerView(SchedulesAPIView):
 
 
 class ScheduleRunsView(SchedulesAPIView):
-    @extend_schema(operation_id="list_schedule_runs_schedules__schedule_id__runs_get", summary="List Schedule Runs", description="The schedule's fires, latest first, each with the run it started.", tags=TAGS, parameters=[SCHEDULE_ID, *PAGING], responses={200: PaginatedScheduleRunsOut, **ERRORS})
+    @extend_schema(operation_id="list_schedule_runs_schedules__schedule_id__runs_get", tags=TAGS, parameters=[SCHEDULE_ID, *PAGING], responses={200: PaginatedScheduleRunsOut, **ERRORS})
     def get(self, request: Request, schedule_id: str) -> Response:
         window = page(request.query_params, default_limit=100, max_limit=1000)
         schedule = schedule_get(user=self.scope, schedule_id=schedule_id)
@@ -199,7 +184,7 @@ class ScheduleRunsView(SchedulesAPIView):
 
 
 class ScheduleRunDetailView(SchedulesAPIView):
-    @extend_schema(operation_id="get_schedule_run_schedules__schedule_id__runs__run_id__get", summary="Get Schedule Run", tags=TAGS, parameters=[SCHEDULE_ID, RUN_ID], responses={200: ScheduleRunOut, **ERRORS})
+    @extend_schema(operation_id="get_schedule_run_schedules__schedule_id__runs__run_id__get", tags=TAGS, parameters=[SCHEDULE_ID, RUN_ID], responses={200: ScheduleRunOut, **ERRORS})
     def get(self, request: Request, schedule_id: str, run_id: str) -> Response:
         run = schedule_run_get(user=self.scope, schedule_id=schedule_id, run_id=run_id)
         if run.open:
