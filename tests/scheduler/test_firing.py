@@ -194,3 +194,16 @@ def test_a_failing_run_is_retried_then_fails_the_fire_with_its_error(worker) -> 
     assert (final.status, final.attempt) == (ScheduleRunStatus.FAILED, 2)
     assert final.run_id != first_run and "/fail requested" in final.error
     assert Run.objects.for_user("alice").filter(pk__in=[first_run, final.run_id], status="ERROR").count() == 2
+
+
+def test_a_web_process_without_a_broker_starts_and_stops_the_ticker(worker, ticker, settings) -> None:
+    from agno_site import lifespan
+
+    settings.REDIS_URL = None
+    lifespan._start()
+    assert ticker().running
+    lifespan._stop()
+    assert not ticker().running
+    settings.SCHEDULER_TICKER = False
+    lifespan._start()
+    assert not ticker().running
