@@ -143,7 +143,19 @@ def check_target(target: Target, *, principal: Principal | None) -> None:
         raise ScheduleInvalid(f"Invalid endpoint: {target.kind} '{target.component_id}' not found")
 
 
-def _validated(values: dict[str, Any], *, principal: Principal | None) -> Target:
+def _check_session(request: Any, owner_id: str | None) -> None:
+    """A payload's ``session_id`` must be the owner's session, or a new one: the run route
+    answers another user's with "Session not found" on every fire."""
+    from sessions.models import Session
+
+    session_id = request.session_id
+    if not session_id or scope_queryset(Session.objects, owner_id).filter(pk=session_id).exists():
+        return
+    if Session.objects.unscoped("whether a session id is taken, as the run route checks it").filter(pk=session_id).exists():
+        raise ScheduleInvalid("Invalid payload for this run endpoint: Session not found")
+
+
+def _validated(values: dict[str, Any], *, principal: Principal | None, owner_id: Any = ALL_USERS) -> Target:
     """Check a schedule's whole state (after the change); its target."""
     for name, longest in LENGTHS.items():
         value = values.get(name)
@@ -169,7 +181,9 @@ def _validated(values: dict[str, Any], *, principal: Principal | None) -> Target
     if values["method"].upper() != "POST":
         raise ScheduleInvalid(f"Invalid method: run routes take POST, not {values['method']}")
     check_target(target, principal=principal)
-    run_request_for(values["payload"])
+    request = run_request_for(values["payload"])
+    if owner_id is not ALL_USERS:
+        _check_session(request, owner_id)
     return target
 
 
@@ -224,7 +238,7 @@ def schedule_create(
         "cron_expr": cron_expr, "timezone": timezone_name, "timeout_seconds": timeout_seconds, "max_retries": max_retries,
         "retry_delay_seconds": retry_delay_seconds,
     }
-    target = _validated(values, principal=principal)
+    target = _validated(values, principal=principal, owner_id=owner_id)
     provenance = provenance or Provenance()
     now = timezone.now()
     schedule = Schedule(
@@ -261,7 +275,7 @@ def schedule_update(
         values.update({name: value for name, value in changes.items() if name in values})
         execution_changed = any(name in changes for name in ("endpoint", "method", "payload"))
         # The caller's permission is checked when what the schedule runs changes (AgentOS).
-        target = _validated(values, principal=principal if execution_changed else None)
+        target = _validated(values, principal=principal if execution_changed else None, owner_id=schedule.user_id)
         if "name" in changes and changes["name"] != schedule.name and _name_taken(schedule.user_id, changes["name"], other_than=schedule.pk):
             raise ScheduleConflict(f"Schedule with name '{changes['name']}' already exists")
         fields = set(changes) | {"updated_at"}

@@ -187,3 +187,14 @@ def test_a_postponed_next_run_lands_on_a_tick() -> None:
     schedule = create(cron_expr="0 * * * *")
     updated = schedule_update(user="alice", schedule_id=schedule.pk, changes={"next_run_at": datetime(2030, 1, 1, 10, 20, tzinfo=UTC)})
     assert updated.next_run_at == datetime(2030, 1, 1, 11, 0, tzinfo=UTC)
+
+
+def test_a_payload_may_continue_the_owners_session_but_not_anothers() -> None:
+    from tests.factories import make_session
+
+    mine = make_session("alice", session_id="alice-daily")
+    make_session("bob", session_id="bob-private")
+    assert create(name="daily", payload={"message": "hi", "session_id": mine.pk}).payload["session_id"] == "alice-daily"
+    assert create(name="fresh", payload={"message": "hi", "session_id": "not-yet-made"}).name == "fresh"
+    with pytest.raises(ScheduleInvalid, match="Session not found"):
+        create(name="theirs", payload={"message": "hi", "session_id": "bob-private"})
