@@ -73,8 +73,8 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
     now = timezone.now()
     with transaction.atomic():
         schedule = _all_schedules().select_for_update().filter(pk=schedule_id).first()
-        if schedule is None:
-            return None
+        if schedule is None or (trigger == "cron" and not schedule.enabled):
+            return None  # deleted, or disabled since the tick was found due
         run = ScheduleRun(
             user_id=schedule.user_id, schedule_id=schedule.pk, scheduled_for=scheduled_for, trigger=trigger,
             status=ScheduleRunStatus.PENDING, attempt=1, triggered_at=now, created_at=now,

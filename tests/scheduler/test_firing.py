@@ -207,3 +207,11 @@ def test_a_web_process_without_a_broker_starts_and_stops_the_ticker(worker, tick
     settings.SCHEDULER_TICKER = False
     lifespan._start()
     assert not ticker().running
+
+
+def test_a_schedule_disabled_before_its_fire_is_claimed_does_not_fire(worker, settings) -> None:
+    settings.EMBEDDED_WORKER = False
+    schedule = create()
+    schedule_disable(user="alice", schedule_id=schedule.pk, reason="stop")
+    assert fire(schedule.pk, datetime(2026, 12, 3, 9, 0, tzinfo=UTC)) is None
+    assert runs_of(schedule) == []
