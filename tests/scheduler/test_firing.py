@@ -215,3 +215,13 @@ def test_a_schedule_disabled_before_its_fire_is_claimed_does_not_fire(worker, se
     schedule_disable(user="alice", schedule_id=schedule.pk, reason="stop")
     assert fire(schedule.pk, datetime(2026, 12, 3, 9, 0, tzinfo=UTC)) is None
     assert runs_of(schedule) == []
+
+
+def test_a_run_past_the_schedules_timeout_is_stopped_and_fails_the_fire(worker, settings) -> None:
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # the lease watch looks at the deadline every second
+    schedule = create(payload={"message": "/slow 30\ntake your time"}, timeout_seconds=1)
+    fired = fire(schedule.pk, datetime(2026, 12, 3, 9, 0, tzinfo=UTC))
+    done = wait_for(lambda: settled(schedule), timeout=30)
+    assert (done.status, done.attempt) == (ScheduleRunStatus.FAILED, 1)
+    assert Run.objects.for_user("alice").get(pk=fired.run_id).status == "CANCELLED"
+    assert done.duration_ms < 20_000
