@@ -59,6 +59,12 @@ def workspace_root_for(user_id: str | None) -> Path:
     return path
 
 
+def _schedule_tools(user_id: str | None) -> Toolkit:
+    from scheduler.toolkit import ScheduleTools  # the scheduler's models load with the registry
+
+    return ScheduleTools(user_id)
+
+
 @dataclass(frozen=True)
 class ToolkitEntry:
     id: str
@@ -85,6 +91,7 @@ TOOLKITS: dict[str, ToolkitEntry] = {
             lambda user_id: Workspace(workspace_root_for(user_id)),
         ),
         ToolkitEntry("demo_actions", "Demo actions", "send_email (needs confirmation) and book_meeting (asks for input).", lambda user_id: DemoActionTools()),
+        ToolkitEntry("schedules", "Schedules", "Create, list, update and delete the user's cron schedules (provenance: managed by the agent).", _schedule_tools),
     )
 }
 

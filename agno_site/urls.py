@@ -20,5 +20,6 @@ urlpatterns = [
     path("", include("approvals.api.urls")),
     path("", include("metrics.api.urls")),
     path("", include("traces.api.urls")),
+    path("", include("scheduler.api.urls")),
     path("", include("core.api.urls")),
 ]

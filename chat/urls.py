@@ -13,5 +13,6 @@ urlpatterns = [
     path("approvals/", views.chat_approvals, name="approvals"),
     path("usage/", views.chat_usage, name="usage"),
     path("traces/<str:run_id>/", views.chat_trace, name="trace"),
+    path("schedules/", views.chat_schedules, name="schedules"),
     path("api/", include("chat.api.urls")),
 ]

@@ -137,3 +137,11 @@ def chat_trace(request: HttpRequest, run_id: str) -> HttpResponse:
         )
     return render(request, "chat/trace.html", context, status=200 if trace is not None else 404)
 
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def chat_schedules(request: HttpRequest) -> HttpResponse:
+    """My schedules: the signed-in user's cron runs, through the /schedules API (a browser user
+    sees only their own), with a cron helper and each schedule's history."""
+    config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
+    return render(request, "chat/schedules.html", {"config": config, "site_name": settings.AGENT_OS_NAME})

@@ -15,6 +15,7 @@ from core.models import AccessToken
 from core.services.tokens import access_token_create
 from metrics.models import MetricsAggregate, MetricsRefreshState
 from metrics.services import row_id
+from scheduler.models import Schedule, ScheduleRun
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -94,6 +95,21 @@ def make_metrics_row(user_id: str | None = "alice", **fields: Any) -> MetricsAgg
 def make_refresh_state(user_id: str | None = "alice", **fields: Any) -> MetricsRefreshState:
     fields.setdefault("scope", f"test-{user_id}-{next(_counter)}")
     return MetricsRefreshState.objects.create(user_id=user_id, **fields)
+def make_schedule(user_id: str | None = "alice", **fields: Any) -> Schedule:
+    """A schedule row as the scheduler's service writes it (without its PeriodicTask)."""
+    fields.setdefault("name", f"schedule-{next(_counter)}")
+    fields.setdefault("endpoint", "/agents/assistant/runs")
+    fields.setdefault("payload", {"message": "good morning"})
+    fields.setdefault("cron_expr", "0 9 * * *")
+    fields.setdefault("target_type", "agent")
+    fields.setdefault("target_id", "assistant")
+    return Schedule.objects.create(user_id=user_id, **fields)
+
+
+def make_schedule_run(user_id: str | None = "alice", **fields: Any) -> ScheduleRun:
+    schedule = fields.pop("schedule", None) or make_schedule(user_id)
+    fields.setdefault("scheduled_for", timezone.now())
+    return ScheduleRun.objects.create(user_id=user_id, schedule=schedule, **fields)
 
 
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
@@ -109,4 +125,6 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Approval: make_approval,
     MetricsAggregate: make_metrics_row,
     MetricsRefreshState: make_refresh_state,
+    Schedule: make_schedule,
+    ScheduleRun: make_schedule_run,
 }

@@ -390,7 +390,7 @@ class AgentRun(RunIteration):
             yield event
         start = float(clock())
         try:
-            args, options = te["tool_args"] or {}, {"session_state": self.state.session_state, "dependencies": self.ctx.dependencies}
+            args, options = te["tool_args"] or {}, {"session_state": self.state.session_state, "dependencies": self.ctx.dependencies, "run_context": self.ctx}
             if function.is_async:
                 value = await function.aexecute(args, **options)
             else:

@@ -60,7 +60,9 @@ class _Lease:
         self.interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
         started = time.monotonic()
         self.renew_at = started + self.interval
-        self.deadline = started + settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS
+        # A run's own timeout (a schedule's, in its payload), else the deployment's.
+        timeout = (job.payload or {}).get("timeout_seconds") or settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS
+        self.deadline = started + int(timeout)
         self.timed_out = False
 
     def tick(self, now: float) -> None:

@@ -121,17 +121,22 @@ def submit_run(
     strategy: str = "enqueue",
     wait: bool = True,
     kind: str = "agent",
+    timeout_seconds: int | None = None,
 ) -> Submitted:
-    """A new run of ``component_id`` (an agent, or a team: ``kind``) for ``principal``, as ``request`` asks."""
+    """A new run of ``component_id`` (an agent, or a team: ``kind``) for ``principal``, as ``request`` asks.
+    ``timeout_seconds`` (background runs): the run is cancelled once it has run that long (a
+    schedule's timeout); without it AGENTOS_BACKGROUND_TIMEOUT_SECONDS applies."""
     if principal.session_id:
         request.session_id = principal.session_id  # a token bound to one session
     if background:
-        return _accept(principal, component_id, kind, request, idempotency_key, strategy)
+        return _accept(principal, component_id, kind, request, idempotency_key, strategy, timeout_seconds)
     prepared = run_prepare(principal=principal, agent_id=component_id, kind=kind, request=request)
     return _run(prepared, client_address=client_address, wait=wait)
 
 
-def _accept(principal: Principal, component_id: str, kind: str, request: RunRequest, key: str | None, strategy: str) -> Accepted:
+def _accept(
+    principal: Principal, component_id: str, kind: str, request: RunRequest, key: str | None, strategy: str, timeout_seconds: int | None = None,
+) -> Accepted:
     entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
@@ -141,6 +146,8 @@ def _accept(principal: Principal, component_id: str, kind: str, request: RunRequ
     if entry.source == "db" and payload.get("version") is None:
         # Accepted means this version: one published while the job waits for a worker is for later runs.
         payload["version"] = entry.version
+    if timeout_seconds:
+        payload["timeout_seconds"] = int(timeout_seconds)
     accepted = job_submit(
         owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, component_type=kind, payload=payload,
         input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy,

@@ -470,8 +470,15 @@ except (ZoneInfoNotFoundError, ValueError) as exc:
     raise ImproperlyConfigured(f"METRICS_TIMEZONE={METRICS_TIMEZONE!r} is not a known time zone (e.g. UTC, Europe/Paris)") from exc
 METRICS_REFRESH_OVERLAP_SECONDS = env.integer("METRICS_REFRESH_OVERLAP_SECONDS", 300, minimum=0)
 METRICS_REFRESH_STALE_SECONDS = env.integer("METRICS_REFRESH_STALE_SECONDS", 3600, minimum=60)
+# --- Schedules ---------------------------------------------------------------------------------
+# How often schedules are swept: due fires, their runs' statuses, retries (the embedded ticker
+# without a broker; beat's safety-net task next to the per-schedule PeriodicTasks with one).
+SCHEDULER_TICK_SECONDS = env.integer("SCHEDULER_TICK_SECONDS", 15, minimum=1)
+# Without a broker each web process runs the ticker (false: schedules fire only through beat).
+SCHEDULER_TICKER = env.boolean("SCHEDULER_TICKER", True)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
+    "scheduler-tick": {"task": "agno_site.scheduler.tick", "schedule": float(SCHEDULER_TICK_SECONDS)},
 }
 CELERY_TASK_SOFT_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 60
 CELERY_TASK_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 120

@@ -462,6 +462,64 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "combined with `AND`, `OR` and `NOT`; keys and operators from `GET /traces/filter-schema`), as trace details "
         "(`group_by: run`) or per-session statistics (`group_by: session`).",
     ),
+    # --- Schedules ---------------------------------------------------------------------------
+    "list_schedules_schedules_get": (
+        "List Schedules",
+        "The caller's schedules, newest first (under user isolation only their own; another "
+        "user's are never listed), optionally only the `enabled` or disabled ones. Timestamps are "
+        "epoch seconds.",
+    ),
+    "create_schedule_schedules_post": (
+        "Create Schedule",
+        "A schedule of the caller's that calls a run route (`/agents/<id>/runs`, `/teams/<id>/runs`, "
+        "`/workflows/<id>/runs`) with `payload` as its form fields, as a background run of the "
+        "caller, at each tick of `cron_expr` (5 fields, read in `timezone`; empty: on demand, "
+        "fired only by trigger). Refused with a `422` and the reason: an invalid cron expression "
+        "(`Invalid cron expression: …`) or time zone, an endpoint that names no agent, team or "
+        "workflow run route, or a payload that route's form would refuse. A name the caller "
+        "already uses is a `409`. Each tick fires once, however many beats or web processes run.",
+    ),
+    "get_schedule_schedules__schedule_id__get": (
+        "Get Schedule",
+        "One of the caller's schedules, with its provenance (`managed_by`, `target_type`, "
+        "`target_id`) and `disabled_reason`. Another user's is a `404`.",
+    ),
+    "update_schedule_schedules__schedule_id__patch": (
+        "Update Schedule",
+        "Change a schedule. Only `name`, `description`, `method`, `endpoint`, `payload`, "
+        "`cron_expr`, `timezone`, `timeout_seconds`, `max_retries`, `retry_delay_seconds`, "
+        "`enabled`, `next_run_at` (epoch seconds; moved to the first tick at or after it) and "
+        "`disabled_reason` may be written: any other key (owner, provenance, lock state) is a `422` "
+        "naming every rejected column. The new state is validated as a create is.",
+    ),
+    "delete_schedule_schedules__schedule_id__delete": (
+        "Delete Schedule",
+        "Delete a schedule and its run history (the runs it made stay in their sessions).",
+    ),
+    "enable_schedule_schedules__schedule_id__enable_post": (
+        "Enable Schedule",
+        "Enable a schedule; its next run is computed from now. A schedule whose target no longer "
+        "exists cannot be enabled (`409`).",
+    ),
+    "disable_schedule_schedules__schedule_id__disable_post": (
+        "Disable Schedule",
+        "Disable a schedule: it does not fire until enabled again.",
+    ),
+    "trigger_schedule_schedules__schedule_id__trigger_post": (
+        "Trigger Schedule",
+        "Fire a schedule now, as a fire of its own: its run is a background run of the schedule's "
+        "owner; the answer is the schedule run, `running` with its `run_id` and `session_id` (poll "
+        "the run, or this schedule's runs). A disabled schedule is a `409`.",
+    ),
+    "list_schedule_runs_schedules__schedule_id__runs_get": (
+        "List Schedule Runs",
+        "A schedule's fires, latest first: each with its attempt, status (`running`, `success`, "
+        "`failed`, `paused`; `pending` while a retry waits), the run it started and its error.",
+    ),
+    "get_schedule_run_schedules__schedule_id__runs__run_id__get": (
+        "Get Schedule Run",
+        "One fire of a schedule. Another user's, or one of another schedule, is a `404`.",
+    ),
 }
 
 _METHODS = {"get", "post", "put", "patch", "delete"}

@@ -9,7 +9,6 @@ from django.views.decorators.csrf import csrf_exempt
 UNAVAILABLE_FAMILIES = {
     "knowledge": "Knowledge",
     "eval-runs": "Evals",
-    "schedules": "Schedules",
     "components": "Components",
     "registry": "Registry",
     "queue": "Queue",

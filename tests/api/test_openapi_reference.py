@@ -27,7 +27,7 @@ REFERENCE = json.loads((Path(__file__).parent / "agentos_operations.json").read_
 # The families later issues build; until then they answer as AgentOS does for a feature not configured.
 NOT_BUILT = {
     "authz", "company", "components", "databases", "eval-runs", "filesystem", "knowledge", "learnings",
-    "queue", "registry", "schedules", "users",
+    "queue", "registry", "users",
 }
 
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code

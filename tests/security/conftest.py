@@ -7,7 +7,7 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_session
+from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_schedule, make_schedule_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
@@ -17,6 +17,7 @@ USER_SCOPES = [
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
     "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write", "traces:read",
+    "schedules:read", "schedules:write", "schedules:delete",
 ]
 
 
@@ -82,8 +83,10 @@ def alice_data(db) -> dict[str, str]:
                         run_data={"status": "PAUSED", "workflow_id": "review-flow", "content": MARK})
     approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
     trace = _alice_trace(run)
+    schedule = make_schedule("alice", id="alice-schedule", name=f"{MARK} daily", payload={"message": f"{MARK} report"})
+    schedule_run = make_schedule_run("alice", schedule=schedule, id="alice-schedule-run", status="success", error=MARK)
     return {
-        "trace_id": trace.pk,
+        "trace_id": trace.pk, "schedule_id": schedule.pk, "schedule_run_id": schedule_run.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,

@@ -13,7 +13,8 @@ from agents.runtime.models.base import ToolSpec
 from agents.runtime.tools.schema import parse_docstring, type_name, type_schema
 
 # Parameters the runtime fills in; they never appear in the schema the model sees.
-INJECTED_PARAMS = frozenset({"session_state", "dependencies"})
+# ``run_context``: the run's RunContext (its run, session and user ids), as Agno passes it.
+INJECTED_PARAMS = frozenset({"session_state", "dependencies", "run_context"})
 
 # Agno's approval types: "required" pauses the run until an operator (or a caller holding
 # approvals:write) resolves its approval row; "audit" only records the human's decision.
@@ -163,9 +164,10 @@ class Function:
         *,
         session_state: dict[str, Any] | None = None,
         dependencies: Mapping[str, Any] | None = None,
+        run_context: Any = None,
     ) -> Any:
         """Call the tool synchronously (an async one on this thread's event loop)."""
-        result = self.entrypoint(**self._kwargs(args, session_state, dependencies))
+        result = self.entrypoint(**self._kwargs(args, session_state, dependencies, run_context))
         if inspect.iscoroutine(result):
             result = _run_coroutine(result)
         return _joined(result)
@@ -176,19 +178,24 @@ class Function:
         *,
         session_state: dict[str, Any] | None = None,
         dependencies: Mapping[str, Any] | None = None,
+        run_context: Any = None,
     ) -> Any:
         """Await an ``async def`` tool on the running loop."""
-        result = self.entrypoint(**self._kwargs(args, session_state, dependencies))
+        result = self.entrypoint(**self._kwargs(args, session_state, dependencies, run_context))
         if inspect.iscoroutine(result):
             result = await result
         return _joined(result)
 
-    def _kwargs(self, args: Mapping[str, Any], session_state: dict[str, Any] | None, dependencies: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _kwargs(
+        self, args: Mapping[str, Any], session_state: dict[str, Any] | None, dependencies: Mapping[str, Any] | None, run_context: Any = None,
+    ) -> dict[str, Any]:
         kwargs = {key: _coerce(value, self._annotation(key)) for key, value in args.items()}
         if "session_state" in self.injected:
             kwargs["session_state"] = session_state if session_state is not None else {}
         if "dependencies" in self.injected:
             kwargs["dependencies"] = dependencies
+        if "run_context" in self.injected:
+            kwargs["run_context"] = run_context
         return kwargs
 
     def _annotation(self, name: str) -> Any:

@@ -1,0 +1,1 @@
+"""The scheduler's writes: schedules (schedules), their PeriodicTasks (beat), their fires (firing)."""
