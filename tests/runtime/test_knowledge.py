@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.runtime import Agent, CombinedKnowledge, KnowledgeHit, StaticKnowledge, Team
+from agents.runtime import Agent, CombinedKnowledge, KnowledgeHit, StaticKnowledge, Team, get_model
 from agents.runtime.output import RunState
 from tests.runtime.helpers import drain, names
 
@@ -270,3 +270,15 @@ def test_a_member_with_knowledge_keeps_its_references_in_its_own_run(make_ctx):
     librarian = out["member_responses"][0]
     assert [r["name"] for r in librarian["references"][0]["references"]] == ["jobs.md"]
     assert "references" not in out
+
+
+def test_the_demo_docs_agent_answers_from_its_handbook_with_references(make_ctx):
+    from agents.demo import AGENTS
+
+    (docs_agent,) = AGENTS
+    docs_agent = docs_agent.with_options(model=get_model("offline:demo"))  # whatever key the environment has
+    run = docs_agent.start_run("How does a schedule avoid firing twice?", make_ctx())
+    drain(run)
+
+    assert run.output["content"].startswith('(offline demo) From the knowledge base (')
+    assert run.output["references"][0]["references"][0]["name"] == "Schedules"
