@@ -1,4 +1,4 @@
-"""An answer's sources in Chromium: the passages a knowledge search found, under the reply, each
+"""An answer's sources in Chromium (and the README's picture of them, docs/chat-sources.png): the passages a knowledge search found, under the reply, each
 opening to its passage; still there when the conversation is opened again; never another
 user's passage."""
 from __future__ import annotations
@@ -13,7 +13,8 @@ IDLE = "body:not(.is-running)"
 
 @pytest.fixture(autouse=True)
 def knowledge_agents(settings):
-    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.knowledge_agents"]
+    # The demo's docs agent (agents.demo) for the README's picture, beside the tests' own.
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.knowledge_agents", "agents.demo"]
 
 
 def ask(page, text: str) -> None:
@@ -52,3 +53,18 @@ def test_an_answer_lists_its_sources_which_open_to_the_passage(browsing, make_us
     other.select_option("#agent-picker", "kb-agent")
     ask(other, "What is the launch code word for background jobs?")
     expect(other.locator(".msg-assistant").last.locator(".source-name")).to_have_text(["jobs.md"])
+
+
+def test_screenshot_an_answer_with_its_sources(browsing, make_user, screenshots_dir):
+    make_user("ada")
+    page = browsing.chat_as("ada", viewport=(1280, 820))
+    page.select_option("#agent-picker", "demo-docs")
+    ask(page, "How do background jobs survive a killed worker, and how are leases reaped?")
+    sources = page.locator(".msg-assistant").last.get_by_role("region", name="Sources")
+    expect(sources.locator(".source-name").first).to_have_text("Background jobs")
+    sources.locator(".source summary").first.click()
+    expect(sources.locator(".source-passage").first).to_be_visible()
+    # A long excerpt is cut on its line, never widening the conversation.
+    assert page.evaluate("(() => { const m = document.querySelector('.messages'); return m.scrollWidth <= m.clientWidth; })()")
+    page.screenshot(path=str(screenshots_dir / "chat-sources.png"))
+    assert (screenshots_dir / "chat-sources.png").stat().st_size > 10_000
