@@ -182,3 +182,26 @@ def documents_text(hits: Sequence[KnowledgeHit], references_format: str) -> str:
 
         return yaml.dump(docs, allow_unicode=True, default_flow_style=False)
     return json.dumps(docs, indent=2, ensure_ascii=False, default=str)
+
+
+# What add_knowledge_to_context appends to the user's message (Agno's words), before the passages.
+REFERENCES_INTRO = "\n\nUse the following references from the knowledge base if it helps:\n<references>\n"
+SEARCH_TOOL_NAME = "search_knowledge_base"
+
+
+def references_kept(references: Sequence[Mapping[str, Any]] | None, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
+    """The references a cut transcript still accounts for (a retry or fork from a message): a
+    search whose tool result it keeps, or the passages added to a user message it keeps."""
+    if not references:
+        return None
+    queries: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "tool" and message.get("tool_name") == SEARCH_TOOL_NAME:
+            query = (message.get("tool_args") or {}).get("query")
+            if isinstance(query, str):
+                queries.add(query)
+        elif message.get("role") == "user" and isinstance(content, str) and REFERENCES_INTRO in content:
+            queries.add(content.split(REFERENCES_INTRO, 1)[0])
+    kept = [dict(entry) for entry in references if entry.get("query") in queries]
+    return kept or None

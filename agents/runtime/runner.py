@@ -25,7 +25,7 @@ from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
 from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
 from agents.runtime.history import history_messages, input_text, with_file_text
-from agents.runtime.knowledge_search import documents_text, references_entry
+from agents.runtime.knowledge_search import REFERENCES_INTRO, documents_text, references_entry
 from agents.runtime.memory import MemoryManager
 from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
 from agents.runtime.output import (
@@ -566,10 +566,7 @@ class AgentRun(RunIteration):
         message = next((m for m in reversed(state.messages) if m.get("role") == "user"), None)
         if message is None or not isinstance(message.get("content"), str):
             return
-        message["content"] += (
-            "\n\nUse the following references from the knowledge base if it helps:\n<references>\n"
-            f"{documents_text(hits, agent.references_format)}\n</references>"
-        )
+        message["content"] += f"{REFERENCES_INTRO}{documents_text(hits, agent.references_format)}\n</references>"
 
     def _record_references(self, entry: dict[str, Any]) -> None:
         self.state.references = [*(self.state.references or []), entry]

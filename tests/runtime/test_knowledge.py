@@ -282,3 +282,27 @@ def test_the_demo_docs_agent_answers_from_its_handbook_with_references(make_ctx)
 
     assert run.output["content"].startswith('(offline demo) From the knowledge base (')
     assert run.output["references"][0]["references"][0]["name"] == "Schedules"
+
+
+def test_a_retry_from_before_the_search_drops_its_references_and_one_after_keeps_them(make_ctx):
+    agent = Agent(id="assistant", knowledge=docs())
+    run = agent.start_run("What is kept in order?", make_ctx())
+    drain(run)
+    out = run.output
+    tool_message = next(i for i, m in enumerate(out["messages"]) if m["role"] == "tool")
+
+    before = agent.branch_run(out, make_ctx(run_id="run-2"), keep=tool_message - 1, fork=True, input="And the jobs?")
+    assert before.state.references is None
+    after = agent.branch_run(out, make_ctx(run_id="run-3"), keep=tool_message + 1, fork=True)
+    assert after.state.references == out["references"]
+
+
+def test_a_retry_keeps_the_references_added_to_the_message_it_keeps(make_ctx):
+    agent = Agent(id="assistant", knowledge=docs(), search_knowledge=False, add_knowledge_to_context=True)
+    run = agent.start_run("Where are runs stored?", make_ctx())
+    drain(run)
+    out = run.output
+    user = next(i for i, m in enumerate(out["messages"]) if m["role"] == "user")
+
+    assert agent.branch_run(out, make_ctx(run_id="run-2"), keep=user + 1, fork=False).state.references == out["references"]
+    assert agent.branch_run(out, make_ctx(run_id="run-3"), keep=user, fork=True, input="Other").state.references is None
