@@ -12,7 +12,7 @@ from django.test import Client
 
 from agents.knowledge import KnowledgeBaseInfo, knowledge_bases_registered
 from agents.runtime import StaticKnowledge
-from agents.services.definitions import definition_create
+from agents.services.definitions import definition_create, team_definition_create
 from tests.api.sse import parse_sse
 
 # Runs execute on run threads with their own connections, which must see committed rows.
@@ -179,3 +179,22 @@ def test_a_base_removed_after_publishing_is_a_tool_error_not_a_failed_run(client
 
     assert body["status"] == "COMPLETED"
     assert (body["tools"][0]["tool_call_error"], body["tools"][0]["result"]) == (True, "Error searching knowledge base: KnowledgeBaseNotFound")
+
+
+def test_an_admin_team_leader_searches_the_bases_it_names(client: Client, bases) -> None:
+    team_definition_create(team_id="faq-team", name="FAQ Team", members=["assistant"], knowledge=["FAQ"], add_knowledge_to_context=True, search_knowledge=False)
+
+    body = run(client, "faq-team", kind="teams", message="When do schedules fire?")
+
+    assert [r["references"][0]["content_id"] for r in body["references"]] == ["c-faq"]
+    assert "search_knowledge_base" not in {tool["name"] for tool in client.get("/teams/faq-team").json()["tools"]["tools"]}
+    with pytest.raises(ValidationError) as raised:
+        team_definition_create(team_id="lost-team", name="Lost", members=["assistant"], knowledge=["FAQ", "FAQ"])
+    assert raised.value.message_dict == {"knowledge": ["A knowledge base is listed twice."]}
+
+
+def test_the_admins_version_forms_offer_the_registered_bases(bases) -> None:
+    from agents.admin import AgentVersionForm, TeamVersionForm
+
+    assert list(AgentVersionForm().fields["knowledge"].choices) == [("FAQ", "FAQ (Questions)")]
+    assert list(TeamVersionForm().fields["knowledge"].choices) == [("FAQ", "FAQ (Questions)")]
