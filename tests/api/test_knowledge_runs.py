@@ -198,3 +198,24 @@ def test_the_admins_version_forms_offer_the_registered_bases(bases) -> None:
 
     assert list(AgentVersionForm().fields["knowledge"].choices) == [("FAQ", "FAQ (Questions)")]
     assert list(TeamVersionForm().fields["knowledge"].choices) == [("FAQ", "FAQ (Questions)")]
+
+
+def test_agnos_own_client_reads_the_references_and_sends_knowledge_filters(live_api: str) -> None:
+    from agno.client.os import AgentOSClient
+    from agno.models.message import MessageReferences
+    from agno.run.agent import RunCompletedEvent
+
+    from tests.api.test_agents_conformance import run as client_run
+
+    client = AgentOSClient(base_url=live_api, timeout=30)
+    output = client_run(client.run_agent("kb-agent", "What is stored, and what is reaped?", user_id="alice", knowledge_filters={"topic": "runs"}))
+    (found,) = output.references
+    assert isinstance(found, MessageReferences)
+    assert (found.query, [hit["name"] for hit in found.references]) == ("What is stored, and what is reaped?", ["runs.md"])
+
+    async def collect():
+        return [event async for event in client.run_agent_stream("kb-agent", "How are background jobs reaped?", user_id="alice")]
+
+    completed = client_run(collect())[-1]
+    assert isinstance(completed, RunCompletedEvent)
+    assert [hit["content_id"] for hit in completed.references[0].references] == ["c-jobs"]
