@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.runtime.errors import InvalidContinuation
+from agents.runtime.knowledge_search import references_kept
 
 END = "end"
 LAST_USER = "last_user"
@@ -75,6 +76,8 @@ def truncate(state: Any, index: int) -> None:
     if index < 0 or index >= len(state.messages):
         return
     state.messages, state.tools, state.requirements = _cut(state.messages, state.tools, state.requirements, index)
+    if getattr(state, "references", None):
+        state.references = references_kept(state.references, state.messages)
     state.last_checkpoint_at_message_index = index
 
 
