@@ -12,6 +12,7 @@ from approvals.models import Approval
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
+from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -81,6 +82,29 @@ def make_approval(user_id: str | None = "alice", **fields: Any) -> Approval:
     return Approval.objects.create(user_id=user_id, run_id=run.pk, session_id=run.session_id, **fields)
 
 
+def make_knowledge_base(user_id: str | None = "alice", **fields: Any) -> KnowledgeBase:
+    fields.setdefault("name", f"base-{next(_counter)}")
+    fields.setdefault("embedder_id", "minilm")
+    return KnowledgeBase.objects.create(user_id=user_id, **fields)
+
+
+def make_content(user_id: str | None = "alice", base: KnowledgeBase | None = None, **fields: Any) -> Content:
+    base = base or make_knowledge_base(user_id)
+    fields.setdefault("name", f"doc-{next(_counter)}.txt")
+    fields.setdefault("source_type", "text")
+    fields.setdefault("status", "completed")
+    return Content.objects.create(user_id=user_id, base=base, **fields)
+
+
+def make_chunk(user_id: str | None = "alice", content: Content | None = None, **fields: Any) -> Chunk:
+    content = content or make_content(user_id)
+    fields.setdefault("index", next(_counter))
+    fields.setdefault("text", "a passage of text")
+    fields.setdefault("embedding", [1.0] + [0.0] * (VECTOR_DIMENSIONS - 1))
+    fields.setdefault("embedder_id", "minilm")
+    return Chunk.objects.create(user_id=user_id, base_id=content.base_id, content=content, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -92,4 +116,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     AccessToken: make_access_token,
     Job: make_job,
     Approval: make_approval,
+    KnowledgeBase: make_knowledge_base,
+    Content: make_content,
+    Chunk: make_chunk,
 }

@@ -429,6 +429,25 @@ TOOL_THREADS = env.integer("TOOL_THREADS", 16, minimum=1)
 # person chatting needs one or two.
 RUN_MAX_PER_USER = env.integer("RUN_MAX_PER_USER", 8, minimum=0)
 
+# --- Knowledge ----------------------------------------------------------------------------------
+# The embedder new knowledge bases use: "minilm" (all-MiniLM-L6-v2, int8 ONNX, from PyPI packages:
+# offline), "openai:<model>" (an OpenAI-compatible /embeddings endpoint: EMBEDDINGS_BASE_URL, else
+# OPENAI_BASE_URL) or "fastembed:<model>" (any fastembed model; downloaded on first use).
+KNOWLEDGE_EMBEDDER = env.string("KNOWLEDGE_EMBEDDER", "minilm")
+# Where the packaged model's files are assembled for fastembed (links, plus two small JSON files).
+KNOWLEDGE_MODEL_DIR = Path(env.string("KNOWLEDGE_MODEL_DIR", str(VAR_DIR / "models")))
+# Largest content accepted (upload, text, fetched URL), in bytes.
+KNOWLEDGE_MAX_CONTENT_BYTES = env.integer("KNOWLEDGE_MAX_CONTENT_BYTES", 20 * 1024 * 1024, minimum=1)
+# Wall-clock limit for fetching a URL (redirects and body included), seconds.
+KNOWLEDGE_URL_TIMEOUT_SECONDS = env.integer("KNOWLEDGE_URL_TIMEOUT_SECONDS", 20, minimum=1)
+# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces (about
+# 1,000 characters of English); a longer chunk would be cut silently, so 800 leaves room.
+KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 800, minimum=50)
+KNOWLEDGE_CHUNK_OVERLAP = env.integer("KNOWLEDGE_CHUNK_OVERLAP", 100, minimum=0)
+# HNSW's candidate list per search (pgvector's hnsw.ef_search); iterative scans extend it while
+# a user's filter leaves fewer than the limit.
+KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)
 AGENTOS_BACKGROUND_MAX_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_PER_USER", 8, minimum=1)
