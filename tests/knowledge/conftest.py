@@ -7,7 +7,9 @@ import pytest
 
 from agents.services.jobs import job_claim, job_run
 from knowledge.services import base_get_or_create
-from tests.agents.conftest import worker, wait_for  # noqa: F401 (fixtures and helpers)
+from tests.agents.conftest import wait_for, worker
+
+__all__ = ["docx_bytes", "ingest", "pdf_bytes", "wait_for", "worker"]
 
 
 @pytest.fixture(autouse=True)
