@@ -127,6 +127,15 @@ def _ingest_content(job: Job, content: Content, report: Callable[..., None]) -> 
         report(stage="embedding", chunks=len(pieces), embedded=len(pieces), reused_from_duplicate=True)
     report(stage="writing")
     _write(job, content, pieces, vectors, embedder_id=embedder_id, digest=digest, size=len(data), mime_type=mime_type, data=data)
+    current = base_of(content).embedder_id
+    if current != embedder_id:
+        # knowledge_reembed switched the base while this ran: its vectors are of the old embedder
+        # and no search reads them; embed once more with the base's new one.
+        embedder = embedder_get(current)
+        vectors = []
+        for start in range(0, len(pieces), EMBED_BATCH):
+            vectors += embedder.embed([piece.text for piece in pieces[start : start + EMBED_BATCH]])
+        _write(job, content, pieces, vectors, embedder_id=current, digest=digest, size=len(data), mime_type=mime_type, data=data)
 
 
 def _copied_vectors(content: Content, base_id: str, digest: str, embedder_id: str, pieces: list[Piece]) -> list[list[float]] | None:
@@ -161,7 +170,13 @@ def _write(
             fields["data"] = data
         if not writable(Content.objects, owner).filter(pk=content.pk, job_id=job.pk).update(**fields):
             return  # deleted, or refreshed by a newer job, meanwhile: this result is void
-        writable(Chunk.objects, owner).filter(content_id=content.pk, embedder_id=embedder_id).delete()
+        # This embedder's previous chunks go; so do those of an embedder the base no longer uses
+        # (a re-embedding's leftovers). The base's current embedder's chunks stay until replaced.
+        current = base_of(content).embedder_id
+        stale = writable(Chunk.objects, owner).filter(content_id=content.pk)
+        if current != embedder_id:
+            stale = stale.exclude(embedder_id=current)
+        stale.delete()
         Chunk.objects.bulk_create(
             [
                 Chunk(
