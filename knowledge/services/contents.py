@@ -197,20 +197,45 @@ def content_delete_all(*, user: User, base_id: str) -> int:
     return per_model.get(Content._meta.label, 0)
 
 
+def _settle_abandoned(contents: list[Content]) -> None:
+    """A content still ``processing`` whose ingestion job has ended without finishing it (its
+    worker was lost for good, an operator cancelled it) is failed with the job's reason, so no
+    content says ``processing`` for ever. One query when any is processing."""
+    processing = {content.job_id: content for content in contents if content.status == ContentStatus.PROCESSING and content.job_id}
+    if not processing:
+        return
+    ended = Job.objects.unscoped("the ingestion jobs of contents the caller may read").filter(
+        pk__in=list(processing), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
+    ).values_list("id", "status", "error")
+    now = timezone.now()
+    for job_id, status, error in ended:
+        content = processing[job_id]
+        reason = error or ("Ingestion was cancelled" if status == JobStatus.CANCELLED else "Ingestion ended without finishing; refresh it")
+        if writable(Content.objects, content.user_id).filter(pk=content.pk, job_id=job_id, status=ContentStatus.PROCESSING).update(
+            status=ContentStatus.FAILED, status_message=reason[:2000], updated_at=now,
+        ):
+            content.status, content.status_message, content.updated_at = ContentStatus.FAILED, reason[:2000], now
+
+
 def content_get_for_user(*, user: User, content_id: str) -> Content:
-    """A content ``user`` may read (their own or a shared one), without its bytes; one query."""
-    return readable(Content.objects, user).defer("data").get(pk=content_id)
+    """A content ``user`` may read (their own or a shared one), without its bytes; one query
+    (two while it is processing)."""
+    content = readable(Content.objects, user).defer("data").get(pk=content_id)
+    _settle_abandoned([content])
+    return content
 
 
 def content_list_for_user(*, user: User, base_id: str, offset: int = 0, limit: int = 20, order: str = "-created_at") -> tuple[list[Content], int]:
     """One page of the contents ``user`` may read in a base, newest first, and how many there are
-    (two queries)."""
+    (two queries; three when some are processing)."""
     from core.querysets import window
 
     if order.lstrip("-") not in {"created_at", "updated_at", "name", "size", "status"}:
         raise ContentInputError("order must be one of created_at, updated_at, name, size, status (with - for descending)")
     queryset = readable(Content.objects, user).defer("data").filter(base_id=base_id)
-    return window(queryset.order_by(order, "id"), offset=offset, limit=limit), queryset.count()
+    page = window(queryset.order_by(order, "id"), offset=offset, limit=limit)
+    _settle_abandoned(page)
+    return page, queryset.count()
 
 
 def base_of(content: Content) -> KnowledgeBase:

@@ -200,3 +200,19 @@ def test_the_embedded_worker_ingests_in_the_background(shared_base, settings, wo
     content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="Background ingestion works.").content
     wait_for(lambda: _content(content.pk).status == ContentStatus.COMPLETED)
     assert len(_chunks(content.pk)) == 1
+
+
+def test_a_content_whose_job_was_lost_for_good_reads_failed_with_the_jobs_reason(shared_base):
+    from agents.services.jobs import job_cancel
+    from knowledge.services import content_list_for_user
+
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="never ingested").content
+    job_cancel(job_id=content.job_id, reason="cancelled by an operator")
+    assert _content(content.pk).status == ContentStatus.PROCESSING
+    [listed], total = content_list_for_user(user="alice", base_id=shared_base.pk)
+    assert (total, listed.status, listed.status_message) == (1, ContentStatus.FAILED, "Ingestion was cancelled")
+    assert content_get_for_user(user="alice", content_id=content.pk).status == ContentStatus.FAILED
+    assert content_list_for_user(user="bob", base_id=shared_base.pk) == ([], 0)
+    # and it can be refreshed
+    assert content_refresh(user="alice", content_id=content.pk).status == ContentStatus.PROCESSING
+    assert ingest() == ["COMPLETED"]

@@ -174,3 +174,21 @@ def test_a_small_tenants_top_k_is_complete_under_the_hnsw_index(shared_base, set
         reverse=True,
     )[:10]
     assert [hit.chunk_id for hit in hits] == [chunk_id for _, chunk_id in exact]
+
+
+def test_the_full_text_statement_refuses_an_unscoped_chunk_query(shared_base, corpus):
+    """The hand-written FTS statement (SQLite) embeds the chunk query; one that says nobody's rows
+    is refused before any SQL runs, and a scoped one carries its owner clause (the SQL guard)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from core.tenancy import UnscopedQueryError
+    from knowledge.services.search import _keyword_ranked
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the raw FTS5 statement is SQLite's; PostgreSQL's full text goes through the ORM")
+    with pytest.raises(UnscopedQueryError):
+        _keyword_ranked(Chunk.objects.filter(base_id=shared_base.pk), "cat", 5)
+    with CaptureQueriesContext(connection) as queries:
+        assert len(_keyword_ranked(Chunk.objects.for_user("bob").filter(base_id=shared_base.pk), "tomatoes cat", 5)) == 1
+    assert '"knowledge_chunks"."user_id" = ' in queries.captured_queries[-1]["sql"]
