@@ -132,7 +132,7 @@ def main() -> None:
                 results[name][kind] += any(_flat(needle) in flat[i] for i in top)
     total = len(QUESTIONS)
     print(f"{len(chunks)} chunks of README.md ({len(text):,} characters), embedded in {embed_seconds:.2f} s; {total} + {total} questions, hit@{TOP}")
-    print(f"| ranking | lexical | paraphrased | all |\n|---|---|---|---|")
+    print("| ranking | lexical | paraphrased | all |\n|---|---|---|---|")
     for name, _ in configs:
         lexical, paraphrased = results[name]["lexical"], results[name]["paraphrased"]
         print(f"| {name} | {lexical}/{total} | {paraphrased}/{total} | {(lexical + paraphrased) / (2 * total):.2f} |")
