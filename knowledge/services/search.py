@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connections, transaction
-from django.db.models import BooleanField, FloatField
+from django.db.models import BinaryField, BooleanField, FloatField
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTransform
 
@@ -114,11 +114,13 @@ def _vector_ranked(chunks: Any, query_vector: list[float], n: int) -> list[tuple
             rows = list(chunks.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance").values_list("id", "distance")[:n])
         rows.sort(key=lambda row: (row[1], row[0]))  # relaxed_order: nearly sorted only
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
-    rows = list(chunks.values_list("id", "embedding"))
+    # The stored float32 bytes as they are (the field's converter would build a list per row).
+    raw = RawSQL('"knowledge_chunks"."embedding"', [], output_field=BinaryField())
+    rows = list(chunks.annotate(_vector=raw).values_list("id", "_vector"))
     if not rows:
         return []
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
+    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype="<f4").reshape(len(rows), -1)
     scores = matrix @ np.asarray(query_vector, dtype=np.float32)  # unit vectors: the dot product is the cosine
     top = np.argsort(-scores, kind="stable")[:n]
     return [(int(ids[i]), float(scores[i])) for i in top]
@@ -152,9 +154,12 @@ def _keyword_ranked(chunks: Any, query: str, n: int) -> list[tuple[int, float]]:
     reason = queryset_sql_reason(chunks)  # refuses an unscoped queryset
     inner_sql, inner_params = chunks.values("id").query.sql_with_params()
     match = " OR ".join(f'"{word}"' for word in words)
+    # The full-text match runs once (materialized); the scoped chunk ids filter its rows. Written
+    # as one WHERE, SQLite would run the match again for every chunk of the user.
     sql = (
-        "SELECT rowid, bm25(knowledge_chunks_fts) AS rank FROM knowledge_chunks_fts "
-        f"WHERE knowledge_chunks_fts MATCH %s AND rowid IN ({inner_sql}) ORDER BY rank, rowid LIMIT %s"
+        "WITH matched AS MATERIALIZED (SELECT rowid AS id, bm25(knowledge_chunks_fts) AS rank FROM knowledge_chunks_fts "
+        "WHERE knowledge_chunks_fts MATCH %s) "
+        f"SELECT id, rank FROM matched WHERE id IN ({inner_sql}) ORDER BY rank, id LIMIT %s"
     )
     with marked(reason), connection.cursor() as cursor:
         cursor.execute(sql, [match, *inner_params, n])
