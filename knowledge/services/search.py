@@ -20,8 +20,9 @@ base's active embedder, in the same statement as the ranking:
   README); k=10 with the lexical list at half weight was the best there, by one question, so it
   is the default, and the default search type stays ``vector`` until a larger set says more.
 
-Metadata filters (``knowledge_filters``) are equality on keys of the chunk metadata (the
-content's metadata, plus the reader's page/heading keys), applied in the same query.
+Metadata filters (``knowledge_filters``, ``knowledge.filters``: equality on keys, or Agno's
+filter expressions) apply to the chunk metadata (the content's metadata, plus the reader's
+page/heading keys), in the same query.
 """
 from __future__ import annotations
 
@@ -34,12 +35,12 @@ from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import BinaryField, BooleanField, FloatField
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KeyTransform
 
 from agents.runtime.knowledge import KnowledgeHit
 from core.tenancy import queryset_sql_reason, marked
 
 from ..embedders import embedder_get
+from ..filters import FilterError, apply_filters
 from ..models import Chunk, Content, KnowledgeBase
 from .bases import User, readable
 
@@ -75,29 +76,14 @@ class SearchHit:
         )
 
 
-def _check_filters(filters: Any) -> dict[str, Any]:
-    if filters is None:
-        return {}
-    if not isinstance(filters, dict):
-        raise SearchError("knowledge_filters must be an object of metadata keys and values")
-    for key, value in filters.items():
-        if not isinstance(key, str) or not key:
-            raise SearchError("knowledge_filters keys must be non-empty strings")
-        if not (value is None or isinstance(value, (str, int, float, bool))):
-            raise SearchError(f"knowledge_filters[{key!r}] must be a string, number, boolean or null")
-    return filters
-
-
-def _candidates(*, user: User, base: KnowledgeBase, filters: dict[str, Any]) -> Any:
+def _candidates(*, user: User, base: KnowledgeBase, filters: Any) -> Any:
     """The chunks the search may return: readable by ``user``, of this base and its active
     embedder, matching the filters (a scoped queryset, not evaluated)."""
     chunks = readable(Chunk.objects, user).filter(base_id=base.pk, embedder_id=base.embedder_id)
-    for number, (key, value) in enumerate(filters.items()):
-        # KeyTransform quotes the key as one JSON path element, whatever it holds ("a__b" is a key).
-        alias = f"_filter_{number}"
-        chunks = chunks.alias(**{alias: KeyTransform(key, "metadata")})
-        chunks = chunks.filter(**({f"{alias}__isnull": True} if value is None else {alias: value}))
-    return chunks
+    try:
+        return apply_filters(chunks, filters)
+    except FilterError as exc:
+        raise SearchError(f"knowledge_filters: {exc}") from None
 
 
 def _vector_ranked(chunks: Any, query_vector: list[float], n: int) -> list[tuple[int, float]]:
@@ -183,7 +169,7 @@ def knowledge_search(
     query: str,
     search_type: str = "vector",
     limit: int = 5,
-    filters: dict[str, Any] | None = None,
+    filters: Any = None,
     rrf_k: float = RRF_K,
     vector_weight: float = VECTOR_WEIGHT,
     keyword_weight: float = KEYWORD_WEIGHT,
@@ -197,12 +183,11 @@ def knowledge_search(
         raise SearchError(f"limit must be between 1 and {MAX_LIMIT}")
     if rrf_k < 0 or vector_weight < 0 or keyword_weight < 0:
         raise SearchError("rrf_k and the weights must not be negative")
-    filters = _check_filters(filters)
     base = readable(KnowledgeBase.objects, user).get(pk=base_id)
+    chunks = _candidates(user=user, base=base, filters=filters)  # bad filters are refused, whatever the query
     query = (query or "").strip()
     if not query:
         return []
-    chunks = _candidates(user=user, base=base, filters=filters)
     depth = limit if search_type != "hybrid" else max(limit * 4, 20)
     if search_type == "keyword":
         ranked = _keyword_ranked(chunks, query, limit)

@@ -101,6 +101,44 @@ def test_metadata_filters_are_equality_on_keys(shared_base, corpus):
         knowledge_search(user="alice", base_id=shared_base.pk, query=query, filters={"topic": ["a", "b"]})
 
 
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"op": "EQ", "key": "topic", "value": "finance"}, {"markets"}),
+        ({"op": "NEQ", "key": "topic", "value": "finance"}, {"pets", "travel"}),
+        ({"op": "IN", "key": "topic", "values": ["animals", "trips"]}, {"pets", "travel"}),
+        ({"op": "GT", "key": "year", "value": 2023}, {"pets"}),
+        ({"op": "LTE", "key": "year", "value": 2024}, {"pets", "markets"}),
+        ({"op": "CONTAINS", "key": "topic", "value": "nan"}, {"markets"}),
+        ({"op": "STARTSWITH", "key": "topic", "value": "tr"}, {"travel"}),
+        ({"op": "OR", "conditions": [{"op": "EQ", "key": "topic", "value": "trips"}, {"op": "EQ", "key": "year", "value": 2023}]}, {"travel", "markets"}),
+        ({"op": "NOT", "condition": {"op": "IN", "key": "topic", "values": ["animals", "finance"]}}, {"travel"}),
+        ([{"op": "GTE", "key": "year", "value": 2023}, {"op": "LT", "key": "year", "value": 2024}], {"markets"}),
+    ],
+    ids=["eq", "neq", "in", "gt", "lte", "contains", "startswith", "or", "not", "list-is-and"],
+)
+def test_agno_filter_expressions(shared_base, corpus, filters, expected):
+    hits = knowledge_search(user="alice", base_id=shared_base.pk, query="anything", filters=filters, limit=10)
+    assert {hit.name for hit in hits} == expected
+    assert {hit.name for hit in knowledge_search(user="alice", base_id=shared_base.pk, query="anything", search_type="hybrid", filters=filters, limit=10)} <= expected
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"op": "LIKE", "key": "a", "value": "b"}, "unknown filter operator"),
+        ({"op": "IN", "key": "a", "values": "b"}, "IN needs a list"),
+        ({"op": "AND", "conditions": []}, "non-empty list"),
+        ({"op": "EQ", "key": "", "value": 1}, "non-empty string"),
+        ({"op": "GT", "key": "a", "value": True}, "a number or a string"),
+        ("topic=finance", "must be an object"),
+    ],
+)
+def test_malformed_filters_are_refused(shared_base, filters, message):
+    with pytest.raises(SearchError, match=message):
+        knowledge_search(user="alice", base_id=shared_base.pk, query="", filters=filters)
+
+
 def test_bad_searches_are_refused(shared_base):
     for kwargs, message in (({"search_type": "fuzzy"}, "search_type"), ({"limit": 0}, "limit"), ({"limit": 101}, "limit")):
         with pytest.raises(SearchError, match=message):
