@@ -216,3 +216,22 @@ def test_a_content_whose_job_was_lost_for_good_reads_failed_with_the_jobs_reason
     # and it can be refreshed
     assert content_refresh(user="alice", content_id=content.pk).status == ContentStatus.PROCESSING
     assert ingest() == ["COMPLETED"]
+
+
+def test_status_and_config_for_a_client(shared_base):
+    from knowledge.services import content_status_for_user, knowledge_config
+
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="Status please.", metadata={"team": "ops"}).content
+    content_insert(user_id="bob", base_id=shared_base.pk, source_type="text", text="Bob's.", metadata={"secret_key_name": 1})
+    assert content_status_for_user(user="alice", content_id=content.pk) == {"id": content.pk, "status": "processing", "status_message": "", "progress": {}}
+    ingest()
+    status = content_status_for_user(user="alice", content_id=content.pk)
+    assert (status["status"], status["progress"]["stage"], status["progress"]["embedded"]) == ("completed", "writing", 1)
+    with pytest.raises(Content.DoesNotExist):
+        content_status_for_user(user="bob", content_id=content.pk)
+    config = knowledge_config(user="alice", base_id=shared_base.pk)
+    assert config["filters"] == ["team"]  # not bob's keys
+    assert set(config["readers"]) == {"text", "markdown", "html", "pdf", "docx", "csv", "json"}
+    assert config["readers"]["pdf"]["content_types"] == ["application/pdf"] and config["readersForType"][".docx"] == ["docx"]
+    assert set(config["chunkers"]) == {"fixed", "recursive", "markdown"}
+    assert config["vector_dbs"][0]["search_types"] == ["vector", "keyword", "hybrid"]
