@@ -447,6 +447,10 @@ KNOWLEDGE_CHUNK_OVERLAP = env.integer("KNOWLEDGE_CHUNK_OVERLAP", 100, minimum=0)
 # HNSW's candidate list per search (pgvector's hnsw.ef_search); iterative scans extend it while
 # a user's filter leaves fewer than the limit.
 KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)
+# A user whose candidate chunks (own and shared, in the base) are at most this many is searched
+# exactly on PostgreSQL (their rows by the owner's index, all scored): exact, and faster than the
+# graph when they hold a small share of a large table. 0: always the HNSW index.
+KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = env.integer("KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS", 10000, minimum=0)
 
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)

@@ -3,7 +3,9 @@
 Whose chunks: the user's own and the shared ones (``bases.readable``), and only those of the
 base's active embedder, in the same statement as the ranking:
 
-- PostgreSQL, vector: ``ORDER BY embedding <=> q LIMIT n`` over the HNSW index with the owner,
+- PostgreSQL, vector, a user with at most ``KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS`` candidate chunks:
+  exact, their chunks read by the owner's index and all of them scored (one bounded count first).
+- PostgreSQL, vector, a larger share: ``ORDER BY embedding <=> q LIMIT n`` over the HNSW index with the owner,
   base and metadata conditions in the same query, and pgvector's iterative index scans on
   (``SET LOCAL hnsw.iterative_scan = relaxed_order``): the scan goes on past the first candidate
   list until n rows pass the filter, so a user holding 1% of the chunks still gets a full top-n.
@@ -91,12 +93,20 @@ def _vector_ranked(chunks: Any, query_vector: list[float], n: int) -> list[tuple
     if connections[chunks.db].vendor == "postgresql":
         from pgvector.django import CosineDistance
 
+        exact_max = settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS
         with transaction.atomic(using=chunks.db):
+            # A user with few chunks: read them by the owner's index and sort them all (exact,
+            # and faster than walking the graph past everyone else's). Only index scans are
+            # switched off, so the owner's index is still read, as a bitmap.
+            exact = exact_max > 0 and chunks.values("id")[: exact_max + 1].count() <= exact_max
             with connections[chunks.db].cursor() as cursor:
-                cursor.execute(
-                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
-                    [str(max(settings.KNOWLEDGE_HNSW_EF_SEARCH, n))],
-                )
+                if exact:
+                    cursor.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                else:
+                    cursor.execute(
+                        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+                        [str(max(settings.KNOWLEDGE_HNSW_EF_SEARCH, n))],
+                    )
             rows = list(chunks.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance").values_list("id", "distance")[:n])
         rows.sort(key=lambda row: (row[1], row[0]))  # relaxed_order: nearly sorted only
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]

@@ -197,6 +197,7 @@ def test_a_small_tenants_top_k_is_complete_under_the_hnsw_index(shared_base, set
         cursor.execute("ANALYZE knowledge_chunks")
     query = "a query that matches nothing in particular"
     settings.KNOWLEDGE_HNSW_EF_SEARCH = 10
+    settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = 0  # the graph, not the exact path for small tenants
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_sort = off")
@@ -230,3 +231,23 @@ def test_the_full_text_statement_refuses_an_unscoped_chunk_query(shared_base, co
     with CaptureQueriesContext(connection) as queries:
         assert len(_keyword_ranked(Chunk.objects.for_user("bob").filter(base_id=shared_base.pk), "tomatoes cat", 5)) == 1
     assert '"knowledge_chunks"."user_id" = ' in queries.captured_queries[-1]["sql"]
+
+
+@pytest.mark.postgres_only
+def test_a_user_with_few_chunks_is_searched_exactly(shared_base, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _add(shared_base, "alice", "pets")
+    _add(shared_base, "bob", "markets")
+    ingest()
+    settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = 1  # alice sees her chunk and no shared one
+    with CaptureQueriesContext(connection) as queries:
+        [hit] = knowledge_search(user="alice", base_id=shared_base.pk, query="cat", limit=5)
+    statements = " ".join(query["sql"] for query in queries.captured_queries)
+    assert hit.name == "pets" and "enable_indexscan" in statements and "hnsw.iterative_scan" not in statements
+    _add(shared_base, "alice", "cooking")
+    ingest()
+    with CaptureQueriesContext(connection) as queries:
+        assert len(knowledge_search(user="alice", base_id=shared_base.pk, query="cat", limit=5)) == 2
+    assert "hnsw.iterative_scan" in " ".join(query["sql"] for query in queries.captured_queries)
