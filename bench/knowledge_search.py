@@ -26,6 +26,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--ef-search", type=int, default=None, help="KNOWLEDGE_HNSW_EF_SEARCH for the searches")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards (for --reuse)")
+    parser.add_argument("--reuse", action="store_true", help="search the database a --keep run left (no load, no build)")
     args = parser.parse_args()
     url = os.environ.get("KNOWLEDGE_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/agno_knowledge_bench")
     parts = urlsplit(url)
@@ -33,9 +36,10 @@ def main() -> None:
 
     admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
     name = parts.path.lstrip("/")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
+    if not args.reuse:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agno_site.settings.test")
     import django
@@ -48,7 +52,12 @@ def main() -> None:
     from knowledge.models import Chunk, Content, KnowledgeBase
     from knowledge.services.search import _candidates, _vector_ranked
 
-    call_command("migrate", verbosity=0)
+    from django.conf import settings
+
+    if args.ef_search:
+        settings.KNOWLEDGE_HNSW_EF_SEARCH = args.ef_search
+    if not args.reuse:
+        call_command("migrate", verbosity=0)
     rng = np.random.default_rng(22)
     latent = rng.normal(size=(32, 384)).astype(np.float32)
 
@@ -60,30 +69,37 @@ def main() -> None:
     small, big = total // 100, total * 30 // 100
     others = (total - small - big) // 18
     owners = [("user-small", small), ("user-big", big)] + [(f"user-{n:02d}", others) for n in range(18)]
-    base = KnowledgeBase.objects.create(user_id=None, name="bench", embedder_id="minilm")
     data: dict[str, np.ndarray] = {}
     ids: dict[str, list[int]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX knowledge_chunks_embedding_hnsw")
-    started = time.perf_counter()
-    for owner, count in owners:
-        content = Content.objects.create(user_id=owner, base=base, source_type="text", status="completed")
-        data[owner] = vectors(count)
-        rows = Chunk.objects.bulk_create(
-            [Chunk(user_id=owner, base=base, content=content, index=i, text=f"{owner} {i}", embedding=v, embedder_id="minilm") for i, v in enumerate(data[owner])],
-            batch_size=2000,
-        )
-        ids[owner] = [row.pk for row in rows]
-    load = time.perf_counter() - started
-    started = time.perf_counter()
-    with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '512MB'")
-        cursor.execute(
-            "CREATE INDEX knowledge_chunks_embedding_hnsw ON knowledge_chunks USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-        cursor.execute("ANALYZE knowledge_chunks")
-    build = time.perf_counter() - started
-    print(f"{sum(c for _, c in owners):,} chunks over {len(owners)} users: loaded in {load:.0f} s, HNSW built in {build:.0f} s")
+    if args.reuse:  # the same seed makes the same vectors; the ids are read back in order
+        base = KnowledgeBase.all_users.get(name="bench")
+        for owner, count in owners:
+            data[owner] = vectors(count)
+            ids[owner] = list(Chunk.all_users.filter(user_id=owner).order_by("index").values_list("id", flat=True))
+    else:
+        base = KnowledgeBase.objects.create(user_id=None, name="bench", embedder_id="minilm")
+        with connection.cursor() as cursor:
+            cursor.execute("DROP INDEX knowledge_chunks_embedding_hnsw")
+        started = time.perf_counter()
+        for owner, count in owners:
+            content = Content.objects.create(user_id=owner, base=base, source_type="text", status="completed")
+            data[owner] = vectors(count)
+            rows = Chunk.objects.bulk_create(
+                [Chunk(user_id=owner, base=base, content=content, index=i, text=f"{owner} {i}", embedding=v, embedder_id="minilm") for i, v in enumerate(data[owner])],
+                batch_size=2000,
+            )
+            ids[owner] = [row.pk for row in rows]
+        load = time.perf_counter() - started
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '512MB'")
+            cursor.execute(
+                "CREATE INDEX knowledge_chunks_embedding_hnsw ON knowledge_chunks USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+            cursor.execute("ANALYZE knowledge_chunks")
+        build = time.perf_counter() - started
+        print(f"{sum(c for _, c in owners):,} chunks over {len(owners)} users: loaded in {load:.0f} s, HNSW built in {build:.0f} s")
+    print(f"hnsw.ef_search {settings.KNOWLEDGE_HNSW_EF_SEARCH}, exact below {settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS:,} candidate chunks")
     print("| user | share | p50 | p95 | recall@10 | plan |\n|---|---|---|---|---|---|")
     from contextlib import nullcontext
 
@@ -101,6 +117,9 @@ def main() -> None:
         chunks = _candidates(user=owner, base=base, filters=None)
         queries = vectors(args.queries)
         timings, recalls = [], []
+        exact_max = settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS
+        if force:
+            settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = 0
         block = forced_hnsw() if force else nullcontext()
         for query in queries:
             begin = time.perf_counter()
@@ -109,13 +128,13 @@ def main() -> None:
             exact = np.argsort(-(data[owner] @ query))[:10]
             expected = {ids[owner][i] for i in exact}
             recalls.append(len(expected & set(got)) / 10)
-        from pgvector.django import CosineDistance
-
-        plan = chunks.annotate(distance=CosineDistance("embedding", queries[0].tolist())).order_by("distance")[:10].explain()
-        kind = "HNSW, iterative scan" if "knowledge_chunks_embedding_hnsw" in plan else "exact (btree on the owner, then sort)"
         if force:
             block.__exit__(None, None, None)
-            kind += " (planner steered onto it)"
+            settings.KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = exact_max
+            kind = "HNSW, iterative scan (forced: no exact path, no sorting)"
+        else:
+            exact = chunks.values("id")[: exact_max + 1].count() <= exact_max
+            kind = "exact (the owner's rows, all scored)" if exact else "HNSW, iterative scan"
         timings.sort()
         p95 = timings[int(0.95 * (len(timings) - 1))]
         share = dict(owners)[owner] / total
@@ -123,8 +142,9 @@ def main() -> None:
     from django.db import connections
 
     connections.close_all()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    if not args.keep:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 if __name__ == "__main__":
