@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     verbose_name = "Knowledge"
+
+    def ready(self) -> None:
+        # Registers the ingestion job's handler in every process that runs jobs.
+        import importlib
+
+        importlib.import_module("knowledge.services.ingestion")

@@ -16,6 +16,7 @@ from core.services.tokens import access_token_create
 from metrics.models import MetricsAggregate, MetricsRefreshState
 from metrics.services import row_id
 from scheduler.models import Schedule, ScheduleRun
+from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -95,6 +96,8 @@ def make_metrics_row(user_id: str | None = "alice", **fields: Any) -> MetricsAgg
 def make_refresh_state(user_id: str | None = "alice", **fields: Any) -> MetricsRefreshState:
     fields.setdefault("scope", f"test-{user_id}-{next(_counter)}")
     return MetricsRefreshState.objects.create(user_id=user_id, **fields)
+
+
 def make_schedule(user_id: str | None = "alice", **fields: Any) -> Schedule:
     """A schedule row as the scheduler's service writes it (without its PeriodicTask)."""
     fields.setdefault("name", f"schedule-{next(_counter)}")
@@ -112,6 +115,29 @@ def make_schedule_run(user_id: str | None = "alice", **fields: Any) -> ScheduleR
     return ScheduleRun.objects.create(user_id=user_id, schedule=schedule, **fields)
 
 
+def make_knowledge_base(user_id: str | None = "alice", **fields: Any) -> KnowledgeBase:
+    fields.setdefault("name", f"base-{next(_counter)}")
+    fields.setdefault("embedder_id", "minilm")
+    return KnowledgeBase.objects.create(user_id=user_id, **fields)
+
+
+def make_content(user_id: str | None = "alice", base: KnowledgeBase | None = None, **fields: Any) -> Content:
+    base = base or make_knowledge_base(user_id)
+    fields.setdefault("name", f"doc-{next(_counter)}.txt")
+    fields.setdefault("source_type", "text")
+    fields.setdefault("status", "completed")
+    return Content.objects.create(user_id=user_id, base=base, **fields)
+
+
+def make_chunk(user_id: str | None = "alice", content: Content | None = None, **fields: Any) -> Chunk:
+    content = content or make_content(user_id)
+    fields.setdefault("index", next(_counter))
+    fields.setdefault("text", "a passage of text")
+    fields.setdefault("embedding", [1.0] + [0.0] * (VECTOR_DIMENSIONS - 1))
+    fields.setdefault("embedder_id", "minilm")
+    return Chunk.objects.create(user_id=user_id, base_id=content.base_id, content=content, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -127,4 +153,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     MetricsRefreshState: make_refresh_state,
     Schedule: make_schedule,
     ScheduleRun: make_schedule_run,
+    KnowledgeBase: make_knowledge_base,
+    Content: make_content,
+    Chunk: make_chunk,
 }

@@ -441,6 +441,30 @@ TRACING = env.boolean("TRACING", DEBUG)
 TRACING_EXPORT_DELAY_MS = env.integer("TRACING_EXPORT_DELAY_MS", 1000, minimum=10)
 OTEL_SERVICE_NAME = env.string("OTEL_SERVICE_NAME", "agno-site")
 
+# --- Knowledge ----------------------------------------------------------------------------------
+# The embedder new knowledge bases use: "minilm" (all-MiniLM-L6-v2, int8 ONNX, from PyPI packages:
+# offline), "openai:<model>" (an OpenAI-compatible /embeddings endpoint: EMBEDDINGS_BASE_URL, else
+# OPENAI_BASE_URL) or "fastembed:<model>" (any fastembed model; downloaded on first use).
+KNOWLEDGE_EMBEDDER = env.string("KNOWLEDGE_EMBEDDER", "minilm")
+# Where the packaged model's files are assembled for fastembed (links, plus two small JSON files).
+KNOWLEDGE_MODEL_DIR = Path(env.string("KNOWLEDGE_MODEL_DIR", str(VAR_DIR / "models")))
+# Largest content accepted (upload, text, fetched URL), in bytes.
+KNOWLEDGE_MAX_CONTENT_BYTES = env.integer("KNOWLEDGE_MAX_CONTENT_BYTES", 20 * 1024 * 1024, minimum=1)
+# Wall-clock limit for fetching a URL (redirects and body included), seconds.
+KNOWLEDGE_URL_TIMEOUT_SECONDS = env.integer("KNOWLEDGE_URL_TIMEOUT_SECONDS", 20, minimum=1)
+# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces (about
+# 1,000 characters of English); a longer chunk would be cut silently, so 800 leaves room.
+KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 800, minimum=50)
+KNOWLEDGE_CHUNK_OVERLAP = env.integer("KNOWLEDGE_CHUNK_OVERLAP", 100, minimum=0)
+# HNSW's candidate list per search (pgvector's hnsw.ef_search); iterative scans extend it while
+# a user's filter leaves fewer than the limit. 100 gave a 30% tenant a recall@10 of 0.93 at 100k
+# chunks, 200 gave 0.99 (bench/README.md).
+KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 200, minimum=1, maximum=1000)
+# A user whose candidate chunks (own and shared, in the base) are at most this many is searched
+# exactly on PostgreSQL (their rows by the owner's index, all scored): exact, and faster than the
+# graph when they hold a small share of a large table. 0: always the HNSW index.
+KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = env.integer("KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS", 10000, minimum=0)
+
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)
 AGENTOS_BACKGROUND_MAX_PER_USER = env.integer("AGENTOS_BACKGROUND_MAX_PER_USER", 8, minimum=1)

@@ -1,4 +1,5 @@
-"""A scriptable OpenAI-compatible Chat Completions server (``POST /v1/chat/completions``).
+"""A scriptable OpenAI-compatible Chat Completions server (``POST /v1/chat/completions``), with
+``POST /v1/embeddings`` answering deterministic bag-of-words vectors (``fake_embedding``).
 
 Drive the real ``openai`` SDK (or anything OpenAI-compatible) against it::
 
@@ -23,6 +24,8 @@ See ``Reply`` for slowness (``delay``) and gating (``gate``), ``Failure`` for er
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -35,7 +38,7 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: 
 
 
 class FakeOpenAIServer(FakeServer):
-    paths = ("/v1/chat/completions", "/chat/completions")
+    paths = ("/v1/chat/completions", "/chat/completions", "/v1/embeddings", "/embeddings")
 
     @property
     def base_url(self) -> str:
@@ -47,6 +50,9 @@ class FakeOpenAIServer(FakeServer):
             self.send_json(handler, item.status, {"error": error}, item.headers)
             return
         body = recorded.body if isinstance(recorded.body, dict) else {}
+        if recorded.path.split("?")[0].endswith("/embeddings"):
+            self.send_json(handler, 200, fake_embeddings(body))
+            return
         completion_id = item.id or self.next_id("chatcmpl-")
         model = body.get("model", "fake-model")
         calls = [(call.id or self.next_id("call_"), call) for call in item.tool_calls]
@@ -103,6 +109,24 @@ class FakeOpenAIServer(FakeServer):
         if item.stream_error is None:
             self.write_chunk(handler, "data: [DONE]\n\n")
         self.end_stream(handler)
+
+
+def fake_embedding(text: str, dimensions: int) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words point the same way."""
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        vector[zlib.crc32(word.encode()) % dimensions] += 1.0
+    return vector
+
+
+def fake_embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /v1/embeddings``: one vector per input, ``dimensions`` wide (1536 if not asked)."""
+    inputs = body.get("input") or []
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    dimensions = int(body.get("dimensions") or 1536)
+    data = [{"object": "embedding", "index": index, "embedding": fake_embedding(text, dimensions)} for index, text in enumerate(inputs)]
+    tokens = sum(len(str(text).split()) for text in inputs)
+    return {"object": "list", "data": data, "model": body.get("model", "fake-embedder"), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 def _usage(usage: tuple[int, int]) -> dict[str, int]:

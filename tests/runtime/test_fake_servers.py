@@ -70,5 +70,16 @@ def test_unknown_routes_are_404_and_not_recorded():
     with FakeOpenAIServer() as server:
         client = openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0)
         with pytest.raises(openai.NotFoundError):
-            client.embeddings.create(model="m", input="x")
+            client.models.list()
         assert server.requests == []
+
+
+def test_embeddings_are_deterministic_and_as_wide_as_asked():
+    with FakeOpenAIServer() as server:
+        client = openai.OpenAI(api_key="k", base_url=server.base_url, max_retries=0)
+        first = client.embeddings.create(model="m", input=["red apple", "green apple", "blue sky"], dimensions=64)
+        again = client.embeddings.create(model="m", input="red apple", dimensions=64)
+    vectors = [row.embedding for row in first.data]
+    assert [len(vector) for vector in vectors] == [64, 64, 64] and again.data[0].embedding == vectors[0]
+    dot = lambda a, b: sum(x * y for x, y in zip(a, b))  # noqa: E731
+    assert dot(vectors[0], vectors[1]) > dot(vectors[0], vectors[2])  # a shared word points the same way

@@ -18,6 +18,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from agents.runtime.tools.function import tool
@@ -31,6 +32,15 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
 
 class FetchRefused(PermissionError):
     """The URL, or an address it resolves to, is not allowed."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # after redirects
+    status: int
+    content_type: str
+    body: bytes
+    truncated: bool
 
 
 class HttpFetchTools(Toolkit):
@@ -70,6 +80,22 @@ class HttpFetchTools(Toolkit):
         Args:
             url: Absolute http:// or https:// URL.
         """
+        fetched = self.fetch(url)
+        return json.dumps(
+            {
+                "url": fetched.url,
+                "status": fetched.status,
+                "content_type": fetched.content_type,
+                "truncated": fetched.truncated,
+                "content": _decode(fetched.body, fetched.content_type),
+            },
+            ensure_ascii=False,
+        )
+
+    def fetch(self, url: str) -> Fetched:
+        """GET ``url`` with every hop checked (the guard above); the body as bytes, at most
+        ``max_bytes`` of it (``truncated`` says there was more). Also what the knowledge base
+        fetches remote contents with."""
         current = url
         deadline = time.monotonic() + self.timeout  # for the whole call, redirects included
         for _ in range(self.max_redirects + 1):
@@ -82,16 +108,7 @@ class HttpFetchTools(Toolkit):
             if status in REDIRECT_STATUSES and location:
                 current = urljoin(current, location)
                 continue
-            return json.dumps(
-                {
-                    "url": current,
-                    "status": status,
-                    "content_type": content_type,
-                    "truncated": truncated,
-                    "content": _decode(body, content_type),
-                },
-                ensure_ascii=False,
-            )
+            return Fetched(url=current, status=status, content_type=content_type, body=body, truncated=truncated)
         raise FetchRefused(f"Too many redirects (more than {self.max_redirects})")
 
     def _checked_address(self, parts: SplitResult) -> str:

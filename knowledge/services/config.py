@@ -1,0 +1,62 @@
+"""What a client may choose from (AgentOS's ``GET /knowledge/config``), and a content's status."""
+from __future__ import annotations
+
+from typing import Any
+
+from agents.models import Job
+
+from ..chunkers import CHUNKERS
+from ..models import Content
+from ..readers import READERS
+from .bases import User, readable
+from .contents import content_get_for_user
+from .search import SEARCH_TYPES
+
+METADATA_KEYS_SCANNED = 1000
+
+
+def knowledge_config(*, user: User, base_id: str | None = None) -> dict[str, Any]:
+    """Readers (with the chunkers and types each takes), chunkers, the search types, and the
+    metadata keys of the contents ``user`` may read (the newest 1,000: one bounded query), as
+    AgentOS's config response names them. No remote content sources are configured."""
+    readers = {
+        reader.id: {
+            "id": reader.id, "name": reader.name, "description": reader.description,
+            "chunkers": [reader.chunker] + [key for key in CHUNKERS if key != reader.chunker], "content_types": list(reader.mime_types),
+        }
+        for reader in READERS.values()
+    }
+    by_type: dict[str, list[str]] = {}
+    for reader in READERS.values():
+        for kind in (*reader.mime_types, *reader.extensions):
+            by_type.setdefault(kind, []).append(reader.id)
+    contents = readable(Content.objects, user)
+    if base_id is not None:
+        contents = contents.filter(base_id=base_id)
+    keys: set[str] = set()
+    for metadata in contents.order_by("-created_at").values_list("metadata", flat=True)[:METADATA_KEYS_SCANNED]:
+        if isinstance(metadata, dict):
+            keys.update(metadata)
+    return {
+        "readers": readers,
+        "readersForType": by_type,
+        "chunkers": {key: {"key": key, "name": key.title(), "description": description, "metadata": None} for key, description in CHUNKERS.items()},
+        "filters": sorted(keys),
+        "vector_dbs": [{
+            "id": "pgvector", "name": "PgVector (PostgreSQL) / exact search (SQLite)",
+            "description": "Chunks with their embeddings in the site's database", "search_types": list(SEARCH_TYPES),
+        }],
+        "remote_content_sources": [],
+        "unavailable_readers": [],
+        "unavailable_chunkers": [],
+    }
+
+
+def content_status_for_user(*, user: User, content_id: str) -> dict[str, Any]:
+    """``{id, status, status_message, progress}`` of a content ``user`` may read; ``progress`` is
+    its ingestion job's (stage, chunks, embedded) while it runs. ``Content.DoesNotExist`` if not."""
+    content = content_get_for_user(user=user, content_id=content_id)
+    progress: dict[str, Any] = {}
+    if content.job_id:
+        progress = Job.objects.unscoped("the ingestion job of a content the caller may read").filter(pk=content.job_id).values_list("progress", flat=True).first() or {}
+    return {"id": content.pk, "status": content.status, "status_message": content.status_message, "progress": progress}
