@@ -16,7 +16,7 @@ USER_SCOPES = [
     "agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "sessions:read", "sessions:write", "sessions:delete",
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
-    "approvals:read", "approvals:write", "approvals:delete",
+    "approvals:read", "approvals:write", "approvals:delete", "knowledge:read", "knowledge:write", "knowledge:delete",
 ]
 
 
@@ -81,11 +81,30 @@ def alice_data(db) -> dict[str, str]:
     flow_run = make_run("alice", session=flow_session, run_id="alice-flow-run", run_type="workflow", component_id="review-flow", status="PAUSED",
                         run_data={"status": "PAUSED", "workflow_id": "review-flow", "content": MARK})
     approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
+    content, private_base = _alice_knowledge()
     return {
+        "content_id": content.pk, "private_base_id": private_base.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
     }
+
+
+def _alice_knowledge():
+    """Alice's document in the shared default base (a metadata key carries the marker: /config's
+    filter keys must not show it to others), and a base of her own."""
+    from django.conf import settings
+
+    from knowledge.models import Content, SourceType
+    from knowledge.services import base_get_or_create
+
+    shared = base_get_or_create(name=settings.KNOWLEDGE_DEFAULT_BASE)
+    private = base_get_or_create(name=f"{MARK} base", user_id="alice")
+    content = Content.objects.create(
+        user_id="alice", base=shared, name=f"{MARK} notes", source_type=SourceType.TEXT, data=MARK.encode(), size=len(MARK),
+        metadata={MARK: "yes"}, status="completed",
+    )
+    return content, private
 
 
 def snapshot() -> dict[str, list]:
