@@ -14,8 +14,22 @@ from .registry import live_member_ids, member_kind
 from .toolkits import toolkit_choices
 
 
+def knowledge_choices() -> list[tuple[str, str]]:
+    from .knowledge import knowledge_base_list
+
+    return [(base.name, base.name + (f" ({base.description})" if base.description else "")) for base in knowledge_base_list()]
+
+
+def knowledge_field() -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        choices=knowledge_choices, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="The knowledge bases it searches (from the knowledge app).",
+    )
+
+
 class AgentVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
+    knowledge = knowledge_field()
 
     class Meta:
         model = AgentVersion
@@ -25,7 +39,8 @@ class AgentVersionForm(forms.ModelForm):
 VERSION_FIELDS = (
     "model", "fallback_models", "reasoning_model", "instructions", "tools", "add_history_to_context",
     "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
-    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown", "notes",
+    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown", "knowledge",
+    "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
 
@@ -126,6 +141,7 @@ def member_choices() -> list[tuple[str, str]]:
 
 class TeamVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
+    knowledge = knowledge_field()
     members = forms.MultipleChoiceField(
         choices=member_choices, widget=forms.CheckboxSelectMultiple,
         help_text="Live agents and teams (code or database); only published ones are offered. The order is the order listed here.",
@@ -138,7 +154,8 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "role", "instructions", "tools", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "notes",
+    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "knowledge",
+    "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
 

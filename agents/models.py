@@ -62,6 +62,9 @@ class AgentVersion(models.Model):
     num_past_sessions_to_search = models.PositiveIntegerField(default=2)
     tool_call_limit = models.PositiveIntegerField(null=True, blank=True)
     markdown = models.BooleanField(default=True)
+    knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the agent searches, e.g. ["Docs"].')
+    search_knowledge = models.BooleanField(default=True, help_text="Give the model a search_knowledge_base tool over its knowledge bases.")
+    add_knowledge_to_context = models.BooleanField(default=False, help_text="Add the best passages for each message to it before the model answers.")
     notes = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -94,6 +97,22 @@ class AgentVersion(models.Model):
         unknown = [tool for tool in self.tools if tool not in TOOLKITS] if isinstance(self.tools, list) else ["(not a list)"]
         if unknown:
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
+        clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
+
+
+def clean_knowledge(names: object, *, frozen: bool) -> None:
+    """A version's ``knowledge``: a list of distinct names of existing bases. A published
+    version is frozen: a base removed since makes its searches fail (a tool error the model
+    reads), and must not block saving the page where the draft that fixes it is edited."""
+    from .knowledge import unknown_knowledge_bases
+
+    if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+        raise ValidationError({"knowledge": "A list of knowledge base names."})
+    if len(set(names)) != len(names):
+        raise ValidationError({"knowledge": "A knowledge base is listed twice."})
+    missing = [] if frozen else unknown_knowledge_bases(names)
+    if missing:
+        raise ValidationError({"knowledge": f"No knowledge base named {', '.join(missing)}."})
 
 
 class TeamMode(models.TextChoices):
@@ -144,6 +163,9 @@ class TeamVersion(models.Model):
     update_memory_on_run = models.BooleanField(default=False)
     enable_session_summaries = models.BooleanField(default=False)
     markdown = models.BooleanField(default=False)
+    knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the leader searches, e.g. ["Docs"].')
+    search_knowledge = models.BooleanField(default=True, help_text="Give the leader a search_knowledge_base tool over its knowledge bases.")
+    add_knowledge_to_context = models.BooleanField(default=False, help_text="Add the best passages for each message to it before the leader answers.")
     notes = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -173,6 +195,7 @@ class TeamVersion(models.Model):
             raise ValidationError({"members": "A team needs at least one member."})
         if len(set(self.members)) != len(self.members):
             raise ValidationError({"members": "A member is listed twice."})
+        clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
             # names may have gone since (the team is then unavailable); that must not block

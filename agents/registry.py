@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
+from .knowledge import named_knowledge
 from .runtime import Agent, Team, Workflow
 from .runtime.tools.toolkit import Toolkit
 
@@ -189,6 +190,9 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         update_memory_on_run=version.update_memory_on_run,
         enable_session_summaries=version.enable_session_summaries,
         markdown=version.markdown,
+        knowledge=named_knowledge(version.knowledge),
+        search_knowledge=version.search_knowledge,
+        add_knowledge_to_context=version.add_knowledge_to_context,
     )
 
 
@@ -360,6 +364,9 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         num_past_sessions_to_search=version.num_past_sessions_to_search,
         tool_call_limit=version.tool_call_limit,
         markdown=version.markdown,
+        knowledge=named_knowledge(version.knowledge),
+        search_knowledge=version.search_knowledge,
+        add_knowledge_to_context=version.add_knowledge_to_context,
     )
 
 

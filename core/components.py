@@ -63,3 +63,17 @@ def component_summaries(kind: str, visible: Callable[[str], bool]) -> list[dict[
     if found is None:
         return []
     return [found.summary(component) for component in found.list() if visible(component.component_id)]
+
+
+# Sections of /config that an app fills in (the agents app: "knowledge", from its knowledge
+# bases hook), so core imports no app. A builder gets the caller's principal.
+_config_sections: dict[str, Callable[[Any], Any]] = {}
+
+
+def register_config_section(name: str, build: Callable[[Any], Any]) -> None:
+    _config_sections[name] = build
+
+
+def config_section(name: str, principal: Any) -> Any | None:
+    build = _config_sections.get(name)
+    return build(principal) if build is not None else None

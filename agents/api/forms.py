@@ -53,6 +53,22 @@ def _object_or_dropped(data: Any, name: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _knowledge_filters(data: Any) -> dict[str, Any] | None:
+    """``knowledge_filters``: a JSON object of metadata keys to values, as a plain dict in
+    AgentOS (not JSON: dropped). AgentOS turns ``{"op": ...}`` objects and lists of them into
+    filter expressions; the knowledge sources here match on key and value only, so those are a
+    422 rather than filters silently ignored."""
+    value = _json_or_none(data, "knowledge_filters")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or "op" in value:
+        raise invalid(
+            ["body", "knowledge_filters"],
+            "Filter expressions are not supported: pass a JSON object of metadata keys to values",
+        )
+    return value or None
+
+
 def bounded_text(data: Any, name: str) -> str | None:
     """A message-like field (``message``, a continue's ``input``), refused (413) above
     ``RUN_MAX_MESSAGE_CHARS``: it is stored with the run and sent to the model whole."""
@@ -149,6 +165,7 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
         session_state=_object_or_dropped(data, "session_state"),
         metadata=metadata if isinstance(metadata, dict) else None,
         dependencies=_object_or_dropped(data, "dependencies"),
+        knowledge_filters=_knowledge_filters(data),
         output_schema=output_schema,
         add_history_to_context=None if add_history in (None, "") else params.boolean(data, "add_history_to_context", True, where="body"),
         images=images,

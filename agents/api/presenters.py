@@ -8,6 +8,7 @@ from sessions.models import Run
 
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, Function, Team
+from ..runtime.builtin_tools import search_knowledge_tool
 from ..runtime.output import drop_nulls
 
 
@@ -52,6 +53,12 @@ def _component_body(component: Agent | Team, entry: AgentEntry | TeamEntry | Non
     """The settings an agent and a team (its leader) describe alike. A member has no entry of its
     own: its ids and flags are its runtime object's."""
     tools = [_tool(function) for function in component.functions.values()]
+    if component.knowledge is not None and component.search_knowledge:
+        # The tool each run gets for its user (AgentOS lists it with the agent's own).
+        tools.append(_tool(search_knowledge_tool(
+            component.knowledge, user_id=None, filters=None, agentic=component.enable_agentic_knowledge_filters,
+            references_format=component.references_format, clock=lambda: 0.0, record=None,
+        )))
     return {
         "id": component.id,
         "name": entry.name if entry is not None else component.name or component.id,
@@ -67,6 +74,7 @@ def _component_body(component: Agent | Team, entry: AgentEntry | TeamEntry | Non
             "enable_session_summaries": component.enable_session_summaries or None,
             "search_past_sessions": component.search_past_sessions or None,
         }),
+        "knowledge": {"db_id": database_id(), "knowledge_table": "agno_knowledge"} if component.knowledge is not None else None,
         "memory": drop_nulls({
             "update_memory_on_run": component.update_memory_on_run or None,
             "add_memories_to_context": component.add_memories_to_context or None,

@@ -81,6 +81,10 @@ user_input_fields, external_execution, stop_after_tool_call``), ``Function``, ``
 ("calculator"), ``DateTimeTools`` ("datetime"), ``HttpFetchTools`` ("http"), ``Workspace``
 ("workspace").
 
+Knowledge: ``KnowledgeSource`` (a ``name`` and ``async asearch(query, *, user_id, limit,
+filters) -> list[KnowledgeHit]``), ``StaticKnowledge(name, passages)`` (in memory, lexical) and
+``CombinedKnowledge(sources)``; pass one (or a list) as ``Agent(knowledge=...)``.
+
 Status constants: ``RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR``.
 """
 from __future__ import annotations
@@ -96,6 +100,8 @@ from agents.runtime.errors import (
     RetryableModelError,
 )
 from agents.runtime.events import TERMINAL_EVENTS
+from agents.runtime.knowledge import KnowledgeHit, KnowledgeSource
+from agents.runtime.knowledge_search import CombinedKnowledge, StaticKnowledge
 from agents.runtime.models import Model, get_model
 from agents.runtime.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
 from agents.runtime.runner import AgentRun
@@ -144,6 +150,10 @@ __all__ = [
     "Function",
     "HttpFetchTools",
     "InvalidContinuation",
+    "CombinedKnowledge",
+    "KnowledgeHit",
+    "KnowledgeSource",
+    "StaticKnowledge",
     "MemoryStore",
     "MissingCredentialsError",
     "Model",

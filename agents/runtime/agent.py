@@ -8,14 +8,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool
+from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool, search_knowledge_tool
 from agents.runtime.checkpoints import safe_boundary, truncate
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.hitl import collect_decisions, is_pending
+from agents.runtime.knowledge import KnowledgeSource
+from agents.runtime.knowledge_search import REFERENCES_FORMATS, effective_filters, knowledge_source
 from agents.runtime.models import Model, ModelChain, get_model
 from agents.runtime.output import RUNNING, RunMetrics, RunState, json_copy, new_message
-from agents.runtime.prompt import system_message
+from agents.runtime.prompt import knowledge_instructions, system_message
 from agents.runtime.runner import AgentRun
 from agents.runtime.structured import OutputSchema
 from agents.runtime.tools.function import Function
@@ -39,6 +41,13 @@ class Agent:
     ``model``, ``fallback_models`` and ``reasoning_model`` take a ``Model`` or a
     ``"provider:model_id"`` string. ``model_retries`` / ``retry_backoff`` tune the retries of a
     model before moving to the next fallback.
+
+    ``knowledge`` is a ``KnowledgeSource`` (or a list of them, searched as one). As in Agno,
+    ``search_knowledge`` gives the model a ``search_knowledge_base`` tool and
+    ``add_knowledge_to_context`` adds the best passages for the user's message to it before the
+    first model call; both search on behalf of the run's user, with ``knowledge_filters``
+    (the agent's, updated with the run's). ``enable_agentic_knowledge_filters`` lets the model
+    pass filters of its own. What was found is the run's ``references``.
     """
 
     def __init__(
@@ -70,6 +79,14 @@ class Agent:
         metadata: Mapping[str, Any] | None = None,
         model_retries: int = 1,
         retry_backoff: float = 0.5,
+        knowledge: KnowledgeSource | Sequence[KnowledgeSource] | None = None,
+        search_knowledge: bool = True,
+        add_knowledge_to_context: bool = False,
+        knowledge_filters: Mapping[str, Any] | None = None,
+        enable_agentic_knowledge_filters: bool = False,
+        add_search_knowledge_instructions: bool = True,
+        references_format: str = "json",
+        num_references: int = 5,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -80,6 +97,12 @@ class Agent:
             raise ValueError("tool_call_limit must be >= 0")
         if num_history_runs < 0:
             raise ValueError("num_history_runs must be >= 0")
+        if references_format not in REFERENCES_FORMATS:
+            raise ValueError(f"references_format must be one of {', '.join(REFERENCES_FORMATS)}, not {references_format!r}")
+        if num_references < 1:
+            raise ValueError("num_references must be >= 1")
+        if knowledge_filters is not None and not isinstance(knowledge_filters, Mapping):
+            raise TypeError("knowledge_filters must be a dict of metadata keys to values")
 
         self.name = name
         self.id = id or _slug(name) or str(uuid.uuid4())
@@ -110,6 +133,14 @@ class Agent:
         self.metadata = dict(metadata or {})
         self.model_retries = model_retries
         self.retry_backoff = retry_backoff
+        self.knowledge = knowledge_source(knowledge)
+        self.search_knowledge = search_knowledge
+        self.add_knowledge_to_context = add_knowledge_to_context
+        self.knowledge_filters = dict(knowledge_filters) if knowledge_filters else None
+        self.enable_agentic_knowledge_filters = enable_agentic_knowledge_filters
+        self.add_search_knowledge_instructions = add_search_knowledge_instructions
+        self.references_format = references_format
+        self.num_references = num_references
         self.functions = self._collect_functions(self.tools)
 
     def with_options(self, **options: Any) -> Agent:
@@ -161,6 +192,7 @@ class Agent:
             session_state=state.session_state if self.add_session_state_to_context else None,
             output_schema=self.output_schema_spec,
             tool_instructions=[t.instructions for t in self.tools if isinstance(t, Toolkit) and t.instructions],
+            knowledge_instructions=self._knowledge_instructions(),
         )
         if system:
             state.messages.append(new_message("system", system, created_at))
@@ -242,10 +274,19 @@ class Agent:
 
     # ---- used by the run loop -----------------------------------------------------------------
 
-    def run_functions(self, ctx: RunContext) -> dict[str, Function]:
-        """The agent's tools plus those the run's context provides, by name."""
+    def run_functions(self, ctx: RunContext, *, record_references: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Function]:
+        """The agent's tools plus those its knowledge and the run's context provide, by name.
+        ``record_references`` receives what each knowledge search found."""
         functions = dict(self.functions)
         extra = []
+        if self.knowledge is not None and self.search_knowledge:
+            extra.append(
+                search_knowledge_tool(
+                    self.knowledge, user_id=ctx.user_id, filters=self.run_knowledge_filters(ctx),
+                    agentic=self.enable_agentic_knowledge_filters, references_format=self.references_format,
+                    clock=ctx.clock, record=record_references, limit=self.num_references,
+                )
+            )
         if ctx.retriever is not None:
             extra.append(knowledge_search_tool(ctx.retriever))
         if self.search_past_sessions and ctx.past_sessions is not None:
@@ -255,6 +296,15 @@ class Agent:
         for function in extra:
             functions.setdefault(function.name, function)
         return functions
+
+    def run_knowledge_filters(self, ctx: RunContext) -> dict[str, Any] | None:
+        return effective_filters(self.knowledge_filters, ctx.knowledge_filters)
+
+    def _knowledge_instructions(self) -> str | None:
+        if self.knowledge is None or not self.search_knowledge or not self.add_search_knowledge_instructions:
+            return None
+        keys = getattr(self.knowledge, "filter_keys", None) if self.enable_agentic_knowledge_filters else None
+        return knowledge_instructions(sorted(keys) if keys else None)
 
     def history_runs(self, ctx: RunContext) -> list[dict[str, Any]]:
         if self.num_history_runs == 0:

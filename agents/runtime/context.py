@@ -73,6 +73,8 @@ class RunContext:
     sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep
     dependencies: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
+    # The run's ``knowledge_filters`` (a caller's), merged over the agent's own for every search.
+    knowledge_filters: Mapping[str, Any] | None = None
     # False when nobody follows the text as it arrives (a non-streamed run): providers may then
     # answer in one piece, which costs less than a chunk per token.
     incremental: bool = True

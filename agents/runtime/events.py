@@ -55,6 +55,9 @@ class EventFactory:
             content_type=content_type,
             reasoning_content=reasoning_content,
             model_provider_data=json_copy(model_provider_data),
+            # As Agno: every content event carries the run's references so far (the same list
+            # object until a search adds one: RunState replaces it, never changes it).
+            references=self.state.references,
         )
 
     def model_request_started(self, model: str, provider: str) -> dict[str, Any]:
@@ -85,6 +88,7 @@ class EventFactory:
             content_type=state.content_type,
             reasoning_content=state.reasoning_content,
             model_provider_data=json_copy(state.model_provider_data),
+            references=json_copy(state.references),
             metadata=json_copy(state.metadata),
             metrics=state.metrics.to_dict(),
             session_state=json_copy(state.session_state),

@@ -241,6 +241,9 @@ class RunState:
     last_checkpoint_at_message_index: int | None = None
     # The team run that delegated this run to a member (None for a run of its own).
     parent_run_id: str | None = None
+    # What knowledge searches found (Agno's MessageReferences dicts: {query, references, time}).
+    # Replaced, never changed in place, so events may share the list they were given.
+    references: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The RunOutput dict (Agno's ``RunOutput.to_dict``: nulls dropped, Agno's key order)."""
@@ -266,6 +269,7 @@ class RunState:
             "messages": json_copy(self.messages),
             "metadata": json_copy(self.metadata),
             "tools": json_copy(self.tools),
+            "references": json_copy(self.references),
             "requirements": json_copy(self.requirements),
             "input": json_copy(self.input),
             "forked_from_run_id": self.forked_from_run_id,
@@ -308,4 +312,5 @@ class RunState:
             regenerated_from=data.get("regenerated_from"),
             last_checkpoint_at_message_index=data.get("last_checkpoint_at_message_index"),
             parent_run_id=data.get("parent_run_id"),
+            references=data.get("references"),
         )

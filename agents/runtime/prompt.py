@@ -18,6 +18,7 @@ def system_message(
     session_state: Mapping[str, Any] | None,
     output_schema: OutputSchema | None,
     tool_instructions: Sequence[str] = (),
+    knowledge_instructions: str | None = None,
 ) -> str:
     """Agno-like sections; empty when there is nothing to say (then no system message is sent)."""
     parts: list[str] = []
@@ -55,6 +56,35 @@ def system_message(
         )
     if session_state is not None:
         parts.append(f"<session_state>\n{json.dumps(session_state, ensure_ascii=False, default=str)}\n</session_state>")
+    if knowledge_instructions:
+        parts.append(knowledge_instructions)
     if output_schema is not None:
         parts.append(output_schema.instructions())
     return "\n\n".join(parts)
+
+
+SEARCH_KNOWLEDGE_INSTRUCTIONS = (
+    "You have a knowledge base you can search using the search_knowledge_base tool. "
+    "Search before answering questions\u2014don't assume you know the answer. "
+    "For ambiguous questions, search first rather than asking for clarification."
+)
+
+AGENTIC_FILTER_INSTRUCTIONS = """
+The knowledge base contains documents with these metadata filters: {keys}.
+Always use filters when the user query indicates specific metadata.
+
+General Guidelines:
+- Always analyze the user query to identify relevant metadata.
+- Use the most specific filter(s) possible to narrow down results.
+- If multiple filters are relevant, combine them in the filters parameter (e.g., [{{"key": "document_type", "value": "contract"}}]).
+- Ensure the filter keys match the valid metadata filters: {keys}.
+""".strip()
+
+
+def knowledge_instructions(filter_keys: Sequence[str] | None) -> str:
+    """Agno's ``<knowledge_base>`` section (``Knowledge.build_context``), with the filter keys
+    the model may use when agentic filters are on and the base names any."""
+    parts = [SEARCH_KNOWLEDGE_INSTRUCTIONS]
+    if filter_keys:
+        parts.append(AGENTIC_FILTER_INSTRUCTIONS.format(keys=", ".join(sorted(filter_keys))))
+    return "<knowledge_base>\n" + "\n".join(parts) + "\n</knowledge_base>"

@@ -25,6 +25,7 @@ from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
 from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
 from agents.runtime.history import history_messages, input_text, with_file_text
+from agents.runtime.knowledge_search import documents_text, references_entry
 from agents.runtime.memory import MemoryManager
 from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
 from agents.runtime.output import (
@@ -157,7 +158,7 @@ class AgentRun(RunIteration):
         self.session_summary: dict[str, Any] | None = None
         self.memories: list[dict[str, Any]] | None = None
         self._events = EventFactory(state, ctx.clock)
-        self._functions: dict[str, Function] = agent.run_functions(ctx)
+        self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self._record_references)
         self._chain = agent.model_chain(ctx.sleep)
         self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
         self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
@@ -189,6 +190,9 @@ class AgentRun(RunIteration):
                 for event in self._emit(self._events.run_started()):
                     yield event
                 await self._check_cancelled()
+                if self.agent.add_knowledge_to_context and self.agent.knowledge is not None:
+                    await self._add_references()
+                    await self._check_cancelled()
                 if self.agent.reasoning_model is not None:
                     async with aclosing(self._reason()) as steps:
                         async for event in steps:
@@ -540,6 +544,35 @@ class AgentRun(RunIteration):
             events.make("ReasoningCompleted", content={"reasoning_steps": self.state.reasoning_steps or []}, content_type="ReasoningSteps")
         ):
             yield event
+
+    async def _add_references(self) -> None:
+        """``add_knowledge_to_context``: the best passages for the user's message are added to
+        it before the first model call, as Agno's user message does. A failing source leaves
+        the message as it was (Agno logs and goes on)."""
+        agent, clock, state = self.agent, self.ctx.clock, self.state
+        assert agent.knowledge is not None
+        query = input_text(state.input)
+        started = clock()
+        try:
+            hits = await agent.knowledge.asearch(
+                query, user_id=self.ctx.user_id, limit=agent.num_references, filters=agent.run_knowledge_filters(self.ctx)
+            )
+        except Exception as exc:
+            logger.warning("knowledge search failed", extra={"knowledge": agent.knowledge.name, "error": type(exc).__name__})
+            return
+        if not hits:
+            return
+        self._record_references(references_entry(query, hits, clock() - started))
+        message = next((m for m in reversed(state.messages) if m.get("role") == "user"), None)
+        if message is None or not isinstance(message.get("content"), str):
+            return
+        message["content"] += (
+            "\n\nUse the following references from the knowledge base if it helps:\n<references>\n"
+            f"{documents_text(hits, agent.references_format)}\n</references>"
+        )
+
+    def _record_references(self, entry: dict[str, Any]) -> None:
+        self.state.references = [*(self.state.references or []), entry]
 
     def _start_memory(self) -> None:
         """The memory update reads the user's input alone, so it runs beside the answer, as

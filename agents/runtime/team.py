@@ -135,6 +135,14 @@ class Team:
         search_past_sessions: bool = False,
         num_past_sessions_to_search: int = 20,
         num_past_session_runs_in_search: int = 3,
+        knowledge: Any = None,
+        search_knowledge: bool = True,
+        add_knowledge_to_context: bool = False,
+        knowledge_filters: Mapping[str, Any] | None = None,
+        enable_agentic_knowledge_filters: bool = False,
+        add_search_knowledge_instructions: bool = True,
+        references_format: str = "json",
+        num_references: int = 5,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -174,7 +182,11 @@ class Team:
             add_session_summary_to_context=add_session_summary_to_context, session_state=session_state,
             add_session_state_to_context=add_session_state_to_context, output_schema=output_schema,
             tool_call_limit=tool_call_limit, markdown=markdown, metadata=metadata, model_retries=model_retries,
-            retry_backoff=retry_backoff,
+            retry_backoff=retry_backoff, knowledge=knowledge, search_knowledge=search_knowledge,
+            add_knowledge_to_context=add_knowledge_to_context, knowledge_filters=knowledge_filters,
+            enable_agentic_knowledge_filters=enable_agentic_knowledge_filters,
+            add_search_knowledge_instructions=add_search_knowledge_instructions, references_format=references_format,
+            num_references=num_references,
         )
         leader = self._leader
         # The attributes the services read, with the same meaning as on Agent.
@@ -203,6 +215,13 @@ class Team:
         self.metadata = leader.metadata
         self.model_retries = model_retries
         self.retry_backoff = retry_backoff
+        # The leader's knowledge (a team's own base, searched by the leader as an agent's).
+        self.knowledge = leader.knowledge
+        self.search_knowledge = leader.search_knowledge
+        self.add_knowledge_to_context = leader.add_knowledge_to_context
+        self.knowledge_filters = leader.knowledge_filters
+        self.enable_agentic_knowledge_filters = leader.enable_agentic_knowledge_filters
+        self.references_format = leader.references_format
         self.functions: dict[str, Function] = leader.functions
 
     def with_options(self, **options: Any) -> Team:
@@ -781,6 +800,7 @@ def member_context(ctx: RunContext, run_id: str, session_state: Mapping[str, Any
         memory_store=ctx.memory_store,
         past_sessions=ctx.past_sessions,
         retriever=ctx.retriever,
+        knowledge_filters=ctx.knowledge_filters,
         is_cancelled=ctx.is_cancelled,
         clock=ctx.clock,
         sleep=ctx.sleep,

@@ -378,6 +378,7 @@ class WorkflowRun(RunIteration):
             memory_store=ctx.memory_store,
             past_sessions=ctx.past_sessions,
             retriever=ctx.retriever,
+            knowledge_filters=ctx.knowledge_filters,
             is_cancelled=ctx.is_cancelled,
             clock=ctx.clock,
             sleep=ctx.sleep,

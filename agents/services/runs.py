@@ -81,6 +81,7 @@ class RunRequest:
     session_state: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     dependencies: dict[str, Any] | None = None
+    knowledge_filters: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
     add_history_to_context: bool | None = None
     images: list[dict[str, Any]] | None = None
@@ -248,6 +249,7 @@ def _context(
     dependencies: Mapping[str, Any] | None,
     metadata: Mapping[str, Any] | None,
     incremental: bool = True,
+    knowledge_filters: Mapping[str, Any] | None = None,
 ) -> tuple[RunContext, BufferedMemoryStore | None]:
     wants_memories = agent.add_memories_to_context or agent.update_memory_on_run
     memories = memories_for_context(user_id=owner_id) if wants_memories else []
@@ -271,6 +273,7 @@ def _context(
         dependencies=dependencies,
         metadata=metadata,
         incremental=incremental,
+        knowledge_filters=knowledge_filters,
     )
     return ctx, store
 
@@ -336,7 +339,7 @@ def prepare_for_owner(
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
         session_state=session_state, dependencies=request.dependencies, metadata=request.metadata,
-        incremental=request.stream if followed is None else followed,
+        incremental=request.stream if followed is None else followed, knowledge_filters=request.knowledge_filters,
     )
     return PreparedRun(
         entry=entry, agent=agent, run_id=run_id, session_id=session_id, owner_id=owner_id,

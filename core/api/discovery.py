@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from core.components import component_list, component_summaries, kind_get
+from core.components import component_list, component_summaries, config_section, kind_get
 
 from .routing import plain_api_view
 from .views import AgentOSView
@@ -76,7 +76,8 @@ class ConfigView(AgentOSView):
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
-        "session": serializers.DictField(), "memory": serializers.DictField(), "queue": serializers.DictField(),
+        "session": serializers.DictField(), "memory": serializers.DictField(), "knowledge": serializers.DictField(),
+        "queue": serializers.DictField(),
         "agents": serializers.ListField(child=serializers.DictField()), "teams": serializers.ListField(child=serializers.DictField()),
         "workflows": serializers.ListField(child=serializers.DictField()), "interfaces": serializers.ListField(child=serializers.DictField()),
     })})
@@ -105,6 +106,14 @@ class ConfigView(AgentOSView):
             "databases": [db],
             "session": domain("agno_sessions"),
             "memory": domain("agno_memories"),
+            # As AgentOS: the knowledge bases this OS offers ({id, name, description?}) as
+            # knowledge instances of the one database.
+            "knowledge": {
+                **domain("agno_knowledge"),
+                "knowledge_instances": [
+                    {**base, "db_id": db, "table": "agno_knowledge"} for base in config_section("knowledge", self.principal) or []
+                ],
+            },
             "filesystem": {"namespaces": []},
             "queue": {"durable": False, "queue_per_session": False},
             "agents": [kind_get("agent").summary(entry) for entry in agents],

@@ -36,7 +36,13 @@ Answers, in order of precedence:
    ``Task [..] completed. Result:`` left out); otherwise one line per result,
    ``Tool add returned: 5``, ``Tool delete_file was rejected by the user: <note>`` (a result
    starting with "Function call was rejected by the user") or ``Tool x failed: <error>``.
+   A ``search_knowledge_base`` result reads ``(offline demo) From the knowledge base (2
+   passages), "<name>": <the best passage, up to 300 characters>`` (``... found nothing about
+   that.`` for no documents).
 3. ``/call`` lines, when tools may be called: the tool calls, no text.
+3b. With ``search_knowledge_base`` offered and a message that asks something (a ``?``, or it
+   starts with a question word such as what, how, who, explain or tell), and no references
+   already added to it: ``search_knowledge_base(query=<the text, commands stripped>)``.
 4. With a structured-output JSON schema: a JSON object that validates against it, filled
    deterministically (strings ``"example <field>"``, numbers 1 or the minimum, booleans true,
    arrays of one item, the first enum value). It is also the answer after tool results (so it
@@ -45,6 +51,8 @@ Answers, in order of precedence:
    ``This is the first message I see from you.`` or
    ``I can see 2 earlier messages from you; the previous one was: "<text>".``, plus, when
    memories are in the system prompt, ``I remember 2 things about you: <m1>; <m2>.``
+   References added to the message (``add_knowledge_to_context``) are not echoed; instead
+   ``The knowledge base gave me 2 passages; the best, from "<name>": <passage>``.
 
 Other tasks the runtime gives it:
 
@@ -95,6 +103,14 @@ _MEMORY_LINE_RE = re.compile(r"^- memory_id: (\S+) \| memory: (.*)$")
 _CLAUSE_END = r"[^,.;!?\n]+"
 _MEMBER_LINE_RE = re.compile(r"^- member_id: (\S+) \| name: (.*?)(?: \| role: .*)?$")
 _TASK_DONE_RE = re.compile(r"^Task \[[^\]]+\] completed\. Result: (.*)$", re.S)
+# What the runtime appends to a user message with add_knowledge_to_context (runner.py).
+_REFERENCES_RE = re.compile(r"\n\nUse the following references from the knowledge base if it helps:\n<references>\n(.*?)\n</references>", re.S)
+_QUESTION_WORDS = frozenset(
+    "what how who whom whose which why when where is are was were do does did can could should would will "
+    "explain describe tell summarize summarise list find search show".split()
+)
+SEARCH_TOOL = "search_knowledge_base"
+EXCERPT_CHARS = 300
 # The team tools it knows (team.py, team_tasks.py), and those whose results are members' answers.
 TEAM_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_members", "create_task", "execute_task", "mark_all_complete"})
 DELEGATING_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_members", "execute_task"})
@@ -154,6 +170,8 @@ class OfflineModel(Model):
                 text = _team_answer(tool_results) or "\n".join(_describe_tool_result(m) for m in tool_results)
             elif _call_lines(user_text) and tool_names:
                 calls = _tool_calls(user_text, len(messages))
+            elif SEARCH_TOOL in tool_names and _REFERENCES_RE.search(user_text) is None and _asks(user_text):
+                calls = _search_call(user_text, len(messages))
             else:
                 text = _echo(messages, user_index, user_text)
 
@@ -288,9 +306,45 @@ def _team_answer(tool_results: list[Mapping[str, Any]]) -> str | None:
     return f"(offline demo) The team answered: {' | '.join(answers)}" if answers else None
 
 
+def _asks(text: str) -> bool:
+    said = _strip_commands(text)
+    words = re.findall(r"[a-z']+", said.lower())
+    return "?" in said or bool(words and words[0] in _QUESTION_WORDS)
+
+
+def _search_call(user_text: str, salt: int) -> list[ToolCall]:
+    query = _strip_commands(user_text)
+    digest = hashlib.sha1(f"{salt}:{user_text}".encode()).hexdigest()[:8]
+    return [ToolCall(id=f"call_kb_{digest}", name=SEARCH_TOOL, arguments=json.dumps({"query": query}, ensure_ascii=False))]
+
+
+def _passages(text: str) -> list[Mapping[str, Any]] | None:
+    """The passages of a knowledge search result (JSON, as the runtime formats them by default)."""
+    try:
+        docs = json.loads(text)
+    except ValueError:
+        return None
+    return [d for d in docs if isinstance(d, Mapping)] if isinstance(docs, list) else None
+
+
+def _best_passage(docs: list[Mapping[str, Any]]) -> str:
+    best = docs[0]
+    content = " ".join(str(best.get("content") or "").split())
+    if len(content) > EXCERPT_CHARS:
+        content = content[:EXCERPT_CHARS].rstrip() + "..."
+    return f'"{best.get("name") or "untitled"}": {content}'
+
+
 def _describe_tool_result(message: Mapping[str, Any]) -> str:
     name = message.get("tool_name") or "tool"
     content = message_text(message)
+    if name == SEARCH_TOOL and not message.get("tool_call_error"):
+        docs = _passages(content)
+        if docs:
+            noun = "passage" if len(docs) == 1 else "passages"
+            return f"(offline demo) From the knowledge base ({len(docs)} {noun}), {_best_passage(docs)}"
+        if docs is not None or content.startswith("No documents found"):
+            return "(offline demo) The knowledge base found nothing about that."
     if content.startswith(REJECTED_PREFIX):
         note = content[len(REJECTED_PREFIX) :].lstrip(":. ").strip()
         return f"Tool {name} was rejected by the user" + (f": {note}" if note else ".")
@@ -300,8 +354,9 @@ def _describe_tool_result(message: Mapping[str, Any]) -> str:
 
 
 def _echo(messages: Sequence[Mapping[str, Any]], user_index: int, user_text: str) -> str:
-    earlier = [message_text(m) for m in messages[: max(user_index, 0)] if m.get("role") == "user"]
-    said = _strip_commands(user_text) or "(only commands)"
+    earlier = [_REFERENCES_RE.sub("", message_text(m)) for m in messages[: max(user_index, 0)] if m.get("role") == "user"]
+    references = _REFERENCES_RE.search(user_text)
+    said = _strip_commands(_REFERENCES_RE.sub("", user_text)) or "(only commands)"
     parts = [f"(offline demo) You said: {said}"]
     if earlier:
         noun = "message" if len(earlier) == 1 else "messages"
@@ -314,6 +369,13 @@ def _echo(messages: Sequence[Mapping[str, Any]], user_index: int, user_text: str
     if memories:
         noun = "thing" if len(memories) == 1 else "things"
         parts.append(f"I remember {len(memories)} {noun} about you: {'; '.join(memories)}.")
+    if references is not None:
+        docs = _passages(references.group(1))
+        if docs:
+            noun = "passage" if len(docs) == 1 else "passages"
+            parts.append(f"The knowledge base gave me {len(docs)} {noun}; the best, from {_best_passage(docs)}")
+        else:
+            parts.append("The knowledge base gave me references.")
     return " ".join(parts)
 
 

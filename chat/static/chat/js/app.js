@@ -429,9 +429,12 @@ function shownPath(runs) {
 }
 
 /** What the user asked in this run: an edited run keeps its source's input, its transcript has the new one. */
+// What the runtime adds to a message with add_knowledge_to_context: not what the person wrote.
+const ADDED_REFERENCES = /\n\nUse the following references from the knowledge base if it helps:\n<references>[\s\S]*<\/references>$/;
+
 function askedIn(run) {
   const own = ownUserMessage(run.messages || []);
-  if (run.forked_from_run_id && own) return plainContent(own.message.content);
+  if (run.forked_from_run_id && own) return plainContent(own.message.content).replace(ADDED_REFERENCES, "");
   return run.run_input || (own ? plainContent(own.message.content) : "");
 }
 
@@ -489,6 +492,8 @@ function renderHistory(runs) {
     } else if (!(status === "PAUSED" && members.length)) {
       turn.setFinalText(run.content); // a team paused by a member holds the server's note, not the team's words
     }
+    // The passages the answer drew on: the run's own searches and its members'.
+    turn.setSources([...(run.references || []), ...runs.filter((one) => one.parent_run_id === run.run_id).flatMap((one) => one.references || [])]);
     if (status === "COMPLETED" && last) offerAgain(source);
     if (status === "COMPLETED") renderFeedback(turn.el, { ...run, session_id: state.sessionId });
     if (status === "PAUSED") {
@@ -662,6 +667,7 @@ function applyFrame(run, frame) {
     case "RunCompleted":
       if (run.cancelled) return "RunCancelled"; // AgentOS sends RunCompleted after RunCancelled
       turn.setFinalText(data.content);
+      turn.setSources(data.references);
       turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics });
       return event;
     case "RunError":

@@ -292,6 +292,41 @@ class Transcript {
   }
 }
 
+const EXCERPT_CHARS = 140;
+
+/**
+ * The distinct passages of a run's references (``[{query, references: [hit], time}]``), best
+ * first: a passage found by two searches is listed once, with its better score.
+ */
+export function sourceHits(references) {
+  const found = new Map();
+  for (const search of references || []) {
+    for (const item of search?.references || []) {
+      const hit = typeof item === "string" ? { content: item } : item;
+      if (!hit || typeof hit.content !== "string") continue;
+      const key = hit.chunk_id || `${hit.content_id || hit.name || ""}\u0000${hit.content}`;
+      const known = found.get(key);
+      if (!known || Number(hit.score || 0) > Number(known.score || 0)) found.set(key, hit);
+    }
+  }
+  return [...found.values()].sort((a, b) => Number(b.score || 0) - Number(a.score || 0));
+}
+
+function sourceItem(hit) {
+  const passage = hit.content.trim();
+  const flat = passage.replace(/\s+/g, " ");
+  const excerpt = flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS).trimEnd()}…` : flat;
+  const score = typeof hit.score === "number" ? hit.score.toFixed(2) : "";
+  const name = hit.name || "Untitled";
+  return el("li", { class: "source" },
+    el("details", {},
+      el("summary", { title: "Show the whole passage" },
+        el("span", { class: "source-name", text: name }),
+        el("span", { class: "source-excerpt", text: excerpt }),
+        score ? el("span", { class: "source-score", title: "How well it matched the search (1 is best)", "aria-label": `score ${score}`, text: score }) : null),
+      el("blockquote", { class: "source-passage", text: passage })));
+}
+
 let stepIds = 0;
 
 /**
@@ -411,6 +446,22 @@ export class AssistantTurn extends Transcript {
     const button = el("button", { type: "button", class: "msg-action msg-copy", text: "Copy", title: "Copy the whole reply", "aria-label": "Copy the reply" });
     button.addEventListener("click", () => copyWithFeedback(button, this.text()));
     this.actions.prepend(button);
+  }
+
+  /**
+   * The passages the reply drew on (its run's references), under it: each source's name, a short
+   * excerpt and how well it matched, opening to the whole passage. Replaces what was shown.
+   */
+  setSources(references) {
+    this.sources?.remove();
+    this.sources = null;
+    const hits = sourceHits(references);
+    if (!hits.length) return;
+    const label = hits.length === 1 ? "1 source" : `${hits.length} sources`;
+    this.sources = el("section", { class: "msg-sources", "aria-label": "Sources" },
+      el("div", { class: "sources-label", text: `Sources · ${label}` }),
+      el("ol", { class: "sources-list" }, ...hits.map(sourceItem)));
+    this.el.insertBefore(this.sources, this.el.querySelector(".msg-footer"));
   }
 
   /** When the reply was written, by which model, and its token usage (shown on hover). */
