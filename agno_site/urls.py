@@ -21,5 +21,6 @@ urlpatterns = [
     path("", include("metrics.api.urls")),
     path("", include("traces.api.urls")),
     path("", include("scheduler.api.urls")),
+    path("", include("knowledge.api.urls")),
     path("", include("core.api.urls")),
 ]

@@ -10,3 +10,9 @@ class KnowledgeConfig(AppConfig):
         import importlib
 
         importlib.import_module("knowledge.services.ingestion")
+        # Agents name bases and /config lists them through this provider.
+        from agents.knowledge import register_knowledge_bases
+
+        from .provider import DatabaseBases
+
+        register_knowledge_bases(DatabaseBases())

@@ -276,7 +276,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     # AgentOS's name for the run statuses (several serializers' "status" and "run_status" fields).
-    "ENUM_NAME_OVERRIDES": {"RunStatus": "sessions.api.serializers.common.RUN_STATUSES"},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatus": "sessions.api.serializers.common.RUN_STATUSES",
+        "ContentStatus": "knowledge.api.serializers.CONTENT_STATUSES",
+    },
     # The open (no-credentials) authenticator is not a security scheme; leave it out.
     "AUTHENTICATION_WHITELIST": [
         "core.api.authentication.BearerAuthentication",
@@ -464,6 +467,13 @@ KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 200, minimum=
 # exactly on PostgreSQL (their rows by the owner's index, all scored): exact, and faster than the
 # graph when they hold a small share of a large table. 0: always the HNSW index.
 KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS = env.integer("KNOWLEDGE_EXACT_SEARCH_MAX_CHUNKS", 10000, minimum=0)
+# The shared base the /knowledge API and the chat's "My documents" use when a request names none
+# (created on first use). A user's uploads into it are theirs; searches see theirs and the shared.
+KNOWLEDGE_DEFAULT_BASE = env.string("KNOWLEDGE_DEFAULT_BASE", "documents")
+# Server folders offered as remote content sources (GET /knowledge/{id}/sources), as
+# "id=/path" pairs separated by ";" (e.g. "handbook=/srv/handbook;specs=/srv/specs"). A file is
+# ingested by POST /knowledge/remote-content with config_id=<id> and its path in the folder.
+KNOWLEDGE_SOURCES = env.string("KNOWLEDGE_SOURCES", "")
 
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)

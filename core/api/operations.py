@@ -520,6 +520,67 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "Get Schedule Run",
         "One fire of a schedule. Another user's, or one of another schedule, is a `404`.",
     ),
+    # --- Knowledge ---------------------------------------------------------------------------
+    "upload_content": (
+        "Upload Content",
+        "Add a file (multipart part `file`), a text (`text_content`) or a web page (`url`) to a knowledge base. "
+        "Answers 202 with the content `processing`; it is read, chunked and embedded by a background job, and "
+        "`GET /knowledge/content/{content_id}/status` says when it is `completed` or why it `failed`. The same bytes "
+        "already in the base are not embedded again: that content is answered instead.",
+    ),
+    "get_content": (
+        "List Content",
+        "One page of a knowledge base's contents the caller may read (their own and the shared ones), newest first by default.",
+    ),
+    "delete_all_content": (
+        "Delete All Content",
+        "Remove every content of the base that the caller may change (their own; an admin's: everyone's), with its chunks.",
+    ),
+    "upload_remote_content": (
+        "Upload Remote Content",
+        "Add one file of a configured content source (`config_id`, one of `GET /knowledge/{knowledge_id}/sources`; "
+        "server folders set in `KNOWLEDGE_SOURCES`) by its `path` in that source. Answers 202, as an upload does.",
+    ),
+    "get_content_by_id": (
+        "Get Content by ID",
+        "A content the caller may read, with its status, size and metadata.",
+    ),
+    "update_content": (
+        "Update Content",
+        "Change a content's name, description, metadata (reaching its chunks at once, for filtered searches) or reader (used on refresh).",
+    ),
+    "delete_content_by_id": (
+        "Delete Content by ID",
+        "Remove a content the caller may change, and its chunks; answers the deleted content.",
+    ),
+    "refresh_content": (
+        "Refresh Content",
+        "Read, chunk and embed a content again: a failed one, a web page that changed, a new reader. Its passages stay "
+        "searchable until the new ones replace them. A content whose ingestion is still under way is answered as it is.",
+    ),
+    "get_content_status": (
+        "Get Content Status",
+        "`processing`, `completed` or `failed`, with the reason of a failure.",
+    ),
+    "search_knowledge": (
+        "Search Knowledge",
+        "The passages best matching `query` among those the caller may read, best first: `search_type` `vector` "
+        "(the default: meaning), `keyword` (full text) or `hybrid` (both, fused by reciprocal rank). `filters` are "
+        "equality conditions on metadata keys. At most `max_results` passages (default 10, here at most 100), "
+        "paged by `meta`.",
+    ),
+    "get_knowledge_config": (
+        "Get Config",
+        "The readers (and the content types each reads), chunkers, filterable metadata keys, the vector store with its search types, and the remote content sources.",
+    ),
+    "list_content_sources": (
+        "List Content Sources",
+        "The remote content sources of a knowledge base: the server folders set in `KNOWLEDGE_SOURCES` (type `local`).",
+    ),
+    "list_source_files": (
+        "List Files in Source",
+        "One folder level of a content source (`prefix` names it, ending in `/`): its folders and a page of its files.",
+    ),
 }
 
 _METHODS = {"get", "post", "put", "patch", "delete"}

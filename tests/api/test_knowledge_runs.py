@@ -151,8 +151,13 @@ def test_config_lists_the_registered_bases_and_the_code_agents_sources(client: C
     }
 
 
+def test_config_lists_the_knowledge_apps_bases_then_the_code_sources(client: Client) -> None:
+    assert [base["name"] for base in client.get("/config").json()["knowledge"]["knowledge_instances"]] == ["documents", "Handbook"]
+
+
 def test_config_without_a_knowledge_app_lists_the_code_sources_only(client: Client) -> None:
-    assert [base["name"] for base in client.get("/config").json()["knowledge"]["knowledge_instances"]] == ["Handbook"]
+    with knowledge_bases_registered(None):
+        assert [base["name"] for base in client.get("/config").json()["knowledge"]["knowledge_instances"]] == ["Handbook"]
 
 
 def test_an_admin_agent_searches_the_bases_it_names(client: Client, bases) -> None:

@@ -18,6 +18,7 @@ USER_SCOPES = [
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
     "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write", "traces:read",
     "schedules:read", "schedules:write", "schedules:delete",
+    "knowledge:read", "knowledge:write", "knowledge:delete",
 ]
 
 
@@ -85,8 +86,10 @@ def alice_data(db) -> dict[str, str]:
     trace = _alice_trace(run)
     schedule = make_schedule("alice", id="alice-schedule", name=f"{MARK} daily", payload={"message": f"{MARK} report"})
     schedule_run = make_schedule_run("alice", schedule=schedule, id="alice-schedule-run", status="success", error=MARK)
+    content, private_base = _alice_knowledge()
     return {
         "trace_id": trace.pk, "schedule_id": schedule.pk, "schedule_run_id": schedule_run.pk,
+        "content_id": content.pk, "private_base_id": private_base.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
@@ -109,6 +112,23 @@ def _alice_trace(run):
     Span.objects.create(user_id="alice", trace=trace, span_id="c1" * 8, parent_span_id="b1" * 8, name="add", span_type="TOOL",
                         start_time=now, end_time=now, run_id=run.pk, attributes={"tool.parameters": MARK})
     return trace
+
+
+def _alice_knowledge():
+    """Alice's document in the shared default base (a metadata key carries the marker: /config's
+    filter keys must not show it to others), and a base of her own."""
+    from django.conf import settings
+
+    from knowledge.models import Content, SourceType
+    from knowledge.services import base_get_or_create
+
+    shared = base_get_or_create(name=settings.KNOWLEDGE_DEFAULT_BASE)
+    private = base_get_or_create(name=f"{MARK} base", user_id="alice")
+    content = Content.objects.create(
+        user_id="alice", base=shared, name=f"{MARK} notes", source_type=SourceType.TEXT, data=MARK.encode(), size=len(MARK),
+        metadata={MARK: "yes"}, status="completed",
+    )
+    return content, private
 
 
 def snapshot() -> dict[str, list]:
