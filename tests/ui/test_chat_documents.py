@@ -218,7 +218,8 @@ def test_show_more_pages_through_the_list(browsing, make_user, ingesting):
     expect(page.locator(".document-name").last).to_have_text("note 00")
 
 
-def test_files_attached_in_the_composer_go_to_my_documents_and_the_message_names_them(browsing, make_user, ingesting, tmp_path):
+def test_files_attached_in_the_composer_go_to_my_documents_and_the_message_names_them(browsing, make_user, ingesting, tmp_path, settings):
+    settings.UPLOAD_MAX_FILE_BYTES = 4096
     make_user("alice")
     page = browsing.chat_as("alice")
     page.evaluate(RECORD_STATUSES)
@@ -247,11 +248,16 @@ def test_files_attached_in_the_composer_go_to_my_documents_and_the_message_names
     # In an open conversation the upload carries its session from the start; a chip can be removed.
     (tmp_path / "bikes.md").write_text(BIKES)
     (tmp_path / "spare.txt").write_text("A spare note that stays out of the message.")
-    page.locator("#attach-input").set_input_files([str(tmp_path / "bikes.md"), str(tmp_path / "spare.txt")])
-    expect(page.locator("#composer-attachments .attachment")).to_have_count(2)
+    (tmp_path / "huge.txt").write_text("x" * 5000)
+    page.locator("#attach-input").set_input_files([str(tmp_path / "bikes.md"), str(tmp_path / "spare.txt"), str(tmp_path / "huge.txt")])
+    expect(page.locator("#composer-attachments .attachment")).to_have_count(3)
+    refused = page.locator("#composer-attachments .attachment", has_text="huge.txt")
+    expect(refused.locator(".attachment-status")).to_have_text("It is too large to add: a document can be at most 4 KB.")
+    expect(refused).to_have_class(re.compile("is-failed"))
     page.get_by_role("button", name="Remove “spare.txt” from this message").click()
-    expect(page.locator("#composer-attachments .attachment")).to_have_count(1)
+    expect(page.locator("#composer-attachments .attachment")).to_have_count(2)
     bikes = wait_until(lambda: Content.objects.for_user("alice").filter(name="bikes.md").first(), message="the upload")
+    assert not Content.objects.for_user("alice").filter(name="huge.txt").exists()
     assert bikes.metadata == {"session_id": session_id}
     page.fill("#composer-input", "And this one?")
     page.press("#composer-input", "Enter")
@@ -298,6 +304,12 @@ def test_my_documents_on_a_phone_in_dark_mode(browsing, make_user, ingesting, tm
     send_box = page.locator("#send").bounding_box()
     assert clip and send_box and clip["x"] >= 0 and send_box["x"] + send_box["width"] <= 390
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The drawer's foot holds the link beside My memories, inside the drawer.
+    page.get_by_role("button", name="Conversations").click()
+    drawer = page.locator("#sidebar").bounding_box()
+    for name in ("My memories", "My documents", "Log out"):
+        box = page.locator("#sidebar").get_by_role("link" if name != "Log out" else "button", name=name).bounding_box()
+        assert box and box["x"] >= drawer["x"] and box["x"] + box["width"] <= drawer["x"] + drawer["width"], (name, box, drawer)
     assert page.errors == []
 
 

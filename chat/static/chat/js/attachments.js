@@ -68,9 +68,9 @@ export function setupAttachments({ root, sessionId, maxFileBytes, announce = () 
         return content;
       },
       (failure) => {
-        chip.error = uploadFailure(failure, file.name, maxFileBytes);
+        chip.error = uploadFailure(failure, "", maxFileBytes); // the chip names the file already
         paint(chip);
-        announce(chip.error);
+        announce(uploadFailure(failure, file.name, maxFileBytes));
         return null;
       },
     );

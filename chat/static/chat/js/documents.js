@@ -137,18 +137,21 @@ function replace(content, { prepend = false, focus = null } = {}) {
   return fresh;
 }
 
+const FOCUSABLE = [".document-refresh", ".document-delete", ".document-name", ".document-session"];
+
 function follow(entry) {
   const alive = () => state.rows.get(entry.content.id) === entry && entry.node.isConnected;
   followUntilDone(entry.content, {
     isAlive: alive,
     onChange: (next) => {
       if (!alive()) return;
-      const hadFocus = entry.node.contains(document.activeElement) ? document.activeElement.classList[2] : null;
+      // The row is drawn anew: a keyboard user's focus stays on the same button of it.
+      const focused = FOCUSABLE.find((selector) => entry.node.querySelector(selector) === document.activeElement);
       const fresh = row(next);
       entry.node.replaceWith(fresh);
       entry.node = fresh;
       entry.content = next;
-      if (hadFocus) fresh.querySelector(`.${hadFocus}`)?.focus();
+      if (focused) fresh.querySelector(focused)?.focus();
       if (!isProcessing(next)) announce(`“${label(next)}”: ${statusText(next)}`);
     },
   }).catch(() => {});
