@@ -207,8 +207,9 @@ def test_show_more_pages_through_the_list(browsing, make_user, ingesting):
     from knowledge.services import base_get_or_create, content_insert
 
     base = base_get_or_create(name=settings.KNOWLEDGE_DEFAULT_BASE)
-    for n in range(23):
-        content_insert(user_id="alice", base_id=base.pk, source_type="text", text=f"{TEA} Note number {n}.", name=f"note {n:02d}")
+    oldest = [content_insert(user_id="alice", base_id=base.pk, source_type="text", text=f"{TEA} Note number {n}.", name=f"note {n:02d}").content
+              for n in range(23)][0]
+    theirs = content_insert(user_id="bob", base_id=base.pk, source_type="text", text="Bob's own note.", name="bob's").content
     page = open_documents(browsing, "alice")
     expect(page.locator(".document")).to_have_count(20)
     expect(page.locator("#documents-count")).to_have_text("23 documents")
@@ -216,6 +217,20 @@ def test_show_more_pages_through_the_list(browsing, make_user, ingesting):
     expect(page.locator(".document")).to_have_count(23)
     expect(page.get_by_role("button", name="Show more")).to_be_hidden()
     expect(page.locator(".document-name").last).to_have_text("note 00")
+
+    # A link to one document (an answer's source) shows it, even past the first page.
+    page.goto(f"/chat/documents/#document-{oldest.pk}")
+    page.wait_for_selector("body[data-ready=true]")
+    linked = page.locator(f"#document-{oldest.pk}")
+    expect(linked).to_have_class(re.compile("is-linked"))
+    expect(linked).to_be_in_viewport()
+    expect(linked.locator(".document-name")).to_have_text("note 00")
+    # Another user's document is not shown, and not told apart from a missing one.
+    page.goto(f"/chat/documents/#document-{theirs.pk}")
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#documents-notice")).to_have_text(re.compile("That document doesn't exist any more, or it isn't yours."))
+    expect(page.locator("#documents-list")).not_to_contain_text("bob's")
 
 
 def test_files_attached_in_the_composer_go_to_my_documents_and_the_message_names_them(browsing, make_user, ingesting, tmp_path, settings):
@@ -333,3 +348,29 @@ def test_screenshot_my_documents(browsing, make_user, ingesting, screenshots_dir
     expect(page.locator(".passage").first).to_contain_text("Green tea")
     page.screenshot(path=str(screenshots_dir / "my-documents.png"), full_page=True)
     assert (screenshots_dir / "my-documents.png").stat().st_size > 10_000
+
+
+def test_the_pages_work_under_the_content_security_policy(browsing, make_user, ingesting, live_api, tmp_path):
+    from .conftest import PASSWORD
+    from .test_csp_browser import watch
+
+    make_user("alice")
+    page = browsing.page()
+    remote, violations = watch(page, live_api)
+    page.goto("/chat/documents/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready=true]")
+    add_note(page, "CSP note", TEA)
+    expect(row(page, "CSP note").locator(".document-status")).to_have_text(re.compile(r"^Ready: "), timeout=60_000)
+    page.get_by_label("Search your documents").fill("green tea")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator(".passage").first).to_be_visible()
+    page.goto("/chat/")
+    page.wait_for_selector("body[data-ready=true]")
+    (tmp_path / "tea.txt").write_text(TEA)
+    page.locator("#attach-input").set_input_files(str(tmp_path / "tea.txt"))
+    expect(page.locator(".attachment.is-ready")).to_have_count(1, timeout=60_000)
+    assert violations == [] and remote == []
+    assert page.errors == []

@@ -82,7 +82,8 @@ function row(content) {
   const status = el("p", { class: `document-status ${statusClass(content)}`, text: statusText(content) });
   const refresh = el("button", { type: "button", class: "btn btn-secondary document-refresh", "aria-label": `Refresh “${name}”`, disabled: isProcessing(content) }, "Refresh");
   const remove = el("button", { type: "button", class: "btn btn-secondary document-delete", "aria-label": `Delete “${name}”` }, "Delete");
-  const item = el("li", { class: "document", "data-content-id": content.id, "data-status": content.status },
+  // An anchor per document (#document-<id>): an answer's source links here.
+  const item = el("li", { class: "document", id: `document-${content.id}`, "data-content-id": content.id, "data-status": content.status },
     el("div", { class: "document-main" }, title, meta, status),
     el("div", { class: "document-actions" }, refresh, remove));
 
@@ -314,11 +315,37 @@ function bindSearch() {
   });
 }
 
+/** A link to one document (#document-<id>) shows it, even when it is not on the first page. */
+async function showLinked() {
+  const match = /^#document-(.+)$/.exec(location.hash);
+  if (!match) return;
+  const id = decodeURIComponent(match[1]);
+  let entry = state.rows.get(id);
+  if (!entry) {
+    try {
+      const content = await knowledge.get(id);
+      const node = replace(content);
+      ui.list.prepend(node);
+      entry = state.rows.get(id);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) showNotice(new ApiError("That document doesn't exist any more, or it isn't yours.", 404));
+      else showNotice(error);
+      return;
+    }
+  }
+  for (const other of ui.list.querySelectorAll(".is-linked")) other.classList.remove("is-linked");
+  entry.node.classList.add("is-linked");
+  entry.node.scrollIntoView({ block: "center" });
+  announce(`Showing “${label(entry.content)}”.`);
+}
+
 function start() {
   bindAdding();
   bindSearch();
   ui.more.addEventListener("click", () => load({ append: true }).catch(showNotice));
+  window.addEventListener("hashchange", () => showLinked().catch(showNotice));
   load()
+    .then(showLinked)
     .catch(showNotice)
     .finally(() => (document.body.dataset.ready = "true"));
 }
