@@ -200,6 +200,30 @@ def test_refusals_are_sentences_too_large_an_unreachable_page_and_an_empty_note(
     assert page.errors == []
 
 
+def test_files_dropped_on_the_zone_are_added_and_the_picker_opens_from_the_keyboard(browsing, make_user, ingesting, tmp_path):
+    make_user("alice")
+    page = open_documents(browsing, "alice")
+    zone = page.locator("#documents-drop")
+    page.evaluate("""() => {
+        window.__drop = new DataTransfer();
+        window.__drop.items.add(new File(["Dropped notes: the ferry to the island leaves at ten."], "dropped.txt", {type: "text/plain"}));
+        window.__drop.items.add(new File(["# Second\\n\\nA second dropped file."], "second.md", {type: "text/markdown"}));
+    }""")
+    zone.dispatch_event("dragenter", {"dataTransfer": page.evaluate_handle("window.__drop")})
+    expect(zone).to_have_class(re.compile("is-over"))
+    zone.dispatch_event("drop", {"dataTransfer": page.evaluate_handle("window.__drop")})
+    expect(zone).not_to_have_class(re.compile("is-over"))
+    for name in ("dropped.txt", "second.md"):
+        expect(row(page, name).locator(".document-status")).to_have_text(re.compile(r"^Ready: "), timeout=60_000)
+    assert sorted(content.name for content in contents_of("alice")) == ["dropped.txt", "second.md"]
+    # The picker is a button: Tab to it and press Enter (or Space) to choose files.
+    page.locator("#documents-pick").focus()
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Enter")
+    assert chooser.value.is_multiple()
+    assert page.errors == []
+
+
 def test_show_more_pages_through_the_list(browsing, make_user, ingesting):
     make_user("alice")
     from django.conf import settings
