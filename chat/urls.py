@@ -10,6 +10,7 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("memories/", views.chat_memories, name="memories"),
+    path("documents/", views.chat_documents, name="documents"),
     path("approvals/", views.chat_approvals, name="approvals"),
     path("usage/", views.chat_usage, name="usage"),
     path("traces/<str:run_id>/", views.chat_trace, name="trace"),

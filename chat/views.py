@@ -36,6 +36,12 @@ class LogoutView(auth_views.LogoutView):
     """POST only (Django's default since 5.0): a link cannot log anyone out."""
 
 
+def _max_file_bytes() -> int:
+    """What one document may weigh: past the request bound it is a 413, past the knowledge bound
+    it is stored failed; the page names the smaller in its messages."""
+    return min(settings.UPLOAD_MAX_FILE_BYTES, settings.KNOWLEDGE_MAX_CONTENT_BYTES)
+
+
 def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) -> HttpResponse:
     config = {
         "user": request.user.get_username(),
@@ -43,6 +49,8 @@ def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) ->
         "chatUrl": "/chat/",
         "sessionUrl": "/chat/s/",
         "loginUrl": settings.LOGIN_URL,
+        "documentsUrl": "/chat/documents/",
+        "maxFileBytes": _max_file_bytes(),
     }
     context = {"config": config, "site_name": settings.AGENT_OS_NAME, "not_found": status == 404}
     return render(request, "chat/index.html", context, status=status)
@@ -72,6 +80,22 @@ def chat_memories(request: HttpRequest) -> HttpResponse:
     """My memories: what the agents remember about the signed-in user (through the /memories API)."""
     config = {"user": request.user.get_username(), "chatUrl": "/chat/", "loginUrl": settings.LOGIN_URL}
     return render(request, "chat/memories.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def chat_documents(request: HttpRequest) -> HttpResponse:
+    """My documents: the signed-in user's knowledge contents (through the /knowledge API): add
+    files, web pages and notes, follow their ingestion, refresh, delete and search them."""
+    config = {
+        "user": request.user.get_username(),
+        "chatUrl": "/chat/",
+        "sessionUrl": "/chat/s/",
+        "loginUrl": settings.LOGIN_URL,
+        "maxFileBytes": _max_file_bytes(),
+    }
+    return render(request, "chat/documents.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
 
 
 @require_GET

@@ -65,3 +65,33 @@ def test_my_approvals_page_is_for_a_signed_in_user(client):
     page = client.get("/chat/approvals/")
     assert page.status_code == 200 and "chat/js/inbox.js" in page.content.decode()
     assert 'id="my-approvals"' in client.get("/chat/").content.decode()
+
+
+def test_my_documents_page_is_for_a_signed_in_user_and_names_the_upload_bound(client, settings):
+    settings.UPLOAD_MAX_FILE_BYTES = 5_000_000
+    assert client.get("/chat/documents/")["Location"] == "/chat/login/?next=/chat/documents/"
+    client.force_login(get_user_model().objects.create_user(username="alice", password="x-long-password"))
+    page = client.get("/chat/documents/")
+    body = page.content.decode()
+    assert page.status_code == 200 and "chat/js/documents.js" in body and "chat/css/documents.css" in body
+    assert page.context["config"]["maxFileBytes"] == min(5_000_000, settings.KNOWLEDGE_MAX_CONTENT_BYTES)
+    assert "<script>" not in body  # CSP: the config rides in a JSON script element, nothing inline runs
+    chat = client.get("/chat/").content.decode()
+    assert 'id="my-documents"' in chat and 'href="/chat/documents/"' in chat
+    assert 'id="attach"' in chat and 'aria-label="Attach files"' in chat and "chat/css/attachments.css" in chat
+
+
+def test_the_browser_sessions_knowledge_calls_are_the_users_own(client, alice, settings):
+    settings.EMBEDDED_WORKER = False  # the ingestion waits queued: this test is about who owns it
+    added = client.post("/knowledge/content?user_id=bob", {"text_content": "Alice's note", "name": "note", "user_id": "bob"})
+    assert added.status_code == 202, added.content
+    assert added.json()["user_id"] == "alice"
+    from knowledge.models import Content
+
+    assert [content.user_id for content in Content.all_users.all()] == ["alice"]
+    assert [row["name"] for row in client.get("/knowledge/content", {"user_id": "bob"}).json()["data"]] == ["note"]
+    client.logout()
+    bob = get_user_model().objects.create_user(username="bob", password="x-long-password")
+    client.force_login(bob)
+    assert client.get("/knowledge/content").json()["data"] == []
+    assert client.delete(f"/knowledge/content/{added.json()['id']}").status_code == 404

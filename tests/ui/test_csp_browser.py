@@ -107,6 +107,9 @@ def test_every_page_works_under_the_policy_without_a_violation(browsing, make_us
     page.goto("/chat/approvals/")
     page.wait_for_selector("body[data-ready=true]")
     expect(page.locator("#inbox-empty")).to_be_visible()
+    page.goto("/chat/documents/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#documents-empty")).to_be_visible()
     page.goto("/admin/")
     expect(page.locator("#operator-console")).to_be_visible()
     page.goto("/admin/dashboard/")
@@ -118,7 +121,7 @@ def test_every_page_works_under_the_policy_without_a_violation(browsing, make_us
     page.goto("/redoc")
     page.locator("redoc").get_by_text("/health").first.wait_for(state="attached")
 
-    assert sorted(policies) == ["/admin/", "/admin/agno_sessions/run/", "/admin/dashboard/", "/chat/", "/chat/approvals/", "/chat/login/", "/docs", "/redoc"]
+    assert sorted(policies) == ["/admin/", "/admin/agno_sessions/run/", "/admin/dashboard/", "/chat/", "/chat/approvals/", "/chat/documents/", "/chat/login/", "/docs", "/redoc"]
     assert all(policy and "script-src 'self'" in policy for policy in policies.values()), policies
     # Redoc's credit shows our copy of its logo, not Redocly's CDN one (core/api/docs.py).
     assert violations == []

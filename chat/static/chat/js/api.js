@@ -56,12 +56,17 @@ async function failureFrom(response) {
   return new ApiError(describeFailure(response.status, detail), response.status);
 }
 
-/** fetch() with the session cookie and CSRF token; resolves to an OK Response or throws ApiError. */
-export async function request(method, url, { form, json, signal, accept = "application/json" } = {}) {
+/**
+ * fetch() with the session cookie and CSRF token; resolves to an OK Response or throws ApiError.
+ * ``form``: urlencoded fields; ``multipart``: an object of fields (File or Blob values are sent as
+ * files) or a FormData, sent as multipart/form-data (the browser writes its boundary); ``json``.
+ */
+export async function request(method, url, { form, multipart, json, signal, accept = "application/json" } = {}) {
   const headers = { Accept: accept };
   let body;
   if (method !== "GET" && method !== "HEAD") headers["X-CSRFToken"] = csrfToken();
   if (form) body = new URLSearchParams(form); // AgentOS run routes take form fields, not JSON
+  if (multipart) body = multipart instanceof FormData ? multipart : toFormData(multipart);
   if (json !== undefined) {
     body = JSON.stringify(json);
     headers["Content-Type"] = "application/json";
@@ -78,6 +83,16 @@ export async function request(method, url, { form, json, signal, accept = "appli
   }
   if (!response.ok) throw await failureFrom(response);
   return response;
+}
+
+function toFormData(fields) {
+  const data = new FormData();
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === null) continue;
+    if (value instanceof Blob) data.append(key, value, value.name || key);
+    else data.append(key, typeof value === "object" ? JSON.stringify(value) : String(value));
+  }
+  return data;
 }
 
 export async function getJSON(url, options) {

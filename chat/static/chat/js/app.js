@@ -6,6 +6,7 @@ import { applyMemberFrame, isDelegation, memberAskers, renderMemberSteps, waitin
 import { WorkflowTimeline, fieldInput, fieldValue, reviewPanel, reviewRecord, schemaFields } from "./workflow.js";
 import { renderFeedback } from "./feedback.js";
 import { needsOperator, operatorCard, operatorRecord, startApprovalBadge } from "./approvals.js";
+import { setupAttachments } from "./attachments.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 const api = makeApi(config.user);
@@ -937,8 +938,9 @@ async function waitForRecord(run) {
 }
 
 async function sendMessage(text) {
-  const message = text.trim();
+  const message = attachments.mention(text.trim());
   if (!message || state.run || !state.agentId) return;
+  const attached = attachments.take();
   clearRegenerate();
   hideNotice();
   ui.welcome.hidden = true;
@@ -961,6 +963,7 @@ async function sendMessage(text) {
   };
   if (run.newSession) setTitle(message.slice(0, 80));
   const terminal = await streamRun(run, (signal) => api.startRun(run.agentId, { message, sessionId: run.sessionId }, signal));
+  attached.link(run.sessionId);
   if (run.runId && terminal && terminal !== "detached") {
     decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: { RunPaused: "PAUSED", RunCancelled: "CANCELLED" }[terminal] || "ENDED" }, key: null, text: message });
   }
@@ -1212,6 +1215,9 @@ function closeSidebar() {
   ui.toggle.setAttribute("aria-expanded", "false");
   ui.scrim.hidden = true;
 }
+
+// Files attached in the composer go to My documents (attachments.js), named in the next message.
+const attachments = setupAttachments({ root: ui.form, sessionId: () => state.sessionId, maxFileBytes: config.maxFileBytes, announce });
 
 function bind() {
   ui.form.addEventListener("submit", (event) => {
