@@ -18,5 +18,6 @@ urlpatterns = [
     path("", include("agents.api.urls")),
     path("", include("sessions.api.urls")),
     path("", include("approvals.api.urls")),
+    path("", include("evals.api.urls")),
     path("", include("core.api.urls")),
 ]

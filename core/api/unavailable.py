@@ -9,7 +9,6 @@ from django.views.decorators.csrf import csrf_exempt
 UNAVAILABLE_FAMILIES = {
     "knowledge": "Knowledge",
     "metrics": "Metrics",
-    "eval-runs": "Evals",
     "traces": "Traces",
     "trace_session_stats": "Traces",
     "schedules": "Schedules",

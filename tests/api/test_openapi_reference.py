@@ -26,13 +26,13 @@ pytestmark = pytest.mark.django_db
 REFERENCE = json.loads((Path(__file__).parent / "agentos_operations.json").read_text())["operations"]
 # The families later issues build; until then they answer as AgentOS does for a feature not configured.
 NOT_BUILT = {
-    "authz", "company", "components", "databases", "eval-runs", "filesystem", "knowledge", "learnings",
+    "authz", "company", "components", "databases", "filesystem", "knowledge", "learnings",
     "metrics", "queue", "registry", "schedules", "trace_session_stats", "traces", "users",
 }
 
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code
 # generated from AgentOS's document never sends them, and gets AgentOS's answers without them.
-EXTENSIONS = {"GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"}}
+EXTENSIONS = {"GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"}, "POST /eval-runs": {"background"}}
 
 
 def our_operations(client) -> dict[str, dict]:
