@@ -7,7 +7,7 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_session
+from tests.factories import make_access_token, make_approval, make_eval_run, make_event, make_memory, make_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
@@ -17,6 +17,7 @@ USER_SCOPES = [
     "memories:read", "memories:write", "memories:delete", "config:read",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
     "approvals:read", "approvals:write", "approvals:delete",
+    "evals:read", "evals:write", "evals:delete",
 ]
 
 
@@ -81,7 +82,9 @@ def alice_data(db) -> dict[str, str]:
     flow_run = make_run("alice", session=flow_session, run_id="alice-flow-run", run_type="workflow", component_id="review-flow", status="PAUSED",
                         run_data={"status": "PAUSED", "workflow_id": "review-flow", "content": MARK})
     approval = make_approval("alice", run=paused, id="alice-approval", tool_args={"note": MARK})
+    eval_run = make_eval_run("alice", run_id="alice-eval", name=f"{MARK} eval", eval_input={"input": MARK, "expected_tool_calls": ["add"]})
     return {
+        "eval_run_id": eval_run.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
