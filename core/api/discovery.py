@@ -76,7 +76,7 @@ class ConfigView(AgentOSView):
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
-        "session": serializers.DictField(), "memory": serializers.DictField(), "queue": serializers.DictField(),
+        "session": serializers.DictField(), "memory": serializers.DictField(), "evals": serializers.DictField(), "queue": serializers.DictField(),
         "agents": serializers.ListField(child=serializers.DictField()), "teams": serializers.ListField(child=serializers.DictField()),
         "workflows": serializers.ListField(child=serializers.DictField()), "interfaces": serializers.ListField(child=serializers.DictField()),
     })})
@@ -105,6 +105,7 @@ class ConfigView(AgentOSView):
             "databases": [db],
             "session": domain("agno_sessions"),
             "memory": domain("agno_memories"),
+            "evals": domain("agno_eval_runs"),
             "filesystem": {"namespaces": []},
             "queue": {"durable": False, "queue_per_session": False},
             "agents": [kind_get("agent").summary(entry) for entry in agents],

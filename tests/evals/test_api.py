@@ -181,3 +181,8 @@ def test_a_page_is_two_queries(django_assert_num_queries) -> None:
     with django_assert_num_queries(2):
         rows, total = eval_run_list(user=ALL_USERS, filters=EvalRunFilters(eval_types=("accuracy", "reliability")), sort_by=None, descending=True, offset=0, limit=20)
     assert ([row.pk for row in rows], total) == (["a1", "r1"], 2)
+
+
+def test_config_names_the_evals_domain(client, settings) -> None:
+    db = f"{settings.AGENT_OS_ID}-db"
+    assert client.get("/config").json()["evals"] == {"dbs": [{"db_id": db, "domain_config": {"display_name": db}, "tables": ["agno_eval_runs"]}]}

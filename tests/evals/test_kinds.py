@@ -152,3 +152,37 @@ def test_a_workflow_is_evaluated_through_the_same_pipeline(client, worker, judge
     assert (body["workflow_id"], body["score"], body["evaluated_component_name"]) == ("draft-flow", 7.0, "Draft Flow")
     runs = Run.objects.unscoped("test").filter(session_id=f"eval_{body['id']}_1")
     assert "draft-flow" in {run.component_id for run in runs}
+
+
+def test_background_answers_202_at_once_and_the_eval_finishes_as_a_job(client, worker) -> None:
+    from agents.models import Job
+    from tests.agents.conftest import wait_for
+
+    body = {"eval_type": "reliability", "input": ADD, "agent_id": "assistant", "expected_tool_calls": ["add"]}
+    response = client.post("/eval-runs?background=true", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 202
+    accepted = response.json()
+    assert accepted["status"] in ("queued", "running") and accepted["eval_data"] == {}
+    done = wait_for(lambda: (lambda b: b if b["status"] == "completed" else None)(client.get(f"/eval-runs/{accepted['id']}").json()), timeout=30)
+    assert done["eval_data"]["eval_status"] == "PASSED" and done["progress"] == {"done": 1, "total": 1}
+    job = Job.objects.unscoped("test").get(payload__eval_run_id=accepted["id"])
+    assert (job.job_type, job.status) == ("eval", "completed")
+
+
+def test_a_sync_eval_past_its_wait_answers_202_with_the_run_as_it_stands(client, worker, settings) -> None:
+    from tests.agents.conftest import wait_for
+
+    settings.EVALS_SYNC_WAIT_SECONDS = 0
+    body = {"eval_type": "performance", "input": "hello", "agent_id": "assistant"}
+    response = client.post("/eval-runs", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 202 and response.json()["status"] in ("queued", "running")
+    wait_for(lambda: client.get(f"/eval-runs/{response.json()['id']}").json()["status"] == "completed", timeout=30)
+
+
+def test_re_running_an_eval_never_overwrites_the_earlier_run(client, worker) -> None:
+    body = {"eval_type": "reliability", "input": ADD, "agent_id": "assistant", "expected_tool_calls": ["add"], "name": "same"}
+    first = post_eval(client, **body).json()
+    second = post_eval(client, **{**body, "expected_tool_calls": ["multiply"]}).json()
+    assert first["id"] != second["id"]
+    assert client.get(f"/eval-runs/{first['id']}").json()["eval_data"]["eval_status"] == "PASSED"
+    assert client.get(f"/eval-runs/{second['id']}").json()["eval_data"]["eval_status"] == "FAILED"
