@@ -186,3 +186,30 @@ def test_re_running_an_eval_never_overwrites_the_earlier_run(client, worker) -> 
     assert first["id"] != second["id"]
     assert client.get(f"/eval-runs/{first['id']}").json()["eval_data"]["eval_status"] == "PASSED"
     assert client.get(f"/eval-runs/{second['id']}").json()["eval_data"]["eval_status"] == "FAILED"
+
+
+def test_an_eval_and_its_runs_belong_to_the_caller(client, worker, jwt_server) -> None:
+    from tests.security.conftest import auth, token
+
+    alice = auth(token("alice", ["evals:write", "evals:read", "agents:read"]))
+    body = {"eval_type": "reliability", "input": ADD, "agent_id": "assistant", "expected_tool_calls": ["add"]}
+    response = client.post("/eval-runs", data=json.dumps(body), content_type="application/json", **alice)
+    assert (response.status_code, response.json()["user_id"]) == (200, "alice")
+    run = Run.objects.for_user("alice").get(session_id=f"eval_{response.json()['id']}_1")
+    assert run.component_id == "assistant"
+    assert client.get(f"/eval-runs/{response.json()['id']}", **auth(token("bob", ["evals:read"]))).status_code == 404
+
+
+def test_a_cancelled_eval_job_stops_and_its_run_says_so(client, worker) -> None:
+    from agents.models import Job
+    from agents.services.cancellation import cancel_request
+    from tests.agents.conftest import wait_for
+
+    body = {"eval_type": "performance", "input": "/slow 0.2\nhello", "agent_id": "assistant", "num_iterations": 50}
+    accepted = client.post("/eval-runs?background=true", data=json.dumps(body), content_type="application/json").json()
+    job = Job.objects.unscoped("test").get(payload__eval_run_id=accepted["id"])
+    wait_for(lambda: client.get(f"/eval-runs/{accepted['id']}").json()["status"] == "running", timeout=30)
+    cancel_request(run_id=job.pk, user_id=None)
+    done = wait_for(lambda: (lambda b: b if b["status"] == "failed" else None)(client.get(f"/eval-runs/{accepted['id']}").json()), timeout=60)
+    assert (done["error"], done["eval_data"]) == ("cancelled", {})
+    assert Job.objects.unscoped("test").get(pk=job.pk).status == "cancelled"
