@@ -212,4 +212,5 @@ def test_a_cancelled_eval_job_stops_and_its_run_says_so(client, worker) -> None:
     cancel_request(run_id=job.pk, user_id=None)
     done = wait_for(lambda: (lambda b: b if b["status"] == "failed" else None)(client.get(f"/eval-runs/{accepted['id']}").json()), timeout=60)
     assert (done["error"], done["eval_data"]) == ("cancelled", {})
-    assert Job.objects.unscoped("test").get(pk=job.pk).status == "cancelled"
+    # The eval row says so first; the job's fenced end follows.
+    wait_for(lambda: Job.objects.unscoped("test").get(pk=job.pk).status == "cancelled", timeout=30)
