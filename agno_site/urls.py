@@ -22,5 +22,6 @@ urlpatterns = [
     path("", include("traces.api.urls")),
     path("", include("scheduler.api.urls")),
     path("", include("knowledge.api.urls")),
+    path("", include("evals.api.urls")),
     path("", include("core.api.urls")),
 ]

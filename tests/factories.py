@@ -17,6 +17,7 @@ from metrics.models import MetricsAggregate, MetricsRefreshState
 from metrics.services import row_id
 from scheduler.models import Schedule, ScheduleRun
 from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
+from evals.models import EvalBatch, EvalDataset, EvalRun
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -138,6 +139,32 @@ def make_chunk(user_id: str | None = "alice", content: Content | None = None, **
     return Chunk.objects.create(user_id=user_id, base_id=content.base_id, content=content, **fields)
 
 
+def make_eval_run(user_id: str | None = "alice", **fields: Any) -> EvalRun:
+    fields.setdefault("run_id", f"eval-{next(_counter)}")
+    fields.setdefault("eval_type", "reliability")
+    fields.setdefault("agent_id", "assistant")
+    fields.setdefault("model_id", "demo")
+    fields.setdefault("model_provider", "Offline")
+    fields.setdefault("eval_input", {"input": "hi", "expected_tool_calls": ["add"]})
+    fields.setdefault("eval_data", {"eval_status": "PASSED", "passed_tool_calls": ["add"], "failed_tool_calls": []})
+    fields.setdefault("status", "completed")
+    return EvalRun.objects.create(user_id=user_id, **fields)
+
+
+def make_eval_dataset(user_id: str | None = "alice", **fields: Any) -> EvalDataset:
+    fields.setdefault("id", f"dataset-{next(_counter)}")
+    fields.setdefault("name", "sums")
+    fields.setdefault("cases", [{"input": "2+2?", "expected_output": "4"}])
+    return EvalDataset.objects.create(user_id=user_id, **fields)
+
+
+def make_eval_batch(user_id: str | None = "alice", **fields: Any) -> EvalBatch:
+    fields.setdefault("id", f"batch-{next(_counter)}")
+    fields.setdefault("dataset_id", "dataset-x")
+    fields.setdefault("component_id", "assistant")
+    return EvalBatch.objects.create(user_id=user_id, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -156,4 +183,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     KnowledgeBase: make_knowledge_base,
     Content: make_content,
     Chunk: make_chunk,
+    EvalRun: make_eval_run,
+    EvalDataset: make_eval_dataset,
+    EvalBatch: make_eval_batch,
 }

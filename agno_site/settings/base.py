@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "approvals",
     "metrics",
     "traces",
+    "evals",
     "chat",
 ]
 
@@ -523,6 +524,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": 10,
     "unacked_restore_throttle": 1,
 }
+
+# --- Evals -------------------------------------------------------------------------------------
+# The model that judges accuracy and agent-as-judge evals ("provider:model_id"); empty: the
+# evaluated agent's or team's own model judges (a workflow then needs this set).
+EVALS_JUDGE_MODEL = env.string("EVALS_JUDGE_MODEL", "")
+# POST /eval-runs answers with the finished eval, as AgentOS does, waiting at most this long for
+# its background job; past it, a 202 with the eval run as it stands (poll GET /eval-runs/{id}).
+EVALS_SYNC_WAIT_SECONDS = env.integer("EVALS_SYNC_WAIT_SECONDS", 120, minimum=1)
+# Where file_path_to_save_results templates are written (relative to it); unset: refused.
+EVALS_RESULTS_DIR = env.string("EVALS_RESULTS_DIR", "") or None
 
 # --- Logging -----------------------------------------------------------------------------------
 LOG_LEVEL = env.string("LOG_LEVEL", "INFO").upper()

@@ -77,7 +77,7 @@ class ConfigView(AgentOSView):
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
         "session": serializers.DictField(), "memory": serializers.DictField(), "metrics": serializers.DictField(), "knowledge": serializers.DictField(),
-        "traces": serializers.DictField(),
+        "traces": serializers.DictField(), "evals": serializers.DictField(),
         "queue": serializers.DictField(),
         "agents": serializers.ListField(child=serializers.DictField()), "teams": serializers.ListField(child=serializers.DictField()),
         "workflows": serializers.ListField(child=serializers.DictField()), "interfaces": serializers.ListField(child=serializers.DictField()),
@@ -117,6 +117,7 @@ class ConfigView(AgentOSView):
                     {**base, "db_id": db, "table": "agno_knowledge"} for base in config_section("knowledge", self.principal) or []
                 ],
             },
+            "evals": domain("agno_eval_runs"),
             "filesystem": {"namespaces": []},
             "queue": {"durable": False, "queue_per_session": False},
             "agents": [kind_get("agent").summary(entry) for entry in agents],

@@ -581,6 +581,49 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "List Files in Source",
         "One folder level of a content source (`prefix` names it, ending in `/`): its folders and a page of its files.",
     ),
+    # --- Evals ------------------------------------------------------------------------------
+    "get_eval_runs": (
+        "List Evaluation Runs",
+        "Retrieve paginated evaluation runs with filtering and sorting options. Filter by agent, "
+        "team, workflow, model (`model_id`), the kind of component evaluated (`type`: agent, team "
+        "or workflow) or evaluation type (`eval_types`, comma-separated). Newest first by default; "
+        "an unknown `sort_by` sorts by `created_at`. Under user isolation a caller sees only their "
+        "own eval runs.",
+    ),
+    "run_eval": (
+        "Execute Evaluation",
+        "Run an evaluation against an agent, a team or (this server's extension) a workflow: "
+        "`accuracy` (a judge model scores the answer against `expected_output`, 1-10, with its "
+        "reasoning), `agent_as_judge` (a judge model scores the answer against `criteria`, "
+        "`binary` pass/fail or `numeric` with a `threshold`), `performance` (run time and peak "
+        "memory of `num_iterations` runs after `warmup_runs`, with percentiles) or `reliability` "
+        "(the `expected_tool_calls` were made, with `expected_tool_call_arguments`). Every eval "
+        "run gets its own id. The eval runs as a background job; as AgentOS, the response is the "
+        "finished eval (`200`), waiting at most `EVALS_SYNC_WAIT_SECONDS` (default 120): past "
+        "that, and at once with `?background=true`, the answer is `202` with the eval run as it "
+        "stands (`status` queued or running); poll `GET /eval-runs/{eval_run_id}`. A failed eval "
+        "is `200` with `status: failed` and its `error`. The judge is `EVALS_JUDGE_MODEL`, else "
+        "the evaluated component's own model; `model_id` with `model_provider` runs the evaluated "
+        "component on that model instead. `file_path_to_save_results` (relative to "
+        "`EVALS_RESULTS_DIR`) takes the placeholders `{run_id}` and `{name}`; `{eval_id}` is "
+        "refused, as in Agno v3.",
+    ),
+    "get_eval_run": (
+        "Get Evaluation Run",
+        "Retrieve detailed results and metrics for a specific evaluation run, with its `status` "
+        "(queued, running, completed, failed), `progress` and `error`. Another user's eval run is "
+        "a `404` under user isolation.",
+    ),
+    "update_eval_run": (
+        "Update Evaluation Run",
+        "Rename an evaluation run (`name`, 1 to 255 characters).",
+    ),
+    "delete_eval_runs": (
+        "Delete Evaluation Runs",
+        "Delete evaluation runs by id (JSON body `{\"eval_run_ids\": [...]}`). Ids that are unknown, "
+        "or another user's under user isolation, are ignored. A queued or running eval whose row "
+        "is deleted stops without a result.",
+    ),
 }
 
 _METHODS = {"get", "post", "put", "patch", "delete"}

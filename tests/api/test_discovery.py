@@ -87,7 +87,7 @@ def test_unknown_paths_and_methods_are_json(client) -> None:
     assert (response.status_code, response.json()) == (405, {"detail": "Method Not Allowed"})
 
 
-@pytest.mark.parametrize("path", ["/eval-runs"])
+@pytest.mark.parametrize("path", ["/components", "/learnings"])
 def test_families_not_built_yet_answer_503(client, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 503

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 REFERENCE = json.loads((Path(__file__).parent / "agentos_operations.json").read_text())["operations"]
 # The families later issues build; until then they answer as AgentOS does for a feature not configured.
 NOT_BUILT = {
-    "authz", "company", "components", "databases", "eval-runs", "filesystem", "learnings",
+    "authz", "company", "components", "databases", "filesystem", "learnings",
     "queue", "registry", "users",
 }
 
@@ -36,6 +36,7 @@ EXTENSIONS = {
     "GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"},
     # The monthly rows (Agno computes only daily ones); without it GET /metrics answers AgentOS's daily rows.
     "GET /metrics": {"aggregation_period"},
+    "POST /eval-runs": {"background"},
 }
 
 

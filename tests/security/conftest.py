@@ -7,7 +7,7 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_approval, make_event, make_memory, make_run, make_schedule, make_schedule_run, make_session
+from tests.factories import make_access_token, make_approval, make_eval_run, make_event, make_memory, make_run, make_schedule, make_schedule_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
@@ -19,6 +19,7 @@ USER_SCOPES = [
     "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write", "traces:read",
     "schedules:read", "schedules:write", "schedules:delete",
     "knowledge:read", "knowledge:write", "knowledge:delete",
+    "evals:read", "evals:write", "evals:delete",
 ]
 
 
@@ -87,7 +88,9 @@ def alice_data(db) -> dict[str, str]:
     schedule = make_schedule("alice", id="alice-schedule", name=f"{MARK} daily", payload={"message": f"{MARK} report"})
     schedule_run = make_schedule_run("alice", schedule=schedule, id="alice-schedule-run", status="success", error=MARK)
     content, private_base = _alice_knowledge()
+    eval_run = make_eval_run("alice", run_id="alice-eval", name=f"{MARK} eval", eval_input={"input": MARK, "expected_tool_calls": ["add"]})
     return {
+        "eval_run_id": eval_run.pk,
         "trace_id": trace.pk, "schedule_id": schedule.pk, "schedule_run_id": schedule_run.pk,
         "content_id": content.pk, "private_base_id": private_base.pk,
         "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),

@@ -144,6 +144,13 @@ ENDPOINTS = [
     Call("GET", "/metrics", lambda i: "/metrics", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("POST", "/metrics/refresh", lambda i: "/metrics/refresh", query=lambda i: {"user_id": "alice"}, body=lambda i: {}, outsider_status=(200,)),
     Call("GET", "/metrics/refresh/status", lambda i: "/metrics/refresh/status", outsider_status=(200,)),
+    Call("GET", "/eval-runs", lambda i: "/eval-runs", outsider_status=(200,)),
+    # Bob's eval of an agent runs as bob's (owned by him, with runs of his own): nothing of alice's.
+    Call("POST", "/eval-runs", lambda i: "/eval-runs", body=lambda i: {"eval_type": "reliability", "input": "hi", "agent_id": "assistant", "expected_tool_calls": []},
+         outsider_status=(200,)),
+    Call("DELETE", "/eval-runs", lambda i: "/eval-runs", body=lambda i: {"eval_run_ids": [i["eval_run_id"]]}, outsider_status=(204,)),
+    Call("GET", "/eval-runs/{eval_run_id}", lambda i: f"/eval-runs/{i['eval_run_id']}"),
+    Call("PATCH", "/eval-runs/{eval_run_id}", lambda i: f"/eval-runs/{i['eval_run_id']}", body=lambda i: {"name": "taken over"}),
 ]
 PROTECTED = [call for call in ENDPOINTS if not call.public]
 
@@ -210,7 +217,9 @@ def test_the_401_details_name_the_problem(client, jwt_server, alice_data) -> Non
 @pytest.mark.parametrize("call", [c for c in PROTECTED], ids=ids_of)
 def test_a_token_without_the_scope_is_403_and_changes_nothing(client, jwt_server, alice_data, call: Call) -> None:
     before = snapshot()
-    response = call.send(client, alice_data, auth(token("alice", ["evals:read"])))
+    # A scope of another family than the call's: the eval routes' own is the one they refuse.
+    held = ["sessions:read"] if call.template.startswith("/eval-runs") else ["evals:read"]
+    response = call.send(client, alice_data, auth(token("alice", held)))
     assert response.status_code == 403, (response.status_code, response.content[:300])
     assert response.json()["detail"].startswith("Insufficient permissions. Required scope(s): ")
     assert snapshot() == before

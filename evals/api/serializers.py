@@ -1,0 +1,114 @@
+"""The /eval-runs bodies, in AgentOS 3.1.10's shapes (``agno.os.routers.evals.schemas``):
+``EvalRunInput`` in, ``EvalSchema`` out (ISO-8601 ``Z`` timestamps, explicit nulls). Our
+extensions: ``workflow_id`` and ``file_path_to_save_results`` in; ``status``, ``error``,
+``progress`` and ``score`` out (AgentOS's client ignores keys it does not know)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from core.api.schema import PaginationInfoOut
+from sessions.api.serializers.common import FIELD_REQUIRED, IsoZDateTimeField, JSONObjectIn, ObjectField, Text, output, render
+
+from ..models import EvalRun, EvalType
+
+EVAL_TYPES = tuple(EvalType.values)
+
+
+def _enum_message(options: tuple[str, ...]) -> str:
+    return "Input should be " + " or ".join(f"'{option}'" for option in options)
+
+
+class EvalRunIn(serializers.Serializer):
+    """``EvalRunInput``."""
+
+    agent_id = Text(required=False, allow_null=True)
+    team_id = Text(required=False, allow_null=True)
+    workflow_id = Text(required=False, allow_null=True, help_text="Workflow ID to evaluate (this server's extension)")
+    model_id = Text(required=False, allow_null=True)
+    model_provider = Text(required=False, allow_null=True)
+    eval_type = serializers.ChoiceField(choices=EVAL_TYPES, error_messages={**FIELD_REQUIRED, "invalid_choice": _enum_message(EVAL_TYPES)})
+    input = Text(allow_blank=False, error_messages={**FIELD_REQUIRED, "blank": "String should have at least 1 character"})
+    additional_guidelines = Text(required=False, allow_null=True)
+    additional_context = Text(required=False, allow_null=True)
+    num_iterations = serializers.IntegerField(required=False, default=1, min_value=1, max_value=100)
+    name = Text(required=False, allow_null=True)
+    expected_output = Text(required=False, allow_null=True)
+    criteria = Text(required=False, allow_null=True)
+    scoring_strategy = serializers.ChoiceField(
+        choices=("numeric", "binary"), required=False, allow_null=True, default="binary",
+        error_messages={"invalid_choice": _enum_message(("numeric", "binary"))},
+    )
+    threshold = serializers.IntegerField(required=False, allow_null=True, default=7, min_value=1, max_value=10)
+    warmup_runs = serializers.IntegerField(required=False, default=0, min_value=0, max_value=10)
+    expected_tool_calls = serializers.ListField(child=Text(), required=False, allow_null=True)
+    allow_additional_tool_calls = serializers.BooleanField(required=False, default=False)
+    expected_tool_call_arguments = JSONObjectIn(required=False, allow_null=True)
+    file_path_to_save_results = Text(
+        required=False, allow_null=True,
+        help_text="Agno's result-file template, relative to EVALS_RESULTS_DIR; placeholders {run_id} and {name} ({eval_id} is refused)",
+    )
+
+    def validate_expected_tool_call_arguments(self, value: Any) -> Any:
+        if value is None:
+            return None
+        for name, spec in value.items():
+            specs = spec if isinstance(spec, list) else [spec]
+            if not all(isinstance(item, dict) for item in specs):
+                raise serializers.ValidationError(f"The expected arguments of {name} are an object or a list of objects")
+        return value
+
+
+class UpdateEvalRunIn(serializers.Serializer):
+    """``UpdateEvalRunRequest``."""
+
+    name = Text(allow_blank=False, max_length=255, error_messages={**FIELD_REQUIRED, "blank": "String should have at least 1 character"})
+
+
+class DeleteEvalRunsIn(serializers.Serializer):
+    """``DeleteEvalRunsRequest``."""
+
+    eval_run_ids = serializers.ListField(child=Text(), min_length=1, error_messages=FIELD_REQUIRED)
+
+
+class EvalOut(serializers.Serializer):
+    """``EvalSchema``."""
+
+    id = serializers.CharField()
+    agent_id = output(serializers.CharField())
+    model_id = output(serializers.CharField())
+    model_provider = output(serializers.CharField())
+    team_id = output(serializers.CharField())
+    workflow_id = output(serializers.CharField())
+    name = output(serializers.CharField())
+    evaluated_component_name = output(serializers.CharField())
+    user_id = output(serializers.CharField())
+    eval_type = serializers.ChoiceField(choices=EVAL_TYPES)
+    eval_data = ObjectField()
+    eval_input = output(ObjectField())
+    created_at = output(IsoZDateTimeField())
+    updated_at = output(IsoZDateTimeField())
+    status = serializers.ChoiceField(choices=("queued", "running", "completed", "failed"), help_text="This server's extension: where the eval's background job is")
+    error = output(serializers.CharField(help_text="This server's extension: why a failed eval failed"))
+    progress = output(ObjectField(help_text="This server's extension: how far a running eval has got"))
+    score = output(serializers.FloatField(help_text="This server's extension: the run's score (1-10; reliability 10 or 0)"))
+
+
+class PaginatedEvalsOut(serializers.Serializer):
+    data = EvalOut(many=True)
+    meta = PaginationInfoOut()
+
+
+def eval_data(row: EvalRun) -> dict[str, Any]:
+    return {
+        "id": row.run_id, "agent_id": row.agent_id, "model_id": row.model_id, "model_provider": row.model_provider,
+        "team_id": row.team_id, "workflow_id": row.workflow_id, "name": row.name, "evaluated_component_name": row.evaluated_component_name,
+        "user_id": row.user_id, "eval_type": row.eval_type, "eval_data": row.eval_data or {}, "eval_input": row.eval_input,
+        "created_at": row.created_at, "updated_at": row.updated_at, "status": row.status, "error": row.error or None,
+        "progress": row.progress or None, "score": row.score,
+    }
+
+
+def render_eval(row: EvalRun) -> dict[str, Any]:
+    return render(EvalOut, eval_data(row))
