@@ -15,5 +15,6 @@ urlpatterns = [
     path("usage/", views.chat_usage, name="usage"),
     path("traces/<str:run_id>/", views.chat_trace, name="trace"),
     path("schedules/", views.chat_schedules, name="schedules"),
+    path("evals/", views.chat_evals, name="evals"),
     path("api/", include("chat.api.urls")),
 ]

@@ -169,3 +169,63 @@ def chat_schedules(request: HttpRequest) -> HttpResponse:
     sees only their own), with a cron helper and each schedule's history."""
     config = {"user": request.user.get_username(), "chatUrl": "/chat/", "sessionUrl": "/chat/s/", "loginUrl": settings.LOGIN_URL}
     return render(request, "chat/schedules.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+EVAL_BATCH_KINDS = (("accuracy", "Accuracy: a judge scores each answer against its expected output"),
+                    ("agent_as_judge", "Agent as judge: a judge scores each answer against your criteria"))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def chat_evals(request: HttpRequest) -> HttpResponse:
+    """My evals: the signed-in user's eval datasets (uploaded as JSON or CSV), batches run over
+    them against an agent or team they may use, with each batch's aggregate score, and their
+    latest eval runs. Everything is theirs alone (the eval services, owned by them)."""
+    from django.contrib import messages
+    from django.shortcuts import redirect
+
+    from core.components import component_list
+    from evals.selectors import dataset_list, eval_run_list, EvalRunFilters
+    from evals.models import EvalBatch
+    from evals.services import ComponentMissing, EvalInvalid, EvalRunNotFound, batch_create, dataset_cases_parse, dataset_create
+    from core.tenancy import scope_queryset
+
+    user = request.user.get_username()
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "upload":
+                upload = request.FILES.get("dataset")
+                name = (request.POST.get("name") or "").strip() or (upload.name.rsplit(".", 1)[0] if upload else "")
+                if upload is None:
+                    raise EvalInvalid("Choose a JSON or CSV file of cases to upload")
+                if upload.size > 2 * 1024 * 1024:
+                    raise EvalInvalid("A dataset file may be at most 2 MB")
+                cases = dataset_cases_parse(content=upload.read(), filename=upload.name or "")
+                dataset = dataset_create(owner_id=user, name=name[:255] or "dataset", cases=cases)
+                messages.success(request, f"Uploaded “{dataset.name}”: {len(cases)} case(s).")
+            elif action == "batch":
+                kind, _, component_id = (request.POST.get("target") or "").partition(":")
+                options: dict = {}
+                if request.POST.get("criteria"):
+                    options["criteria"] = request.POST["criteria"][:2000]
+                batch = batch_create(
+                    owner_id=user, dataset_id=request.POST.get("dataset_id") or "", eval_type=request.POST.get("eval_type") or "",
+                    component_kind=kind, component_id=component_id, options=options,
+                )
+                messages.success(request, f"Running “{batch.dataset_name}” as {batch.eval_type} against {batch.component_id}: {batch.cases_total} case(s).")
+            else:
+                raise EvalInvalid("Unknown action")
+        except (EvalInvalid, ComponentMissing) as exc:
+            messages.error(request, str(exc))
+        except EvalRunNotFound:
+            messages.error(request, "That dataset is not yours, or it was deleted.")
+        return redirect("chat:evals")
+    targets = [(f"agent:{entry.component_id}", entry.name or entry.component_id) for entry in component_list("agent")]
+    targets += [(f"team:{entry.component_id}", f"{entry.name or entry.component_id} (team)") for entry in component_list("team")]
+    runs, _ = eval_run_list(user=user, filters=EvalRunFilters(), sort_by="created_at", descending=True, offset=0, limit=20)
+    return render(request, "chat/evals.html", {
+        "site_name": settings.AGENT_OS_NAME, "datasets": dataset_list(user=user), "targets": targets, "kinds": EVAL_BATCH_KINDS,
+        "batches": list(scope_queryset(EvalBatch.objects, user).order_by("-created_at")[:20]), "runs": runs,
+    })
+
