@@ -443,9 +443,12 @@ KNOWLEDGE_MODEL_DIR = Path(env.string("KNOWLEDGE_MODEL_DIR", str(VAR_DIR / "mode
 KNOWLEDGE_MAX_CONTENT_BYTES = env.integer("KNOWLEDGE_MAX_CONTENT_BYTES", 20 * 1024 * 1024, minimum=1)
 # Wall-clock limit for fetching a URL (redirects and body included), seconds.
 KNOWLEDGE_URL_TIMEOUT_SECONDS = env.integer("KNOWLEDGE_URL_TIMEOUT_SECONDS", 20, minimum=1)
-# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces (about
-# 1,000 characters of English); a longer chunk would be cut silently, so 800 leaves room.
-KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 800, minimum=50)
+# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces and cuts
+# the rest silently. That is about 1,000 characters of plain English, but technical text (code,
+# identifiers, URLs) makes a piece of every 2.5 characters: at 800, 22 of the 294 chunks of the
+# shipped corpus were longer than the window (bench/knowledge_quality.py); at 600 the longest is
+# 245 pieces, and retrieval is as good.
+KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 600, minimum=50)
 KNOWLEDGE_CHUNK_OVERLAP = env.integer("KNOWLEDGE_CHUNK_OVERLAP", 100, minimum=0)
 # HNSW's candidate list per search (pgvector's hnsw.ef_search); iterative scans extend it while
 # a user's filter leaves fewer than the limit.
