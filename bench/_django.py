@@ -10,9 +10,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 
 @contextmanager
-def bench_database(backend: str, *, under: str | None = None) -> Iterator[str]:
+def bench_database(backend: str, *, under: str | None = None, name: str | None = None) -> Iterator[str]:
     """Yield a DATABASE_URL for a fresh database of ``backend`` ("sqlite" or "postgres"), dropped
-    afterwards. A SQLite file goes in a new folder under ``under`` (default: the temp folder)."""
+    afterwards. A SQLite file goes in a new folder under ``under`` (default: the temp folder). The
+    PostgreSQL database is ``name``, else $BENCH_DATABASE_NAME, else agno_site_bench (give each
+    concurrent bench a name of its own)."""
     if backend == "sqlite":
         folder = tempfile.mkdtemp(prefix="agno-bench-", dir=under)
         try:
@@ -25,7 +27,7 @@ def bench_database(backend: str, *, under: str | None = None) -> Iterator[str]:
     base = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/agno_site")
     parts = urlsplit(base)
     admin = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
-    name = "agno_site_bench"
+    name = name or os.environ.get("BENCH_DATABASE_NAME") or "agno_site_bench"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
         conn.execute(f"CREATE DATABASE {name}")

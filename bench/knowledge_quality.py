@@ -1,142 +1,210 @@
-"""Retrieval quality of the default embedder, BM25 and their fusion, on the project's own README.
+"""Retrieval quality on the shipped corpus: hit@5 of BM25, the default embedder's vector search,
+keyword search and hybrid fusion at several weights, for questions that share words with their
+passage and for paraphrased ones; and whether the chunks fit the embedder's window.
 
-``.venv/bin/python -m bench.knowledge_quality`` chunks README.md with the default chunker and
-size (Markdown, 800 characters), embeds the chunks with the default embedder (all-MiniLM-L6-v2)
-and asks 24 questions: 12 that share words with their passage ("lexical") and the same 12
-asked in other words ("paraphrased"). A question is answered when one of the top 5 chunks holds
-its passage's key sentence. Rankings are exact (every chunk scored): what the SQLite search does,
-and the upper bound of the HNSW search on PostgreSQL. BM25 (k1=1.2, b=0.75, the common
-defaults) is the lexical baseline; hybrid is reciprocal rank fusion of the vector and BM25
-rankings with the given k and weights (``knowledge.services.search.fuse``).
+    nice -n 10 .venv/bin/python -m bench.knowledge_quality [--db postgres|sqlite] [--chunk-size 800]
+
+The corpus is bench/data/knowledge (the project's README and the three Agno documents of the
+spec's seeds), ingested through the real path: ``content_insert`` of each file as an upload into
+one shared base, then the ingestion job (reader, the default chunker and size, MiniLM, the
+chunk table and its search indexes). The questions are bench/data/knowledge/questions.json,
+written by hand: ``lexical`` ones reuse the words of their passage, ``paraphrase`` ones say the
+same in other words. A question's gold passage is named by document, heading and a phrase; a
+retrieved chunk is a hit when it comes from that document and holds the phrase (whitespace
+normalised). An anchor that no chunk holds whole (split by the chunker) is reported and its
+question left out.
+
+Methods, each asked for its top 5:
+- ``bm25``: rank-bm25's BM25Okapi (k1=1.5, b=0.75) over the same chunks, lower-cased word
+  tokens without English stop words: the lexical baseline.
+- ``vector``: ``knowledge_search(search_type="vector")`` (the default search type).
+- ``keyword``: ``knowledge_search(search_type="keyword")`` (PostgreSQL full text, or SQLite FTS5).
+- ``hybrid``: ``knowledge_search(search_type="hybrid")`` with the defaults, and a sweep of
+  reciprocal rank fusion's ``k`` and the keyword weight (vector weight 1) over the same two
+  rankings the service fuses (the service's ``_vector_ranked`` / ``_keyword_ranked`` at its
+  hybrid depth, then its ``fuse``; checked equal to the service's own answer at the defaults).
+
+Results: bench/results/knowledge_quality_<db>_<time>.json and Markdown tables on stdout.
 """
 from __future__ import annotations
 
-import math
-import os
+import argparse
+import json
 import re
+import sys
 import time
-from collections import Counter
-from pathlib import Path
 
-import django
+import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from ._django import bench_database, setup
+from ._knowledge import DATA_DIR, corpus, ingest_all, job_settings, machine, pieces_of, word_pieces, write_result
 
-# (lexical question, paraphrased question, a sentence of the passage that answers both)
-QUESTIONS = [
-    ("What does make run do: creates .venv, installs, migrates?", "How do I start the whole product locally with one command?",
-     "creates .venv, installs, migrates"),
-    ("Which Idempotency-Key header deduplicates background runs?", "How can a client avoid submitting the same job twice when it retries?",
-     "an `Idempotency-Key` header"),
-    ("What does session_strategy interrupt do to the running one?", "Can a new message stop the answer being generated in the same conversation?",
-     "`interrupt` (cancels the running one)"),
-    ("With JWT_JWKS_FILE, how are keys picked by kid?", "How do I verify tokens against my identity provider's published key set?",
-     "keys are picked by `kid`"),
-    ("What does the offline model do with /slow seconds?", "How can I simulate a model that answers very slowly, to test cancelling?",
-     "streams its answer slowly"),
-    ("What does the agno_run_events table hold?", "Where is each step of an execution kept so that a stream can be played back?",
-     "a run's events in order"),
-    ("When is UnscopedQueryError raised in tests?", "What happens when a developer forgets to restrict a database query to one person's rows?",
-     "`UnscopedQueryError` in tests instead of leaking"),
-    ("Does the admin dashboard show p50 and p95 run duration?", "Where can an operator see charts of latency percentiles and error rates?",
-     "p50 and p95 run duration"),
-    ("How does manage.py createuser alice --password-stdin work?", "How do I add an ordinary account without administrator rights from a terminal?",
-     "createuser alice --password-stdin"),
-    ("Who are the researcher and the writer of the Demo Team?", "Is there a sample group of assistants that collaborate to produce a text?",
-     "a researcher and a writer"),
-    ("What does security_key mode with OS_SECURITY_KEY give?", "What if I protect the server with a single static secret instead of signed tokens?",
-     "one shared key with full access"),
-    ("Do runs still complete with Redis down?", "If the message broker is unavailable, do accepted jobs still finish?",
-     "with Redis down runs still complete"),
-]
-DEPTH = 20  # candidates per list fused (as the hybrid search takes: max(4 x limit, 20))
 TOP = 5
+RRF_KS = (0, 1, 5, 10, 20, 60)
+KEYWORD_WEIGHTS = (0.25, 0.5, 0.75, 1.0)
 _WORD = re.compile(r"\w+")
+# A common English stop-word list (the classic SMART/Lucene core), so BM25 is not ranked on "the".
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both but by can
+could did do does doing down during each few for from further had has have having he her here hers herself him himself his
+how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves
+out over own same she should so some such than that the their theirs them themselves then there these they this those through
+to too under until up very was we were what when where which while who whom why will with would you your yours yourself
+yourselves
+""".split())
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
 
 
-def _tokens(text: str) -> list[str]:
-    return [word for word in _WORD.findall(text.lower()) if len(word) > 1]
+def tokens(text: str) -> list[str]:
+    return [word for word in _WORD.findall(text.lower()) if word not in STOP_WORDS]
 
 
-class BM25:
-    def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.docs = [Counter(_tokens(doc)) for doc in documents]
-        self.lengths = [sum(doc.values()) for doc in self.docs]
-        self.average = sum(self.lengths) / len(self.lengths)
-        frequency = Counter(word for doc in self.docs for word in doc)
-        count = len(self.docs)
-        self.idf = {word: math.log(1 + (count - n + 0.5) / (n + 0.5)) for word, n in frequency.items()}
-        self.k1, self.b = k1, b
+def is_hit(chunk: dict, gold: list[dict]) -> bool:
+    return any(chunk["doc"] == anchor["doc"] and normalise(anchor["phrase"]) in chunk["norm"] for anchor in gold)
 
-    def ranked(self, query: str) -> list[int]:
-        words = set(_tokens(query))
-        scores = []
-        for index, (doc, length) in enumerate(zip(self.docs, self.lengths)):
-            score = sum(
-                self.idf[word] * doc[word] * (self.k1 + 1) / (doc[word] + self.k1 * (1 - self.b + self.b * length / self.average))
-                for word in words if word in doc
-            )
-            if score > 0:
-                scores.append((score, index))
-        return [index for _, index in sorted(scores, key=lambda item: (-item[0], item[1]))]
+
+def first_hit(ranked_ids: list[int], chunks: dict[int, dict], gold: list[dict]) -> int | None:
+    """The 1-based rank of the first hit in the top ``TOP``, or None."""
+    for rank, chunk_id in enumerate(ranked_ids[:TOP], start=1):
+        if is_hit(chunks[chunk_id], gold):
+            return rank
+    return None
+
+
+def summary(ranks: list[int | None]) -> dict:
+    return {
+        "hit_at_5": round(sum(r is not None for r in ranks) / len(ranks), 3),
+        "hit_at_1": round(sum(r == 1 for r in ranks) / len(ranks), 3),
+        "mrr_at_5": round(float(np.mean([1.0 / r if r else 0.0 for r in ranks])), 3),
+    }
+
+
+def window_check(sizes: tuple[int, ...] = (400, 800, 1000, 1200, 1500)) -> dict:
+    """Word pieces per chunk of the corpus at several chunk sizes (default overlap rule)."""
+    out = {}
+    for size in sizes:
+        texts = [piece.text for name, data in corpus() for piece in pieces_of(name, data, size=size)]
+        counts = word_pieces(texts)
+        out[size] = {
+            "chunks": len(texts), "max_chars": max(len(t) for t in texts), "max_word_pieces": max(counts),
+            "p95_word_pieces": int(np.percentile(counts, 95)), "over_256": sum(c > 256 for c in counts),
+        }
+    return out
+
+
+def run(args) -> dict:
+    from django.conf import settings
+
+    from knowledge.models import Chunk, Content
+    from knowledge.services import base_get_or_create, content_insert, knowledge_search
+    from knowledge.services.search import RRF_K, VECTOR_WEIGHT, KEYWORD_WEIGHT, _candidates, _keyword_ranked, _vector_ranked, fuse
+    from knowledge.embedders import embedder_get
+
+    job_settings()
+    if args.chunk_size:
+        settings.KNOWLEDGE_CHUNK_SIZE = args.chunk_size
+    base = base_get_or_create(name="quality", description="the shipped corpus")
+    started = time.perf_counter()
+    for name, data in corpus():
+        content_insert(user_id=None, base_id=base.pk, source_type="upload", data=data, file_name=name, mime_type="text/markdown")
+    statuses = ingest_all()
+    ingest_s = time.perf_counter() - started
+    failed = list(Content.objects.unscoped("bench").exclude(status="completed").values_list("name", "status_message"))
+    assert not failed, failed
+    names = dict(Content.objects.unscoped("bench").values_list("id", "file_name"))
+    chunks = {
+        row["id"]: {"doc": names[row["content_id"]], "text": row["text"], "norm": normalise(row["text"])}
+        for row in Chunk.objects.unscoped("bench").filter(base_id=base.pk).values("id", "content_id", "text")
+    }
+    counts = word_pieces([c["text"] for c in chunks.values()])
+    questions = json.loads((DATA_DIR / "questions.json").read_text())["questions"]
+    unanswerable = [q["id"] for q in questions if not any(is_hit(c, q["gold"]) for c in chunks.values())]
+    questions = [q for q in questions if q["id"] not in unanswerable]
+
+    from rank_bm25 import BM25Okapi
+
+    ids = list(chunks)
+    bm25 = BM25Okapi([tokens(chunks[i]["text"]) for i in ids])
+    embedder = embedder_get(base.embedder_id)
+    candidates = _candidates(user=None, base=base, filters={})
+    depth = max(TOP * 4, 20)  # the service's hybrid depth for limit=5
+    ranks: dict[str, dict[str, list]] = {}
+
+    def record(method: str, kind: str, rank: int | None) -> None:
+        ranks.setdefault(method, {}).setdefault(kind, []).append(rank)
+
+    default_label = f"hybrid k={RRF_K:g} w_kw={KEYWORD_WEIGHT:g} (default)"
+    mismatches = []
+    for q in questions:
+        kind, gold, query = q["kind"], q["gold"], q["question"]
+        scores = bm25.get_scores(tokens(query))
+        record("bm25", kind, first_hit([ids[i] for i in np.argsort(-scores, kind="stable")[:TOP]], chunks, gold))
+        for search_type in ("vector", "keyword", "hybrid"):
+            hits = knowledge_search(user=None, base_id=base.pk, query=query, search_type=search_type, limit=TOP)
+            label = default_label if search_type == "hybrid" else search_type
+            record(label, kind, first_hit([int(h.chunk_id) for h in hits], chunks, gold))
+            if search_type == "hybrid":
+                service_hybrid = [int(h.chunk_id) for h in hits]
+        vector = embedder.embed([query])[0]
+        vector_ids = [i for i, _ in _vector_ranked(candidates, vector, depth)]
+        keyword_ids = [i for i, _ in _keyword_ranked(candidates, query, depth)]
+        fused_default = [i for i, _ in fuse([(vector_ids, VECTOR_WEIGHT), (keyword_ids, KEYWORD_WEIGHT)], k=RRF_K, limit=TOP)]
+        if fused_default != service_hybrid:
+            mismatches.append(q["id"])
+        for k in RRF_KS:
+            for weight in KEYWORD_WEIGHTS:
+                fused = [i for i, _ in fuse([(vector_ids, 1.0), (keyword_ids, weight)], k=k, limit=TOP)]
+                record(f"hybrid k={k:g} w_kw={weight:g}", kind, first_hit(fused, chunks, gold))
+    table = {
+        method: {kind: {"questions": len(values), **summary(values)} for kind, values in by_kind.items()}
+        for method, by_kind in ranks.items()
+    }
+    for method, by_kind in table.items():
+        every = [r for values in ranks[method].values() for r in values]
+        by_kind["all"] = {"questions": len(every), **summary(every)}
+    return {
+        "chunks": len(chunks), "chunk_size": settings.KNOWLEDGE_CHUNK_SIZE, "chunk_overlap": settings.KNOWLEDGE_CHUNK_OVERLAP,
+        "ingest_s": round(ingest_s, 1), "job_statuses": statuses,
+        "word_pieces": {"max": max(counts), "p95": int(np.percentile(counts, 95)), "over_256": sum(c > 256 for c in counts)},
+        "questions": {kind: sum(q["kind"] == kind for q in questions) for kind in ("lexical", "paraphrase")},
+        "unanswerable_anchors": unanswerable, "hybrid_sweep_differs_from_service_at_defaults": mismatches,
+        "defaults": {"rrf_k": RRF_K, "vector_weight": VECTOR_WEIGHT, "keyword_weight": KEYWORD_WEIGHT},
+        "methods": table,
+    }
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agno_site.settings.test")
-    django.setup()
-    import numpy as np
-
-    from knowledge.chunkers import chunk_sections
-    from knowledge.embedders import embedder_get
-    from knowledge.readers import Section
-    from knowledge.services.search import fuse
-
-    from django.conf import settings
-
-    text = (ROOT / "README.md").read_text()
-    pieces = chunk_sections([Section(text)], chunker="markdown", size=settings.KNOWLEDGE_CHUNK_SIZE, overlap=settings.KNOWLEDGE_CHUNK_OVERLAP)
-    chunks = [piece.text for piece in pieces]
-    flat = [_flat(chunk) for chunk in chunks]
-    for _, _, needle in QUESTIONS:
-        assert any(_flat(needle) in chunk for chunk in flat), f"no chunk holds {needle!r}"
-    embedder = embedder_get("minilm")
-    started = time.perf_counter()
-    matrix = np.asarray(embedder.embed(chunks), dtype=np.float32)
-    embed_seconds = time.perf_counter() - started
-    bm25 = BM25(chunks)
-
-    def vector_ranked(query: str) -> list[int]:
-        scores = matrix @ np.asarray(embedder.embed([query])[0], dtype=np.float32)
-        return [int(i) for i in np.argsort(-scores, kind="stable")]
-
-    configs: list[tuple[str, object]] = [("BM25", None), ("vector", None)]
-    for k in (1, 5, 10, 30, 60):
-        for weight in (1.0, 0.5, 0.25):
-            configs.append((f"hybrid k={k} w_bm25={weight}", (k, weight)))
-    results: dict[str, dict[str, int]] = {name: {"lexical": 0, "paraphrased": 0} for name, _ in configs}
-    for lexical, paraphrased, needle in QUESTIONS:
-        for kind, question in (("lexical", lexical), ("paraphrased", paraphrased)):
-            semantic, words = vector_ranked(question), bm25.ranked(question)
-            for name, params in configs:
-                if name == "BM25":
-                    top = words[:TOP]
-                elif name == "vector":
-                    top = semantic[:TOP]
-                else:
-                    k, weight = params  # type: ignore[misc]
-                    top = [i for i, _ in fuse([(semantic[:DEPTH], 1.0), (words[:DEPTH], weight)], k=k, limit=TOP)]
-                results[name][kind] += any(_flat(needle) in flat[i] for i in top)
-    total = len(QUESTIONS)
-    print(f"{len(chunks)} chunks of README.md ({len(text):,} characters), embedded in {embed_seconds:.2f} s; {total} + {total} questions, hit@{TOP}")
-    print("| ranking | lexical | paraphrased | all |\n|---|---|---|---|")
-    for name, _ in configs:
-        lexical, paraphrased = results[name]["lexical"], results[name]["paraphrased"]
-        print(f"| {name} | {lexical}/{total} | {paraphrased}/{total} | {(lexical + paraphrased) / (2 * total):.2f} |")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--chunk-size", type=int, default=None, help="KNOWLEDGE_CHUNK_SIZE for this run (default: the setting)")
+    parser.add_argument("--no-window", action="store_true", help="skip the chunk-size / word-piece table")
+    args = parser.parse_args()
+    with bench_database(args.db, name="agno_h_kbench_quality") as url:
+        setup(url)
+        result = {"bench": "knowledge_quality", "db": args.db, "machine": machine(), **run(args)}
+    if not args.no_window:
+        result["window_by_chunk_size"] = window_check()
+    path = write_result(f"knowledge_quality_{args.db}", result)
+    print(f"\n{result['chunks']} chunks (size {result['chunk_size']}, overlap {result['chunk_overlap']}); questions {result['questions']}; "
+          f"left out (anchor split): {result['unanswerable_anchors']}; word pieces per chunk: {result['word_pieces']}\n")
+    print("| method | lexical hit@5 | paraphrased hit@5 | all hit@5 | all MRR@5 |")
+    print("|---|---|---|---|---|")
+    methods = result["methods"]
+    main_rows = [m for m in methods if not m.startswith("hybrid k=") or m.endswith("(default)")]
+    sweep = sorted((m for m in methods if m not in main_rows), key=lambda m: (-methods[m]["all"]["hit_at_5"], -methods[m]["all"]["mrr_at_5"]))
+    for method in main_rows + sweep:
+        row = methods[method]
+        print(f"| {method} | {row['lexical']['hit_at_5']:.3f} | {row['paraphrase']['hit_at_5']:.3f} | {row['all']['hit_at_5']:.3f} | {row['all']['mrr_at_5']:.3f} |")
+    if "window_by_chunk_size" in result:
+        print("\n| chunk size | chunks | longest chunk (chars) | word pieces max / p95 | chunks over 256 |")
+        print("|---|---|---|---|---|")
+        for size, row in result["window_by_chunk_size"].items():
+            print(f"| {size} | {row['chunks']} | {row['max_chars']} | {row['max_word_pieces']} / {row['p95_word_pieces']} | {row['over_256']} |")
+    print(f"\n{path}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,8 @@
 """Chunkers: sections of text to passages small enough for the embedder's window.
 
-all-MiniLM-L6-v2 reads 256 word pieces, roughly 1,000 characters of English prose; what is past
-that is cut silently, so a chunk must stay below it (the default size is 800 characters).
+all-MiniLM-L6-v2 reads 256 word pieces, roughly 1,000 characters of English prose but only ~640
+of technical text (code, identifiers); what is past that is cut silently, so a chunk must stay
+below it (the default size is 600 characters: bench/knowledge_quality.py).
 
 - ``fixed``: windows of ``size`` characters, each overlapping the last by ``overlap``, moved to a
   space where one is near so words are not cut.

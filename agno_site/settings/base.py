@@ -456,14 +456,18 @@ KNOWLEDGE_MODEL_DIR = Path(env.string("KNOWLEDGE_MODEL_DIR", str(VAR_DIR / "mode
 KNOWLEDGE_MAX_CONTENT_BYTES = env.integer("KNOWLEDGE_MAX_CONTENT_BYTES", 20 * 1024 * 1024, minimum=1)
 # Wall-clock limit for fetching a URL (redirects and body included), seconds.
 KNOWLEDGE_URL_TIMEOUT_SECONDS = env.integer("KNOWLEDGE_URL_TIMEOUT_SECONDS", 20, minimum=1)
-# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces (about
-# 1,000 characters of English); a longer chunk would be cut silently, so 800 leaves room.
-KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 800, minimum=50)
+# Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces and cuts
+# the rest silently. That is about 1,000 characters of plain English, but technical text (code,
+# identifiers, URLs) makes a piece of every 2.5 characters: at 800, 22 of the 294 chunks of the
+# shipped corpus were longer than the window (bench/knowledge_quality.py); at 600 the longest is
+# 245 pieces, and retrieval is as good.
+KNOWLEDGE_CHUNK_SIZE = env.integer("KNOWLEDGE_CHUNK_SIZE", 600, minimum=50)
 KNOWLEDGE_CHUNK_OVERLAP = env.integer("KNOWLEDGE_CHUNK_OVERLAP", 100, minimum=0)
 # HNSW's candidate list per search (pgvector's hnsw.ef_search); iterative scans extend it while
-# a user's filter leaves fewer than the limit. 100 gave a 30% tenant a recall@10 of 0.93 at 100k
-# chunks, 200 gave 0.99 (bench/README.md).
-KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 200, minimum=1, maximum=1000)
+# a user's filter leaves fewer than the limit. 400: at 100,000 chunks over 20 users the recall@10
+# of a user holding 30% of them is 0.91 at 100 and 0.97 at 400, for ~0.5 ms more per search
+# (bench/knowledge_search.py).
+KNOWLEDGE_HNSW_EF_SEARCH = env.integer("KNOWLEDGE_HNSW_EF_SEARCH", 400, minimum=1, maximum=1000)
 # A user whose candidate chunks (own and shared, in the base) are at most this many is searched
 # exactly on PostgreSQL (their rows by the owner's index, all scored): exact, and faster than the
 # graph when they hold a small share of a large table. 0: always the HNSW index.
