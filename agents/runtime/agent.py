@@ -87,6 +87,7 @@ class Agent:
         add_search_knowledge_instructions: bool = True,
         references_format: str = "json",
         num_references: int = 5,
+        tracing: bool | None = None,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -138,6 +139,8 @@ class Agent:
         self.add_knowledge_to_context = add_knowledge_to_context
         self.knowledge_filters = dict(knowledge_filters) if knowledge_filters else None
         self.enable_agentic_knowledge_filters = enable_agentic_knowledge_filters
+        # Whether its runs are traced (traces/): None follows the deployment's TRACING.
+        self.tracing = tracing
         self.add_search_knowledge_instructions = add_search_knowledge_instructions
         self.references_format = references_format
         self.num_references = num_references

@@ -143,8 +143,11 @@ class Team:
         add_search_knowledge_instructions: bool = True,
         references_format: str = "json",
         num_references: int = 5,
+        tracing: bool | None = None,
         **removed: Any,
     ) -> None:
+        # Whether its runs are traced (traces/): None follows the deployment's TRACING.
+        self.tracing = tracing
         for key in removed:
             if key in REMOVED_V2_PARAMETERS:
                 raise TypeError(REMOVED_V2_PARAMETERS[key])

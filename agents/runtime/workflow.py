@@ -67,6 +67,7 @@ class Workflow:
         input_schema: Mapping[str, Any] | type | None = None,
         metadata: Mapping[str, Any] | None = None,
         version: int | None = None,
+        tracing: bool | None = None,
     ) -> None:
         if args:
             raise TypeError(
@@ -76,6 +77,8 @@ class Workflow:
         self.name = name
         self.id = id or _slug(name) or str(uuid.uuid4())
         self.description = description
+        # Whether its runs are traced (traces/): None follows the deployment's TRACING.
+        self.tracing = tracing
         self.steps = as_steps(list(steps))
         if not self.steps:
             raise ValueError("A workflow needs at least one step")

@@ -12,6 +12,11 @@ async def _slow(step_input):
     return f"done: {step_input.input}"
 
 
+AGENTS = [
+    Agent(id="untraced-agent", name="Never traced", tracing=False),
+    Agent(id="traced-agent", name="Always traced", tracing=True),
+]
+
 WORKFLOWS = [Workflow(
     id="traced-flow", name="Traced flow",
     steps=[

@@ -93,3 +93,13 @@ def test_tracing_off_writes_no_trace(client, settings):
     body = _run(client, "/agents/assistant/runs", message="hello")
     assert flush()
     assert not Trace.all_users.filter(run_id=body["run_id"]).exists()
+
+
+def test_a_components_own_tracing_setting_wins_over_the_deployments(client, settings):
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.traces.flows"]
+    quiet = _run(client, "/agents/untraced-agent/runs", message="hello")  # TRACING is on here
+    settings.TRACING = False
+    loud = _run(client, "/agents/traced-agent/runs", message="hello")
+    assert flush()
+    assert not Trace.all_users.filter(run_id=quiet["run_id"]).exists()
+    assert Trace.all_users.filter(run_id=loud["run_id"]).exists()
