@@ -18,6 +18,7 @@ from metrics.services import row_id
 from scheduler.models import Schedule, ScheduleRun
 from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
 from evals.models import EvalBatch, EvalDataset, EvalRun
+from traces.models import Span, Trace
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -165,6 +166,28 @@ def make_eval_batch(user_id: str | None = "alice", **fields: Any) -> EvalBatch:
     return EvalBatch.objects.create(user_id=user_id, **fields)
 
 
+def make_trace(user_id: str | None = "alice", **fields: Any) -> Trace:
+    now = timezone.now()
+    fields.setdefault("trace_id", f"{next(_counter):032x}")
+    fields.setdefault("run_id", f"traced-run-{next(_counter)}")
+    fields.setdefault("name", "Agent.run")
+    fields.setdefault("agent_id", "assistant")
+    for name in ("start_time", "end_time", "created_at"):
+        fields.setdefault(name, now)
+    return Trace.objects.create(user_id=user_id, **fields)
+
+
+def make_span(user_id: str | None = "alice", trace: Trace | None = None, **fields: Any) -> Span:
+    trace = trace or make_trace(user_id)
+    now = timezone.now()
+    fields.setdefault("span_id", f"{next(_counter):016x}")
+    fields.setdefault("name", "Agent.run")
+    fields.setdefault("span_type", "AGENT")
+    fields.setdefault("start_time", now)
+    fields.setdefault("end_time", now)
+    return Span.objects.create(user_id=user_id, trace=trace, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -186,4 +209,6 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     EvalRun: make_eval_run,
     EvalDataset: make_eval_dataset,
     EvalBatch: make_eval_batch,
+    Trace: make_trace,
+    Span: make_span,
 }

@@ -57,3 +57,32 @@ class TraceAdmin(OwnedModelAdmin):
             extra["waterfall"] = waterfall(trace, spans)
             extra["spans"] = [{"span": span, "depth": depth, "took": duration(span.duration_ms)} for span, depth in ordered(spans)]
         return super().change_view(request, object_id, form_url, extra_context=extra)
+
+
+@admin.register(Span)
+class SpanAdmin(OwnedModelAdmin):
+    """Every span, for an operator's search across traces (a trace's page shows its own)."""
+
+    list_display = ("name", "span_type", "status", "took", "user_id", "run_id", "start_time", "trace_link")
+    list_filter = ("span_type", "status", UserIdFilter)
+    search_fields = ("span_id", "run_id", "name", "trace__trace_id")
+    ordering = ("-start_time",)
+    readonly_fields = (
+        "trace_link", "span_id", "parent_span_id", "name", "span_type", "step_type", "status", "status_message", "user_id", "run_id",
+        "start_time", "end_time", "took", "attributes",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="duration", ordering="duration_ms")
+    def took(self, span: Span) -> str:
+        return duration(span.duration_ms)
+
+    @admin.display(description="trace")
+    def trace_link(self, span: Span) -> str:
+        return format_html('<a href="{}">{}</a>', reverse("admin:traces_trace_change", args=[span.trace_id]), span.trace_id)

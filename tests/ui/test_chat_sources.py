@@ -55,8 +55,15 @@ def test_an_answer_lists_its_sources_which_open_to_the_passage(browsing, make_us
     expect(other.locator(".msg-assistant").last.locator(".source-name")).to_have_text(["jobs.md"])
 
 
-def test_screenshot_an_answer_with_its_sources(browsing, make_user, screenshots_dir):
+def test_screenshot_an_answer_with_its_sources(browsing, make_user, screenshots_dir, monkeypatch):
     make_user("ada")
+    # The demo picks OpenAI when OPENAI_API_KEY is set, as the test session's fake OpenAI server
+    # sets it: this picture is of the offline demo, which searches its handbook.
+    from agents import demo
+    from agents.runtime.models import get_model
+
+    docs = next(agent for agent in demo.AGENTS if agent.id == "demo-docs")
+    monkeypatch.setattr(docs, "model", get_model("offline:demo"))
     page = browsing.chat_as("ada", viewport=(1280, 820))
     page.select_option("#agent-picker", "demo-docs")
     ask(page, "How do background jobs survive a killed worker, and how are leases reaped?")
