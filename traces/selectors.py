@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, Q, QuerySet
 
+from core.querysets import window
 from core.tenancy import scope_queryset
 
 from .models import Span, Trace
@@ -66,7 +67,7 @@ def trace_list(*, user: Any, filters: TraceFilters, offset: int, limit: int, exp
     traces = _filtered(user, filters)
     if expression is not None:
         traces = traces.filter(expression)
-    return list(traces.order_by("-start_time", "trace_id")[offset : offset + limit]), traces.count()
+    return window(traces.order_by("-start_time", "trace_id"), offset=offset, limit=limit), traces.count()
 
 
 def trace_get(*, user: Any, trace_id: str, run_id: str | None = None) -> Trace:
@@ -99,7 +100,7 @@ def session_stats(*, user: Any, filters: TraceFilters, offset: int, limit: int, 
         .order_by("-last_trace_at", "session_id")
     )
     total = grouped.count()
-    return list(grouped[offset : offset + limit]), total
+    return window(grouped, offset=offset, limit=limit), total
 
 
 def filter_expression(expression: Any, *, where: str = "filter") -> Q:

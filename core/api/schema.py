@@ -29,6 +29,13 @@ class ValidationErrorOut(serializers.Serializer):
     detail = ValidationErrorItemOut(many=True)
 
 
+class DetailOut(serializers.Serializer):
+    """A 4xx whose ``detail`` is a sentence (AgentOS's own checks, e.g. "Invalid cron expression:
+    nope") or a list of field errors (the body's validation)."""
+
+    detail = serializers.JSONField(help_text="A sentence, or a list of field errors")
+
+
 class PaginationInfoOut(serializers.Serializer):
     """AgentOS's ``PaginationInfo`` (the ``meta`` of every paginated list)."""
 

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from core.api.errors import Conflict, Forbidden, NotFound, Unprocessable
 from core.api.params import boolean, envelope, page
-from core.api.schema import ErrorOut, ValidationErrorOut, query_param
+from core.api.schema import DetailOut, ErrorOut, query_param
 from core.api.views import AgentOSView
 from sessions.api.inputs import json_body
 
@@ -57,7 +57,7 @@ PAGING = [
     query_param("limit", "Items per page (1 to 1000)", OpenApiTypes.INT, default=100),
     query_param("page", "Page number, from 1 (needs limit)", OpenApiTypes.INT, default=1),
 ]
-ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ValidationErrorOut}
+ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: DetailOut}
 
 
 class SchedulesAPIView(AgentOSView):
