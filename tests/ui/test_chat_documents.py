@@ -219,9 +219,17 @@ def test_files_dropped_on_the_zone_are_added_and_the_picker_opens_from_the_keybo
     for name in ("dropped.txt", "second.md"):
         expect(row(page, name).locator(".document-status")).to_have_text(re.compile(r"^Ready: "), timeout=60_000)
     assert sorted(content.name for content in contents_of("alice")) == ["dropped.txt", "second.md"]
-    # The picker is a button: Tab to it and press Enter (or Space) to choose files.
-    page.locator("#documents-pick").focus()
-    with page.expect_file_chooser() as chooser:
+    # The picker is a button: Tab to it and press Enter (or Space) to choose files. (Focused only
+    # once the list has settled: a last status poll redrawing it may move the focus, on a loaded machine.)
+    pick = page.locator("#documents-pick")
+    page.wait_for_function("() => !document.querySelector('#documents-list')?.textContent.includes('Processing')")
+    for _ in range(3):
+        pick.focus()
+        if page.evaluate("() => document.activeElement?.id") == "documents-pick":
+            break
+        page.wait_for_timeout(200)
+    expect(pick).to_be_focused()
+    with page.expect_file_chooser(timeout=30_000) as chooser:
         page.keyboard.press("Enter")
     assert chooser.value.is_multiple()
     assert page.errors == []
