@@ -19,6 +19,22 @@ from .registry import function_list, live_member_ids, member_kind, workflow_get
 from .toolkits import toolkit_choices
 
 
+def publish_selected(model_admin: admin.ModelAdmin, request, queryset, id_field: str) -> None:
+    """The admin's publish action for agents, teams and workflows alike: each selected
+    definition's draft goes live, or the operator is told why not."""
+    for definition in queryset:
+        name = getattr(definition, id_field)
+        try:
+            version = publish_draft(definition)
+        except ValidationError as exc:
+            model_admin.message_user(request, f"{name}: not published: {'; '.join(exc.messages)}", messages.ERROR)
+            continue
+        if version is None:
+            model_admin.message_user(request, f"{name}: no draft to publish", messages.WARNING)
+        else:
+            model_admin.message_user(request, f"{name}: v{version.version} is live")
+
+
 def knowledge_choices() -> list[tuple[str, str]]:
     from .knowledge import knowledge_base_list
 
@@ -131,12 +147,7 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish the draft (users get it on their next run)")
     def publish_drafts(self, request, queryset) -> None:
-        for definition in queryset:
-            version = publish_draft(definition)
-            if version is None:
-                self.message_user(request, f"{definition.agent_id}: no draft to publish", messages.WARNING)
-            else:
-                self.message_user(request, f"{definition.agent_id}: v{version.version} is live")
+        publish_selected(self, request, queryset, "agent_id")
 
 
 
@@ -204,16 +215,7 @@ class TeamDefinitionAdmin(AgentDefinitionAdmin):
 
     @admin.action(description="Publish the draft (users get it on their next run)")
     def publish_drafts(self, request, queryset) -> None:
-        for definition in queryset:
-            try:
-                version = publish_draft(definition)
-            except ValidationError as exc:
-                self.message_user(request, f"{definition.team_id}: not published: {'; '.join(exc.messages)}", messages.ERROR)
-                continue
-            if version is None:
-                self.message_user(request, f"{definition.team_id}: no draft to publish", messages.WARNING)
-            else:
-                self.message_user(request, f"{definition.team_id}: v{version.version} is live")
+        publish_selected(self, request, queryset, "team_id")
 
 
 STEPS_HELP = """A JSON list of steps, in Agno's Step.to_dict() shape. Each has a "type": Step (one of "agent_id",
@@ -335,16 +337,7 @@ class WorkflowDefinitionAdmin(AgentDefinitionAdmin):
 
     @admin.action(description="Publish the draft (users get it on their next run)")
     def publish_drafts(self, request, queryset) -> None:
-        for definition in queryset:
-            try:
-                version = publish_draft(definition)
-            except ValidationError as exc:
-                self.message_user(request, f"{definition.workflow_id}: not published: {'; '.join(exc.messages)}", messages.ERROR)
-                continue
-            if version is None:
-                self.message_user(request, f"{definition.workflow_id}: no draft to publish", messages.WARNING)
-            else:
-                self.message_user(request, f"{definition.workflow_id}: v{version.version} is live")
+        publish_selected(self, request, queryset, "workflow_id")
 
 
 @admin.register(CancelIntent)
