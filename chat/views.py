@@ -51,6 +51,8 @@ def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) ->
         "loginUrl": settings.LOGIN_URL,
         "documentsUrl": "/chat/documents/",
         "maxFileBytes": _max_file_bytes(),
+        # Replies link to their trace only where runs are traced (TRACING: on in development).
+        "tracing": settings.TRACING,
     }
     context = {"config": config, "site_name": settings.AGENT_OS_NAME, "not_found": status == 404}
     return render(request, "chat/index.html", context, status=status)

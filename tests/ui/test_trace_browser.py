@@ -76,3 +76,12 @@ def test_another_users_trace_is_not_shown(client, make_user, settings):
     client.login(username="bob", password=PASSWORD)
     response = client.get(f"/chat/traces/{run_id}/")
     assert response.status_code == 404 and b"has no trace" in response.content
+
+
+def test_the_chat_offers_trace_links_only_where_runs_are_traced(client, make_user, settings):
+    make_user("carol")
+    client.login(username="carol", password=PASSWORD)
+    for tracing in (False, True):
+        settings.TRACING = tracing
+        page = client.get("/chat/").content.decode()
+        assert f'"tracing": {str(tracing).lower()}' in page

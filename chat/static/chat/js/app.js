@@ -9,6 +9,8 @@ import { needsOperator, operatorCard, operatorRecord, startApprovalBadge } from 
 import { setupAttachments } from "./attachments.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
+/** A reply's run id for its "Trace" link, where this deployment traces runs (else no link). */
+const tracedRun = (runId) => (config.tracing ? runId : null);
 const api = makeApi(config.user);
 const $ = (id) => document.getElementById(id);
 
@@ -482,7 +484,7 @@ function renderHistory(runs) {
       resumeRun({ agentId: component, runId: run.run_id, sessionId: state.sessionId, turn });
       return;
     }
-    turn.setMeta({ createdAt: run.created_at, model: modelName(component), metrics: run.metrics, runId: run.run_id });
+    turn.setMeta({ createdAt: run.created_at, model: modelName(component), metrics: run.metrics, runId: tracedRun(run.run_id) });
     const source = { turn, agentId: component, runId: run.run_id, sessionId: state.sessionId };
     if (status === "ERROR") {
       turn.error(plainContent(run.content) || `The ${isTeam(component) ? "team" : "agent"} could not finish this reply.`);
@@ -521,7 +523,7 @@ function renderWorkflowRun(turn, run, component) {
   const events = run.events || [];
   if (events.length) for (const event of events) timeline.apply({ event: event.event, data: event }, run.run_id);
   else timeline.fromResults(run.step_results);
-  turn.setMeta({ createdAt: run.created_at, metrics: run.metrics, runId: run.run_id });
+  turn.setMeta({ createdAt: run.created_at, metrics: run.metrics, runId: tracedRun(run.run_id) });
   for (const requirement of [...(run.step_requirements || []), ...(run.error_requirements || [])]) {
     const record = reviewRecord(requirement, { by: run.user_id });
     if (record) turn.body.append(record);
@@ -669,7 +671,7 @@ function applyFrame(run, frame) {
       if (run.cancelled) return "RunCancelled"; // AgentOS sends RunCompleted after RunCancelled
       turn.setFinalText(data.content);
       turn.setSources(data.references);
-      turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics, runId: data.run_id });
+      turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics, runId: tracedRun(data.run_id) });
       return event;
     case "RunError":
       turn.settleSteps("error");
@@ -740,7 +742,7 @@ function applyWorkflowFrame(run, frame) {
   scrollToEnd();
   if (end === "RunCompleted") {
     turn.setFinalText(data.content);
-    turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, metrics: data.metrics, runId: data.run_id });
+    turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, metrics: data.metrics, runId: tracedRun(data.run_id) });
   } else if (end === "RunError") {
     turn.error(plainContent(data.content || data.error) || "The workflow could not finish.");
   } else if (end === "RunCancelled") {
