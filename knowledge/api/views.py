@@ -25,7 +25,6 @@ from core.api.schema import ErrorOut, ValidationErrorOut, query_param
 from core.api.views import AgentOSView, FormView, database_id
 from sessions.api.inputs import json_body
 
-from ..chunkers import CHUNKERS
 from ..embedders import EmbedderError
 from ..models import Content, KnowledgeBase, SourceType
 from ..readers import READERS
@@ -41,8 +40,10 @@ from ..services import (
     content_list_for_user,
     content_refresh,
     content_update,
+    knowledge_config,
     knowledge_search,
 )
+from ..services.config import vector_db_id
 from ..services.search import MAX_LIMIT, SEARCH_TYPES
 from ..sources import SourceError, SourceNotFound, source_file, source_get, source_listing, sources
 from .serializers import (
@@ -365,9 +366,9 @@ class SearchView(KnowledgeAPIView):
         started = time.perf_counter()
         body = json_body(request, SearchIn)
         base = self.base({"db_id": body.get("db_id"), "knowledge_id": body.get("knowledge_id")})
-        if body.get("vector_db_ids") and vector_db_id(base) not in body["vector_db_ids"]:
+        if body.get("vector_db_ids") and vector_db_id(base.pk) not in body["vector_db_ids"]:
             raise BadRequest(
-                f"None of the provided Vector DB IDs {body['vector_db_ids']} match the knowledge base Vector DB ID {vector_db_id(base)}"
+                f"None of the provided Vector DB IDs {body['vector_db_ids']} match the knowledge base Vector DB ID {vector_db_id(base.pk)}"
             )
         search_type = body.get("search_type") or "vector"
         if search_type not in SEARCH_TYPES:
@@ -395,10 +396,6 @@ def _render_hit(hit: Any) -> dict[str, Any]:
     }
 
 
-def vector_db_id(base: KnowledgeBase) -> str:
-    return f"{base.pk}-vectors"
-
-
 class ConfigView(KnowledgeAPIView):
     @extend_schema(
         operation_id="get_knowledge_config",
@@ -408,36 +405,7 @@ class ConfigView(KnowledgeAPIView):
     )
     def get(self, request: Request) -> Response:
         base = self.base(request.query_params)
-        readers = {
-            reader.id: {
-                "id": reader.id, "name": reader.name, "description": reader.description,
-                "chunkers": [reader.chunker, *[key for key in CHUNKERS if key != reader.chunker]],
-                "content_types": [*reader.mime_types, *reader.extensions],
-            }
-            for reader in READERS.values()
-        }
-        for_type: dict[str, list[str]] = {}
-        for reader in READERS.values():
-            for kind in (*reader.mime_types, *reader.extensions):
-                for_type.setdefault(kind, []).append(reader.id)
-        engine = "pgvector (HNSW, cosine)" if settings.DATABASES["default"]["ENGINE"].endswith("postgresql") else "SQLite (exact cosine, FTS5)"
-        return Response({
-            "readers": readers,
-            "readersForType": for_type,
-            "chunkers": {key: {"key": key, "name": key.title(), "description": description, "metadata": {}} for key, description in CHUNKERS.items()},
-            "filters": _filter_keys(self.reader, base),
-            "vector_dbs": [{"id": vector_db_id(base), "name": base.name, "description": f"{engine}; embedder {base.embedder_id}", "search_types": list(SEARCH_TYPES)}],
-            "remote_content_sources": [source.to_dict() for source in sources()],
-            "unavailable_readers": {},
-            "unavailable_chunkers": {},
-        })
-
-
-def _filter_keys(user: Any, base: KnowledgeBase, sample: int = 500) -> list[str]:
-    """The metadata keys of the base's newest contents the caller may read (what a search can
-    filter on, besides the readers' page and heading keys)."""
-    contents, _ = content_list_for_user(user=user, base_id=base.pk, offset=0, limit=sample)
-    return sorted({key for content in contents for key in (content.metadata or {})})
+        return Response(knowledge_config(user=self.reader, base_id=base.pk))
 
 
 class SourcesView(KnowledgeAPIView):

@@ -15,10 +15,19 @@ from .search import SEARCH_TYPES
 METADATA_KEYS_SCANNED = 1000
 
 
+def vector_db_id(base_id: str) -> str:
+    """The id ``/knowledge/config`` gives a base's vector store (``vector_db_ids`` in a search)."""
+    return f"{base_id}-vectors"
+
+
 def knowledge_config(*, user: User, base_id: str | None = None) -> dict[str, Any]:
-    """Readers (with the chunkers and types each takes), chunkers, the search types, and the
-    metadata keys of the contents ``user`` may read (the newest 1,000: one bounded query), as
-    AgentOS's config response names them. No remote content sources are configured."""
+    """Readers (with the chunkers and types each takes), chunkers, the base's vector store with
+    its search types, the metadata keys of the contents ``user`` may read (the newest 1,000: one
+    bounded query) and the configured remote content sources, as AgentOS's config response
+    names them."""
+    from django.conf import settings
+
+    from ..sources import sources
     readers = {
         reader.id: {
             "id": reader.id, "name": reader.name, "description": reader.description,
@@ -37,18 +46,19 @@ def knowledge_config(*, user: User, base_id: str | None = None) -> dict[str, Any
     for metadata in contents.order_by("-created_at").values_list("metadata", flat=True)[:METADATA_KEYS_SCANNED]:
         if isinstance(metadata, dict):
             keys.update(metadata)
+    engine = "pgvector (HNSW, cosine)" if settings.DATABASES["default"]["ENGINE"].endswith("postgresql") else "SQLite (exact cosine, FTS5)"
     return {
         "readers": readers,
         "readersForType": by_type,
-        "chunkers": {key: {"key": key, "name": key.title(), "description": description, "metadata": None} for key, description in CHUNKERS.items()},
+        "chunkers": {key: {"key": key, "name": key.title(), "description": description, "metadata": {}} for key, description in CHUNKERS.items()},
         "filters": sorted(keys),
         "vector_dbs": [{
-            "id": "pgvector", "name": "PgVector (PostgreSQL) / exact search (SQLite)",
-            "description": "Chunks with their embeddings in the site's database", "search_types": list(SEARCH_TYPES),
+            "id": vector_db_id(base_id) if base_id else "vectors", "name": "Chunks with their embeddings in the site's database",
+            "description": engine, "search_types": list(SEARCH_TYPES),
         }],
-        "remote_content_sources": [],
-        "unavailable_readers": [],
-        "unavailable_chunkers": [],
+        "remote_content_sources": [source.to_dict() for source in sources()],
+        "unavailable_readers": {},
+        "unavailable_chunkers": {},
     }
 
 
