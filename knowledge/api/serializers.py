@@ -8,7 +8,7 @@ from rest_framework import serializers
 from core.api.schema import PaginationInfoOut
 from sessions.api.serializers.common import JSONObjectIn, ObjectField, Text, iso_z, output
 
-from ..models import Content, ContentStatus, SourceType
+from ..models import Content, SourceType
 
 CONTENT_STATUSES = ("processing", "completed", "partial", "failed")
 
@@ -227,8 +227,3 @@ def render_content(content: Content) -> dict[str, Any]:
         "knowledge_id": content.base_id,
         "user_id": content.user_id,
     }
-
-
-def render_status(content: Content) -> dict[str, Any]:
-    status = content.status if content.status in CONTENT_STATUSES else ContentStatus.PROCESSING
-    return {"id": content.pk, "status": status, "status_message": content.status_message or ""}

@@ -39,6 +39,7 @@ from ..services import (
     content_insert,
     content_list_for_user,
     content_refresh,
+    content_status_for_user,
     content_update,
     knowledge_config,
     knowledge_search,
@@ -59,7 +60,6 @@ from .serializers import (
     UpdateContentIn,
     UploadContentIn,
     render_content,
-    render_status,
 )
 
 TAGS = ["Knowledge"]
@@ -350,7 +350,8 @@ class ContentStatusView(KnowledgeAPIView):
     )
     def get(self, request: Request, content_id: str) -> Response:
         self.base(request.query_params)
-        return Response(render_status(content_get_for_user(user=self.reader, content_id=content_id)))
+        status = content_status_for_user(user=self.reader, content_id=content_id)
+        return Response({key: status[key] for key in ("id", "status", "status_message")})  # AgentOS's ContentStatusResponse
 
 
 class SearchView(KnowledgeAPIView):
