@@ -87,14 +87,19 @@ class _Events(EventLog):
         self.job, self.worker = job, worker
         self.fenced_out = False
 
+    def may_write(self) -> bool:
+        """In the writing transaction: whether this attempt still holds its job (the row is
+        locked until the transaction ends)."""
+        if not self.fenced_out and job_fence(self.job.pk, self.worker, self.job.attempt) is None:
+            self.fenced_out = True
+        return not self.fenced_out
+
     def write_batch(self) -> None:
         if self.fenced_out:
             return
         with transaction.atomic():
-            if job_fence(self.job.pk, self.worker, self.job.attempt) is None:
-                self.fenced_out = True
-                return
-            self.write_buffer()
+            if self.may_write():
+                self.write_buffer()
 
 
 

@@ -59,12 +59,14 @@ class InlineRecorder(EventLog):
         self.given_up = False  # the reaper failed the run while it still executed here
 
     def tick(self, now: float) -> None:
-        """From the watch thread: renew the run's heartbeat, and write a quiet run's events."""
+        """From the watch thread: renew the run's heartbeat (its quiet events are the watch's)."""
         self._beat(now)
-        super().tick(now)
+
+    def may_write(self) -> bool:
+        return not self.given_up  # the reaper has written the run's end; nothing more is its
 
     def write_batch(self) -> None:
-        if self.given_up:  # the reaper has written the run's end; nothing more is its
+        if not self.may_write():
             self.buffer.clear()
             return
         super().write_batch()

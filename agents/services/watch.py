@@ -12,16 +12,19 @@ from django.db import connections
 from core.db import release_connections
 from core.logging import Throttle
 
+from .cancellation import POLL_SECONDS, cancel_poll
+from .eventlog import FLUSH_SECONDS, write_quiet
+
 logger = logging.getLogger("agno_site.jobs")
 
-# How often a quiet run's events are written, and the watch looks at its runs.
-FLUSH_SECONDS = 0.2
+__all__ = ["FLUSH_SECONDS", "Watch", "watch"]
 
 
 class Watch:
     """One thread per process looks after the runs the process executes: it renews their leases
-    (a background job's, an inline run's heartbeat) and writes the events of a run that has gone
-    quiet.
+    (a background job's, an inline run's heartbeat), writes the events of a run that has gone
+    quiet, and asks the database for their cancel intents (one query for all of them,
+    agents.services.cancellation).
 
     (Two threads per job did it before, started and joined around every run: about 2 ms of a
     worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
@@ -58,6 +61,7 @@ class Watch:
             self._jobs.pop(job_id, None)
 
     def _run(self) -> None:
+        next_tick = next_poll = 0.0
         try:
             while True:
                 with self._condition:
@@ -65,20 +69,44 @@ class Watch:
                         connections.close_all()  # an idle process holds no connection for it
                         self._condition.wait()
                         continue
-                    self._condition.wait(FLUSH_SECONDS)
+                    # Every FLUSH_SECONDS, not at every add(): at tens of runs started a second,
+                    # waking for each would walk every run in flight as often.
                     now = time.monotonic()
+                    if now < next_tick:
+                        self._condition.wait(next_tick - now)
+                        continue
+                    next_tick = now + FLUSH_SECONDS
+                    if now >= next_poll:
+                        next_poll = now + POLL_SECONDS
+                        try:
+                            cancel_poll()
+                        except Exception:
+                            if _failures.due():
+                                logger.exception("cancel poll failed; retrying")
+                            connections.close_all()
+                    quiet = []
                     for key, watched in list(self._jobs.items()):
                         try:
                             for item in watched:
                                 item.tick(now)
+                                flush_due = getattr(item, "flush_due", None)
+                                if flush_due is not None and flush_due(now):
+                                    quiet.append(item)
                         except Exception:
                             # The database went away: try again at the next tick, on a new connection.
                             if _failures.due():
-                                logger.exception("run %s: heartbeat or event flush failed; retrying", key)
+                                logger.exception("run %s: heartbeat failed; retrying", key)
                             connections.close_all()
                         # Back to the pool before the next run's lock is taken (its thread may
                         # hold that lock while it waits for a connection).
                         release_connections()
+                    if quiet:
+                        try:
+                            write_quiet(quiet)
+                        except Exception:
+                            if _failures.due():
+                                logger.exception("writing %d quiet runs' events failed; retrying", len(quiet))
+                            connections.close_all()
         finally:
             connections.close_all()
 

@@ -241,6 +241,17 @@ def run_events_append(*, run: Run, events: Sequence[Mapping[str, Any]], first_in
     )
 
 
+def run_events_append_indexed(batches: Iterable[tuple[Run, Sequence[Mapping[str, Any]]]]) -> None:
+    """Persist several runs' events, each event numbered by its own ``event_index`` key (which
+    is not stored in its payload), with one statement for them all."""
+    now = timezone.now()
+    _EVENT_INSERT.rows(
+        (run.pk, run.user_id, event["event_index"], str(event.get("event", "")),
+         {key: value for key, value in event.items() if key != "event_index"}, now)
+        for run, events in batches for event in events
+    )
+
+
 def session_add_usage(*, session_id: str, input_tokens: int, output_tokens: int, now: datetime | None = None) -> None:
     """Add a run's token use to its session's running totals (one UPDATE, no read)."""
     from django.db.models import F

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from agents.models import CancelIntent
-from agents.services.cancellation import cancel_checker, cancel_request, forget_local
+from agents.services.cancellation import cancel_checker, cancel_poll, cancel_request, forget_local
 from sessions.models import Run
 from tests.agents.conftest import wait_for
 from tests.factories import make_run, make_session
@@ -24,14 +24,38 @@ class TestBinding:
         assert cancel_checker("r-bound", None)() is False
         assert cancel_checker("r-bound", "bob")() is True
         forget_local("r-bound")  # another process: only the database knows
-        assert cancel_checker("r-bound", "alice", poll_interval=0)() is False
-        assert cancel_checker("r-bound", "bob", poll_interval=0)() is True
+        for owner, stopped in (("alice", False), ("bob", True)):
+            check = cancel_checker("r-bound", owner)
+            assert check() is False  # nothing asked yet: a check never queries
+            assert cancel_poll() == int(stopped)
+            assert check() is stopped
+            forget_local("r-bound")
 
     def test_an_unbound_intent_stops_whoevers_run(self) -> None:
         cancel_request(run_id="r-any", user_id=None)
         forget_local("r-any")
-        assert cancel_checker("r-any", "alice", poll_interval=0)() is True
-        assert cancel_checker("r-any", None, poll_interval=0)() is True
+        alice, nobody = cancel_checker("r-any", "alice"), cancel_checker("r-any", None)
+        assert alice() is False and nobody() is False
+        cancel_poll()
+        assert alice() is True and nobody() is True
+        forget_local("r-any")
+
+    def test_one_poll_asks_for_every_run_in_flight_and_stops_polling_ended_ones(self, django_assert_num_queries, monkeypatch) -> None:
+        from agents.services import cancellation
+
+        monkeypatch.setattr(cancellation, "_polled", {})  # no other test's run in flight here
+        checks = {f"r-{n}": cancel_checker(f"r-{n}", "carol") for n in range(1200)}
+        for check in checks.values():
+            check()  # each run's first check enrols it in the poll
+        for run_id, user_id in (("r-7", "carol"), ("r-1100", None), ("r-9", "mallory")):  # asked in another process
+            CancelIntent.objects.create(run_id=run_id, user_id=user_id)
+        with django_assert_num_queries(3):  # 1,200 runs, 500 a statement
+            assert cancel_poll() == 2
+        assert [run for run, check in checks.items() if check()] == ["r-7", "r-1100"]
+        for run_id in checks:
+            forget_local(run_id)
+        with django_assert_num_queries(0):
+            assert cancel_poll() == 0
 
     def test_several_callers_may_ask_and_asking_twice_is_one_intent(self) -> None:
         for user in ("bob", "bob", "alice", None, None):
