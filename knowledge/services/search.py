@@ -25,7 +25,7 @@ base's active embedder, in the same statement as the ranking:
 
 Reranking (``knowledge.rerankers``), when the search or the deployment asks for it, comes last:
 the ranking above (fused, for hybrid) gives ``KNOWLEDGE_RERANK_CANDIDATES`` candidates (at least
-``limit``), the reranker keeps the best ``limit`` with their ``reranking_score``. A reranker that
+``limit``; hybrid: at most what the fusion of its two plain-depth rankings holds), the reranker keeps the best ``limit`` with their ``reranking_score``. A reranker that
 fails leaves the ranking's own top ``limit``, with a warning logged.
 
 Metadata filters (``knowledge_filters``, ``knowledge.filters``: equality on keys, or Agno's
@@ -222,7 +222,10 @@ def knowledge_search(
     if not query:
         return []
     wanted = limit if chosen is None else max(limit, settings.KNOWLEDGE_RERANK_CANDIDATES)
-    depth = wanted if search_type != "hybrid" else max(wanted * 4, 20)
+    # Hybrid fuses two rankings of the depth a plain search uses, whatever the candidates: a
+    # deeper fusion would order even its top differently, and a reranker that fails must leave
+    # the order the search has without one. The fused list holds up to twice the depth.
+    depth = wanted if search_type != "hybrid" else max(limit * 4, 20)
     if search_type == "keyword":
         ranked = _keyword_ranked(chunks, query, wanted)
     else:
