@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from agents.runtime import Agent, StaticKnowledge, Team
-from knowledge.services import BaseSource
 
 HANDBOOK = StaticKnowledge(
     "Handbook",
@@ -17,8 +16,6 @@ HANDBOOK = StaticKnowledge(
 
 AGENTS = [
     Agent(id="kb-agent", name="KB Agent", knowledge=HANDBOOK),
-    # The deployment's default base: each user's documents and the shared ones.
-    Agent(id="kb-docs-agent", name="KB Docs Agent", knowledge=BaseSource("documents")),
     Agent(id="kb-context-agent", name="KB Context Agent", knowledge=HANDBOOK, search_knowledge=False, add_knowledge_to_context=True),
 ]
 

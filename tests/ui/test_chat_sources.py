@@ -19,7 +19,7 @@ IDLE = "body:not(.is-running)"
 @pytest.fixture(autouse=True)
 def knowledge_agents(settings):
     # The demo's docs agent (agents.demo) for the README's picture, beside the tests' own.
-    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.knowledge_agents", "agents.demo"]
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.knowledge_agents", "tests.ui.document_agents", "agents.demo"]
 
 
 def ask(page, text: str) -> None:
