@@ -23,6 +23,9 @@ Methods, each asked for its top 5:
   reciprocal rank fusion's ``k`` and the keyword weight (vector weight 1) over the same two
   rankings the service fuses (the service's ``_vector_ranked`` / ``_keyword_ranked`` at its
   hybrid depth, then its ``fuse``; checked equal to the service's own answer at the defaults).
+- with ``--reranker remote:<model>|fastembed:<model>``: the default hybrid search reranked
+  (``KNOWLEDGE_RERANK_CANDIDATES`` fused candidates); questions whose reranker failed (and so fell
+  back to the hybrid order) are listed in ``rerank_failed``.
 
 Results: bench/results/knowledge_quality_<db>_<time>.json and Markdown tables on stdout.
 """
@@ -137,7 +140,8 @@ def run(args) -> dict:
         ranks.setdefault(method, {}).setdefault(kind, []).append(rank)
 
     default_label = f"hybrid k={RRF_K:g} w_kw={KEYWORD_WEIGHT:g} (default)"
-    mismatches = []
+    mismatches: list[str] = []
+    rerank_failures: list[str] = []
     for q in questions:
         kind, gold, query = q["kind"], q["gold"], q["question"]
         scores = bm25.get_scores(tokens(query))
@@ -148,6 +152,13 @@ def run(args) -> dict:
             record(label, kind, first_hit([int(h.chunk_id) for h in hits], chunks, gold))
             if search_type == "hybrid":
                 service_hybrid = [int(h.chunk_id) for h in hits]
+        if args.reranker:
+            # The default search, its fused candidates reranked (a reranker that fails falls back,
+            # so a failure would show as the hybrid row's numbers: count them).
+            hits = knowledge_search(user=None, base_id=base.pk, query=query, search_type="hybrid", limit=TOP, reranker=args.reranker)
+            if any(h.reranking_score is None for h in hits):
+                rerank_failures.append(q["id"])
+            record(f"hybrid + {args.reranker} ({settings.KNOWLEDGE_RERANK_CANDIDATES} candidates)", kind, first_hit([int(h.chunk_id) for h in hits], chunks, gold))
         vector = embedder.embed([query])[0]
         vector_ids = [i for i, _ in _vector_ranked(candidates, vector, depth)]
         keyword_ids = [i for i, _ in _keyword_ranked(candidates, query, depth)]
@@ -171,6 +182,7 @@ def run(args) -> dict:
         "word_pieces": {"max": max(counts), "p95": int(np.percentile(counts, 95)), "over_256": sum(c > 256 for c in counts)},
         "questions": {kind: sum(q["kind"] == kind for q in questions) for kind in ("lexical", "paraphrase")},
         "unanswerable_anchors": unanswerable, "hybrid_sweep_differs_from_service_at_defaults": mismatches,
+        "reranker": args.reranker, "rerank_failed": rerank_failures,
         "defaults": {"rrf_k": RRF_K, "vector_weight": VECTOR_WEIGHT, "keyword_weight": KEYWORD_WEIGHT},
         "methods": table,
     }
@@ -180,6 +192,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--chunk-size", type=int, default=None, help="KNOWLEDGE_CHUNK_SIZE for this run (default: the setting)")
+    parser.add_argument("--reranker", default=None, help="also measure hybrid search reranked by this reranker (remote:<model>, fastembed:<model>)")
     parser.add_argument("--no-window", action="store_true", help="skip the chunk-size / word-piece table")
     args = parser.parse_args()
     with bench_database(args.db, name="agno_h_kbench_quality") as url:

@@ -7,6 +7,7 @@ to the logged-in user's own data.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -20,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.logins import LoginForm
 from metrics.selectors import last_refreshed_at, refresh_status, usage_series
 from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_run, metrics_timezone
-from sessions.selectors import session_get
+from sessions.selectors import run_references, session_get
 
 USAGE_DAYS = 30
 
@@ -50,6 +51,7 @@ def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) ->
         "sessionUrl": "/chat/s/",
         "loginUrl": settings.LOGIN_URL,
         "documentsUrl": "/chat/documents/",
+        "runsUrl": "/chat/runs/",
         "maxFileBytes": _max_file_bytes(),
         # Replies link to their trace only where runs are traced (TRACING: on in development).
         "tracing": settings.TRACING,
@@ -94,10 +96,104 @@ def chat_documents(request: HttpRequest) -> HttpResponse:
         "user": request.user.get_username(),
         "chatUrl": "/chat/",
         "sessionUrl": "/chat/s/",
+        "documentsUrl": "/chat/documents/",
         "loginUrl": settings.LOGIN_URL,
         "maxFileBytes": _max_file_bytes(),
     }
     return render(request, "chat/documents.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+PASSAGE_MISSING = "This passage is not one of yours, or it was deleted."
+
+
+def _passage_page(request: HttpRequest, context: dict[str, Any] | None, *, status: int = 200) -> HttpResponse:
+    """The page an answer's source links to: a document's (or a search's) passages, the cited
+    one marked; a missing one and another user's look the same (a 404)."""
+    base = {"site_name": settings.AGENT_OS_NAME, "missing": context is None, "missing_text": PASSAGE_MISSING}
+    return render(request, "chat/passage.html", {**base, **(context or {})}, status=404 if context is None else status)
+
+
+@require_GET
+@login_required
+def chat_document(request: HttpRequest, content_id: str) -> HttpResponse:
+    """One of the signed-in user's documents (or a shared one), passage by passage, each with its
+    anchor (``#chunk-<id>``); ``?passage=<chunk id>`` marks the one an answer cited."""
+    from knowledge.models import Content
+    from knowledge.services import content_passages_for_user
+
+    try:
+        content, passages = content_passages_for_user(user=request.user.get_username(), content_id=content_id)
+    except Content.DoesNotExist:
+        return _passage_page(request, None)
+    cited = request.GET.get("passage", "")
+    rows = [
+        {
+            "anchor": f"chunk-{row['id']}", "text": row["text"], "cited": str(row["id"]) == cited,
+            "label": f"Passage {position}", "where": _where(row["metadata"] or {}),
+        }
+        for position, row in enumerate(passages, start=1)
+    ]
+    return _passage_page(request, {
+        "title": str(content), "origin": content.url or content.file_name, "passages": rows,
+        "cited": next((row for row in rows if row["cited"]), None),
+        "intro": f"{len(rows)} passage{'' if len(rows) == 1 else 's'}, in the order they appear in the document.",
+        "back_url": f"/chat/documents/#document-{content.pk}", "back_text": "← My documents",
+    })
+
+
+def _where(metadata: dict[str, Any]) -> str:
+    """Where in its document a passage is (the reader's page and headings), when it says."""
+    parts = []
+    if metadata.get("page"):
+        parts.append(f"page {metadata['page']}")
+    headings = metadata.get("headings")
+    if isinstance(headings, list) and headings:
+        parts.append(" › ".join(str(heading) for heading in headings))
+    return " · ".join(parts)
+
+
+@require_GET
+@login_required
+def chat_run_source(request: HttpRequest, run_id: str, search: int, hit: int) -> HttpResponse:
+    """A source of one of the signed-in user's replies that has no stored document (a knowledge
+    base held in code): the passage as the run recorded it, beside the other passages of the
+    same source that the reply's searches found."""
+    session_id, references = run_references(user=request.user.get_username(), run_id=run_id) or ("", [])
+    found = _reference_passages(references)
+    cited = found.get((search, hit))
+    if cited is None:
+        return _passage_page(request, None)
+    rows, seen = [], set()
+    for place, passage in found.items():
+        # The chat lists a passage two searches found once, at either place: it is listed once here too.
+        if passage["name"] != cited["name"] or passage["key"] in seen:
+            continue
+        seen.add(passage["key"])
+        is_cited = passage["key"] == cited["key"]
+        anchor = f"ref-{search}-{hit}" if is_cited else f"ref-{place[0]}-{place[1]}"
+        rows.append({"anchor": anchor, "text": passage["content"], "cited": is_cited, "label": f"Search: “{passage['query']}”", "where": ""})
+    return _passage_page(request, {
+        "title": cited["name"] or "A knowledge base", "origin": "", "passages": rows, "cited": next(row for row in rows if row["cited"]),
+        "intro": "This source is held in the agent's code, not in your documents: these are its passages that the reply's searches found.",
+        "back_url": f"/chat/s/{session_id}/", "back_text": "← Back to the conversation",
+    })
+
+
+def _reference_passages(references: list[Any]) -> dict[tuple[int, int], dict[str, str]]:
+    """Each passage of a run's references by its place (search, hit), with the key the chat
+    tells passages apart by (its chunk id, else its source and text)."""
+    found: dict[tuple[int, int], dict[str, str]] = {}
+    for search_index, search in enumerate(references):
+        items = search.get("references") if isinstance(search, dict) else None
+        for hit_index, item in enumerate(items if isinstance(items, list) else []):
+            hit = {"content": item} if isinstance(item, str) else item
+            if not isinstance(hit, dict) or not isinstance(hit.get("content"), str):
+                continue
+            found[(search_index, hit_index)] = {
+                "content": hit["content"], "name": str(hit.get("name") or ""), "query": str(search.get("query") or ""),
+                "key": str(hit.get("chunk_id") or f"{hit.get('content_id') or hit.get('name') or ''}\0{hit['content']}"),
+            }
+    return found
 
 
 @require_GET

@@ -31,6 +31,16 @@ def run_get(*, user: Any, run_id: str, session_id: str | None = None) -> Run | N
     return runs.first()
 
 
+def run_references(*, user: Any, run_id: str) -> tuple[str, list[Any]] | None:
+    """The session of a run of ``user`` and the ``references`` it stored (its knowledge searches:
+    ``[{query, references: [hit], time}]``), or None when the run is not theirs or does not
+    exist. One query, reading only that key of the run's data."""
+    found = scope_queryset(Run.objects, user).filter(pk=run_id).values_list("session_id", "run_data__references")[:1]
+    for session_id, references in found:
+        return session_id, references if isinstance(references, list) else []
+    return None
+
+
 def run_history(*, user: Any, session_id: str, limit: int, exclude_run_id: str | None = None) -> list[dict[str, Any]]:
     """The last ``limit`` finished top-level runs of a session, oldest first, as RunOutput dicts.
 

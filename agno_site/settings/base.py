@@ -479,6 +479,24 @@ KNOWLEDGE_DEFAULT_BASE = env.string("KNOWLEDGE_DEFAULT_BASE", "documents")
 # "id=/path" pairs separated by ";" (e.g. "handbook=/srv/handbook;specs=/srv/specs"). A file is
 # ingested by POST /knowledge/remote-content with config_id=<id> and its path in the folder.
 KNOWLEDGE_SOURCES = env.string("KNOWLEDGE_SOURCES", "")
+# Reranking (knowledge/rerankers.py): off when empty; "remote:<model>" posts the candidates to
+# KNOWLEDGE_RERANKER_URL (an endpoint of the common /rerank API: Cohere, Jina, Infinity, vLLM),
+# "fastembed:<model>" runs a cross-encoder locally (downloaded on first use; no PyPI package ships
+# one). A reranker that fails or times out leaves the search's own order, with a warning logged.
+KNOWLEDGE_RERANKER = env.string("KNOWLEDGE_RERANKER", "") or ""
+KNOWLEDGE_RERANKER_URL = env.string("KNOWLEDGE_RERANKER_URL", "") or ""
+KNOWLEDGE_RERANKER_API_KEY = env.secret("KNOWLEDGE_RERANKER_API_KEY")
+KNOWLEDGE_RERANKER_TIMEOUT_SECONDS = env.number("KNOWLEDGE_RERANKER_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+# How many candidates a reranked search reads from its ranking (at least the results asked for).
+KNOWLEDGE_RERANK_CANDIDATES = env.integer("KNOWLEDGE_RERANK_CANDIDATES", 30, minimum=1, maximum=200)
+if KNOWLEDGE_RERANKER:
+    _kind, _, _model = KNOWLEDGE_RERANKER.partition(":")
+    if _kind not in ("remote", "fastembed") or not _model.strip():
+        raise ImproperlyConfigured(f"KNOWLEDGE_RERANKER must be remote:<model> or fastembed:<model>, got {KNOWLEDGE_RERANKER!r}")
+    if _kind == "remote" and not KNOWLEDGE_RERANKER_URL:
+        raise ImproperlyConfigured("KNOWLEDGE_RERANKER=remote:<model> needs KNOWLEDGE_RERANKER_URL (the endpoint's /rerank URL)")
+if KNOWLEDGE_RERANKER_URL and not KNOWLEDGE_RERANKER_URL.lower().startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"KNOWLEDGE_RERANKER_URL must be an http:// or https:// URL, got {KNOWLEDGE_RERANKER_URL!r}")
 
 # --- Background runs (the durable job queue) --------------------------------------------------
 AGENTOS_BACKGROUND_MAX_CONCURRENCY = env.integer("AGENTOS_BACKGROUND_MAX_CONCURRENCY", 256, minimum=1)

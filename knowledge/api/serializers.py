@@ -68,6 +68,9 @@ class SearchIn(serializers.Serializer):
     max_results = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000)
     filters = JSONObjectIn(required=False, allow_null=True)
     meta = SearchMetaIn(required=False, allow_null=True)
+    # This server's addition: true reranks with the deployment's reranker (KNOWLEDGE_RERANKER),
+    # false searches without it; absent or null follows the deployment.
+    rerank = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
 class ContentOut(serializers.Serializer):

@@ -28,6 +28,7 @@ from sessions.api.inputs import json_body
 from ..embedders import EmbedderError
 from ..models import Content, KnowledgeBase, SourceType
 from ..readers import READERS
+from ..rerankers import NO_RERANKER, default_reranker_id
 from ..services import (
     ContentInputError,
     SearchError,
@@ -377,9 +378,15 @@ class SearchView(KnowledgeAPIView):
         meta = body.get("meta") or {}
         window = Page(page=meta.get("page", 1), limit=meta.get("limit", 20))
         max_results = min(body.get("max_results") or DEFAULT_MAX_RESULTS, MAX_LIMIT)
+        reranker = None  # the deployment's
+        if body.get("rerank") is False:
+            reranker = NO_RERANKER
+        elif body.get("rerank") and default_reranker_id() is None:
+            raise invalid(["body", "rerank"], "This server has no reranker (KNOWLEDGE_RERANKER is not set)", value=True)
         try:
             hits = knowledge_search(
                 user=self.reader, base_id=base.pk, query=body["query"], search_type=search_type, limit=max_results, filters=body.get("filters"),
+                reranker=reranker,
             )
         except SearchError as exc:
             raise invalid(["body"], str(exc)) from None
@@ -392,7 +399,7 @@ class SearchView(KnowledgeAPIView):
 def _render_hit(hit: Any) -> dict[str, Any]:
     return {
         "id": hit.chunk_id, "content": hit.text, "name": hit.name or None, "meta_data": hit.metadata or {}, "usage": None,
-        "reranking_score": None, "content_id": hit.content_id, "content_origin": hit.origin or None,
+        "reranking_score": hit.reranking_score, "content_id": hit.content_id, "content_origin": hit.origin or None,
         "size": len(hit.text.encode("utf-8")), "score": hit.score,
     }
 

@@ -11,6 +11,7 @@ from .contents import (
     content_get_for_user,
     content_insert,
     content_list_for_user,
+    content_passages_for_user,
     content_refresh,
     content_update,
 )
@@ -21,6 +22,6 @@ from .source import BaseSource
 __all__ = [
     "BaseSource", "ContentInputError", "Inserted", "SearchError", "SearchHit",
     "base_get_by_name", "base_get_for_user", "base_get_or_create", "base_list_for_user", "base_reembed",
-    "content_delete", "content_delete_all", "content_get_for_user", "content_insert", "content_list_for_user",
+    "content_delete", "content_delete_all", "content_get_for_user", "content_insert", "content_list_for_user", "content_passages_for_user",
     "content_refresh", "content_status_for_user", "content_update", "knowledge_config", "knowledge_search",
 ]

@@ -225,6 +225,19 @@ def content_get_for_user(*, user: User, content_id: str) -> Content:
     return content
 
 
+def content_passages_for_user(*, user: User, content_id: str) -> tuple[Content, list[dict[str, Any]]]:
+    """A content ``user`` may read and its passages in document order (``id``, ``index``, ``text``,
+    ``metadata``): the chunks its base searches (the base's active embedder), so every passage a
+    search cites is among them. Raises ``Content.DoesNotExist`` for a content the user may not
+    read. Three queries (four while it is processing)."""
+    content = content_get_for_user(user=user, content_id=content_id)
+    embedder_id = readable(KnowledgeBase.objects, user).filter(pk=content.base_id).values_list("embedder_id", flat=True).first()
+    passages = list(
+        readable(Chunk.objects, user).filter(content_id=content.pk, embedder_id=embedder_id).order_by("index").values("id", "index", "text", "metadata")
+    )
+    return content, passages
+
+
 def content_list_for_user(*, user: User, base_id: str, offset: int = 0, limit: int = 20, order: str = "-created_at") -> tuple[list[Content], int]:
     """One page of the contents ``user`` may read in a base, newest first, and how many there are
     (two queries; three when some are processing)."""

@@ -23,12 +23,18 @@ base's active embedder, in the same statement as the ranking:
   README); k=10 with the lexical list at half weight was the best there, by one question, so it
   is the default, and the default search type stays ``vector`` until a larger set says more.
 
+Reranking (``knowledge.rerankers``), when the search or the deployment asks for it, comes last:
+the ranking above (fused, for hybrid) gives ``KNOWLEDGE_RERANK_CANDIDATES`` candidates (at least
+``limit``; hybrid: at most what the fusion of its two plain-depth rankings holds), the reranker keeps the best ``limit`` with their ``reranking_score``. A reranker that
+fails leaves the ranking's own top ``limit``, with a warning logged.
+
 Metadata filters (``knowledge_filters``, ``knowledge.filters``: equality on keys, or Agno's
 filter expressions) apply to the chunk metadata (the content's metadata, plus the reader's
 page/heading keys), in the same query.
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +51,10 @@ from core.tenancy import queryset_sql_reason, marked
 from ..embedders import embedder_get
 from ..filters import FilterError, apply_filters
 from ..models import Chunk, Content, KnowledgeBase
+from ..rerankers import NO_RERANKER, RerankerError, default_reranker_id, reranker_get
 from .bases import User, readable
+
+logger = logging.getLogger(__name__)
 
 SEARCH_TYPES = ("vector", "keyword", "hybrid")
 MAX_LIMIT = 100
@@ -78,10 +87,12 @@ class SearchHit:
     metadata: dict[str, Any] = field(default_factory=dict)
     origin: str = ""  # the content's URL or file name
     user_id: str | None = None  # the chunk's owner (None: shared)
+    reranking_score: float | None = None  # set when a reranker ordered the hits
 
     def to_knowledge_hit(self) -> KnowledgeHit:
         return KnowledgeHit(
-            content=self.text, name=self.name, content_id=self.content_id, chunk_id=self.chunk_id, score=self.score, meta_data=dict(self.metadata),
+            content=self.text, name=self.name, content_id=self.content_id, chunk_id=self.chunk_id,
+            score=self.score if self.reranking_score is None else self.reranking_score, meta_data=dict(self.metadata),
         )
 
 
@@ -191,31 +202,60 @@ def knowledge_search(
     rrf_k: float = RRF_K,
     vector_weight: float = VECTOR_WEIGHT,
     keyword_weight: float = KEYWORD_WEIGHT,
+    reranker: str | None = None,
 ) -> list[SearchHit]:
     """The passages of base ``base_id`` best matching ``query`` that ``user`` may read (their own
-    and the shared ones), best first. Raises ``KnowledgeBase.DoesNotExist`` for a base the user
-    may not use and ``SearchError`` for a bad type, limit or filter. Three or four queries."""
+    and the shared ones), best first. ``reranker``: a reranker's id, ``"none"`` for no reranking,
+    or None for the deployment's (``KNOWLEDGE_RERANKER``). Raises ``KnowledgeBase.DoesNotExist``
+    for a base the user may not use and ``SearchError`` for a bad type, limit, filter or
+    reranker. Three or four queries."""
     if search_type not in SEARCH_TYPES:
         raise SearchError(f"search_type must be one of {', '.join(SEARCH_TYPES)}")
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise SearchError(f"limit must be between 1 and {MAX_LIMIT}")
     if rrf_k < 0 or vector_weight < 0 or keyword_weight < 0:
         raise SearchError("rrf_k and the weights must not be negative")
+    chosen = _reranker(reranker)
     base = readable(KnowledgeBase.objects, user).get(pk=base_id)
     chunks = _candidates(user=user, base=base, filters=filters)  # bad filters are refused, whatever the query
     query = (query or "").strip()
     if not query:
         return []
-    depth = limit if search_type != "hybrid" else max(limit * 4, 20)
+    wanted = limit if chosen is None else max(limit, settings.KNOWLEDGE_RERANK_CANDIDATES)
+    # Hybrid fuses two rankings of the depth a plain search uses, whatever the candidates: a
+    # deeper fusion would order even its top differently, and a reranker that fails must leave
+    # the order the search has without one. The fused list holds up to twice the depth.
+    depth = wanted if search_type != "hybrid" else max(limit * 4, 20)
     if search_type == "keyword":
-        ranked = _keyword_ranked(chunks, query, limit)
+        ranked = _keyword_ranked(chunks, query, wanted)
     else:
         vector = embedder_get(base.embedder_id).embed([query])[0]
         ranked = _vector_ranked(chunks, vector, depth)
         if search_type == "hybrid":
             keyword = _keyword_ranked(chunks, query, depth)
-            ranked = fuse([([i for i, _ in ranked], vector_weight), ([i for i, _ in keyword], keyword_weight)], k=rrf_k, limit=limit)
-    return _hits(user, ranked[:limit])
+            ranked = fuse([([i for i, _ in ranked], vector_weight), ([i for i, _ in keyword], keyword_weight)], k=rrf_k, limit=wanted)
+    hits = _hits(user, ranked[:wanted])
+    if chosen is None or not hits:
+        return hits[:limit]
+    try:
+        return chosen.rerank(query, hits, limit)
+    except RerankerError as exc:
+        # The ranking's own order is still an answer: a reranker that is down or slow must
+        # not turn a search (or the run that asked for it) into an error.
+        logger.warning("knowledge rerank failed", extra={"reranker": chosen.id, "error": str(exc), "candidates": len(hits)})
+        return hits[:limit]
+
+
+def _reranker(reranker_id: str | None) -> Any:
+    """The reranker a search uses, or None (see ``knowledge_search``)."""
+    if reranker_id is None:
+        reranker_id = default_reranker_id()
+    if not reranker_id or reranker_id == NO_RERANKER:
+        return None
+    try:
+        return reranker_get(reranker_id)
+    except ValueError as exc:
+        raise SearchError(str(exc)) from None
 
 
 def _hits(user: User, ranked: list[tuple[int, float]]) -> list[SearchHit]:

@@ -2,7 +2,9 @@
 
 ``BaseSource("docs")`` is what an agent's ``knowledge=`` holds: the base is looked up by name when
 searched (its own base first, else the shared one, as the run's user sees them), so an agent can
-be defined before its base exists. The search is database and CPU work (the query's embedding):
+be defined before its base exists. ``reranker`` picks the base's reranking as the agent uses it: a
+reranker's id (``"remote:<model>"``, ``"fastembed:<model>"``), ``"none"``, or None for the
+deployment's (``KNOWLEDGE_RERANKER``). The search is database and CPU work (the query's embedding):
 it runs in the run threads (``agents.services.executor``), as the engine's database phases do,
 never on the event loop.
 """
@@ -13,6 +15,7 @@ from typing import Any
 from agents.runtime.knowledge import KnowledgeHit
 from agents.services.executor import in_run_thread
 
+from ..rerankers import NO_RERANKER, reranker_id_check
 from .bases import base_get_by_name
 from .search import KEYWORD_WEIGHT, RRF_K, VECTOR_WEIGHT, knowledge_search
 
@@ -20,10 +23,13 @@ from .search import KEYWORD_WEIGHT, RRF_K, VECTOR_WEIGHT, knowledge_search
 class BaseSource:
     def __init__(
         self, base_name: str, *, search_type: str = "vector", rrf_k: float = RRF_K, vector_weight: float = VECTOR_WEIGHT,
-        keyword_weight: float = KEYWORD_WEIGHT,
+        keyword_weight: float = KEYWORD_WEIGHT, reranker: str | None = None,
     ) -> None:
+        if reranker is not None and reranker != NO_RERANKER:
+            reranker_id_check(reranker)  # a typo fails where the agent is defined, not at its first search
         self.name = base_name
         self.search_type = search_type
+        self.reranker = reranker
         self.rrf_k, self.vector_weight, self.keyword_weight = rrf_k, vector_weight, keyword_weight
 
     def __repr__(self) -> str:
@@ -36,7 +42,7 @@ class BaseSource:
             return []
         hits = knowledge_search(
             user=user_id, base_id=base.pk, query=query, search_type=self.search_type, limit=limit, filters=filters,
-            rrf_k=self.rrf_k, vector_weight=self.vector_weight, keyword_weight=self.keyword_weight,
+            rrf_k=self.rrf_k, vector_weight=self.vector_weight, keyword_weight=self.keyword_weight, reranker=self.reranker,
         )
         return [hit.to_knowledge_hit() for hit in hits]
 

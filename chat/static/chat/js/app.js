@@ -11,6 +11,7 @@ import { setupAttachments } from "./attachments.js";
 const config = JSON.parse(document.getElementById("chat-config").textContent);
 /** A reply's run id for its "Trace" link, where this deployment traces runs (else no link). */
 const tracedRun = (runId) => (config.tracing ? runId : null);
+const SOURCE_URLS = { documentsUrl: config.documentsUrl, runsUrl: config.runsUrl };
 const api = makeApi(config.user);
 const $ = (id) => document.getElementById(id);
 
@@ -496,7 +497,7 @@ function renderHistory(runs) {
       turn.setFinalText(run.content); // a team paused by a member holds the server's note, not the team's words
     }
     // The passages the answer drew on: the run's own searches and its members'.
-    turn.setSources([...(run.references || []), ...runs.filter((one) => one.parent_run_id === run.run_id).flatMap((one) => one.references || [])]);
+    turn.setSources([run, ...runs.filter((one) => one.parent_run_id === run.run_id)].map((one) => ({ runId: one.run_id, references: one.references })), SOURCE_URLS);
     if (status === "COMPLETED" && last) offerAgain(source);
     if (status === "COMPLETED") renderFeedback(turn.el, { ...run, session_id: state.sessionId });
     if (status === "PAUSED") {
@@ -670,7 +671,7 @@ function applyFrame(run, frame) {
     case "RunCompleted":
       if (run.cancelled) return "RunCancelled"; // AgentOS sends RunCompleted after RunCancelled
       turn.setFinalText(data.content);
-      turn.setSources(data.references);
+      turn.setSources([{ runId: data.run_id || run.runId, references: data.references }], SOURCE_URLS);
       turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics, runId: tracedRun(data.run_id) });
       return event;
     case "RunError":

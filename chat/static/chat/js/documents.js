@@ -75,6 +75,9 @@ function row(content) {
     el("span", { class: "document-kind", text: kindOf(content) }),
     content.size ? el("span", { class: "document-size", text: humanSize(content.size) }) : null,
     el("time", { datetime: content.created_at || "", text: added(content.created_at) }));
+  if (content.chunk_count) {
+    meta.append(el("a", { class: "document-passages", href: `${config.documentsUrl}${enc(content.id)}/`, "aria-label": `Show the passages of “${name}”`, text: "Show passages" }));
+  }
   const sessionId = content.metadata?.session_id;
   if (typeof sessionId === "string" && sessionId) {
     meta.append(el("a", { class: "document-session", href: `${config.sessionUrl}${enc(sessionId)}/`, text: "From a conversation" }));
@@ -300,7 +303,8 @@ function bindSearch() {
       if (mine !== token) return;
       const hits = found.data || [];
       ui.results.replaceChildren(...hits.map((hit) => el("li", { class: "passage" },
-        el("p", { class: "passage-source small" }, el("span", { class: "passage-name", text: hit.name || hit.content_origin || "A document" }),
+        el("p", { class: "passage-source small" },
+          el("a", { class: "passage-name", href: `${config.documentsUrl}${enc(hit.content_id)}/?passage=${enc(hit.id)}#chunk-${enc(hit.id)}`, text: hit.name || hit.content_origin || "A document" }),
           hit.meta_data?.page ? el("span", { class: "muted", text: ` · page ${hit.meta_data.page}` }) : null),
         el("blockquote", { class: "passage-text", text: hit.content }))));
       ui.results.hidden = hits.length === 0;

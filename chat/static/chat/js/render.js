@@ -295,36 +295,56 @@ class Transcript {
 const EXCERPT_CHARS = 140;
 
 /**
- * The distinct passages of a run's references (``[{query, references: [hit], time}]``), best
- * first: a passage found by two searches is listed once, with its better score.
+ * The distinct passages of the reply's runs' references (``[{runId, references: [{query,
+ * references: [hit], time}]}]``: the reply's run, and its team members'), best first: a passage
+ * found by two searches is listed once, with its better score. Each keeps where its run stored
+ * it (``runId``, ``search``, ``hit``), which its link names when it has no stored document.
  */
-export function sourceHits(references) {
+export function sourceHits(groups) {
   const found = new Map();
-  for (const search of references || []) {
-    for (const item of search?.references || []) {
-      const hit = typeof item === "string" ? { content: item } : item;
-      if (!hit || typeof hit.content !== "string") continue;
-      const key = hit.chunk_id || `${hit.content_id || hit.name || ""}\u0000${hit.content}`;
-      const known = found.get(key);
-      if (!known || Number(hit.score || 0) > Number(known.score || 0)) found.set(key, hit);
-    }
+  for (const { runId, references } of groups || []) {
+    (references || []).forEach((search, searchIndex) => {
+      (search?.references || []).forEach((item, hitIndex) => {
+        const hit = typeof item === "string" ? { content: item } : item;
+        if (!hit || typeof hit.content !== "string") return;
+        const key = hit.chunk_id || `${hit.content_id || hit.name || ""}\u0000${hit.content}`;
+        const known = found.get(key);
+        if (!known || Number(hit.score || 0) > Number(known.score || 0)) found.set(key, { ...hit, place: { runId, search: searchIndex, hit: hitIndex } });
+      });
+    });
   }
   return [...found.values()].sort((a, b) => Number(b.score || 0) - Number(a.score || 0));
 }
 
-function sourceItem(hit) {
+/**
+ * Where a source's link goes: a passage of a stored document (a numeric chunk id and its
+ * content) opens in that document, highlighted (``#chunk-<id>``); any other (a knowledge base
+ * held in code) opens the passage as its run recorded it.
+ */
+export function sourceHref(hit, { documentsUrl, runsUrl }) {
+  const enc = encodeURIComponent;
+  if (hit.content_id && /^\d+$/.test(String(hit.chunk_id || ""))) {
+    return `${documentsUrl}${enc(hit.content_id)}/?passage=${hit.chunk_id}#chunk-${hit.chunk_id}`;
+  }
+  const { runId, search, hit: index } = hit.place || {};
+  return runId ? `${runsUrl}${enc(runId)}/sources/${search}/${index}/#ref-${search}-${index}` : null;
+}
+
+function sourceItem(hit, urls) {
   const passage = hit.content.trim();
   const flat = passage.replace(/\s+/g, " ");
   const excerpt = flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS).trimEnd()}…` : flat;
   const score = typeof hit.score === "number" ? hit.score.toFixed(2) : "";
   const name = hit.name || "Untitled";
+  const href = sourceHref(hit, urls);
   return el("li", { class: "source" },
     el("details", {},
       el("summary", { title: "Show the whole passage" },
         el("span", { class: "source-name", text: name }),
         el("span", { class: "source-excerpt", text: excerpt }),
         score ? el("span", { class: "source-score", title: "How well it matched the search (1 is best)", "aria-label": `score ${score}`, text: score }) : null),
-      el("blockquote", { class: "source-passage", text: passage })));
+      el("blockquote", { class: "source-passage", text: passage })),
+    href ? el("a", { class: "source-open", href, title: "The passage in its context, highlighted", "aria-label": `Open the passage of “${name}”`, text: "Open" }) : null);
 }
 
 let stepIds = 0;
@@ -449,18 +469,19 @@ export class AssistantTurn extends Transcript {
   }
 
   /**
-   * The passages the reply drew on (its run's references), under it: each source's name, a short
-   * excerpt and how well it matched, opening to the whole passage. Replaces what was shown.
+   * The passages the reply drew on (its runs' references, see ``sourceHits``), under it: each
+   * source's name, a short excerpt and how well it matched, opening to the whole passage, and a
+   * link to the passage in its context (``sourceHref``). Replaces what was shown.
    */
-  setSources(references) {
+  setSources(groups, urls) {
     this.sources?.remove();
     this.sources = null;
-    const hits = sourceHits(references);
+    const hits = sourceHits(groups);
     if (!hits.length) return;
     const label = hits.length === 1 ? "1 source" : `${hits.length} sources`;
     this.sources = el("section", { class: "msg-sources", "aria-label": "Sources" },
       el("div", { class: "sources-label", text: `Sources · ${label}` }),
-      el("ol", { class: "sources-list" }, ...hits.map(sourceItem)));
+      el("ol", { class: "sources-list" }, ...hits.map((hit) => sourceItem(hit, urls))));
     this.el.insertBefore(this.sources, this.el.querySelector(".msg-footer"));
   }
 
