@@ -47,13 +47,15 @@ class Watch:
         """Look after ``watched`` (objects with ``tick(now)``, called in order) until ``remove(key)``."""
         release_connections()
         with self._condition:
+            idle = not self._jobs
             self._jobs[key] = watched
             # Started on first use, and again in a forked child (threads do not survive fork).
             if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
                 self._pid = os.getpid()
                 self._thread = threading.Thread(target=self._run, name="agno-job-watch", daemon=True)
                 self._thread.start()
-            self._condition.notify()
+            elif idle:
+                self._condition.notify()  # a busy watch sees the new run at its next tick
 
     def remove(self, job_id: str) -> None:
         release_connections()

@@ -292,3 +292,44 @@ class TestRunFamilies:
         assert (child.parent_run_id, child.run_index, child.status) == ("t3", 1, RunStatus.COMPLETED)
         session = Session.objects.for_user("alice").get(pk="s-team")
         assert (session.next_run_index, session.total_tokens, session.metrics["input_tokens"]) == (2, 10, 10)
+
+
+@pytest.mark.django_db
+class TestSessionQuota:
+    @pytest.fixture
+    def service(self, settings, monkeypatch):
+        from sessions.services import runs as service
+
+        monkeypatch.setattr(service, "_session_counts", {})
+        settings.MAX_SESSIONS_PER_USER = 20  # counted again from 18 on (a tenth of the limit)
+        return service
+
+    def test_a_count_stands_for_a_minute_until_the_owner_nears_the_limit(self, service, django_assert_num_queries) -> None:
+        for _ in range(3):
+            make_session("quota-user")
+        service._session_counts.clear()
+        with django_assert_num_queries(1):
+            service.session_quota_check(owner_id="quota-user")  # counted: 3, and this one
+        with django_assert_num_queries(0):
+            for _ in range(14):  # estimated 4 .. 17 sessions: far enough from 20
+                service.session_quota_check(owner_id="quota-user")
+        with django_assert_num_queries(1):
+            service.session_quota_check(owner_id="quota-user")  # 18 is within a tenth: counted (3)
+
+    def test_near_the_limit_every_creation_is_counted(self, service, django_assert_num_queries) -> None:
+        for _ in range(20):
+            make_session("full-user")
+        with django_assert_num_queries(1), pytest.raises(service.SessionLimitReached):
+            service.session_quota_check(owner_id="full-user")
+
+    def test_a_count_is_not_trusted_after_a_minute(self, service, django_assert_num_queries, monkeypatch) -> None:
+        for _ in range(20):
+            make_session("late-user")  # some created by another process: this one thinks 1
+        now = service.time.monotonic()
+        service._session_counts["late-user"] = (1, now + service._SESSION_COUNT_SECONDS)
+        with django_assert_num_queries(0):
+            service.session_quota_check(owner_id="late-user")  # trusted: the bound is soft
+        later = now + service._SESSION_COUNT_SECONDS + 1
+        monkeypatch.setattr(service.time, "monotonic", lambda: later)
+        with django_assert_num_queries(1), pytest.raises(service.SessionLimitReached):
+            service.session_quota_check(owner_id="late-user")
