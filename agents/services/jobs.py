@@ -52,6 +52,14 @@ class IdempotencyConflict(Exception):
     pass
 
 
+class DuplicateJob(Exception):
+    """A job with this idempotency key was accepted already (``job``): nothing new was queued."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(f"job {job.pk} was accepted under this idempotency key already")
+        self.job = job
+
+
 @dataclass(frozen=True)
 class Accepted:
     job: Job
@@ -185,21 +193,30 @@ _JOB_INSERT = Insert(Job)
 
 def job_enqueue(
     *, job_type: str, owner_id: str | None, payload: dict[str, Any], session_id: str = "", group_id: str = "", component_id: str = "",
-    max_attempts: int | None = None,
+    max_attempts: int | None = None, idempotency_key: str | None = None,
 ) -> Job:
     """Accept a job that is not a run of a component (knowledge ingestion, a metrics refresh): no
     run row, and a session only if it has one. Its handler (``job_handler``) executes it; the
-    queue's caps, lease, reaper and the owner's queue share hold for it as for runs."""
+    queue's caps, lease, reaper and the owner's queue share hold for it as for runs.
+
+    ``idempotency_key``: at most one job of this type and owner is ever accepted under it
+    (DuplicateJob otherwise, checked under the queue lock, so racing processes accept one). Its
+    scope is the job type's, apart from run submissions' keys (a client's Idempotency-Key)."""
     if job_type not in _handlers:
         raise ValueError(f"no handler is registered for jobs of type {job_type!r}")
     now = timezone.now()
+    scope = f"{job_type}/{owner_id or ''}" if idempotency_key else owner_id or ""
     with transaction.atomic():
         _lock_queue()
+        if idempotency_key:
+            existing = _existing_for_key(scope, idempotency_key)
+            if existing is not None:
+                raise DuplicateJob(existing)
         _check_queue_room(owner_id)
         job = Job(
             id=str(uuid.uuid4()), job_type=job_type, user_id=owner_id, component_id=component_id, session_id=session_id,
             group_id=group_id, payload=payload, max_attempts=max_attempts or settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
-            idempotency_scope=owner_id or "", created_at=now, updated_at=now, available_at=now,
+            idempotency_scope=scope, idempotency_key=idempotency_key or None, created_at=now, updated_at=now, available_at=now,
         )
         _JOB_INSERT.instance(job)
         transaction.on_commit(dispatch)
