@@ -479,7 +479,17 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
                 run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.PAUSED, RunStatus.RUNNING], to=RunStatus.CANCELLED,
                 run_data=data, content=reason,
             )
+            if stage == "PAUSED" or job.job_type == "continue":  # a run that had paused (a schedule may have fired it)
+                _follow_paused(job)
     return True
+
+
+def _follow_paused(job: Job) -> None:
+    """The end of a run that had paused, written here rather than by the run pipeline: what a
+    pause's end changes beyond the run (its schedule run) follows, in this transaction."""
+    from scheduler.services.firing import schedule_runs_follow_paused
+
+    schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
 
 
 def job_cancel_paused(*, run_id: str, reason: str) -> bool:
@@ -588,6 +598,8 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
                 run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
                 failed.append(job.pk)
+                if job.job_type == "continue":
+                    _follow_paused(job)
                 if job.component_type == "workflow" and not job.parent_job_id:
                     from .workflow_branches import branch_jobs_stop
 
