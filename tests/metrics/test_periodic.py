@@ -67,6 +67,20 @@ def test_no_periodic_refresh_starts_while_another_refresh_of_everyone_runs(hourl
 
 
 @pytest.mark.django_db
+def test_a_full_queue_skips_the_interval_and_the_status_says_why(hourly):
+    from metrics.services import metrics_refresh_enqueue
+
+    hourly.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = 1
+    metrics_refresh_enqueue(scope=RefreshScope.of("alice"))  # the one place in the queue
+    assert metrics_refresh_periodic(now=NOW) is None
+    assert [job.user_id for job in refresh_jobs()] == ["alice"]
+    assert (state().status, state().error) == ("failed", "Job queue is full")
+    # Once there is room, the same interval may still have its refresh: the key was not taken.
+    hourly.AGENTOS_BACKGROUND_MAX_QUEUE_DEPTH = 10
+    assert metrics_refresh_periodic(now=NOW) is not None
+
+
+@pytest.mark.django_db
 def test_an_interval_of_zero_turns_it_off(hourly):
     hourly.METRICS_REFRESH_INTERVAL_SECONDS = 0
     assert metrics_refresh_periodic(now=NOW) is None
