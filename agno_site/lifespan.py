@@ -1,5 +1,5 @@
-"""ASGI lifespan: the embedded worker and the schedules' ticker start with the web process; the
-worker drains on shutdown.
+"""ASGI lifespan: the embedded worker, the schedules' ticker and the metrics refresher start with
+the web process; the worker drains on shutdown.
 
 Only without a broker (no REDIS_URL): then each web process executes background runs itself,
 and on start-up picks up jobs accepted before a restart.
@@ -19,18 +19,22 @@ def _start() -> None:
     if settings.REDIS_URL or not settings.EMBEDDED_WORKER:
         return
     from agents.worker import embedded_worker
+    from metrics.refresher import embedded_refresher
     from scheduler.ticker import embedded_ticker
 
     embedded_worker().start()
     embedded_ticker().start()
+    embedded_refresher().start()
 
 
 def _stop() -> None:
     from agents.worker import _worker
+    from metrics import refresher
     from scheduler import ticker
 
-    if ticker._ticker is not None:
-        ticker._ticker.stop(timeout=10)
+    for periodic in (ticker._ticker, refresher._refresher):
+        if periodic is not None:
+            periodic.stop(timeout=10)
     if _worker is not None:
         _worker.stop(timeout=30)
 

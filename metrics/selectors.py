@@ -38,6 +38,8 @@ class RefreshStatusView:
     started_at: datetime | None
     finished_at: datetime | None
     error: str | None
+    # A running refresh's job's progress (months_done, months_total, days_total), once it has some.
+    progress: dict[str, Any] | None = None
 
 
 # A job in one of these ended without the refresh saying so itself (its worker died, say).
@@ -45,17 +47,20 @@ _JOB_ENDED = (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 def refresh_status(*, scope: RefreshScope) -> RefreshStatusView:
-    """The latest refresh of ``scope`` ("idle" when none was ever started). A running refresh
-    whose job ended without finishing it reads as failed, with the job's reason."""
+    """The latest refresh of ``scope`` ("idle" when none was ever started), with its job's
+    progress while it runs. A running refresh whose job ended without finishing it reads as
+    failed, with the job's reason. Two queries while one runs, else one."""
     state: MetricsRefreshState | None = states().filter(scope=scope.key).first()
     if state is None:
         return RefreshStatusView(RefreshStatus.IDLE, None, None, None)
+    progress = None
     if state.status == RefreshStatus.RUNNING and state.job_id:
         job = Job.objects.unscoped("the metrics refresh's own job, by the id its state row holds").filter(pk=state.job_id).first()
         if job is None or job.status in _JOB_ENDED:
             reason = (job.error if job is not None else "") or "the refresh job ended before the refresh finished"
             return RefreshStatusView(RefreshStatus.FAILED, state.started_at, job.completed_at if job else None, reason)
-    return RefreshStatusView(state.status, state.started_at, state.finished_at, state.error or None)
+        progress = dict(job.progress) if job.progress else None
+    return RefreshStatusView(state.status, state.started_at, state.finished_at, state.error or None, progress)
 
 
 def last_refreshed_at(*, scope: RefreshScope) -> datetime | None:

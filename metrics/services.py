@@ -384,21 +384,63 @@ def _write(*, scope: RefreshScope, month: date, days: set[date], fresh: dict[str
 _ROW_INSERT = Insert(MetricsAggregate)
 
 
-def metrics_refresh_enqueue(*, scope: RefreshScope, full: bool = False) -> str:
+def metrics_refresh_enqueue(*, scope: RefreshScope, full: bool = False, idempotency_key: str | None = None) -> str | None:
     """Start ``scope``'s refresh as a background job (RefreshAlreadyRunning when one is in
-    flight). Returns the job's id; ``GET /metrics/refresh/status`` follows it."""
-    from agents.services.jobs import job_enqueue
+    flight). Returns the job's id; ``GET /metrics/refresh/status`` follows it.
+
+    The claim (the state marked running) and the job commit together, so two processes asking at
+    once start one refresh. ``idempotency_key``: None, and nothing started, when a refresh was
+    already accepted under it (the periodic refresh's key names its interval)."""
+    from agents.services.jobs import DuplicateJob, QueueFull, job_enqueue
 
     from .tasks import METRICS_REFRESH_JOB
 
-    refresh_start(scope=scope)
     try:
-        job = job_enqueue(
-            job_type=METRICS_REFRESH_JOB, owner_id=scope.user_id,
-            payload={"scope": scope.key, "user_id": scope.user_id, "full": full},
-        )
-    except BaseException as exc:  # the queue is full, say: nothing runs, the status says why
-        refresh_finish(scope=scope, error=str(exc) or type(exc).__name__)
+        with transaction.atomic():
+            refresh_start(scope=scope)
+            job = job_enqueue(
+                job_type=METRICS_REFRESH_JOB, owner_id=scope.user_id, idempotency_key=idempotency_key,
+                payload={"scope": scope.key, "user_id": scope.user_id, "full": full},
+            )
+            refresh_attach_job(scope=scope, job_id=job.pk)
+    except DuplicateJob:
+        return None
+    except QueueFull as exc:  # nothing runs: the status says why
+        refresh_refused(scope=scope, error=str(exc))
         raise
-    refresh_attach_job(scope=scope, job_id=job.pk)
     return job.pk
+
+
+def refresh_refused(*, scope: RefreshScope, error: str) -> None:
+    """A refresh that could not start (the queue is full) reads as failed, with the reason."""
+    now = timezone.now()
+    states().get_or_create(scope=scope.key, defaults={"user_id": scope.user_id})
+    states().filter(scope=scope.key).exclude(status=RefreshStatus.RUNNING).update(
+        status=RefreshStatus.FAILED, started_at=now, finished_at=now, error=error, updated_at=now,
+    )
+
+
+def metrics_refresh_periodic(*, now: datetime | None = None) -> str | None:
+    """The periodic refresh of every user's rows (beat's task, or the embedded refresher), every
+    ``METRICS_REFRESH_INTERVAL_SECONDS`` (0: never). Idempotent: the job's key names the interval
+    (``now`` cut into intervals since the epoch), so however many beats, web processes or
+    deliveries ask during one interval, one refresh is accepted; and none starts while another
+    refresh of everyone is running. Returns the accepted job's id, or None."""
+    interval = settings.METRICS_REFRESH_INTERVAL_SECONDS
+    if interval <= 0:
+        return None
+    now = now or timezone.now()
+    key = f"periodic:{interval}:{int(now.timestamp()) // interval}"
+    from agents.services.jobs import QueueFull
+
+    try:
+        job_id = metrics_refresh_enqueue(scope=RefreshScope.of(ALL_USERS), idempotency_key=key)
+    except RefreshAlreadyRunning:
+        logger.info("periodic metrics refresh skipped: a refresh of every user's rows is running")
+        return None
+    except QueueFull as exc:  # the next interval tries again; the status says why meanwhile
+        logger.warning("periodic metrics refresh not started: %s", exc)
+        return None
+    if job_id is not None:
+        logger.info("periodic metrics refresh accepted as job %s", job_id)
+    return job_id

@@ -1,13 +1,16 @@
-"""The metrics refresh as a background job of the engine's queue (agents.services.jobs)."""
+"""The metrics refresh as a background job of the engine's queue (agents.services.jobs), and
+beat's periodic task that asks for it (``CELERY_BEAT_SCHEDULE["metrics-refresh"]``)."""
 from __future__ import annotations
 
 from typing import Callable
+
+from celery import shared_task
 
 from agents.models import Job
 from agents.services.background import JobCancelled, execute_plain_job
 from agents.services.jobs import job_handler
 
-from .services import RefreshScope, metrics_recompute, refresh_finish, states
+from .services import RefreshScope, metrics_recompute, metrics_refresh_periodic, refresh_finish, states
 
 METRICS_REFRESH_JOB = "metrics_refresh"
 
@@ -33,3 +36,11 @@ def _refresh(job: Job, report: Callable[..., None]) -> None:
         raise
     refresh_finish(scope=scope, watermark=result.watermark, tz=result.timezone, days=len(result.days))
     report(days_recomputed=len(result.days), rows_written=len(result.rows))
+
+
+@shared_task(name="agno_site.metrics.refresh", ignore_result=True, soft_time_limit=60, time_limit=90)
+def periodic_refresh() -> str | None:
+    """Beat says an interval may have begun: accept its refresh job, if nobody has (the job, not
+    this task, recomputes; a worker takes it from the queue). Not retried: the next send is half
+    an interval away. Returns the job's id, or None."""
+    return metrics_refresh_periodic()

@@ -6,62 +6,28 @@ run it at once: a fire is claimed in the database, so each tick still fires once
 """
 from __future__ import annotations
 
-import logging
 import threading
 
 from django.conf import settings
-from django.db import connections
+
+from core.periodic import Periodic
 
 from .services.firing import scheduler_tick
 
-logger = logging.getLogger("agno_site.scheduler")
 
-
-class Ticker:
-    def __init__(self) -> None:
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
+class Ticker(Periodic):
+    thread_name = "agno-scheduler-ticker"
     _enabled_override = False  # ``manage.py scheduler_tick --loop`` runs it whatever the setting
 
     @property
     def enabled(self) -> bool:
         return self._enabled_override or settings.SCHEDULER_TICKER
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+    def interval(self) -> float:
+        return settings.SCHEDULER_TICK_SECONDS
 
-    def start(self) -> Ticker:
-        if not self.enabled:
-            return self
-        with self._lock:
-            if not self.running:
-                self._stopping.clear()
-                self._thread = threading.Thread(target=self._run, name="agno-scheduler-ticker", daemon=True)
-                self._thread.start()
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stopping.set()
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-        self._thread = None
-
-    def _run(self) -> None:
-        try:
-            while not self._stopping.is_set():
-                try:
-                    scheduler_tick()
-                except Exception:
-                    logger.exception("scheduler tick failed")
-                finally:
-                    connections.close_all()
-                self._stopping.wait(settings.SCHEDULER_TICK_SECONDS)
-        finally:
-            connections.close_all()
+    def tick(self) -> None:
+        scheduler_tick()
 
 
 _ticker: Ticker | None = None

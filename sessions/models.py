@@ -94,6 +94,8 @@ class Run(OwnedModel):
             models.Index(fields=["component_id", "-created_at"], name="run_component_created"),
             models.Index(fields=["status", "-created_at"], name="run_status_created"),
             models.Index(fields=["-created_at"], name="run_created"),
+            # The metrics refresh's scan for runs changed since its watermark (metrics.services).
+            models.Index(fields=["updated_at"], name="run_updated"),
         ]
 
     def __str__(self) -> str:

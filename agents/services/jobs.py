@@ -52,6 +52,14 @@ class IdempotencyConflict(Exception):
     pass
 
 
+class DuplicateJob(Exception):
+    """A job with this idempotency key was accepted already (``job``): nothing new was queued."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(f"job {job.pk} was accepted under this idempotency key already")
+        self.job = job
+
+
 @dataclass(frozen=True)
 class Accepted:
     job: Job
@@ -185,21 +193,30 @@ _JOB_INSERT = Insert(Job)
 
 def job_enqueue(
     *, job_type: str, owner_id: str | None, payload: dict[str, Any], session_id: str = "", group_id: str = "", component_id: str = "",
-    max_attempts: int | None = None,
+    max_attempts: int | None = None, idempotency_key: str | None = None,
 ) -> Job:
     """Accept a job that is not a run of a component (knowledge ingestion, a metrics refresh): no
     run row, and a session only if it has one. Its handler (``job_handler``) executes it; the
-    queue's caps, lease, reaper and the owner's queue share hold for it as for runs."""
+    queue's caps, lease, reaper and the owner's queue share hold for it as for runs.
+
+    ``idempotency_key``: at most one job of this type and owner is ever accepted under it
+    (DuplicateJob otherwise, checked under the queue lock, so racing processes accept one). Its
+    scope is the job type's, apart from run submissions' keys (a client's Idempotency-Key)."""
     if job_type not in _handlers:
         raise ValueError(f"no handler is registered for jobs of type {job_type!r}")
     now = timezone.now()
+    scope = f"{job_type}/{owner_id or ''}" if idempotency_key else owner_id or ""
     with transaction.atomic():
         _lock_queue()
+        if idempotency_key:
+            existing = _existing_for_key(scope, idempotency_key)
+            if existing is not None:
+                raise DuplicateJob(existing)
         _check_queue_room(owner_id)
         job = Job(
             id=str(uuid.uuid4()), job_type=job_type, user_id=owner_id, component_id=component_id, session_id=session_id,
             group_id=group_id, payload=payload, max_attempts=max_attempts or settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
-            idempotency_scope=owner_id or "", created_at=now, updated_at=now, available_at=now,
+            idempotency_scope=scope, idempotency_key=idempotency_key or None, created_at=now, updated_at=now, available_at=now,
         )
         _JOB_INSERT.instance(job)
         transaction.on_commit(dispatch)
@@ -462,7 +479,17 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
                 run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.PAUSED, RunStatus.RUNNING], to=RunStatus.CANCELLED,
                 run_data=data, content=reason,
             )
+            if stage == "PAUSED" or job.job_type == "continue":  # a run that had paused (a schedule may have fired it)
+                _follow_paused(job)
     return True
+
+
+def _follow_paused(job: Job) -> None:
+    """The end of a run that had paused, written here rather than by the run pipeline: what a
+    pause's end changes beyond the run (its schedule run) follows, in this transaction."""
+    from scheduler.services.firing import schedule_runs_follow_paused
+
+    schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
 
 
 def job_cancel_paused(*, run_id: str, reason: str) -> bool:
@@ -571,6 +598,8 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
                 run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
                 failed.append(job.pk)
+                if job.job_type == "continue":
+                    _follow_paused(job)
                 if job.component_type == "workflow" and not job.parent_job_id:
                     from .workflow_branches import branch_jobs_stop
 

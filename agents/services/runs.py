@@ -424,6 +424,10 @@ def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | N
         mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
     if prepared.memory_store is not None:
         prepared.memory_store.flush()
+    if prepared.continues_in_place:
+        from scheduler.services.firing import schedule_runs_follow_paused
+
+        schedule_runs_follow_paused(owner_id=prepared.owner_id, run_id=prepared.run_id)  # a paused run a schedule fired
 
 
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:

@@ -527,6 +527,12 @@ except (ZoneInfoNotFoundError, ValueError) as exc:
     raise ImproperlyConfigured(f"METRICS_TIMEZONE={METRICS_TIMEZONE!r} is not a known time zone (e.g. UTC, Europe/Paris)") from exc
 METRICS_REFRESH_OVERLAP_SECONDS = env.integer("METRICS_REFRESH_OVERLAP_SECONDS", 300, minimum=0)
 METRICS_REFRESH_STALE_SECONDS = env.integer("METRICS_REFRESH_STALE_SECONDS", 3600, minimum=60)
+# Every user's rows are refreshed (incrementally) once per interval: beat's task with a broker,
+# each web process's embedded refresher without one; a key per interval makes it one refresh
+# however many ask. 0: only on demand (POST /metrics/refresh, the dashboard, manage.py).
+METRICS_REFRESH_INTERVAL_SECONDS = env.integer("METRICS_REFRESH_INTERVAL_SECONDS", 3600, minimum=0)
+if 0 < METRICS_REFRESH_INTERVAL_SECONDS < 60:
+    raise ImproperlyConfigured(f"METRICS_REFRESH_INTERVAL_SECONDS must be 0 (off) or at least 60, got {METRICS_REFRESH_INTERVAL_SECONDS}")
 # --- Schedules ---------------------------------------------------------------------------------
 # How often schedules are swept: due fires, their runs' statuses, retries (the embedded ticker
 # without a broker; beat's safety-net task next to the per-schedule PeriodicTasks with one).
@@ -537,6 +543,11 @@ CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
     "scheduler-tick": {"task": "agno_site.scheduler.tick", "schedule": float(SCHEDULER_TICK_SECONDS)},
 }
+if METRICS_REFRESH_INTERVAL_SECONDS:
+    # Sent twice per interval, so that beat's drift never skips an interval; the interval's key
+    # makes the second a no-op. The task does nothing once the interval is set to 0 (beat keeps
+    # an entry it once stored in its database).
+    CELERY_BEAT_SCHEDULE["metrics-refresh"] = {"task": "agno_site.metrics.refresh", "schedule": METRICS_REFRESH_INTERVAL_SECONDS / 2}
 CELERY_TASK_SOFT_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 60
 CELERY_TASK_TIME_LIMIT = AGENTOS_BACKGROUND_TIMEOUT_SECONDS + 120
 CELERY_BROKER_TRANSPORT_OPTIONS = {

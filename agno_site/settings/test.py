@@ -13,6 +13,8 @@ os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
 os.environ.setdefault("RATE_LIMIT_USER", "1000000/minute")
 os.environ.setdefault("RATE_LIMIT_ANONYMOUS", "1000000/minute")
 os.environ.setdefault("AUTH_FAILURE_LIMIT", "1000000/minute")
+# No periodic metrics refresh jobs in other tests' queues (tests/metrics switch it on).
+os.environ.setdefault("METRICS_REFRESH_INTERVAL_SECONDS", "0")
 
 from .base import *  # noqa: E402,F403
 

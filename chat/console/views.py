@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -57,8 +57,20 @@ def metrics_refresh(request: HttpRequest) -> HttpResponse:
     except QueueFull as exc:
         messages.error(request, f"The metrics refresh was not started: {exc}.")
     else:
-        messages.success(request, "Metrics refresh started; reload the page to see its result.")
+        messages.success(request, "Metrics refresh started in the background; its progress shows below.")
     return redirect(f"{reverse('console-dashboard')}?{urlencode({'days': request.POST.get('days', DEFAULT_PERIOD)})}")
+
+
+@require_GET
+def metrics_refresh_status(request: HttpRequest) -> JsonResponse:
+    """The refresh of every user's rows, for the dashboard to follow while it runs: its status,
+    its job's progress, when it started and finished, and why it failed."""
+    status = refresh_status(scope=RefreshScope.of(ALL_USERS))
+    return JsonResponse({
+        "status": status.status, "progress": status.progress, "error": status.error,
+        "started_at": status.started_at.isoformat() if status.started_at else None,
+        "finished_at": status.finished_at.isoformat() if status.finished_at else None,
+    })
 
 
 @require_GET

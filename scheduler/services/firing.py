@@ -16,7 +16,8 @@ the skipped ticks have no rows. Beat's own catch-up (django-celery-beat fires a 
 when it is overdue) and the sweep agree on that tick, so they cannot both run it.
 
 A ScheduleRun follows its run (``schedule_runs_settle``): success, failed with the run's error,
-paused or cancelled. A failed attempt is tried again ``retry_delay_seconds`` later, up to
+paused or cancelled; a paused one follows its run again when the run is continued or cancelled
+(``schedule_runs_follow_paused``). A failed attempt is tried again ``retry_delay_seconds`` later, up to
 ``max_retries`` times, in place (``attempt`` counts). A schedule whose agent, team or workflow no
 longer exists fails that fire visibly and is disabled, with the reason in ``disabled_reason``.
 """
@@ -191,20 +192,29 @@ def schedule_runs_settle(*, now: datetime | None = None, schedule_id: str | None
     return changed
 
 
+_RUN_FIELDS = ("run_id", "status", "error", "content", "run_data", "input", "user_id", "finished_at")
+
+
+def _outcome(run: Run) -> tuple[str, str | None, Any]:
+    """What an ended (or paused) run makes of its schedule run: status, error, output."""
+    status = RUN_STATUS_TO_SCHEDULE[run.status]
+    error = None
+    if status == ScheduleRunStatus.FAILED:
+        error = run.error or run.content or "Run failed"
+    elif status == ScheduleRunStatus.CANCELLED:
+        error = run.error or run.content or "Run was cancelled"
+    output = {"content": run.content, "content_type": (run.run_data or {}).get("content_type", "str")} if run.content else None
+    return status, error, output
+
+
 def _follow(row: ScheduleRun, now: datetime) -> int:
-    run = scope_queryset(Run.objects, row.user_id).filter(pk=row.run_id).only("run_id", "status", "error", "content", "run_data", "input", "user_id", "finished_at").first()
+    run = scope_queryset(Run.objects, row.user_id).filter(pk=row.run_id).only(*_RUN_FIELDS).first()
     if run is None:
         status, error, output = ScheduleRunStatus.FAILED, "The run no longer exists (its session was deleted)", None
     elif run.status not in RUN_STATUS_TO_SCHEDULE:
         return 0  # still pending or running
     else:
-        status = RUN_STATUS_TO_SCHEDULE[run.status]
-        error = None
-        if status == ScheduleRunStatus.FAILED:
-            error = run.error or run.content or "Run failed"
-        elif status == ScheduleRunStatus.CANCELLED:
-            error = run.error or run.content or "Run was cancelled"
-        output = {"content": run.content, "content_type": (run.run_data or {}).get("content_type", "str")} if run.content else None
+        status, error, output = _outcome(run)
     if status not in (ScheduleRunStatus.FAILED, ScheduleRunStatus.CANCELLED):
         return _finish(row, status, error, output, now, run)
     # A failed or cancelled run (a timeout cancels it) is a failed attempt, as in AgentOS: it is
@@ -223,13 +233,41 @@ def _follow(row: ScheduleRun, now: datetime) -> int:
     return 1
 
 
-def _finish(row: ScheduleRun, status: str, error: str | None, output: Any, now: datetime, run: Any) -> int:
+def _finish(
+    row: ScheduleRun, status: str, error: str | None, output: Any, now: datetime, run: Any, *, was: str = ScheduleRunStatus.RUNNING,
+) -> int:
     completed = (run.finished_at if run is not None and run.finished_at else None) or now
-    return scope_queryset(ScheduleRun.objects, row.user_id).filter(pk=row.pk, status=ScheduleRunStatus.RUNNING, attempt=row.attempt).update(
+    return scope_queryset(ScheduleRun.objects, row.user_id).filter(pk=row.pk, status=was, attempt=row.attempt).update(
         status=status, error=error, output=output, status_code=200, completed_at=completed,
         duration_ms=max(0, int((completed - row.triggered_at).total_seconds() * 1000)),
         requirements=((run.run_data or {}).get("requirements") if run is not None and status == ScheduleRunStatus.PAUSED else None),
     )
+
+
+def schedule_runs_follow_paused(*, owner_id: str | None, run_id: str) -> int:
+    """A paused run has moved on: continued to its end (or to another pause), or cancelled. The
+    schedule run it paused follows it (success, failed, cancelled, or paused with the new
+    requirements), as AgentOS's run history shows it; no retry follows, a human having decided.
+
+    The run pipeline calls this where it writes the end of a run that had paused, in that
+    transaction (after the run's row): a continuation's end (agents.services.runs.run_aftermath)
+    and a paused run's cancel (agents.services.jobs.job_cancel), whatever surface asked for it
+    (the API's continue or cancel, an approval's resolution, the admin). One indexed read when no
+    schedule fired the run. Returns how many schedule runs changed."""
+    rows = list(
+        scope_queryset(ScheduleRun.objects, owner_id).filter(status=ScheduleRunStatus.PAUSED, run_id=run_id)
+        .only("id", "user_id", "attempt", "triggered_at")
+    )
+    if not rows:
+        return 0
+    run = scope_queryset(Run.objects, owner_id).filter(pk=run_id).only(*_RUN_FIELDS).first()
+    if run is None or run.status not in RUN_STATUS_TO_SCHEDULE:
+        return 0  # continued, not ended yet: its end calls again
+    status, error, output = _outcome(run)
+    now = timezone.now()
+    changed = sum(_finish(row, status, error, output, now, run, was=ScheduleRunStatus.PAUSED) for row in rows)
+    logger.info("run %s: its paused schedule run(s) followed it to %s", run_id, status)
+    return changed
 
 
 def _target_missing(target: Any) -> bool:

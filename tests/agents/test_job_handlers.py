@@ -10,7 +10,7 @@ import pytest
 from agents.models import Job, JobStatus
 from agents.services.background import execute_plain_job
 from agents.services.cancellation import cancel_request
-from agents.services.jobs import job_claim, job_enqueue, job_handler, job_run, job_submit, waiting_on
+from agents.services.jobs import DuplicateJob, job_claim, job_enqueue, job_handler, job_run, job_submit, waiting_on
 from sessions.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -58,6 +58,22 @@ def test_a_job_without_a_run_or_a_session_runs_its_handler_and_records_progress(
     assert (done.status, done.progress, done.error) == (JobStatus.COMPLETED, {"done": 3, "total": 3}, "")
     assert seen[queued.pk] == [1, 2, 3]
     assert not Run.objects.unscoped("test").filter(pk=queued.pk).exists()
+
+
+def test_a_key_accepts_one_job_of_its_type_and_owner_ever_and_is_apart_from_run_keys():
+    first = job_enqueue(job_type="test-count", owner_id=None, payload={"steps": 1}, idempotency_key="periodic:60:1")
+    assert job_run(job_claim(worker="w1"), "w1") == "COMPLETED"
+    with pytest.raises(DuplicateJob) as duplicate:  # ended or not, the key stays taken
+        job_enqueue(job_type="test-count", owner_id=None, payload={"steps": 1}, idempotency_key="periodic:60:1")
+    assert duplicate.value.job.pk == first.pk
+    other_owner = job_enqueue(job_type="test-count", owner_id="alice", payload={"steps": 1}, idempotency_key="periodic:60:1")
+    # A client's Idempotency-Key on a run submission is another namespace: it neither finds the
+    # job nor is refused because of it.
+    run = job_submit(
+        owner_id=None, session=None, session_id="s-key", component_id="assistant", payload={}, input={}, stream=False,
+        idempotency_key="periodic:60:1",
+    )
+    assert not run.duplicate and len({first.pk, other_owner.pk, run.job.pk}) == 3
 
 
 def test_a_handler_that_fails_ends_its_job_failed_with_a_reason_a_user_can_read():

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from agents.models import Job
 from core.tenancy import ALL_USERS
+from metrics.models import MetricsAggregate
 from metrics.selectors import estimate_percentile, usage_series
 from metrics.services import RefreshScope, metrics_refresh_run
 from tests.factories import make_session
@@ -66,6 +67,37 @@ def test_the_dashboard_shows_the_metrics_and_its_button_starts_a_refresh(admin_c
     assert (job.user_id, job.payload) == (None, {"scope": "all", "user_id": None, "full": False})
     again = admin_client.post(reverse("console-metrics-refresh"), follow=True)
     assert "A metrics refresh is already running." in again.content.decode()
+
+
+def test_the_dashboard_follows_a_background_refresh_to_its_end(admin_client, settings):
+    from agents.services.jobs import job_claim, job_progress, job_run
+
+    settings.EMBEDDED_WORKER = False  # the test plays the worker
+    seed_run("alice", timezone.now() - timedelta(hours=1))
+    status_url = reverse("console-metrics-refresh-status")
+    assert admin_client.get(status_url).json() == {"status": "idle", "progress": None, "error": None, "started_at": None, "finished_at": None}
+    started = admin_client.post(reverse("console-metrics-refresh"), {"days": "30"}, follow=True).content.decode()
+    assert "Metrics refresh started in the background; its progress shows below." in started
+    assert 'data-status="running"' in started and '<progress id="metrics-refresh-progress" max="1" value="0">' in started
+    # The request only queued it; a worker takes it and reports how far it has got.
+    job = job_claim(worker="w1")
+    assert job.job_type == "metrics_refresh" and not MetricsAggregate.all_users.exists()
+    job_progress(job=job, worker="w1", months_done=1, months_total=2, days_total=3)
+    running = admin_client.get(status_url).json()
+    assert (running["status"], running["progress"], running["error"], running["finished_at"]) == (
+        "running", {"months_done": 1, "months_total": 2, "days_total": 3}, None, None,
+    )
+    page = admin_client.get(reverse("console-dashboard")).content.decode()
+    assert "running (month 1 of 2)" in page and '<progress id="metrics-refresh-progress" max="2" value="1">' in page
+    assert job_run(job, "w1") == "COMPLETED"
+    done = admin_client.get(status_url).json()
+    assert (done["status"], done["progress"], done["error"]) == ("completed", None, None) and done["finished_at"]
+    assert list(MetricsAggregate.all_users.filter(aggregation_period="daily").values_list("user_id", flat=True)) == ["alice"]
+
+
+def test_the_refresh_status_needs_staff(client):
+    response = client.get(reverse("console-metrics-refresh-status"))
+    assert response.status_code == 302 and "/login/" in response["Location"]
 
 
 def test_the_refresh_button_needs_staff(client):

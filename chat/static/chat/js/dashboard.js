@@ -166,3 +166,41 @@ if (usage) {
 }
 
 document.body.dataset.chartsReady = "true";
+
+// A metrics refresh runs as a background job: while it does, follow its status and progress, and
+// redraw the page with the new rows once it ends.
+const refreshStatus = document.getElementById("metrics-refresh-status");
+if (refreshStatus && refreshStatus.dataset.status === "running") {
+  const bar = document.getElementById("metrics-refresh-progress");
+  const button = document.getElementById("metrics-refresh");
+  const errorText = document.getElementById("metrics-refresh-error");
+  button.disabled = true;
+  const follow = async () => {
+    let body;
+    try {
+      const response = await fetch(refreshStatus.dataset.url, { credentials: "same-origin", cache: "no-store" });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      body = await response.json();
+    } catch {
+      setTimeout(follow, 5000); // the server restarting, say: try again a little later
+      return;
+    }
+    const { months_done: done, months_total: total } = body.progress || {};
+    refreshStatus.dataset.status = body.status;
+    refreshStatus.textContent = total ? `${body.status} (month ${done} of ${total})` : body.status;
+    if (total) {
+      bar.max = total;
+      bar.value = done;
+    }
+    if (body.status === "running") {
+      setTimeout(follow, 2000);
+    } else if (body.status === "completed") {
+      window.location.reload();
+    } else {
+      bar.hidden = true;
+      button.disabled = false;
+      errorText.textContent = body.error ? ` (${body.error})` : "";
+    }
+  };
+  setTimeout(follow, 1000);
+}
