@@ -48,25 +48,73 @@ def body_message(body: object) -> str:
     return ""
 
 
+def http_pools() -> int:
+    """How many connection pools (SDK clients) a provider spreads its calls over, per process
+    and event loop (``MODEL_HTTP_POOLS``, default 8)."""
+    try:
+        return max(1, int(os.environ.get("MODEL_HTTP_POOLS", "8")))
+    except ValueError:
+        return 8
+
+
+def pool_limits() -> Any:
+    """A provider client's connection bounds: the SDKs' own bound on connections (1,000), all
+    of them kept alive between calls. The SDKs' default of 100 idle connections made a process
+    with more calls than that in flight close and reopen a TCP connection (a TLS handshake,
+    against a real provider) for most of its calls."""
+    import httpx2  # the SDKs' HTTP client
+
+    return httpx2.Limits(max_connections=1000, max_keepalive_connections=1000)
+
+
+# Calls in flight on one pool before the next pool is used.
+POOL_CALLS = 32
+
+
 class LoopClients(Generic[C]):
-    """An async SDK client per (process, event loop). A forked process (Celery's prefork pool)
+    """Async SDK clients per (process, event loop). A forked process (Celery's prefork pool)
     must not write into its parent's pooled connections: both would read each other's answers.
     An async client's connections are bound to the loop that opened them, so each thread's loop
-    (the sync facade) and the server's loop get their own."""
+    (the sync facade) and the server's loop get their own.
+
+    Each client has a connection pool of its own, and a pool looks at every one of its
+    connections whenever a call starts or ends (httpcore): one pool for hundreds of calls in
+    flight spent an eighth of the event loop's time there (256 streams on a slow model,
+    bench/README.md). So a call takes the first client with fewer than ``POOL_CALLS`` calls in
+    flight (light traffic keeps to one pool and its warm connections), else a new client, up to
+    ``http_pools()``, else the least busy one."""
 
     def __init__(self, make: Callable[[], C]) -> None:
         self._make = make
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, C]] = weakref.WeakKeyDictionary()
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[int, list[list[Any]]]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def get(self) -> C:
+    def take(self) -> tuple[C, Callable[[], None]]:
+        """A client for one call, and what to call once the call has ended (its response closed)."""
         loop = asyncio.get_running_loop()
         pid = os.getpid()
         with self._lock:
-            entry = self._clients.get(loop)
+            entry = self._pools.get(loop)
             if entry is None or entry[0] != pid:
-                entry = self._clients[loop] = (pid, self._make())
-            return entry[1]
+                entry = self._pools[loop] = (pid, [])
+        pools = entry[1]  # [client, calls in flight]; used on this loop's thread only
+        chosen = next((pool for pool in pools if pool[1] < POOL_CALLS), None)
+        if chosen is None:
+            if len(pools) < http_pools():
+                chosen = [self._make(), 0]
+                pools.append(chosen)
+            else:
+                chosen = min(pools, key=lambda pool: pool[1])
+        chosen[1] += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                chosen[1] -= 1
+
+        return chosen[0], release
 
 
 async def whole_answer(client: Any, path: str, body: Mapping[str, Any], provider: str) -> dict[str, Any]:

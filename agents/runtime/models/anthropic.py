@@ -8,7 +8,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import LoopClients, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, pool_limits, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -56,7 +56,10 @@ class Claude(Model):
         import anthropic
 
         base_url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0)
+        return anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(limits=pool_limits()),
+        )
 
     async def astream(
         self,
@@ -68,7 +71,6 @@ class Claude(Model):
         task: Task = "chat",
         incremental: bool = True,
     ) -> AsyncIterator[ModelChunk]:
-        client = self._clients.get()
         import anthropic
         import httpx2
 
@@ -90,6 +92,7 @@ class Claude(Model):
         # Structured output is requested through the system prompt (see structured.py); the
         # Messages API has no response_format.
 
+        client, release = self._clients.take()
         try:
             # The SDK's untyped call, as for OpenAI: its client, errors and SSE decoding, without
             # building typed request and event objects (most of the SDK's CPU per call).
@@ -111,6 +114,8 @@ class Claude(Model):
             raise _classify(exc, self.provider) from exc
         except httpx2.TransportError as exc:
             raise RetryableModelError(f"Anthropic connection failed: {exc}", provider=self.provider) from exc
+        finally:
+            release()
 
 
 _MESSAGES = "/v1/messages"

@@ -13,7 +13,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import LoopClients, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, pool_limits, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -64,7 +64,10 @@ class OpenAIChat(Model):
 
         base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
         # Our chain owns retries (with an injectable sleep); the SDK's own would double them.
-        return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0)
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(limits=pool_limits()),
+        )
 
     async def astream(
         self,
@@ -76,7 +79,6 @@ class OpenAIChat(Model):
         task: Task = "chat",
         incremental: bool = True,
     ) -> AsyncIterator[ModelChunk]:
-        client = self._clients.get()
         import httpx2
         import openai
 
@@ -99,6 +101,7 @@ class OpenAIChat(Model):
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
 
+        client, release = self._clients.take()
         try:
             # The SDK's untyped call: the same client (auth, base URL, timeouts, error types, SSE
             # decoding) without converting the request through its TypedDicts and the answer into
@@ -123,6 +126,8 @@ class OpenAIChat(Model):
             raise _classify(exc, self.provider) from exc
         except httpx2.TransportError as exc:
             raise RetryableModelError(f"OpenAI connection failed: {exc}", provider=self.provider) from exc
+        finally:
+            release()
 
 
 _COMPLETIONS = "/chat/completions"
