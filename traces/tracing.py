@@ -67,19 +67,21 @@ _OBSERVED = frozenset({
 })
 
 
+_JSON = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder: json.dumps builds one per call with these options
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = value if isinstance(value, str) else _JSON.encode(value)
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + "…"
 
 
-def _unprefixed(name: str) -> str:
-    """``TeamModelRequestStarted`` → ``ModelRequestStarted``: team events carry a prefix."""
-    return name[4:] if name.startswith("Team") and name not in _RUN_STARTED and name not in _RUN_ENDED else name
+# ``TeamModelRequestStarted`` → ``ModelRequestStarted``: a team leader's events carry a prefix.
+_UNPREFIXED = {name: name[4:] if name.startswith("Team") and name[4:] in _MEMBER_EVENTS else name for name in _OBSERVED}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Span:
     key: Any
     name: str
@@ -116,7 +118,7 @@ class RunTracer:
         now = time.time_ns()
         with self.lock:
             try:
-                self._observe(_unprefixed(name), name, event, now)
+                self._observe(_UNPREFIXED[name], name, event, now)
             except Exception:  # a trace must never break a run
                 logger.exception("run %s: tracing event %s failed", self.run_id, name)
 
