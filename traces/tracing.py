@@ -117,6 +117,8 @@ class RunTracer:
             return
         now = time.time_ns()
         with self.lock:
+            if self.finished:  # ended while this event waited: the tree is the writer's now
+                return
             try:
                 self._observe(_UNPREFIXED[name], name, event, now)
             except Exception:  # a trace must never break a run
