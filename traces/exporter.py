@@ -7,9 +7,10 @@ is full) and writes each batch in one transaction of two statements: the traces'
 spans' rows, each one ``executemany`` of a compiled INSERT (``core.statements.Insert``).
 
 The tree goes to the rows directly. Going through the OpenTelemetry SDK's ``ReadableSpan``
-objects, its ``BatchSpanProcessor`` and the ORM's ``bulk_create`` cost a traced run 45% more
-instructions on the instant offline model (bench/README.md, "What tracing costs a run"); the SDK
-is still what sends spans to an OTLP collector when one is configured (``traces.provider``).
+objects, its ``BatchSpanProcessor`` and the ORM's ``bulk_create``, in a new connection per batch,
+cost a traced run 37% more instructions on the instant offline model; this way costs it 8%
+(bench/README.md, "What tracing costs a run"). The SDK is still what sends spans to an OTLP
+collector when one is configured (``traces.provider``).
 A run's tree is never split across batches, so each trace's row is written once, with its spans.
 """
 from __future__ import annotations
