@@ -25,6 +25,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from core.db import release_connections
+from core.logging import Throttle
 from core.statements import Insert
 
 from .models import Span, Trace  # imported once apps are ready (by traces.provider, lazily)
@@ -32,6 +33,9 @@ from .models import Span, Trace  # imported once apps are ready (by traces.provi
 logger = logging.getLogger("agno_site.traces")
 
 BATCH_SPANS = 2048  # a batch is written early once it holds this many spans
+# A tree that finds this many spans waiting is dropped (and logged): a database that stopped
+# answering must not make every traced run's spans pile up in memory.
+MAX_PENDING_SPANS = 65_536
 IDLE_CLOSE_SECONDS = 60.0  # the writer's connection is closed after this long without a tree
 
 _TYPES = {"LLM": "LLM", "TOOL": "TOOL", "CHAIN": "CHAIN", "AGENT": "AGENT"}
@@ -58,8 +62,9 @@ class DatabaseWriter:
     batch), and closes it once no tree has come for ``IDLE_CLOSE_SECONDS``.
     """
 
-    def __init__(self, *, delay_seconds: float, batch_spans: int = BATCH_SPANS) -> None:
-        self.delay, self.batch_spans = delay_seconds, batch_spans
+    def __init__(self, *, delay_seconds: float, batch_spans: int = BATCH_SPANS, max_pending_spans: int = MAX_PENDING_SPANS) -> None:
+        self.delay, self.batch_spans, self.max_pending_spans = delay_seconds, batch_spans, max_pending_spans
+        self.dropped = 0
         self.condition = threading.Condition(threading.Lock())
         self.pending: deque[Any] = deque()
         self.pending_spans = 0
@@ -70,6 +75,11 @@ class DatabaseWriter:
     def submit(self, tracer: Any) -> None:
         with self.condition:
             if self.stopping:
+                return
+            if self.pending_spans >= self.max_pending_spans:
+                self.dropped += 1
+                if _drops.due():
+                    logger.warning("trace writer behind (%d spans waiting): run %s's trace dropped, %d so far", self.pending_spans, tracer.run_id, self.dropped)
                 return
             self.pending.append(tracer)
             self.submitted += 1
@@ -142,6 +152,7 @@ class DatabaseWriter:
             release_connections()
 
 
+_drops = Throttle(60.0)
 _TRACE_INSERT = Insert(Trace, (
     "trace_id", "user_id", "run_id", "session_id", "name", "status", "start_time", "end_time", "duration_ms",
     "total_spans", "error_count", "input", "output", "error", "agent_id", "team_id", "workflow_id", "created_at",

@@ -256,28 +256,30 @@ class RunTracer:
     # --- emitting ------------------------------------------------------------------------------
 
     def finish(self, now: int | None = None) -> None:
-        """End every span still open (a run that ended while a step or tool was under way), give
-        the tree its OpenTelemetry ids and hand it to the span processors. Called once, at the
-        run's end."""
-        if self.finished:
+        """Seal the tree and hand it to the span processors. Called once, at the run's end."""
+        if not self.seal(now):
             return
-        self.finished = True
-        now = now or time.time_ns()
-        if not self.spans:
-            return
-        self.trace_id = _random_id(128)
-        for span in self.spans:
-            span.span_id = _random_id(64)
-            if span.end is None:
-                span.end = now
         try:
             provider.submit(self)
         except Exception:
             logger.exception("run %s: handing its trace over failed", self.run_id)
 
-    def roots(self) -> list[_Span]:
-        """Spans without a parent: the run's, first (it starts first)."""
-        return [span for span in self.spans if span.parent is None]
+    def seal(self, now: int | None = None) -> bool:
+        """End every span still open (a run that ended while a step or tool was under way) and
+        give the tree its OpenTelemetry ids; from here on events leave it alone. False if it was
+        sealed already, or has no span."""
+        if self.finished:
+            return False
+        self.finished = True
+        now = now or time.time_ns()
+        if not self.spans:
+            return False
+        self.trace_id = _random_id(128)
+        for span in self.spans:
+            span.span_id = _random_id(64)
+            if span.end is None:
+                span.end = now
+        return True
 
 
 def _random_id(bits: int) -> int:
