@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,27 +41,26 @@ def run_under_callgrind(module: str, args: Sequence[str], env: dict[str, str] | 
     """Run ``python -m module *args`` under callgrind (with ``env`` added to the environment);
     its stdout, and the instructions of each block it measured, in order."""
     folder = Path(tempfile.mkdtemp(prefix="agno-callgrind-"))
-    library = folder / "agno_cg.so"
-    source = folder / "agno_cg.c"
-    source.write_text(_SOURCE)
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    env = {**os.environ, **(env or {}), _ENV: str(folder), "PYTHONHASHSEED": "0"}
-    command = [
-        "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={folder}/out",
-        sys.executable, "-m", module, *args,
-    ]
-    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"callgrind run failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    counts = []
-    dumps = sorted(folder.glob("out.*"), key=lambda path: int(path.suffix[1:]))
-    for dump in dumps:
-        match = re.search(r"^totals:\s+(\d+)", dump.read_text(errors="replace"), re.MULTILINE)
-        counts.append(int(match.group(1)) if match else 0)
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
-    return done.stdout, counts
+    try:
+        library = folder / "agno_cg.so"
+        source = folder / "agno_cg.c"
+        source.write_text(_SOURCE)
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+        env = {**os.environ, **(env or {}), _ENV: str(folder), "PYTHONHASHSEED": "0"}
+        command = [
+            "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={folder}/out",
+            sys.executable, "-m", module, *args,
+        ]
+        done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"callgrind run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        counts = []
+        for dump in sorted(folder.glob("out.*"), key=lambda path: int(path.suffix[1:])):
+            match = re.search(r"^totals:\s+(\d+)", dump.read_text(errors="replace"), re.MULTILINE)
+            counts.append(int(match.group(1)) if match else 0)
+        return done.stdout, counts
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Counter:
