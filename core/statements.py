@@ -159,15 +159,21 @@ class Insert:
             obj._state.db = using
         return inserted
 
-    def rows(self, rows: Iterable[Sequence[Any]], *, using: str = "default") -> None:
-        """Insert many rows with one statement (the driver's executemany)."""
+    def rows(self, rows: Iterable[Sequence[Any]], *, using: str = "default", converted: bool = False) -> None:
+        """Insert many rows with one statement (the driver's executemany).
+
+        ``converted=True``: every value is already what the driver takes, as the field's own
+        conversion would give it for this database (a JSON value encoded by
+        ``connection.ops.adapt_json_value``, a datetime as the backend stores it: text on
+        SQLite), and is bound as it is. For a writer that makes its values in that form to begin
+        with, such as the span writer's timestamps (traces.exporter)."""
         rows = list(rows)
         for values in rows:
             self._check(values)
         if not rows:
             return
         sql, adapters = self._statement(using)
-        params = [_bind(values, adapters) for values in rows]
+        params = rows if converted else [_bind(values, adapters) for values in rows]
         with connections[using].cursor() as cursor:
             cursor.executemany(sql, params)
 

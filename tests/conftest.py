@@ -132,9 +132,9 @@ def fake_openai(_fake_openai_server):
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
     """pytest-django's test databases, guarded by the owner-clause check, and before they are
-    dropped, this process's embedded worker stopped: background runs started by tests wake it,
-    and its threads hold connections (an autouse fixture would be torn down after the databases
-    are, its threads still in them)."""
+    dropped, this process's embedded worker and trace writer stopped: background runs started by
+    tests wake the worker, traced runs the writer, and their threads hold connections (an autouse
+    fixture would be torn down after the databases are, its threads still in them)."""
     # From here on (the test databases exist, their migrations done) every statement on an owned
     # table must carry its owner clause or run on an explicit unscoped path (tests/tenancy_guard.py).
     from tests import tenancy_guard
@@ -148,6 +148,9 @@ def django_db_setup(django_db_setup):
     for running in (module._worker, loops._worker):
         if running is not None:
             running.stop()
+    from traces import provider
+
+    provider.reset()  # the trace writer's thread keeps its connection between batches
 
 
 @pytest.fixture(autouse=True)

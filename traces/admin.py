@@ -53,7 +53,8 @@ class TraceAdmin(OwnedModelAdmin):
         trace = self.get_object(request, object_id)
         extra = dict(extra_context or {})
         if trace is not None:
-            spans = list(Span.all_users.filter(trace_id=trace.pk).order_by("start_time", "id"))
+            # With the owner: the spans' one index leads with it.
+            spans = list(Span.all_users.filter(user_id=trace.user_id, trace_id=trace.pk).order_by("start_time", "id"))
             extra["waterfall"] = waterfall(trace, spans)
             extra["spans"] = [{"span": span, "depth": depth, "took": duration(span.duration_ms)} for span, depth in ordered(spans)]
         return super().change_view(request, object_id, form_url, extra_context=extra)

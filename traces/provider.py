@@ -1,9 +1,12 @@
-"""The process's OpenTelemetry tracer provider: a batch processor to the database, and one to
-an OTLP collector when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or its traces-specific variable) is set.
+"""The process's span processors: the database's, always, and the OpenTelemetry SDK's batch
+processor to an OTLP collector when ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or its traces-specific
+variable) is set.
 
-The provider is built on first use and rebuilt in a forked child (its batch thread does not
-survive a fork). Exporting happens on the processors' own threads, in batches, so a run pays for
-building its spans and no more; the database exporter holds one connection while it writes.
+A run's finished tree (``traces.tracing.RunTracer``) is handed to each. The database's
+(``traces.exporter.DatabaseWriter``) takes the tree as it is and writes batches of them from its
+own thread; only the OTLP path turns the tree into the SDK's ``ReadableSpan`` objects, which its
+exporter encodes. The processors are built on first use and rebuilt in a forked child (their
+threads do not survive a fork).
 """
 from __future__ import annotations
 
@@ -15,76 +18,104 @@ from typing import Any
 from django.conf import settings
 
 _lock = threading.Lock()
-_provider: Any = None
-_tracer: Any = None
-_processors: list[Any] = []
+_database: Any = None
+_otlp: Any = None
+_resource: Any = None
 _pid = 0
 
 
-def tracer_provider() -> Any:
-    global _provider, _tracer, _pid
+def _built() -> tuple[Any, Any]:
+    global _database, _otlp, _resource, _pid
+    if _database is not None and _pid == os.getpid():
+        return _database, _otlp
     with _lock:
-        if _provider is None or _pid != os.getpid():
-            _provider, _pid = _build(), os.getpid()
-            _tracer = _provider.get_tracer("agno_site")
-        return _provider
+        if _database is None or _pid != os.getpid():
+            from .exporter import DatabaseWriter
+
+            otlp = resource = None
+            if otlp_endpoint():
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+                from opentelemetry.sdk.resources import Resource
+                from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+                resource = Resource.create({"service.name": settings.OTEL_SERVICE_NAME})
+                # The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
+                otlp = BatchSpanProcessor(OTLPSpanExporter())
+            database = DatabaseWriter(delay_seconds=settings.TRACING_EXPORT_DELAY_MS / 1000)
+            _database, _otlp, _resource, _pid = database, otlp, resource, os.getpid()
+        return _database, _otlp
 
 
-def tracer() -> Any:
-    """The process's tracer (built with its provider)."""
-    tracer_provider()
-    return _tracer
+def submit(tracer: Any) -> None:
+    """Hand a run's finished tree to every processor."""
+    database, otlp = _built()
+    database.submit(tracer)
+    if otlp is not None:
+        for span in readable_spans(tracer, _resource):
+            otlp.on_end(span)
 
 
-def processors() -> list[Any]:
-    """The span processors finished spans are handed to (the database's, and OTLP's if set)."""
-    tracer_provider()
-    return _processors
+def database_writer() -> Any:
+    return _built()[0]
 
 
-def scope_and_resource() -> tuple[Any, Any]:
-    """The instrumentation scope and resource every span of this process carries."""
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
-    return InstrumentationScope("agno_site"), tracer_provider().resource
-
-
-def _build() -> Any:
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    from .exporter import DatabaseSpanExporter
-
-    # Every run is traced (the switch is TRACING): no sampler decision to make per span.
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.OTEL_SERVICE_NAME}), sampler=ALWAYS_ON, shutdown_on_exit=False)
-    chosen = [BatchSpanProcessor(DatabaseSpanExporter(), schedule_delay_millis=settings.TRACING_EXPORT_DELAY_MS, max_export_batch_size=512)]
-    if otlp_endpoint():
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        # The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
-        chosen.append(BatchSpanProcessor(OTLPSpanExporter()))
-    for processor in chosen:
-        provider.add_span_processor(processor)
-    _processors[:] = chosen
-    atexit.register(provider.shutdown)
-    return provider
+def otlp_processor() -> Any:
+    """The OTLP batch processor, or None when no collector is configured."""
+    return _built()[1]
 
 
 def otlp_endpoint() -> str:
     return os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
 
 
+def readable_spans(tracer: Any, resource: Any) -> list[Any]:
+    """The tree as the OpenTelemetry SDK's finished spans (``ReadableSpan``), parents first, with
+    the tree's ids and times: what the OTLP exporter encodes."""
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
+
+    scope = InstrumentationScope("agno_site")
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    contexts: dict[int, SpanContext] = {}
+    common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id}
+    ok = Status(StatusCode.OK)
+    finished = []
+    for span in tracer.spans:  # in start order: a parent before its children
+        context = SpanContext(tracer.trace_id, span.span_id, is_remote=False, trace_flags=sampled)
+        contexts[id(span)] = context
+        attributes = {"openinference.span.kind": span.kind, **common}
+        attributes.update((key, value) for key, value in span.attributes.items() if value is not None)
+        finished.append(ReadableSpan(
+            name=span.name, context=context, parent=contexts.get(id(span.parent)) if span.parent is not None else None,
+            resource=resource, attributes=attributes, instrumentation_scope=scope,
+            status=Status(StatusCode.ERROR, span.error[:500]) if span.error else ok, start_time=span.start, end_time=span.end,
+        ))
+    return finished
+
+
 def flush(timeout_millis: int = 10_000) -> bool:
-    """Export every span emitted so far (tests, and a worker before it exits)."""
-    return tracer_provider().force_flush(timeout_millis)
+    """Write (and send) every tree handed over so far (tests, and a worker before it exits)."""
+    database, otlp = _built()
+    written = database.flush(timeout_millis)
+    return (otlp.force_flush(timeout_millis) if otlp is not None else True) and written
+
+
+def _shut(database: Any, otlp: Any) -> None:
+    database.shutdown()
+    if otlp is not None:
+        otlp.shutdown()
 
 
 def reset() -> None:
-    """Forget the provider (tests that change the exporters' settings); the next use builds one."""
-    global _provider, _tracer
+    """Stop the processors after writing what they hold (at exit; tests that change the
+    exporters' settings, or drop the database); the next use builds new ones."""
+    global _database, _otlp
     with _lock:
-        old, _provider, _tracer = _provider, None, None
-    if old is not None:
-        old.shutdown()
+        database, otlp, _database, _otlp = _database, _otlp, None, None
+        current = _pid == os.getpid()
+    if database is not None and current:
+        _shut(database, otlp)
+
+
+atexit.register(reset)

@@ -5,11 +5,15 @@ log (``agents.services.eventlog``), which hands it to a ``RunTracer`` when traci
 tracer notes when each thing started and ended (the run, each model call, each tool call, each
 member run and workflow step, parented by what the events say: a member's ``parent_run_id``, a
 step's ``parent_step_id``, an executor's ``step_id``) with nanosecond clock readings taken as the
-events arrive. When the run ends it emits the tree as OpenTelemetry spans with those times, in one
-go, to the process's tracer provider, whose batch processor hands them to the exporters off the
-run's path: the database (``traces.exporter``) and, when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set,
-any OTLP collector. The attributes follow OpenInference's names (``openinference.span.kind``,
+events arrive. When the run ends it gives the tree, with OpenTelemetry trace and span ids, to
+the process's span processors (``traces.provider``): the database's, which writes batches of
+trees to the trace tables off the run's path (``traces.exporter``), and, when
+``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, the OpenTelemetry SDK's batch processor to an OTLP
+collector. The attributes follow OpenInference's names (``openinference.span.kind``,
 ``input.value``, ``llm.token_count.prompt`` …), as Agno's tracing does, so other tools read them.
+
+Most of a run's events are its content as it streams (a ``RunContent`` per chunk of the answer):
+the tracer ignores those with one set lookup, before reading the clock or taking its lock.
 
 A run whose events were not streamed (``stream_events=false``) has only what it emitted: its
 own span and its members' and steps'; model and tool spans need their events.
@@ -18,12 +22,15 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+
+from . import provider
 
 logger = logging.getLogger("agno_site.traces")
 
@@ -48,21 +55,33 @@ _STEP_TYPES = {
     "LoopExecutionStarted": "Loop", "ConditionExecutionStarted": "Condition", "RouterExecutionStarted": "Router",
 }
 _ERRORS = {"RunError", "TeamRunError", "WorkflowError", "StepError", "ToolCallError", "ModelError"}
+# Events a team's leader emits with a ``Team`` prefix, traced as an agent's.
+_MEMBER_EVENTS = {
+    "ModelRequestStarted", "ModelRequestCompleted", "ModelError", "ToolCallStarted", "ToolCallCompleted",
+    "ToolCallError", "MemoryUpdateStarted", "MemoryUpdateCompleted",
+}
+# Every event the tracer reads; any other (content chunks above all) costs it one set lookup.
+_OBSERVED = frozenset({
+    *_RUN_STARTED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
+    "LoopIterationStarted", "LoopIterationCompleted", *_MEMBER_EVENTS, *(f"Team{name}" for name in _MEMBER_EVENTS),
+})
+
+
+_JSON = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder: json.dumps builds one per call with these options
 
 
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = value if isinstance(value, str) else _JSON.encode(value)
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + "…"
 
 
-def _unprefixed(name: str) -> str:
-    """``TeamModelRequestStarted`` → ``ModelRequestStarted``: team events carry a prefix."""
-    return name[4:] if name.startswith("Team") and name not in _RUN_STARTED | _RUN_ENDED else name
+# ``TeamModelRequestStarted`` → ``ModelRequestStarted``: a team leader's events carry a prefix.
+_UNPREFIXED = {name: name[4:] if name.startswith("Team") and name[4:] in _MEMBER_EVENTS else name for name in _OBSERVED}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Span:
     key: Any
     name: str
@@ -72,6 +91,7 @@ class _Span:
     end: int | None = None
     error: str = ""
     attributes: dict[str, Any] = field(default_factory=dict)
+    span_id: int = 0  # given when the run ends (``RunTracer.finish``)
 
 
 class RunTracer:
@@ -86,18 +106,21 @@ class RunTracer:
         self.runs: dict[str, _Span] = {}  # run id -> its span
         self.loop_iterations: dict[str, _Span] = {}  # loop step id -> its open iteration
         self.finished = False
+        self.trace_id = 0  # given when the run ends, with its spans' ids
         self.lock = threading.Lock()
 
     # --- building ------------------------------------------------------------------------------
 
     def observe(self, event: dict[str, Any]) -> None:
-        if self.finished:
+        name = event.get("event")
+        if name not in _OBSERVED or self.finished:
             return
         now = time.time_ns()
-        name = event.get("event") or ""
         with self.lock:
+            if self.finished:  # ended while this event waited: the tree is the writer's now
+                return
             try:
-                self._observe(_unprefixed(name), name, event, now)
+                self._observe(_UNPREFIXED[name], name, event, now)
             except Exception:  # a trace must never break a run
                 logger.exception("run %s: tracing event %s failed", self.run_id, name)
 
@@ -133,9 +156,10 @@ class RunTracer:
         elif kind == "ToolCallStarted":
             tool = event.get("tool") or {}
             parent = self.runs.get(run_id)
+            parameters = _text(tool.get("tool_args"))
             self._open(("tool", tool.get("tool_call_id") or id(tool)), tool.get("tool_name") or "tool", "TOOL", now, parent, {
-                "tool.name": tool.get("tool_name") or "", "tool.parameters": _text(tool.get("tool_args")), "agno.run.id": run_id,
-                "input.value": _text(tool.get("tool_args")),
+                "tool.name": tool.get("tool_name") or "", "tool.parameters": parameters, "agno.run.id": run_id,
+                "input.value": parameters,
             })
         elif kind in ("ToolCallCompleted", "ToolCallError"):
             tool = event.get("tool") or {}
@@ -232,67 +256,39 @@ class RunTracer:
     # --- emitting ------------------------------------------------------------------------------
 
     def finish(self, now: int | None = None) -> None:
-        """End every span still open (a run that ended while a step or tool was under way) and
-        hand the tree to the tracer provider. Called once, at the run's end."""
-        if self.finished:
+        """Seal the tree and hand it to the span processors. Called once, at the run's end."""
+        if not self.seal(now):
             return
+        try:
+            provider.submit(self)
+        except Exception:
+            logger.exception("run %s: handing its trace over failed", self.run_id)
+
+    def seal(self, now: int | None = None) -> bool:
+        """End every span still open (a run that ended while a step or tool was under way) and
+        give the tree its OpenTelemetry ids; from here on events leave it alone. False if it was
+        sealed already, or has no span."""
+        if self.finished:
+            return False
         self.finished = True
         now = now or time.time_ns()
+        if not self.spans:
+            return False
+        self.trace_id = _random_id(128)
         for span in self.spans:
+            span.span_id = _random_id(64)
             if span.end is None:
                 span.end = now
-        if self.spans:
-            try:
-                emit(self)
-            except Exception:
-                logger.exception("run %s: emitting its trace failed", self.run_id)
+        return True
 
 
-def emit(tracer: RunTracer) -> None:
-    """The tracer's spans as OpenTelemetry SDK spans (``ReadableSpan``: finished, with their own
-    times and ids), handed to the process's span processors, parents before children.
-
-    The spans are already finished when they are made, so they skip the SDK's live-span path
-    (a sampler decision, a lock and attribute validation per span, a context per parent): the
-    spans, their ids and what the processors and exporters receive are the SDK's own."""
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
-
-    from .provider import processors, scope_and_resource
-
-    scope, resource = scope_and_resource()
-    ids = _ids()
-    trace_id = ids.generate_trace_id()
-    sampled = TraceFlags(TraceFlags.SAMPLED)
-    contexts: dict[int, SpanContext] = {}
-    common = {"user.id": tracer.user_id or "", "session.id": tracer.session_id}
-    ok = Status(StatusCode.OK)
-    finished = []
-    for span in tracer.spans:  # in start order: a parent before its children
-        context = SpanContext(trace_id, ids.generate_span_id(), is_remote=False, trace_flags=sampled)
-        contexts[id(span)] = context
-        attributes = {"openinference.span.kind": span.kind, **common}
-        attributes.update((key, value) for key, value in span.attributes.items() if value is not None)
-        finished.append(ReadableSpan(
-            name=span.name, context=context, parent=contexts.get(id(span.parent)) if span.parent is not None else None,
-            resource=resource, attributes=attributes, instrumentation_scope=scope,
-            status=Status(StatusCode.ERROR, span.error[:500]) if span.error else ok, start_time=span.start, end_time=span.end,
-        ))
-    for processor in processors():
-        for span in finished:
-            processor.on_end(span)
-
-
-_id_generator: Any = None
-
-
-def _ids() -> Any:
-    global _id_generator
-    if _id_generator is None:
-        from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
-
-        _id_generator = RandomIdGenerator()
-    return _id_generator
+def _random_id(bits: int) -> int:
+    """A trace (128 bits) or span (64 bits) id as OpenTelemetry's RandomIdGenerator makes them:
+    random, never 0 (the invalid id)."""
+    while True:
+        value = random.getrandbits(bits)
+        if value:
+            return value
 
 
 def tracer_for(run: Any) -> RunTracer | None:

@@ -439,9 +439,10 @@ RUN_MAX_PER_USER = env.integer("RUN_MAX_PER_USER", 8, minimum=0)
 # Every top-level run's spans (the run, model calls, tool calls, member runs, workflow steps) to
 # the trace tables, and to an OTLP collector when OTEL_EXPORTER_OTLP_ENDPOINT is set. A code
 # component's own ``tracing=`` setting wins over this. On in development (make run), opt-in in
-# production, as AgentOS's tracing=True: a traced run costs about 2 ms more CPU (bench/README.md).
+# production, as AgentOS's tracing=True: a traced run costs about 0.2 ms more CPU, 3-5% of a run
+# through a provider SDK (bench/README.md).
 TRACING = env.boolean("TRACING", DEBUG)
-# How long the batch processor gathers spans before it writes them (milliseconds).
+# How long the span writer gathers finished runs' spans before it writes them (milliseconds).
 TRACING_EXPORT_DELAY_MS = env.integer("TRACING_EXPORT_DELAY_MS", 1000, minimum=10)
 OTEL_SERVICE_NAME = env.string("OTEL_SERVICE_NAME", "agno-site")
 

@@ -85,6 +85,19 @@ def test_many_rows_are_one_statement_in_order() -> None:
 
 
 @pytest.mark.django_db
+def test_converted_rows_are_bound_as_given_and_read_back_as_values() -> None:
+    run = make_run("alice")
+    insert = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
+    when = timezone.now().replace(microsecond=123456)
+    # What the fields' own conversions make for this database: encoded JSON, the stored datetime.
+    payload = connection.ops.adapt_json_value({"text": "é", "n": [1, 2]}, None)
+    stored_when = connection.ops.adapt_datetimefield_value(when)
+    insert.rows([(run.pk, "alice", i, "E", payload, stored_when) for i in range(2)], converted=True)
+    stored = list(RunEvent.all_users.filter(run_id=run.pk).order_by("event_index").values_list("event_index", "payload", "created_at"))
+    assert stored == [(0, {"text": "é", "n": [1, 2]}, when), (1, {"text": "é", "n": [1, 2]}, when)]
+
+
+@pytest.mark.django_db
 def test_text_choices_are_stored_as_their_plain_value() -> None:
     run = make_run("alice")
     fields = [field.attname for field in Run._meta.concrete_fields]

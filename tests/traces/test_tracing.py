@@ -103,3 +103,19 @@ def test_a_components_own_tracing_setting_wins_over_the_deployments(client, sett
     assert flush()
     assert not Trace.all_users.filter(run_id=quiet["run_id"]).exists()
     assert Trace.all_users.filter(run_id=loud["run_id"]).exists()
+
+
+def test_a_traces_admin_page_draws_its_own_spans_also_for_a_shared_run(client, django_user_model):
+    from django.urls import reverse
+
+    from tests.factories import make_span, make_trace
+
+    client.force_login(django_user_model.objects.create_superuser("op", password="pw-for-tests"))
+    for owner in (None, "alice"):
+        trace = make_trace(owner)
+        make_span(owner, trace, name=f"root-of-{owner}", span_id="a" * 16)
+        make_span(owner, trace, name=f"tool-of-{owner}", span_id="b" * 16, parent_span_id="a" * 16, span_type="TOOL")
+        other = make_trace("bob")
+        make_span("bob", other, name="not-this-trace", span_id="c" * 16)
+        page = client.get(reverse("admin:traces_trace_change", args=[trace.pk])).content.decode()
+        assert f"root-of-{owner}" in page and f"tool-of-{owner}" in page and "not-this-trace" not in page
