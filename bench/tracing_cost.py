@@ -128,14 +128,13 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
 
 def _native_pace() -> None:
     """Under callgrind a run takes ~50x longer, long enough for the run services' clock-driven
-    work to fire in every run, more often in the slower (traced) blocks: a cancellation poll at
-    the first check after a 50 ms pause, the watch thread writing a quiet run's events. At native
-    speed an instant model's run does neither; push their thresholds out so that counted runs do
-    what they do at native speed."""
-    from agents.services import cancellation, eventlog, inline, watch
+    work to fire in every run, more often in the slower (traced) blocks: the watch thread's
+    cancellation poll and its writes of quiet runs' events. At native speed an instant model's
+    run sees neither; push their intervals out so that counted runs do what they do at native
+    speed."""
+    from agents.services import eventlog, inline, watch
 
-    cancellation.AFTER_A_PAUSE = 600.0
-    cancellation.cancel_checker.__kwdefaults__["poll_interval"] = 600.0
+    watch.POLL_SECONDS = 600.0
     watch.FLUSH_SECONDS = 600.0
     eventlog.EventLog.flush_seconds = inline.InlineRecorder.flush_seconds = 600.0
 

@@ -170,16 +170,6 @@ def _no_worker_left_running():
 
 
 @pytest.fixture(autouse=True)
-def _session_counts_forgotten():
-    """Each test counts its users' sessions afresh: a count remembered from another test (whose
-    rows are gone) would change which statements a test sees (sessions.services.runs)."""
-    from sessions.services import runs
-
-    runs._session_counts.clear()
-    yield
-
-
-@pytest.fixture(autouse=True)
 def _no_server_errors(request):
     """No request made by any test may end in a 500 (issue: every client error is a 4xx).
 

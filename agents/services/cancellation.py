@@ -14,7 +14,6 @@ cannot stop it, before or after the run is recorded.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
 
@@ -25,8 +24,9 @@ from ..models import CancelIntent
 ANY_OWNER = None
 # run id -> the owners whose run it may stop (ANY_OWNER: whoever's).
 _local: dict[str, set[str | None]] = {}
-# The runs executing in this process whose intents the watch's poll asks for: run id -> owner.
-_polled: dict[str, str | None] = {}
+# The runs executing in this process whose intents the watch's poll asks for: run id -> [owner,
+# the checkers enrolled for it (a workflow's parallel branches check their parent run's too)].
+_polled: dict[str, list] = {}
 _lock = threading.Lock()
 # How often the watch asks the database for the intents of the process's runs.
 POLL_SECONDS = 0.5
@@ -59,21 +59,37 @@ def cancel_clear(*, run_id: str) -> None:
     CancelIntent.objects.unscoped("keyed by run id; the caller checked access to the run").filter(run_id=run_id).delete()
 
 
-def cancel_checker(run_id: str, owner: str | None) -> Callable[[], bool]:
+class CancelChecker:
     """``is_cancelled()`` for ``owner``'s run executing in this process: a dict lookup. From its
-    first check until ``forget_local(run_id)`` (the run's end) the watch's poll also asks the
-    database for the run's intents, so a cancel sent to another process reaches it."""
-    polled = False
+    first check until ``release()`` or the run's end (``forget_local``), the watch's poll also
+    asks the database for the run's intents, so a cancel sent to another process reaches it."""
 
-    def is_cancelled() -> bool:
-        nonlocal polled
-        if not polled:
-            polled = True
+    __slots__ = ("run_id", "owner", "enrolled")
+
+    def __init__(self, run_id: str, owner: str | None) -> None:
+        self.run_id, self.owner, self.enrolled = run_id, owner, False
+
+    def __call__(self) -> bool:
+        if not self.enrolled:
+            self.enrolled = True
             with _lock:
-                _polled[run_id] = owner
-        return _applies(_local.get(run_id, ()), owner)
+                _polled.setdefault(self.run_id, [self.owner, 0])[1] += 1
+        return _applies(_local.get(self.run_id, ()), self.owner)
 
-    return is_cancelled
+    def release(self) -> None:
+        """This checker is done (its run goes on elsewhere): stop polling for it."""
+        if self.enrolled:
+            self.enrolled = False
+            with _lock:
+                entry = _polled.get(self.run_id)
+                if entry is not None:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del _polled[self.run_id]
+
+
+def cancel_checker(run_id: str, owner: str | None) -> CancelChecker:
+    return CancelChecker(run_id, owner)
 
 
 def cancel_poll() -> int:
@@ -81,7 +97,7 @@ def cancel_poll() -> int:
     thread calls this every ``POLL_SECONDS``); an intent that applies to its run's owner stops
     the run at its next check. Returns the number of runs newly cancelled."""
     with _lock:
-        polled = dict(_polled)
+        polled = {run_id: entry[0] for run_id, entry in _polled.items()}
     if not polled:
         return 0
     found = 0
@@ -94,6 +110,8 @@ def cancel_poll() -> int:
             for run_id, user_id in intents:
                 if user_id is ANY_OWNER or user_id == polled[run_id]:
                     with _lock:
+                        if run_id not in _polled:
+                            continue  # it ended meanwhile: nothing left to stop
                         owners = _local.setdefault(run_id, set())
                         found += user_id not in owners
                         owners.add(user_id)

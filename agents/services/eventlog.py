@@ -4,27 +4,33 @@ Background and inline runs keep their events the same way; a follower on any rep
 database and then the live events, in ``event_index`` order (agents.services.tail). Batches are
 written by the run's own thread while events keep coming, and by the process's watch thread
 when the run goes quiet (a slow model, a tool), so a follower that missed a live event always
-finds it in the database soon after. The watch writes every quiet run's events of a tick in
-one transaction and one statement (``write_quiet``): at hundreds of runs in flight, a
-transaction per run was most of the watch's work.
+finds it in the database soon after. The watch writes the events of every quiet run fed on an
+event loop (``LoopFed``: the loop only appends, so the watch and the run's end are its only
+writers) in one transaction and one statement (``write_quiet``): at hundreds of runs in flight,
+a transaction per run was most of the watch's work. A log fed by its run's own thread flushes
+itself under its lock, as that thread does.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from django.db import IntegrityError, transaction
+
 from core.db import release_connections
 from sessions.models import Run
-from django.db import transaction
-
 from sessions.services.runs import run_events_append, run_events_append_indexed
 from traces.tracing import tracer_for
 
 from ..runtime import TERMINAL_EVENTS
 from .live import publish
+
+logger = logging.getLogger("agno_site.runs")
+
 EventFilter = Callable[[dict[str, Any]], bool]
 
 # How often a quiet run's events are written, and the watch looks at its runs.
@@ -61,9 +67,14 @@ class EventLog:
         if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= self.flush_seconds:
             self.flush()
 
+    # Written by the watch together with other runs' (``write_quiet``) instead of by ``tick``.
+    batched = False
+
     def tick(self, now: float) -> None:
-        """From the watch thread, every tick (a subclass renews a lease here); the watch then
-        writes the events of the quiet runs (``flush_due``) together, with ``write_quiet``."""
+        """From the watch thread: write a quiet run's events (a subclass also renews a lease
+        here). A batched log's are the watch's to write, with ``write_quiet``."""
+        if not self.batched and self.flush_due(now):
+            self.flush()
 
     def flush_due(self, now: float) -> bool:
         return now - self.last_flush >= self.flush_seconds
@@ -98,7 +109,10 @@ class EventLog:
 class LoopFed:
     """For an event log fed on an event loop (put before the EventLog class it adapts): an event
     costs the loop an append and a publish, never a wait. The loop takes no lock and writes
-    nothing; the watch thread (``tick``) and the run's end take what has arrived and write it."""
+    nothing; the watch thread (``write_quiet``) and the run's end take what has arrived and write
+    it."""
+
+    batched = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -122,31 +136,54 @@ class LoopFed:
 
 
 def write_quiet(logs: list[EventLog]) -> None:
-    """Write the buffered events of ``logs`` (the quiet runs the watch found due) in one
-    transaction and one statement. A log whose events may no longer be written (``may_write``)
-    drops them. If the write fails, every log gets its events back, to be written at a later
-    tick or with its run's end."""
-    taken: list[tuple[EventLog, list[dict[str, Any]]]] = []
-    now = time.monotonic()
+    """Write the buffered events of ``logs`` (batched logs the watch found due) in one
+    transaction and one statement, each log's lock held until then, so that no other writer of
+    a log (its run's end, an explicit ``flush``) comes between taking its events and storing
+    them. A log whose events may no longer be written (``may_write``) drops them. If the write
+    fails, every log gets its events back, to be written at a later tick or with its run's end;
+    if it fails on a conflict (one run's events collide with rows written for it elsewhere, as
+    the reaper's verdict on a run it gave up), each run is written on its own, so one run cannot
+    hold the others' back, and the events that cannot be stored are dropped with a warning."""
+    logs = sorted(logs, key=lambda log: log.run.pk)  # job rows fenced in one order
     for log in logs:
-        with log.lock:
+        log.lock.acquire()
+    try:
+        taken: list[tuple[EventLog, list[dict[str, Any]]]] = []
+        now = time.monotonic()
+        for log in logs:
             log.take_arrived()
             events, log.buffer = log.buffer, []
             log.last_flush = now
-        if events:
-            taken.append((log, events))
-    if not taken:
-        return
-    try:
-        with transaction.atomic():
-            run_events_append_indexed((log.run, events) for log, events in taken if log.may_write())
-    except BaseException:
-        for log, events in taken:
-            with log.lock:
+            if events:
+                taken.append((log, events))
+        if not taken:
+            return
+        try:
+            with transaction.atomic():
+                run_events_append_indexed((log.run, events) for log, events in taken if log.may_write())
+        except IntegrityError:
+            _write_each(taken)
+        except BaseException:
+            for log, events in taken:
                 log.buffer[:0] = events
-        raise
+            raise
     finally:
+        for log in logs:
+            log.lock.release()
         release_connections()
+
+
+def _write_each(taken: list[tuple[EventLog, list[dict[str, Any]]]]) -> None:
+    for log, events in taken:
+        try:
+            with transaction.atomic():
+                if log.may_write():
+                    run_events_append_indexed([(log.run, events)])
+        except IntegrityError:
+            logger.warning("run %s: %d event(s) collide with stored ones and are dropped", log.run.pk, len(events))
+        except BaseException:
+            log.buffer[:0] = events
+            raise
 
 
 def payloads(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -59,8 +59,9 @@ class InlineRecorder(EventLog):
         self.given_up = False  # the reaper failed the run while it still executed here
 
     def tick(self, now: float) -> None:
-        """From the watch thread: renew the run's heartbeat (its quiet events are the watch's)."""
+        """From the watch thread: renew the run's heartbeat, and write a quiet run's events."""
         self._beat(now)
+        super().tick(now)
 
     def may_write(self) -> bool:
         return not self.given_up  # the reaper has written the run's end; nothing more is its

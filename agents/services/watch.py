@@ -17,8 +17,6 @@ from .eventlog import FLUSH_SECONDS, write_quiet
 
 logger = logging.getLogger("agno_site.jobs")
 
-__all__ = ["FLUSH_SECONDS", "Watch", "watch"]
-
 
 class Watch:
     """One thread per process looks after the runs the process executes: it renews their leases
@@ -91,8 +89,7 @@ class Watch:
                         try:
                             for item in watched:
                                 item.tick(now)
-                                flush_due = getattr(item, "flush_due", None)
-                                if flush_due is not None and flush_due(now):
+                                if getattr(item, "batched", False) and item.flush_due(now):
                                     quiet.append(item)
                         except Exception:
                             # The database went away: try again at the next tick, on a new connection.

@@ -44,11 +44,12 @@ from ..runtime.workflow import WorkflowRun
 from ..runtime.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from ..runtime.workflow_types import StepInput
 from .background import _Lease
-from .cancellation import cancel_checker, cancel_clear, cancel_request, forget_local
+from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
 from .executor import in_run_thread, parked
 from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
 from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
-from .watch import FLUSH_SECONDS, watch
+from .eventlog import FLUSH_SECONDS
+from .watch import watch
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -287,6 +288,8 @@ class _Branch:
     workflow: Workflow | None = None
     ctx: RunContext | None = None
     failed: BranchResult | None = None  # set when it cannot run at all
+    # The parent workflow run's checker: its run goes on elsewhere, so it is released at the end.
+    parent_check: CancelChecker | None = None
 
 
 def _either(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[], bool | Awaitable[bool]]:
@@ -331,10 +334,11 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
             agent=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
             session_state=None, dependencies=None, metadata=None, incremental=bool(payload.get("keep_deltas")),
         )
+        branch.parent_check = ctx.is_cancelled
         ctx.is_cancelled = _either(ctx.is_cancelled, cancel_checker(job.pk, job.user_id))
         branch.workflow, branch.ctx = workflow, ctx
     except DatabaseError:
-        _branch_unwatch(job)
+        _branch_unwatch(branch)
         raise  # the database went away: the reaper retries the job or fails it visibly
     except ComponentNotFound:
         branch.failed = BranchResult(error=f"Workflow {job.component_id} is no longer available", error_type="workflow_not_found")
@@ -343,9 +347,11 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
     return branch
 
 
-def _branch_unwatch(job: Job) -> None:
-    watch.remove(job.pk)
-    forget_local(job.pk)
+def _branch_unwatch(branch: _Branch) -> None:
+    watch.remove(branch.job.pk)
+    forget_local(branch.job.pk)
+    if branch.parent_check is not None:
+        branch.parent_check.release()
 
 
 def _branch_end(branch: _Branch, result: BranchResult) -> str:
@@ -387,7 +393,7 @@ async def branch_execute_async(job: Job, worker: str) -> str:
                 logger.exception("branch job %s failed unexpectedly", job.pk)
                 result = BranchResult(error=f"Internal error while running the branch ({type(exc).__name__})", error_type="internal_error")
     finally:
-        await in_run_thread(_branch_unwatch, job)
+        await in_run_thread(_branch_unwatch, branch)
     return await in_run_thread(_branch_end, branch, result)
 
 

@@ -430,6 +430,9 @@ RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)
 # Threads per process that sync tools run in (the run loop is async: a tool that blocks on files,
 # HTTP or a database must not block it). Async tools are awaited on the loop and need none.
 TOOL_THREADS = env.integer("TOOL_THREADS", 16, minimum=1)
+# Connection pools per model provider and event loop; the runtime (no Django) reads the variable
+# itself, so it is checked here, at start-up.
+MODEL_HTTP_POOLS = env.integer("MODEL_HTTP_POOLS", 8, minimum=1)
 # Inline and streamed runs one user may have in progress in each web process (0: no cap); over
 # it a run is refused with 429: one user can never take more than that share of a process, and a
 # person chatting needs one or two.

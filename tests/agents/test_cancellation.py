@@ -120,3 +120,37 @@ def test_another_users_session_still_looks_missing(live_api, jwt_server) -> None
                           headers={"Authorization": f"Bearer {token('bob')}"})
     assert response.status_code == 404 and response.json() == {"detail": "Run not found"}
     assert not CancelIntent.objects.unscoped("test").exists()
+
+
+@pytest.mark.django_db
+class TestEnrolment:
+    @pytest.fixture(autouse=True)
+    def _own_poll(self, monkeypatch):
+        from agents.services import cancellation
+
+        monkeypatch.setattr(cancellation, "_polled", {})  # no other test's run in flight here
+        monkeypatch.setattr(cancellation, "_local", {})
+        return cancellation
+
+    def test_a_checker_released_elsewhere_stops_polling_only_when_the_last_one_is(self, _own_poll) -> None:
+        parent_here, parent_in_a_branch = cancel_checker("wf-1", "dana"), cancel_checker("wf-1", "dana")
+        parent_here(), parent_in_a_branch()
+        parent_in_a_branch.release()
+        parent_in_a_branch.release()  # twice changes nothing
+        assert "wf-1" in _own_poll._polled  # the workflow run still executes here
+        parent_here.release()
+        assert _own_poll._polled == {}
+
+    def test_an_intent_found_for_a_run_that_ended_meanwhile_is_not_kept(self, _own_poll, monkeypatch) -> None:
+        check = cancel_checker("r-gone", "erin")
+        check()
+        CancelIntent.objects.create(run_id="r-gone", user_id="erin")
+        real_filter = CancelIntent.objects.unscoped("test").filter
+
+        def ended_during_the_query(*args, **kwargs):
+            forget_local("r-gone")  # the run ends while the poll's statement runs
+            return real_filter(*args, **kwargs)
+
+        monkeypatch.setattr(type(CancelIntent.objects.unscoped("test")), "filter", lambda self, *a, **k: ended_during_the_query(*a, **k))
+        assert cancel_poll() == 0
+        assert _own_poll._local == {}

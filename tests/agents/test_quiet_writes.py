@@ -59,3 +59,28 @@ def test_a_run_the_reaper_gave_up_writes_nothing_more() -> None:
     alice.given_up = True
     eventlog.write_quiet([alice, bob])
     assert _stored(alice) == [] and len(_stored(bob)) == 3
+
+
+def test_a_run_whose_events_collide_does_not_hold_the_others_back(caplog) -> None:
+    alice, bob = _recorder("alice"), _recorder("bob")
+    # The reaper wrote its verdict at the index alice's next event was to take.
+    from sessions.services.runs import run_events_append
+
+    run_events_append(run=alice.run, events=[{"event": "RunError", "content": "server lost"}], first_index=1)
+    eventlog.write_quiet([alice, bob])
+    assert len(_stored(bob)) == 3
+    assert _stored(alice) == [(1, "server lost")]
+    assert not alice.buffer and "collide" in caplog.text
+
+
+def test_the_watch_batches_only_logs_fed_on_an_event_loop() -> None:
+    """A log fed by its run's own thread writes its batches itself, under its lock (so the
+    watch never takes events from under a thread that is writing them)."""
+    from agents.services.inline import InlineRecorder
+
+    threaded = InlineRecorder(make_run("carol", status="RUNNING"), streamed=True, forward=None)
+    threaded({"event": "RunContent", "content": "carol 0"})
+    assert threaded.batched is False and _recorder("dave").batched is True
+    threaded.tick(time.monotonic() + 60)  # quiet: the watch's tick writes it
+    rows = RunEvent.objects.for_user("carol").filter(run_id=threaded.run.pk)
+    assert [row.payload["content"] for row in rows] == ["carol 0"]

@@ -296,40 +296,20 @@ class TestRunFamilies:
 
 @pytest.mark.django_db
 class TestSessionQuota:
-    @pytest.fixture
-    def service(self, settings, monkeypatch):
-        from sessions.services import runs as service
+    def test_one_statement_counts_up_to_the_limit_and_refuses_at_it(self, settings, django_assert_num_queries) -> None:
+        from sessions.services.runs import SessionLimitReached, session_quota_check
 
-        monkeypatch.setattr(service, "_session_counts", {})
-        settings.MAX_SESSIONS_PER_USER = 20  # counted again from 18 on (a tenth of the limit)
-        return service
-
-    def test_a_count_stands_for_a_minute_until_the_owner_nears_the_limit(self, service, django_assert_num_queries) -> None:
-        for _ in range(3):
+        settings.MAX_SESSIONS_PER_USER = 3
+        for _ in range(2):
             make_session("quota-user")
-        service._session_counts.clear()
-        with django_assert_num_queries(1):
-            service.session_quota_check(owner_id="quota-user")  # counted: 3, and this one
+        make_session("someone-else")
+        make_session(None)  # ownerless sessions are nobody's quota
+        with django_assert_num_queries(1) as captured:
+            session_quota_check(owner_id="quota-user")
+        assert "LIMIT" in captured.captured_queries[0]["sql"].upper()
+        make_session("quota-user")
+        with pytest.raises(SessionLimitReached):
+            session_quota_check(owner_id="quota-user")
+        session_quota_check(owner_id="someone-else")
         with django_assert_num_queries(0):
-            for _ in range(14):  # estimated 4 .. 17 sessions: far enough from 20
-                service.session_quota_check(owner_id="quota-user")
-        with django_assert_num_queries(1):
-            service.session_quota_check(owner_id="quota-user")  # 18 is within a tenth: counted (3)
-
-    def test_near_the_limit_every_creation_is_counted(self, service, django_assert_num_queries) -> None:
-        for _ in range(20):
-            make_session("full-user")
-        with django_assert_num_queries(1), pytest.raises(service.SessionLimitReached):
-            service.session_quota_check(owner_id="full-user")
-
-    def test_a_count_is_not_trusted_after_a_minute(self, service, django_assert_num_queries, monkeypatch) -> None:
-        for _ in range(20):
-            make_session("late-user")  # some created by another process: this one thinks 1
-        now = service.time.monotonic()
-        service._session_counts["late-user"] = (1, now + service._SESSION_COUNT_SECONDS)
-        with django_assert_num_queries(0):
-            service.session_quota_check(owner_id="late-user")  # trusted: the bound is soft
-        later = now + service._SESSION_COUNT_SECONDS + 1
-        monkeypatch.setattr(service.time, "monotonic", lambda: later)
-        with django_assert_num_queries(1), pytest.raises(service.SessionLimitReached):
-            service.session_quota_check(owner_id="late-user")
+            session_quota_check(owner_id=None)
