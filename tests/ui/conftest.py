@@ -114,3 +114,22 @@ def wait_until(condition: Callable[[], Any], *, timeout: float = 10.0, message: 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {message}")
         time.sleep(0.05)
+
+
+def off_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a thread of its own (Playwright's event loop runs on the test's, where
+    a run cannot be driven synchronously), its database connections closed before the thread
+    ends: a pooled connection left in a dead thread is never given back to the pool, and a
+    handful of them exhausted PostgreSQL's pool of 10 in the last browser tests (seen in CI)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    def closing() -> Any:
+        try:
+            return fn(*args)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(closing).result()

@@ -5,7 +5,6 @@ run's continuation. Also the README's pictures of the inbox and of the admin's A
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.db import connection
@@ -18,7 +17,7 @@ from approvals.services import approval_resolve
 from tests.agents import conftest as agents_fixtures
 from tests.approvals.conftest import browser_user
 
-from .conftest import PASSWORD, wait_until
+from .conftest import PASSWORD, off_thread, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,8 +48,7 @@ def _submit(user: str, message: str) -> Finished:
 def paused(user: str, message: str = WIRE) -> Approval:
     """A run of ``user`` paused on an @approval call, and its pending approval. Run in a thread of
     its own: this one runs Playwright's event loop, where a run cannot be driven synchronously."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        done = pool.submit(_submit, user, message).result()
+    done = off_thread(_submit, user, message)
     assert isinstance(done, Finished) and done.output["status"] == "PAUSED", done
     return Approval.objects.for_user(user).get(run_id=done.output["run_id"])
 

@@ -4,7 +4,6 @@ docs/trace-waterfall.png with ``make screenshots``)."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import expect
@@ -15,7 +14,7 @@ from core.auth import Principal
 from traces.models import Span, Trace
 from traces.provider import flush
 
-from .conftest import PASSWORD
+from .conftest import PASSWORD, off_thread
 from .test_workflow_admin_browser import signed_in_operator
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,9 +25,8 @@ ALICE = Principal(user_id="alice", isolated=True, via="session")
 def traced_team_run() -> str:
     message = "/call delegate_task_to_member " + json.dumps({"member_id": "writer", "task": '/call add {"a": 2, "b": 3}'})
     request = RunRequest(message=message, stream=False)
-    with ThreadPoolExecutor(max_workers=1) as pool:  # off Playwright's loop thread
-        run_id = pool.submit(lambda: submit_run(principal=ALICE, component_id="research-team", kind="team", request=request)).result().output["run_id"]
-        assert pool.submit(flush).result()
+    run_id = off_thread(lambda: submit_run(principal=ALICE, component_id="research-team", kind="team", request=request)).output["run_id"]
+    assert off_thread(flush)
     return run_id
 
 
@@ -59,8 +57,7 @@ def test_a_user_opens_the_trace_of_their_reply_from_the_chat(browsing, make_user
     page.press("#composer-input", "Enter")
     link = page.locator(".msg-trace").last
     expect(link).to_be_visible(timeout=15_000)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        assert pool.submit(flush).result()
+    assert off_thread(flush)
     link.click()
     expect(page.get_by_role("heading", name="How this reply was made")).to_be_visible()
     expect(page.locator("td.trace-span-name.depth-0")).to_have_text(["Agent.run"])

@@ -3,8 +3,6 @@ paused run's review page render under the Content Security Policy, and are scree
 (docs/admin-workflow-timeline.png, docs/admin-workflow-review.png with ``make screenshots``)."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from playwright.sync_api import expect
 
@@ -12,7 +10,7 @@ from agents.services.runs import RunRequest
 from agents.services.submit import submit_run
 from core.auth import Principal
 
-from .conftest import PASSWORD
+from .conftest import PASSWORD, off_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,8 +20,7 @@ ALICE = Principal(user_id="alice", isolated=True, via="session")
 def run_workflow(workflow_id: str, message: str) -> str:
     """A workflow run to its end or pause, off this thread (Playwright's event loop is on it)."""
     request = RunRequest(message=message, stream=False)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: submit_run(principal=ALICE, component_id=workflow_id, kind="workflow", request=request)).result().output["run_id"]
+    return off_thread(lambda: submit_run(principal=ALICE, component_id=workflow_id, kind="workflow", request=request)).output["run_id"]
 
 
 def signed_in_operator(browsing, make_user, path: str):

@@ -5,7 +5,6 @@ saved as the JSON the server validates, then published (docs/admin-workflow-comp
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import expect
@@ -14,15 +13,10 @@ from agents.models import WorkflowDefinition
 from agents.registry import workflow_get
 from agents.services.definitions import publish_draft, workflow_definition_create
 
+from .conftest import off_thread
 from .test_workflow_admin_browser import signed_in_operator
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def off_thread(fn):
-    """ORM work off this thread (Playwright's event loop is on it)."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(fn).result()
 
 
 def test_a_parallel_is_composed_with_the_cards_saved_and_published(browsing, make_user, screenshots_dir) -> None:
