@@ -3,19 +3,16 @@ outside network is stood in for), the fallback when the reranker fails, the API'
 ``reranking_score``, and the settings that choose a reranker."""
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from knowledge.rerankers import FastEmbedReranker, RemoteReranker
 from knowledge.services import BaseSource, SearchError, content_insert, knowledge_search
 from tests.core.test_settings import load_settings
+from tests.fakes.rerank_server import FakeRerankServer
 from tests.knowledge.conftest import ingest
 from tests.knowledge.test_api import as_user
 from tests.security.conftest import jwt_server  # noqa: F401 (a fixture)
@@ -30,66 +27,14 @@ DOCS = {
 }
 
 
-class RerankServer:
-    """A /rerank endpoint on 127.0.0.1 that scores every document containing ``prefer`` 0.9 and
-    the others lower, in the order given; ``mode`` makes it fail instead."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.mode = "rank"
-        self.prefer = ""
-        self.release = threading.Event()  # a hanging answer waits for this (set at teardown)
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                server.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"), "body": body})
-                if server.mode == "hang":
-                    server.release.wait(30)
-                    return self._send(200, {"results": []})
-                if server.mode == "status":
-                    return self._send(503, {"error": "overloaded"})
-                if server.mode == "garbage":
-                    return self._send(200, {"results": [{"index": len(body["documents"]) + 5, "relevance_score": 0.5}]})
-                scores = [
-                    (0.9 if server.prefer and server.prefer in document else 0.5 - 0.1 * index) * (10 if server.mode == "logits" else 1)
-                    for index, document in enumerate(body["documents"])
-                ]
-                ranked = sorted(range(len(scores)), key=lambda index: -scores[index])[: body["top_n"]]
-                return self._send(200, {"id": "r1", "results": [{"index": index, "relevance_score": scores[index]} for index in ranked]})
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/rerank"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def rerank_server(settings):
-    server = RerankServer()
+    server = FakeRerankServer().start()
     settings.KNOWLEDGE_RERANKER_URL = server.url
     settings.KNOWLEDGE_RERANKER_API_KEY = "rr-secret"
     settings.KNOWLEDGE_RERANKER_TIMEOUT_SECONDS = 0.5
     yield server
-    server.close()
+    server.stop()
 
 
 @pytest.fixture
@@ -118,8 +63,8 @@ def test_a_remote_reranker_reorders_the_fused_candidates_and_scores_them(shared_
     assert _names(hits)[0] == "markets" and hits[0].reranking_score == 0.9
     assert len(hits) == 2 and hits[1].reranking_score < 0.9
     [request] = rerank_server.requests
-    assert request["path"] == "/v1/rerank" and request["authorization"] == "Bearer rr-secret"
-    body = request["body"]
+    assert request.path == "/v1/rerank" and request.headers["authorization"] == "Bearer rr-secret"
+    body = request.body
     assert (body["model"], body["query"], body["top_n"]) == ("rr-1", "the night train to Rome", 2)
     # Every candidate alice may read (more than the two asked for), never bob's passage.
     assert sorted(body["documents"]) == sorted([DOCS["pets"], DOCS["markets"], DOCS["travel"]])
@@ -128,14 +73,14 @@ def test_a_remote_reranker_reorders_the_fused_candidates_and_scores_them(shared_
 def test_the_candidate_set_is_the_setting_but_never_fewer_than_the_results(shared_base, corpus, rerank_server, settings):
     settings.KNOWLEDGE_RERANK_CANDIDATES = 1
     hits = knowledge_search(user="alice", base_id=shared_base.pk, query="cat", limit=2, reranker="remote:rr-1")
-    assert len(rerank_server.requests[0]["body"]["documents"]) == 2 and len(hits) == 2
+    assert len(rerank_server.requests[0].body["documents"]) == 2 and len(hits) == 2
 
 
 def test_the_deployments_reranker_applies_unless_a_search_says_none(shared_base, corpus, rerank_server, settings):
     settings.KNOWLEDGE_RERANKER = "remote:rr-default"
     rerank_server.prefer = "tomatoes"  # bob's: never among alice's candidates
     hits = knowledge_search(user="alice", base_id=shared_base.pk, query="cat on the sofa", limit=1)
-    assert hits[0].reranking_score is not None and rerank_server.requests[0]["body"]["model"] == "rr-default"
+    assert hits[0].reranking_score is not None and rerank_server.requests[0].body["model"] == "rr-default"
     knowledge_search(user="alice", base_id=shared_base.pk, query="cat on the sofa", limit=1, reranker="none")
     assert len(rerank_server.requests) == 1
 
@@ -151,7 +96,7 @@ def test_raw_logits_are_mapped_into_agentos_range_keeping_their_order(shared_bas
 @pytest.mark.parametrize("mode, reason", [("status", "HTTP 503"), ("hang", "no answer within 0.5 s"), ("garbage", "the answer is not"), ("down", "ConnectError")])
 def test_a_failing_reranker_leaves_the_searchs_own_order_with_a_warning(shared_base, corpus, rerank_server, settings, caplog, mode, reason):
     if mode == "down":
-        rerank_server.close()
+        rerank_server.stop()
     rerank_server.mode = mode
     plain = knowledge_search(user="alice", base_id=shared_base.pk, query="train to Rome", search_type="hybrid", limit=2, reranker="none")
     with caplog.at_level(logging.WARNING, logger="knowledge.services.search"):
@@ -176,7 +121,7 @@ def test_an_agents_base_source_reranks_what_the_agent_finds(shared_base, corpus,
     hits = BaseSource(shared_base.name, reranker="remote:rr-agent").search("a cat asleep on a couch", user_id="alice", limit=2)
     # The agent's reference carries the reranker's score: the order it was given.
     assert hits[0].name == "travel" and hits[0].score == 0.9
-    assert rerank_server.requests[0]["body"]["model"] == "rr-agent"
+    assert rerank_server.requests[0].body["model"] == "rr-agent"
 
 
 # ---- the /knowledge/search API -------------------------------------------------------------------
