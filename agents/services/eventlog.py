@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 
 from core.db import release_connections
 from sessions.models import Run
-from sessions.services.runs import run_events_append, run_events_append_indexed
+from sessions.services.runs import run_events_append_indexed
 from traces.tracing import tracer_for
 
 from ..runtime import TERMINAL_EVENTS
@@ -102,7 +102,7 @@ class EventLog:
     def write_buffer(self) -> None:
         """Insert the buffered events, in the caller's transaction if there is one (lock held)."""
         if self.buffer:
-            run_events_append(run=self.run, events=payloads(self.buffer), first_index=self.buffer[0]["event_index"])
+            run_events_append_indexed([(self.run, self.buffer)])  # each row numbered by its own event_index
             self.buffer.clear()
 
 

@@ -94,7 +94,7 @@ class Watch:
                         except Exception:
                             # The database went away: try again at the next tick, on a new connection.
                             if _failures.due():
-                                logger.exception("run %s: heartbeat failed; retrying", key)
+                                logger.exception("run %s: heartbeat or event flush failed; retrying", key)
                             connections.close_all()
                         # Back to the pool before the next run's lock is taken (its thread may
                         # hold that lock while it waits for a connection).
