@@ -146,14 +146,24 @@ class Insert:
     def row(self, values: Sequence[Any], *, using: str = "default") -> int:
         """Insert one row; the number of rows inserted (0 only when skipping a taken key). Inside
         ``pipelined()``, waits for the answer."""
+        return self.send(values, using=using).count()
+
+    def send(self, values: Sequence[Any], *, using: str = "default") -> Pending:
+        """Insert one row; inside ``pipelined()``, without waiting for the answer."""
         self._check(values)
         sql, adapters = self._statement(using)
-        return _send(using, sql, _bind(values, adapters)).count()
+        return _send(using, sql, _bind(values, adapters))
 
-    def instance(self, obj: models.Model, *, using: str = "default") -> bool:
+    def instance(self, obj: models.Model, *, using: str = "default", wait: bool = True) -> bool:
         """Insert a model instance (its values for this statement's fields), as ``save()`` would
-        have; True if inserted. The instance then counts as saved to ``using``."""
-        inserted = self.row([getattr(obj, field.attname) for field in self.fields], using=using) == 1
+        have; True if inserted. The instance then counts as saved to ``using``.
+
+        ``wait=False`` (a statement that skips no conflict): inside ``pipelined()`` the answer is
+        not waited for; an error surfaces where the block's answers are read."""
+        if not wait and self.skip_conflict:
+            raise ValueError("an insert that may skip its row must wait for its answer")
+        pending = self.send([getattr(obj, field.attname) for field in self.fields], using=using)
+        inserted = not wait or pending.count() == 1
         if inserted:
             obj._state.adding = False
             obj._state.db = using

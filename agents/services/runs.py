@@ -29,7 +29,7 @@ from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunStatus, Session
 from sessions.selectors import run_history
-from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition, session_quota_check
+from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition
 
 from approvals.services import approvals_on_run_end
 
@@ -283,8 +283,7 @@ def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest, kin
     history and memories."""
     entry = component_entry_for(principal=principal, component_id=agent_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
-    if session is None:  # the run will create it: refused now, before anything runs or is stored
-        session_quota_check(owner_id=owner_id)
+    # A new session's quota is checked as run_begin writes it, before anything runs.
     return prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
 
 

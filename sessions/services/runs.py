@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from agents.runtime.output import has_usage, session_metrics_add
-from core.statements import Insert, Update
+from core.statements import Insert, Update, pipelined
 from core.tenancy import owner_clause, scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
@@ -69,14 +69,22 @@ def session_quota_check(*, owner_id: str | None) -> None:
     """
     if owner_id is None:
         return
-    limit = settings.MAX_SESSIONS_PER_USER
+    with connection.cursor() as cursor:
+        _quota_count(cursor, owner_id)
+        _quota_verdict(cursor)
+
+
+def _quota_count(cursor: Any, owner_id: str) -> None:
+    """Send the count of ``owner_id``'s sessions, up to the limit (read by ``_quota_verdict``)."""
     owned, params = owner_clause(owner_id)
     table = connection.ops.quote_name(Session._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {owned} LIMIT %s) counted", [*params, limit])
-        (count,) = cursor.fetchone()
-    if count >= limit:
-        raise SessionLimitReached(limit)
+    cursor.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {owned} LIMIT %s) counted", [*params, settings.MAX_SESSIONS_PER_USER])
+
+
+def _quota_verdict(cursor: Any) -> None:
+    (count,) = cursor.fetchone()
+    if count >= settings.MAX_SESSIONS_PER_USER:
+        raise SessionLimitReached(settings.MAX_SESSIONS_PER_USER)
 
 
 def session_create(
@@ -417,11 +425,12 @@ TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED)
 
 
 def _insert_family(records: Sequence[RunRecord], *, first_index: int, now: datetime) -> list[Run]:
-    """Insert new runs (a run and its children) with consecutive run indexes, and their events."""
+    """Insert new runs (a run and its children) with consecutive run indexes, and their events
+    (inside ``pipelined()``, without waiting for the answers)."""
     rows = []
     for offset, record in enumerate(records):
         row = _run_row(record, index=first_index + offset, now=now)
-        _RUN_INSERT.instance(row)
+        _RUN_INSERT.instance(row, wait=False)
         if record.events:
             run_events_append(run=row, events=record.events, first_index=record.first_event_index)
         rows.append(row)
@@ -436,13 +445,18 @@ def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
     the run indexes and adds the usage; with usage, a second UPDATE merges the per-model metrics),
     one INSERT per run, one INSERT of each run's events. Nothing reads the session's earlier runs,
     so the cost does not grow with the session.
+
+    A new session (``create_session``) counts against its owner's ``MAX_SESSIONS_PER_USER``: the
+    count travels with the INSERT, and a refusal (``SessionLimitReached``) rolls it back. On
+    PostgreSQL the statements go pipelined: a run's start in a new session is three round trips
+    (BEGIN, the count and the session; the run; the COMMIT), not six.
     """
     now = timezone.now()
     family = record.family()
     tokens, metrics = _family_usage(family)
     first_input = str(record.input.get("input_content") or "")
     # Part of the caller's transaction when there is one (no savepoint: nothing here is retried).
-    with transaction.atomic(savepoint=False):
+    with transaction.atomic(savepoint=False), pipelined():
         index: int | None = None
         if create_session:
             session = Session(
@@ -460,8 +474,13 @@ def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
                 created_at=record.started_at or now,
                 updated_at=now,
             )
-            # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
-            index = 0 if _insert_session(session) else None
+            with connection.cursor() as quota:
+                if record.owner_id is not None:
+                    _quota_count(quota, record.owner_id)
+                # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
+                index = 0 if _insert_session(session) else None
+                if record.owner_id is not None:
+                    _quota_verdict(quota)
         if index is None:
             with connection.cursor() as cursor:
                 row = _session_update(
@@ -477,7 +496,9 @@ def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
 
 def run_finish(run: Run, record: RunRecord) -> Run:
     """Write the end (or the pause) of a run whose row exists, with its new events, the children
-    it made (inserted now) and its session's change, in one transaction."""
+    it made (inserted now) and its session's change, in one transaction. On PostgreSQL the
+    statements go pipelined: three round trips (BEGIN, the run and its session; the metrics, the
+    events and the children; the COMMIT), not six or more."""
     now = timezone.now()
     input_tokens, output_tokens = record.tokens
     added = max(0, input_tokens + output_tokens - run.total_tokens)
@@ -489,7 +510,7 @@ def run_finish(run: Run, record: RunRecord) -> Run:
     children_new = [child for child in children if child.run_id not in stored]
     child_tokens, child_metrics = _family_usage(children_new)
     child_tokens += sum(max(0, sum(child.tokens) - stored[child.run_id].total_tokens) for child in children if child.run_id in stored)
-    with transaction.atomic(savepoint=False):
+    with transaction.atomic(savepoint=False), pipelined():
         run.status = record.status
         run.run_data = dict(record.output)
         run.content = content_text(record.output.get("content"))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -196,9 +197,11 @@ class TestRunRecord:
     def test_a_new_session_is_written_with_its_run_and_events_without_a_savepoint(self) -> None:
         with CaptureQueriesContext(connection) as captured:
             run = self.record("alice", "s1")
-        # The session, the run, the events (one executemany); no SAVEPOINT, no SELECT.
+        # The owner's session count (the quota), then the session, the run, the events (one
+        # executemany); no SAVEPOINT, no other SELECT.
         sql = [q["sql"] for q in captured.captured_queries]
-        assert len(sql) == 3 and all("INSERT INTO" in statement for statement in sql), sql
+        assert len(sql) == 4 and sql[0].startswith("SELECT COUNT(*)"), sql
+        assert all("INSERT INTO" in statement for statement in sql[1:]), sql
         session = Session.all_users.get(pk="s1")
         assert (session.user_id, session.session_name, session.total_tokens, session.next_run_index) == ("alice", "hi", 7, 1)
         assert (run.run_index, run.user_id) == (0, "alice")
@@ -313,3 +316,18 @@ class TestSessionQuota:
         session_quota_check(owner_id="someone-else")
         with django_assert_num_queries(0):
             session_quota_check(owner_id=None)
+
+    def test_a_run_that_would_create_a_session_over_the_limit_stores_nothing(self, settings) -> None:
+        from sessions.services.runs import RunRecord, SessionLimitReached, run_record
+
+        settings.MAX_SESSIONS_PER_USER = 2
+        for _ in range(2):
+            make_session("quota-user")
+        record = RunRecord(run_id="r-over", session_id="s-over", owner_id="quota-user", component_id="agent", status=RunStatus.RUNNING)
+        with pytest.raises(SessionLimitReached), transaction.atomic():
+            run_record(record, create_session=True)
+        assert not Session.all_users.filter(pk="s-over").exists()
+        assert not Run.all_users.filter(pk="r-over").exists()
+        # An existing session takes new runs whatever its owner's count.
+        run_record(replace(record, session_id=Session.objects.for_user("quota-user").first().pk))
+        assert Run.all_users.filter(pk="r-over").exists()
