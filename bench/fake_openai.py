@@ -1,6 +1,6 @@
 """An OpenAI-compatible model server for the HTTP benchmarks: instant, or slow like a real model.
 
-    python -m bench.fake_openai --port 18900 [--first-token-ms 2000 --token-ms 100]
+    python -m bench.fake_openai --port 18900 [--first-token-ms 2000 --token-ms 100] [--first-token-jitter 0.25]
         [--model-delay MODEL=FIRST_MS[:TOKEN_MS] ...] [--call-tool NAME=ARGUMENTS_JSON ...]
 
 Answers ``POST /v1/chat/completions`` (streamed and not) with the same ten-token answer and
@@ -15,7 +15,9 @@ By default it answers at once. ``--first-token-ms`` and ``--token-ms`` make it a
 streamed answer starts (status line, headers and first token) after ``--first-token-ms`` and sends
 each further token ``--token-ms`` later (chunked transfer encoding); a non-streamed answer arrives
 whole after the same total time. Each answer waits on asyncio timers, so a thousand answers in
-flight cost the server nothing but their timers. ``--model-delay`` gives one model id (the
+flight cost the server nothing but their timers. ``--first-token-jitter J`` spreads each answer's
+wait before its first token uniformly over ``(1 ± J)`` times its pace (a seeded generator: the same
+sequence each run), as real models' do, so that streams started together do not stay in step. ``--model-delay`` gives one model id (the
 request's ``model``) a pace of its own, e.g. a team's members and leader answering at different
 speeds; other models keep the global pace.
 
@@ -32,6 +34,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import random
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -137,6 +140,8 @@ class FakeOpenAI(asyncio.Protocol):
     # The slow mode (seconds; 0: instant): before the first token, and between two tokens.
     first_token_s = 0.0
     token_s = 0.0
+    first_token_jitter = 0.0
+    jitter = random.Random(18)
     # --model-delay: model id -> (first_token_s, token_s); --call-tool: function name -> arguments.
     model_delays: dict[str, tuple[float, float]] = {}
     tool_scripts: dict[str, str] = {}
@@ -146,7 +151,10 @@ class FakeOpenAI(asyncio.Protocol):
 
     @classmethod
     def pace(cls, model: str | None) -> tuple[float, float]:
-        return cls.model_delays.get(model or "", (cls.first_token_s, cls.token_s))
+        first_token_s, token_s = cls.model_delays.get(model or "", (cls.first_token_s, cls.token_s))
+        if cls.first_token_jitter:
+            first_token_s *= cls.jitter.uniform(1 - cls.first_token_jitter, 1 + cls.first_token_jitter)
+        return first_token_s, token_s
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         FakeOpenAI.connections += 1
@@ -304,6 +312,8 @@ def main() -> None:
                         help="slow mode: wait this long before the first token (default 0: instant)")
     parser.add_argument("--token-ms", type=float, default=0.0,
                         help="slow mode: wait this long between two tokens (default 0)")
+    parser.add_argument("--first-token-jitter", type=float, default=0.0, metavar="J",
+                        help="slow mode: each first-token wait is uniform in (1 ± J) times its pace (default 0)")
     parser.add_argument("--model-delay", action="append", default=[], metavar="MODEL=FIRST_MS[:TOKEN_MS]",
                         help="this model's own slow mode (repeatable; TOKEN_MS defaults to --token-ms)")
     parser.add_argument("--call-tool", action="append", default=[], metavar="NAME=ARGUMENTS_JSON",
@@ -311,6 +321,9 @@ def main() -> None:
     args = parser.parse_args()
     FakeOpenAI.first_token_s = args.first_token_ms / 1000
     FakeOpenAI.token_s = args.token_ms / 1000
+    if not 0 <= args.first_token_jitter < 1:
+        parser.error("--first-token-jitter must be in [0, 1)")
+    FakeOpenAI.first_token_jitter = args.first_token_jitter
     for item in args.model_delay:
         model, _, pace = item.partition("=")
         first_ms, _, token_ms = pace.partition(":")

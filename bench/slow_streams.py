@@ -343,6 +343,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1, help="rounds; the servers alternate")
     parser.add_argument("--first-token-ms", type=float, default=2000.0)
     parser.add_argument("--token-ms", type=float, default=100.0)
+    parser.add_argument("--first-token-jitter", type=float, default=0.0, metavar="J",
+                        help="each first-token wait uniform in (1 ± J) times --first-token-ms (default 0: every "
+                             "answer takes the same time, so streams started together stay in step)")
     parser.add_argument("--streams-per-client", type=int, default=16, help="streams per httpx client (default 16)")
     parser.add_argument("--venv", default=os.environ.get("BENCH_VENV", "/tmp/agentos-bench-venv"))
     parser.add_argument("--site-env", action="append", default=[], metavar="KEY=VALUE",
@@ -366,7 +369,8 @@ def main() -> None:
     first = next(iter(benches.values()))
     port = free_port()
     model_command = [sys.executable, "-m", "bench.fake_openai", "--port", str(port),
-                     "--first-token-ms", str(args.first_token_ms), "--token-ms", str(args.token_ms)]
+                     "--first-token-ms", str(args.first_token_ms), "--token-ms", str(args.token_ms),
+                     "--first-token-jitter", str(args.first_token_jitter)]
     model = Model(process=first.start("fake-openai", model_command, pin=first.client_pin),
                   url=f"http://127.0.0.1:{port}")
     results: list[dict] = []
@@ -391,7 +395,7 @@ def main() -> None:
         "pinning": first.pinning,
         "durability": {db: bench.durability for db, bench in benches.items()},
         "settings": {k: v for k, v in vars(args).items() if k != "keep"},
-        "model": f"bench.fake_openai, {args.first_token_ms:g} ms to the first token, then {args.token_ms:g} ms a token",
+        "model": f"bench.fake_openai, {args.first_token_ms:g} ms (± {args.first_token_jitter:.0%}) to the first token, then {args.token_ms:g} ms a token",
         "machine": {"cpus": os.cpu_count(), "loadavg_before": loadavg_before, "loadavg_after": os.getloadavg()},
         "agno_site_revision": git_revision(),
         "servers": {

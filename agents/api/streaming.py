@@ -49,11 +49,12 @@ def stream_on_loop(started: Any) -> AsyncIterator[str]:
     """Drive a begun run (``agents.services.submit.Started``) on this event loop, starting now,
     and return its events as SSE frames as they come.
 
-    The run is a task of its own, started before the response is: it runs to its end and is
-    recorded even if the response is never sent. If the client goes away, the run is asked to
-    stop (cancelled at its next step) and is still recorded. Frames that are ready together
-    leave in one write. ``started.slot`` is given back when the run ends, before the stream's
-    last frame: a client that starts its next run on seeing the end finds its place free.
+    The run is a task of its own, started before the response is, its first event taken at once:
+    it runs to its end and is recorded even if the response is never sent. If the client goes
+    away, the run is asked to stop (cancelled at its next step) and is still recorded. Frames
+    that are ready together leave in one write. ``started.slot`` is given back when the run ends,
+    before the stream's last frame: a client that starts its next run on seeing the end finds its
+    place free.
     """
     inbox: deque[Any] = deque()
     ready = asyncio.Event()
@@ -62,9 +63,13 @@ def stream_on_loop(started: Any) -> AsyncIterator[str]:
         inbox.append(item)
         ready.set()
 
+    # Its first event is in the inbox before the response is returned: the first frame leaves
+    # with the response's start (agents.services.runs.run_open).
+    opened = started.open(on_event=put)
+
     async def drive() -> None:
         try:
-            await started.execute_async(on_event=put)
+            await started.execute_async(on_event=put, opened=opened)
         except Exception as exc:
             logger.exception("run %s could not be recorded", started.run_id)
             put(_Failed(exc))

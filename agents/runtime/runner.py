@@ -62,6 +62,11 @@ class _Cancelled(Exception):
         self.partial_turn = partial_turn
 
 
+class _WaitedFirst(BaseException):
+    """Thrown into a run that waited before its first event (``RunIteration.opening``); not an
+    Exception, so that no handler of the run takes it for a failure to report."""
+
+
 class RunIteration:
     """The run protocol every run shares (``AgentRun``, ``TeamRun``, ``WorkflowRun``): iterate it
     plainly from a sync caller or with ``async for`` on an event loop, for event dicts; ``close`` /
@@ -99,6 +104,28 @@ class RunIteration:
         except Exception:
             self._failed()
             raise
+
+    def opening(self) -> dict[str, Any] | None:
+        """The run's first event, taken now, in the caller's step of the event loop (no trip
+        around it): every run emits its first event (RunStarted, RunContinued, WorkflowStarted)
+        before it waits on anything. None for a run without events. A run that waits first is a
+        bug: it is closed, and RuntimeError says so. Then iterate as usual for the rest."""
+        step = self.__anext__()
+        try:
+            step.send(None)
+        except StopIteration as done:
+            return done.value
+        except StopAsyncIteration:
+            return None
+        # Unwind the run from where it waits (its finally blocks run), then refuse it. Not
+        # GeneratorExit: thrown into a pending __anext__ it would close only that step.
+        try:
+            step.throw(_WaitedFirst())
+        except (_WaitedFirst, StopIteration, StopAsyncIteration):
+            pass
+        finally:
+            step.close()
+        raise RuntimeError(f"run {self.run_id} waited before its first event")
 
     def _failed(self) -> None:
         # A bug, not a provider failure: leave an honest status behind, then let it surface.

@@ -452,20 +452,51 @@ def run_watch(prepared: PreparedRun, run: Run) -> LoopRecorder:
     return recorder
 
 
+@dataclass(frozen=True)
+class Opened:
+    """A run started up to its first event (``run_open``): its iterator, for the rest, or what
+    its first step raised (a bug, recorded as the run's error when it is driven)."""
+
+    run_iter: Any
+    failure: Exception | None = None
+
+
+def run_open(prepared: PreparedRun, recorder: LoopRecorder, on_event: EventSink | None) -> Opened:
+    """Start a run that an event loop drives, now, up to its first event, which goes to
+    ``recorder`` (and through it to ``on_event``) at once. A stream's first frame then leaves in
+    the loop's step that returns its response, instead of two trips later (the driving task's
+    first step, then the stream's wake-up): trips that each wait behind everything the loop has
+    ready, which when many runs start together is every other run's work."""
+    recorder.forward = on_event
+    run_iter = None
+    try:
+        run_iter = prepared.iterate()
+        first = run_iter.opening()
+        if first is not None:
+            recorder(first)
+    except Exception as exc:
+        return Opened(run_iter, exc)
+    return Opened(run_iter)
+
+
 async def run_execute_async(
     prepared: PreparedRun, *, run: Run, on_event: EventSink | None = None, recorder: LoopRecorder | None = None,
+    opened: Opened | None = None,
 ) -> dict[str, Any]:
     """Run a begun run to its end on the calling event loop. Waiting on its model (a call, each
     streamed token) or on an I/O tool holds no thread and no database connection: the loop is
     shared by every run of the process. Its event batches and heartbeat are the watch thread's
     (``recorder``: from ``run_watch``; else it is watched here); its end goes to a run thread
-    (``RUN_THREADS``) for the moment it takes."""
+    (``RUN_THREADS``) for the moment it takes. ``opened``: started already (``run_open``, with
+    ``recorder`` and its ``on_event``)."""
     try:
         if recorder is None:
             recorder = await in_run_thread(run_watch, prepared, run)
-        recorder.forward = on_event
+        if opened is None:
+            recorder.forward = on_event
+            opened = Opened(prepared.iterate())
         try:
-            output, finished = await _drive_async(prepared, prepared.iterate(), recorder)
+            output, finished = await _drive_async(prepared, opened.run_iter, recorder, opened.failure)
         except BaseException:
             await in_run_thread(watch.remove, run.pk)
             raise
@@ -479,9 +510,12 @@ def _unwatch_and_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, 
     return _run_end(prepared, run, recorder, output, finished)
 
 
-async def _drive_async(prepared: PreparedRun, run_iter: Any, sink: EventSink) -> tuple[dict[str, Any], Any]:
-    """``_drive`` on the event loop: the same events, and the same RunError for a bug."""
+async def _drive_async(prepared: PreparedRun, run_iter: Any, sink: EventSink, failure: Exception | None = None) -> tuple[dict[str, Any], Any]:
+    """``_drive`` on the event loop: the same events, and the same RunError for a bug (``failure``:
+    one its opening raised)."""
     try:
+        if failure is not None:
+            raise failure
         async for event in run_iter:
             sink(event)
         return run_iter.output, run_iter
@@ -743,6 +777,7 @@ __all__ = [
     "run_begin",
     "run_execute",
     "run_execute_async",
+    "run_open",
     "run_for_caller",
     "run_prepare",
 ]

@@ -38,6 +38,7 @@ from .runs import (
     ComponentNotFound,
     Continuation,
     InvalidContinuation,
+    Opened,
     PreparedRun,
     RunNotContinuable,
     RunRequest,
@@ -47,6 +48,7 @@ from .runs import (
     run_begin,
     run_execute,
     run_execute_async,
+    run_open,
     run_prepare,
     run_watch,
     session_for_run,
@@ -103,8 +105,14 @@ class Started:
         assert self.recorder is None, "a run watched for an event loop is driven with execute_async"
         return run_execute(self.prepared, on_event=on_event, run=self.run)
 
-    async def execute_async(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
-        return await run_execute_async(self.prepared, on_event=on_event, run=self.run, recorder=self.recorder)
+    def open(self, *, on_event: EventSink | None = None) -> Opened | None:
+        """On the event loop that will drive it: start the run now, up to its first event, which
+        goes to ``on_event`` at once (``run_open``); pass the result to ``execute_async``. None
+        for a run not watched for a loop."""
+        return run_open(self.prepared, self.recorder, on_event) if self.recorder is not None else None
+
+    async def execute_async(self, *, on_event: EventSink | None = None, opened: Opened | None = None) -> dict[str, Any]:
+        return await run_execute_async(self.prepared, on_event=on_event, run=self.run, recorder=self.recorder, opened=opened)
 
 
 Submitted = Accepted | Finished | Started

@@ -342,3 +342,50 @@ def test_a_json_run_whose_client_leaves_still_ends_and_is_recorded(live_api, fak
     gate.set()
     wait_for(lambda: Run.objects.for_user("alice").get(pk=run.pk).status == "COMPLETED")
     assert Run.objects.for_user("alice").get(pk=run.pk).content == "late but whole"
+
+
+def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
+    """The run's first event is taken on the loop as the response is made (``run_open``): the
+    stream's first frame needs no trip around the event loop, whatever else the loop has to do."""
+    from agents.api.streaming import stream_on_loop
+    from agents.services.runs import RunRequest
+    from agents.services.submit import Started, submit_run
+
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    assert isinstance(started, Started)
+
+    async def follow() -> tuple[str, list[str]]:
+        frames = stream_on_loop(started)
+        step = frames.__anext__()
+        with pytest.raises(StopIteration) as first:  # it completes without awaiting anything
+            step.send(None)
+        return first.value.value, [frame async for frame in frames]
+
+    first, rest = asyncio.run(follow())
+    assert first.startswith("event: RunStarted") and f'"run_id": "{started.run_id}"' in first.replace('":"', '": "')
+    assert "event: RunCompleted" in "".join(rest)
+    assert Run.objects.for_user("alice").get(pk=started.run_id).status == "COMPLETED"
+
+
+def test_a_run_whose_opening_fails_is_recorded_as_an_error(monkeypatch):
+    from agents.runtime.runner import RunIteration
+    from agents.services.runs import RunRequest
+    from agents.services.submit import submit_run
+
+    def broken(self):
+        raise ValueError("a bug before the first event")
+
+    monkeypatch.setattr(RunIteration, "opening", broken)
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    events: list[dict] = []
+
+    async def drive() -> dict:
+        opened = started.open(on_event=events.append)
+        return await started.execute_async(on_event=events.append, opened=opened)
+
+    output = asyncio.run(drive())
+    started.slot.release()
+    assert output["status"] == "ERROR" and "ValueError" in output["content"]
+    assert [event["event"] for event in events][-1] == "RunError"
+    stored = Run.objects.for_user("alice").get(pk=started.run_id)
+    assert (stored.status, stored.input["input_content"]) == ("ERROR", "hello")

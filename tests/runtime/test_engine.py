@@ -207,3 +207,78 @@ def test_a_tool_thread_runs_the_services_tidy_up_after_each_call():
         assert tidied == [ran_in] and ran_in.startswith("agno-tool")
     finally:
         aio.configure_tool_threads(previous[0], after_each=previous[1])
+
+
+# ---- a run's opening: its first event without a trip around the loop ---------------------------
+
+
+def _opening_then_rest(run: Any) -> list[dict[str, Any]]:
+    first = run.opening()  # no event loop is running: nothing may be awaited for it
+
+    async def rest() -> list[dict[str, Any]]:
+        return [event async for event in run]
+
+    return [first, *asyncio.run(rest())]
+
+
+@pytest.mark.parametrize("kind", ["agent", "team", "workflow"])
+def test_every_kind_of_run_gives_its_first_event_before_waiting_on_anything(make_ctx, kind):
+    from agents.runtime import Team, Workflow
+
+    def component() -> Any:
+        if kind == "agent":
+            return Agent(id="assistant", name="Assistant")
+        members = [Agent(id="researcher", name="Researcher"), Agent(id="writer", name="Writer")]
+        if kind == "team":
+            return Team(members, id="crew", name="Crew", mode="coordinate")
+        return Workflow(id="flow", name="Flow", steps=members)
+
+    opened = component().start_run("hello", make_ctx())
+    events = _opening_then_rest(opened)
+    plain = asyncio.run(collect(component().start_run("hello", make_ctx())))
+
+    assert names(events)[0] == {"agent": "RunStarted", "team": "TeamRunStarted", "workflow": "WorkflowStarted"}[kind]
+    assert names(events) == names(plain)
+    assert opened.status == "COMPLETED" and opened.output["content"] == plain[-1]["content"]
+
+
+def test_a_continued_run_opens_with_its_continued_event(make_ctx):
+    @tool(requires_confirmation=True)
+    def delete(path: str) -> str:
+        return f"deleted {path}"
+
+    agent = Agent(id="assistant", name="Assistant", tools=[delete])
+    paused = agent.start_run('/call delete {"path": "/tmp/x"}', make_ctx())
+    drain(paused)
+    assert paused.status == "PAUSED"
+    decisions = [{**execution, "confirmed": True} for execution in paused.output["tools"]]
+
+    resumed = agent.continue_run(paused.output, decisions, ctx=make_ctx())
+    events = _opening_then_rest(resumed)
+
+    assert names(events)[0] == "RunContinued" and names(events)[-1] == "RunCompleted"
+
+
+def test_a_run_that_would_wait_before_its_first_event_is_closed_and_refused(make_ctx):
+    from agents.runtime.runner import RunIteration
+
+    class WaitsFirst(RunIteration):
+        def __init__(self) -> None:
+            self.state = type("State", (), {"run_id": "r", "status": "RUNNING", "to_dict": lambda self: {}})()
+            self.closed = False
+            self._agen = self._events()
+
+        async def _events(self):
+            try:
+                await asyncio.sleep(0.01)
+                yield {"event": "RunStarted"}
+            finally:
+                self.closed = True
+
+    async def open_on_the_loop() -> None:
+        run.opening()
+
+    run = WaitsFirst()
+    with pytest.raises(RuntimeError, match="waited before its first event"):
+        asyncio.run(open_on_the_loop())
+    assert run.closed
