@@ -67,6 +67,16 @@ def pool_limits() -> Any:
     return httpx2.Limits(max_connections=1000, max_keepalive_connections=1000)
 
 
+def call_timeout(seconds: float) -> Any:
+    """A provider client's timeout, as the SDKs' HTTP client's own ``Timeout``: given a number,
+    that client builds one for every call, checking it against ``typing.SupportsFloat``, a
+    runtime protocol whose ``isinstance`` costs more than the rest of the call's timeout handling
+    (3 % of the event loop's time at c=8 on the instant model)."""
+    import httpx2
+
+    return httpx2.Timeout(seconds)
+
+
 # Calls in flight on one pool before the next pool is used.
 POOL_CALLS = 32
 

@@ -8,7 +8,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import LoopClients, pool_limits, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, call_timeout, pool_limits, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -57,7 +57,7 @@ class Claude(Model):
 
         base_url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         return anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0,
+            api_key=api_key, base_url=base_url, timeout=call_timeout(self.timeout), max_retries=0,
             http_client=anthropic.DefaultAsyncHttpxClient(limits=pool_limits()),
         )
 

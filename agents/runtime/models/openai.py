@@ -13,7 +13,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
-from agents.runtime.models._common import LoopClients, pool_limits, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
+from agents.runtime.models._common import LoopClients, call_timeout, pool_limits, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -65,7 +65,7 @@ class OpenAIChat(Model):
         base_url = self._base_url or os.environ.get("OPENAI_BASE_URL") or None
         # Our chain owns retries (with an injectable sleep); the SDK's own would double them.
         return openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=self.timeout, max_retries=0,
+            api_key=api_key, base_url=base_url, timeout=call_timeout(self.timeout), max_retries=0,
             http_client=openai.DefaultAsyncHttpxClient(limits=pool_limits()),
         )
 
