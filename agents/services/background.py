@@ -211,6 +211,12 @@ def _job_end(execution: _Execution) -> str:
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
             run_aftermath(prepared, status, output)
+        elif job.job_type == "continue":
+            # A continuation that could not start (its agent was removed after the pause) ends
+            # the paused run all the same: a schedule run it paused follows that end.
+            from scheduler.services.firing import schedule_runs_follow_paused
+
+            schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
     return status
 
 

@@ -99,3 +99,26 @@ def test_another_users_paused_schedule_run_with_the_same_run_id_is_left_alone(cl
     client.post(f"/agents/hitl-agent/runs/{row.run_id}/cancel", {"session_id": row.session_id})
     assert current(row).status == ScheduleRunStatus.CANCELLED
     assert ScheduleRun.objects.for_user("bob").get(pk=theirs.pk).status == ScheduleRunStatus.PAUSED
+
+
+def test_a_background_continue_that_cannot_start_fails_the_schedule_run(client, worker, monkeypatch) -> None:
+    """Its agent was removed between the pause and the worker's claim: the run ends ERROR, saying
+    so, and the schedule run it paused follows it instead of staying paused."""
+    from agents.services import background
+    from agents.services.runs import ComponentNotFound
+
+    _, row = paused_fire()
+
+    def removed_meanwhile(job, run, session):
+        raise ComponentNotFound("agent")
+
+    monkeypatch.setattr(background, "_prepare", removed_meanwhile)
+    response = client.post(
+        f"/agents/hitl-agent/runs/{row.run_id}/continue",
+        {"tools": decided(client, row, confirmed=True), "session_id": row.session_id, "background": "true", "stream": "false"},
+    )
+    assert response.status_code == 202
+    done = wait_for(lambda: ended(row))
+    run = run_of(row)
+    assert run.status == "ERROR" and "no longer available" in run.content
+    assert (done.status, done.error) == (ScheduleRunStatus.FAILED, run.content)
