@@ -3,7 +3,7 @@
     bash bench/agentos_reference/setup.sh        # once (run by this script if the venv is missing)
     .venv/bin/python -m bench.slow_streams [--db sqlite,postgres] [--concurrency 256] [--duration 20]
         [--warmup 5] [--run-threads 32,512] [--only agentos,site] [--repeat 1]
-        [--first-token-ms 2000 --token-ms 100] [--site-env KEY=VALUE]
+        [--first-token-ms 2000 --token-ms 100] [--first-token-jitter J] [--site-env KEY=VALUE]
     .venv/bin/python -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
 The model is bench.fake_openai in its slow mode: 2 s to the first token, then 10 tokens 100 ms
