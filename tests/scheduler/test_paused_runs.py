@@ -55,14 +55,20 @@ def ended(row: ScheduleRun) -> ScheduleRun | None:
     return found if found.status != ScheduleRunStatus.PAUSED else None
 
 
-def test_a_background_continue_to_its_end_makes_the_schedule_run_a_success(client, worker) -> None:
-    _, row = paused_fire()
+def continued_in_background(client, row: ScheduleRun) -> ScheduleRun:
+    """Confirm the paused run's tool and continue it in the background; the schedule run once it
+    has followed the run."""
     response = client.post(
         f"/agents/hitl-agent/runs/{row.run_id}/continue",
         {"tools": decided(client, row, confirmed=True), "session_id": row.session_id, "background": "true", "stream": "false"},
     )
     assert response.status_code == 202
-    done = wait_for(lambda: ended(row))
+    return wait_for(lambda: ended(row))
+
+
+def test_a_background_continue_to_its_end_makes_the_schedule_run_a_success(client, worker) -> None:
+    _, row = paused_fire()
+    done = continued_in_background(client, row)
     run = run_of(row)
     assert (done.status, done.error, done.requirements, done.attempt) == (ScheduleRunStatus.SUCCESS, None, None, 1)
     assert run.status == "COMPLETED" and "deleted q.txt" in done.output["content"] and done.output["content"] == run.content
@@ -113,12 +119,7 @@ def test_a_background_continue_that_cannot_start_fails_the_schedule_run(client, 
         raise ComponentNotFound("agent")
 
     monkeypatch.setattr(background, "_prepare", removed_meanwhile)
-    response = client.post(
-        f"/agents/hitl-agent/runs/{row.run_id}/continue",
-        {"tools": decided(client, row, confirmed=True), "session_id": row.session_id, "background": "true", "stream": "false"},
-    )
-    assert response.status_code == 202
-    done = wait_for(lambda: ended(row))
+    done = continued_in_background(client, row)
     run = run_of(row)
     assert run.status == "ERROR" and "no longer available" in run.content
     assert (done.status, done.error) == (ScheduleRunStatus.FAILED, run.content)
