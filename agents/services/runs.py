@@ -561,20 +561,29 @@ def run_for_caller(*, principal: Principal, run_id: str, session_id: str | None,
 
 
 def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | None) -> None:
-    """Ask a run to stop, wherever it executes; RunNotFound when an isolated caller may not see it.
+    """Ask a run to stop, wherever it executes; RunNotFound for an isolated caller's own run
+    named with another of their sessions.
 
-    An isolated caller names the session (AgentOS's rule); a session or run of another user is
-    "not found". The run may not be recorded yet (a request that names a run id it has not yet
-    started), so the intent is kept by run id, bound to the caller: it can only ever stop the
-    caller's own run.
+    An isolated caller names the session (AgentOS's rule). The run may not be recorded yet (a
+    request that names a run id it has not yet started), so an unknown id is accepted and the
+    intent kept by run id, bound to the caller: it can only ever stop the caller's own run. A
+    session or run of another user answers exactly as an unknown id does, so a cancel tells
+    nobody whether it exists (a "not found" for it while an unknown id is accepted would), and
+    nothing is recorded for it. Agents, teams and workflows all cancel through here.
     """
     if principal.isolated:
         if not session_id:
             raise ValueError("session_id is required for this action")
-        if Session.objects.unscoped("another user's session must look missing").filter(pk=session_id).exclude(user_id=principal.user_id).exists():
-            raise RunNotFound()
-        if Run.objects.unscoped("a run id in another session must not be cancellable").filter(pk=run_id).exclude(session_id=session_id).exists():
-            raise RunNotFound()
+        if Session.objects.unscoped("another user's session must look like an unknown one").filter(pk=session_id).exclude(user_id=principal.user_id).exists():
+            return
+        elsewhere = (
+            Run.objects.unscoped("a run id in another session must not be cancellable, nor its owner told")
+            .filter(pk=run_id).exclude(session_id=session_id).values_list("user_id", flat=True)
+        )
+        for owner in elsewhere:
+            if owner == principal.user_id:
+                raise RunNotFound()  # the caller's own run, in another of their sessions
+            return
     cancel_request(run_id=run_id, user_id=principal.user_id if principal.isolated else None)
     job_cancel(job_id=run_id, owner=principal.user_id if principal.isolated else None)  # a queued or paused background run ends now
     # A background workflow run's parallel branches: its own checks stop it, and its branches

@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth import get_user_model
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
-from tests.factories import make_run, make_session
+from tests.factories import make_eval_run, make_run, make_session
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,9 @@ ANONYMOUS = ["/chat/login/", "/admin/login/", "/docs", "/docs?script", "/redoc",
              "/no-such-route", "/static/chat/js/app.js", "/static/chat/favicon.svg"]
 SIGNED_IN = ["/chat/", "/chat/s/{session_id}/"]
 STAFF = ["/admin/", "/admin/dashboard/", "/admin/agno_sessions/run/", "/admin/agno_sessions/run/{run_pk}/change/",
-         "/admin/userdata/?user_id=alice", "/admin/userdata/erase/?user_id=alice"]
+         "/admin/userdata/?user_id=alice", "/admin/userdata/erase/?user_id=alice",
+         # django-celery-beat's periodic-task form ships an inline script; the eval runs list has its score trends.
+         "/admin/django_celery_beat/periodictask/add/", "/admin/django_celery_beat/periodictask/{task_pk}/change/", "/admin/evals/evalrun/"]
 HTML_PAGES = [page for page in ANONYMOUS + SIGNED_IN + STAFF if page not in {"/docs?script", "/openapi.json", "/agents", "/health", "/no-such-route"} and not page.startswith("/static/")]
 
 
@@ -50,6 +53,8 @@ def pages(client):
     operator = users.create_user(username="operator", password="x-long-password", is_staff=True, is_superuser=True)
     session = make_session("alice", component_id="assistant")
     run = make_run("alice", session=session, component_id="assistant", run_data={"content": "hi"})
+    make_eval_run("alice", score=0.5)
+    task = PeriodicTask.objects.create(name="nightly", task="scheduler.fire", crontab=CrontabSchedule.objects.create(minute="0", hour="3"))
 
     def fetch(path: str):
         if path in SIGNED_IN:
@@ -58,7 +63,7 @@ def pages(client):
             client.force_login(operator)
         else:
             client.logout()
-        response = client.get(path.format(session_id=session.session_id, run_pk=run.pk))
+        response = client.get(path.format(session_id=session.session_id, run_pk=run.pk, task_pk=task.pk))
         body = b"".join(response.streaming_content) if response.streaming else response.content
         return response, body.decode()
 

@@ -54,7 +54,9 @@ ENDPOINTS = [
     Call("GET", "/agents/{agent_id}/runs", lambda i: "/agents/assistant/runs", query=lambda i: {"session_id": S}),
     Call("POST", "/agents/{agent_id}/runs", lambda i: "/agents/assistant/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": S}),
     Call("GET", "/agents/{agent_id}/runs/{run_id}", lambda i: f"/agents/assistant/runs/{i['run_id']}", query=lambda i: {"session_id": S}),
-    Call("POST", "/agents/{agent_id}/runs/{run_id}/cancel", lambda i: f"/agents/assistant/runs/{i['run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": S}),
+    # As for an unknown run id (AgentOS accepts a cancel that races ahead of its run): another
+    # user's run or session must not answer otherwise, or the cancel tells bob that it exists.
+    Call("POST", "/agents/{agent_id}/runs/{run_id}/cancel", lambda i: f"/agents/assistant/runs/{i['run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": S}, outsider_status=(200,)),
     Call("POST", "/agents/{agent_id}/runs/{run_id}/continue", lambda i: f"/agents/hitl-agent/runs/{i['paused_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": S, "stream": "false"}),
     Call("GET", "/agents/{agent_id}/runs/{run_id}/checkpoints", lambda i: f"/agents/assistant/runs/{i['run_id']}/checkpoints", query=lambda i: {"session_id": S}),
     Call("GET", "/agents/{agent_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/agents/assistant/runs/{i['run_id']}/checkpoints/1", query=lambda i: {"session_id": S}),
@@ -68,7 +70,7 @@ ENDPOINTS = [
     Call("GET", "/teams/{team_id}/runs", lambda i: "/teams/research-team/runs", query=lambda i: {"session_id": i["team_session_id"]}),
     Call("POST", "/teams/{team_id}/runs", lambda i: "/teams/research-team/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": i["team_session_id"]}),
     Call("GET", "/teams/{team_id}/runs/{run_id}", lambda i: f"/teams/research-team/runs/{i['team_run_id']}", query=lambda i: {"session_id": i["team_session_id"]}),
-    Call("POST", "/teams/{team_id}/runs/{run_id}/cancel", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["team_session_id"]}),
+    Call("POST", "/teams/{team_id}/runs/{run_id}/cancel", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["team_session_id"]}, outsider_status=(200,)),
     Call("POST", "/teams/{team_id}/runs/{run_id}/continue", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/continue", form=lambda i: {"tools": "[]", "session_id": i["team_session_id"], "stream": "false"}),
     Call("GET", "/teams/{team_id}/runs/{run_id}/checkpoints", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/checkpoints", query=lambda i: {"session_id": i["team_session_id"]}),
     Call("GET", "/teams/{team_id}/runs/{run_id}/checkpoints/{message_index}", lambda i: f"/teams/research-team/runs/{i['team_run_id']}/checkpoints/1", query=lambda i: {"session_id": i["team_session_id"]}),
@@ -79,7 +81,7 @@ ENDPOINTS = [
     Call("GET", "/workflows/{workflow_id}/runs", lambda i: "/workflows/review-flow/runs", query=lambda i: {"session_id": i["workflow_session_id"]}),
     Call("POST", "/workflows/{workflow_id}/runs", lambda i: "/workflows/review-flow/runs", form=lambda i: {"message": "hi", "stream": "false", "session_id": i["workflow_session_id"]}),
     Call("GET", "/workflows/{workflow_id}/runs/{run_id}", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}", query=lambda i: {"session_id": i["workflow_session_id"]}),
-    Call("POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["workflow_session_id"]}),
+    Call("POST", "/workflows/{workflow_id}/runs/{run_id}/cancel", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/cancel", form=lambda i: {}, query=lambda i: {"session_id": i["workflow_session_id"]}, outsider_status=(200,)),
     Call("POST", "/workflows/{workflow_id}/runs/{run_id}/continue", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/continue", form=lambda i: {"step_requirements": "[]", "session_id": i["workflow_session_id"], "stream": "false"}),
     Call("POST", "/workflows/{workflow_id}/runs/{run_id}/resume", lambda i: f"/workflows/review-flow/runs/{i['workflow_run_id']}/resume", form=lambda i: {"session_id": i["workflow_session_id"]}, outsider_status=(200,)),
     Call("GET", "/sessions", lambda i: "/sessions", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),

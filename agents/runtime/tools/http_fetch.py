@@ -137,19 +137,17 @@ class HttpFetchTools(Toolkit):
     def _get(self, parts: SplitResult, address: str, timeout: float) -> tuple[int, str, str | None, bytes, bool]:
         host = parts.hostname or ""
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        deadline = _Deadline(timeout)
         connection: http.client.HTTPConnection
         if parts.scheme == "https":
-            connection = _PinnedHTTPSConnection(host, port, address, timeout)
+            connection = _PinnedHTTPSConnection(host, port, address, timeout, deadline)
         else:
-            connection = _PinnedHTTPConnection(host, port, address, timeout)
+            connection = _PinnedHTTPConnection(host, port, address, timeout, deadline)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         # The socket timeout bounds each read, not the request: a server trickling a byte at a
         # time would hold the call for as long as it likes. At the deadline a timer shuts the
         # socket down, which ends whatever is blocked on it (connect, TLS handshake, headers, body).
-        expired = threading.Event()
-        timer = threading.Timer(timeout, _expire, args=(connection, expired))
-        timer.daemon = True
-        timer.start()
+        deadline.start()
         try:
             try:
                 connection.request(
@@ -163,27 +161,63 @@ class HttpFetchTools(Toolkit):
                         break
                     body.extend(chunk)
             except (OSError, http.client.HTTPException):
-                if expired.is_set():
+                if deadline.expired:
                     raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s") from None
                 raise
-            if expired.is_set():  # the shutdown can read as a clean end of the body
+            if deadline.expired:  # the shutdown can read as a clean end of the body
                 raise TimeoutError(f"Fetching {host} took longer than {self.timeout}s")
             truncated = len(body) > self.max_bytes
             content_type = response.getheader("Content-Type", "") or ""
             return response.status, content_type, response.getheader("Location"), bytes(body[: self.max_bytes]), truncated
         finally:
-            timer.cancel()
+            deadline.cancel()
             connection.close()
 
 
-def _expire(connection: http.client.HTTPConnection, expired: threading.Event) -> None:
-    expired.set()
-    sock = connection.sock
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:  # already closed by the fetch itself
-            pass
+class _Deadline:
+    """Shuts a call's socket down when its time is up.
+
+    It holds the socket itself, as the connection hands it over: http.client drops the socket from
+    the connection object (``connection.sock = None``) as soon as a response says the connection
+    will close (HTTP/1.0, ``Connection: close``, a body that ends with the connection), while the
+    response goes on reading from it. A socket attached after the deadline is shut at once.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._expired = False
+        self._timer = threading.Timer(timeout, self._expire)
+        self._timer.daemon = True
+
+    @property
+    def expired(self) -> bool:
+        return self._expired
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sock = sock
+            if self._expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self._expired = True
+            if self._sock is not None:
+                _shut(self._sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed by the fetch itself
+        pass
 
 
 def _check_url(url: str) -> SplitResult:
@@ -237,22 +271,26 @@ def _decode(body: bytes, content_type: str) -> str:
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+    def __init__(self, host: str, port: int, address: str, timeout: float, deadline: _Deadline) -> None:
         super().__init__(host, port, timeout=timeout)
         self._address = address
+        self._deadline = deadline
 
     def connect(self) -> None:
         self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self._deadline.attach(self.sock)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+    def __init__(self, host: str, port: int, address: str, timeout: float, deadline: _Deadline) -> None:
         super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
         self._address = address
+        self._deadline = deadline
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
         # SNI and certificate checks use the host name while the socket goes to the checked address.
-        # The handshake runs once self.sock is set, so the deadline's shutdown can end it too.
+        # The handshake runs once the deadline holds the socket, so its shutdown can end it too.
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
+        self._deadline.attach(self.sock)
         self.sock.do_handshake()
