@@ -3,6 +3,11 @@
 Same table, same claims, leases, fencing and reaping as the Celery workers, and the same engine
 (agents.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
 the same: a job accepted before a restart is picked up after it.
+
+Only a long-lived process runs it: one that says so with ``serve_jobs()`` (the ASGI server's
+lifespan, ``manage.py scheduler_tick --loop``). Any other process that submits a job (a
+``manage.py shell``, any management command, a script) only commits it: a worker of its own would
+claim the job and vanish with it at exit, and the job would fail a lease later as "Worker lost".
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ class EmbeddedWorker:
 
     @property
     def enabled(self) -> bool:
-        return settings.EMBEDDED_WORKER
+        return settings.EMBEDDED_WORKER and _serving
 
     @property
     def running(self) -> bool:
@@ -74,6 +79,15 @@ class EmbeddedWorker:
 
 _worker: EmbeddedWorker | None = None
 _lock = threading.Lock()
+# Whether this process is long-lived and runs the embedded worker (``serve_jobs``).
+_serving = False
+
+
+def serve_jobs() -> None:
+    """This process serves (until it is stopped): it may run the embedded worker. Short-lived
+    processes never call this, so they never claim a job."""
+    global _serving
+    _serving = True
 
 
 def embedded_worker() -> EmbeddedWorker:
