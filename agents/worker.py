@@ -17,6 +17,8 @@ import threading
 from django.conf import settings
 from django.db import connections
 
+from core.services.readiness import reaper_pass_record
+
 from .loop_worker import LoopWorker
 from .services.inline import inline_runs_reap
 from .services.jobs import job_reap, worker_name
@@ -71,6 +73,7 @@ class EmbeddedWorker:
                 try:
                     job_reap()
                     inline_runs_reap()
+                    reaper_pass_record()  # what GET /ready reads
                 except Exception:
                     logger.exception("reaper pass failed")
         finally:

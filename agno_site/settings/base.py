@@ -519,6 +519,8 @@ EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
 WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+# GET /ready answers 503 once no process has finished a reaper pass for this long.
+READY_REAPER_MAX_AGE_SECONDS = env.integer("READY_REAPER_MAX_AGE_SECONDS", max(60, 3 * AGENTOS_REAPER_INTERVAL_SECONDS), minimum=1)
 # Metrics (metrics/): days are cut in this time zone; a refresh also recomputes the days of runs
 # updated up to the overlap before its watermark (a run written just before it, committed after);
 # a refresh marked running for longer than the stale time may be started again.
