@@ -62,3 +62,50 @@ def test_a_manage_py_shell_that_adds_a_content_leaves_its_job_to_a_real_worker(s
     assert job_run(claimed, "a-real-worker") == JobStatus.COMPLETED.upper()
     content.refresh_from_db()
     assert content.status == ContentStatus.COMPLETED
+
+
+@pytest.mark.slow
+def test_a_server_with_its_lifespan_off_still_runs_the_jobs_it_accepts(settings, tmp_path) -> None:
+    """The other side: a process that loads the server's application (here uvicorn with
+    ``--lifespan off``, as the benchmarks run it) serves, and its embedded worker runs its jobs."""
+    import signal
+    import socket
+
+    import httpx
+
+    from sessions.models import Run
+    from tests.agents.conftest import wait_for
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL",)}
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "agno_site.settings.test", "DATABASE_URL": database_url(settings),
+        "EMBEDDED_WORKER": "true", "AGNO_SITE_IGNORE_DOTENV": "true", "VAR_DIR": str(tmp_path),
+    })
+    with (tmp_path / "server.log").open("w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "agno_site.asgi:application", "--port", str(port), "--lifespan", "off"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        def up() -> bool:
+            try:
+                return httpx.get(f"{base}/health", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(up, timeout=60, interval=0.2)
+        accepted = httpx.post(f"{base}/agents/assistant/runs", data={"message": "hello", "stream": "false", "background": "true", "user_id": "alice"}, timeout=30)
+        assert accepted.status_code == 202, accepted.text
+        run_id = accepted.json()["run_id"]
+        assert wait_for(lambda: Run.objects.unscoped("the test reads the server's run").get(pk=run_id).status == "COMPLETED", timeout=60)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
