@@ -5,9 +5,10 @@ Same table, same claims, leases, fencing and reaping as the Celery workers, and 
 the same: a job accepted before a restart is picked up after it.
 
 Only a long-lived process runs it: one that says so with ``serve_jobs()`` (a process that loads
-the ASGI or WSGI application, ``manage.py scheduler_tick --loop``). Any other process that submits a job (a
-``manage.py shell``, any management command, a script) only commits it: a worker of its own would
-claim the job and vanish with it at exit, and the job would fail a lease later as "Worker lost".
+the ASGI or WSGI application, ``manage.py scheduler_tick --loop``). Any other process that submits
+a job (a ``manage.py shell``, any management command, a script) only commits it: a worker of its
+own would claim the job and vanish with it at exit, and the job would fail a lease later as
+"Worker lost".
 """
 from __future__ import annotations
 

@@ -175,8 +175,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Idle connections above min_size go back to the server within DB_POOL_IDLE_SECONDS of the
         # load ending. psycopg_pool's max_idle is not a per-connection idle time: every max_idle
         # seconds its ShrinkPool task closes ONE connection if some connection sat unused the
-        # whole window (the first window after the load still saw it in use). So the window is
-        # the promise divided by (max_size - min_size) closes + 2 windows.
+        # whole window (the first window after the load still saw it in use). So going from
+        # max_size down to min_size takes (max_size - min_size) + 2 windows at most, and the
+        # window is DB_POOL_IDLE_SECONDS divided by that.
         _pool = DATABASES["default"]["OPTIONS"]["pool"]
         DB_POOL_IDLE_SECONDS = env.number("DB_POOL_IDLE_SECONDS", 60.0, minimum=1.0)
         _pool["max_idle"] = DB_POOL_IDLE_SECONDS / (_pool["max_size"] - min(_pool["min_size"], _pool["max_size"]) + 2)
