@@ -152,3 +152,13 @@ def test_not_ready_when_the_database_is_unreachable_while_health_stays_ok(tmp_pa
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(timeout=10)
+
+
+def test_ready_needs_no_credentials_in_any_auth_mode(client, settings) -> None:
+    """A load balancer sends none: /ready is public, like /health."""
+    settings.REDIS_URL = None
+    settings.OS_SECURITY_KEY = "my-os-key"
+    settings.AGENT_OS_AUTH_MODE = "security_key"
+    assert client.get("/sessions").status_code == 401
+    reaper_passed()
+    assert client.get("/ready").status_code == 200
