@@ -13,6 +13,8 @@ from celery import shared_task
 from celery.signals import worker_process_shutdown, worker_shutdown
 from django.conf import settings
 
+from core.services.readiness import reaper_pass_record
+
 from .loop_worker import process_worker
 from .services.inline import inline_runs_reap
 from .services.jobs import dispatch, job_reap, startable_count
@@ -35,6 +37,7 @@ def drain_queue() -> int:
 def reap_jobs() -> None:
     job_reap()
     inline_runs_reap()
+    reaper_pass_record()  # what GET /ready reads
     # Every job that could start now gets a drain task of its own, so recovery after a lost
     # worker or a broker outage uses every free worker at once (a job accepted while the broker
     # was down was never announced; a retried one waited out its back-off).

@@ -3,6 +3,12 @@
 Same table, same claims, leases, fencing and reaping as the Celery workers, and the same engine
 (agents.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
 the same: a job accepted before a restart is picked up after it.
+
+Only a long-lived process runs it: one that says so with ``serve_jobs()`` (a process that loads
+the ASGI or WSGI application, ``manage.py scheduler_tick --loop``). Any other process that submits
+a job (a ``manage.py shell``, any management command, a script) only commits it: a worker of its
+own would claim the job and vanish with it at exit, and the job would fail a lease later as
+"Worker lost".
 """
 from __future__ import annotations
 
@@ -11,6 +17,8 @@ import threading
 
 from django.conf import settings
 from django.db import connections
+
+from core.services.readiness import reaper_pass_record
 
 from .loop_worker import LoopWorker
 from .services.inline import inline_runs_reap
@@ -29,7 +37,7 @@ class EmbeddedWorker:
 
     @property
     def enabled(self) -> bool:
-        return settings.EMBEDDED_WORKER
+        return settings.EMBEDDED_WORKER and _serving
 
     @property
     def running(self) -> bool:
@@ -66,6 +74,7 @@ class EmbeddedWorker:
                 try:
                     job_reap()
                     inline_runs_reap()
+                    reaper_pass_record()  # what GET /ready reads
                 except Exception:
                     logger.exception("reaper pass failed")
         finally:
@@ -74,6 +83,15 @@ class EmbeddedWorker:
 
 _worker: EmbeddedWorker | None = None
 _lock = threading.Lock()
+# Whether this process is long-lived and runs the embedded worker (``serve_jobs``).
+_serving = False
+
+
+def serve_jobs() -> None:
+    """This process serves (until it is stopped): it may run the embedded worker. Short-lived
+    processes never call this, so they never claim a job."""
+    global _serving
+    _serving = True
 
 
 def embedded_worker() -> EmbeddedWorker:

@@ -9,6 +9,13 @@ from core.asgi import get_asgi_application  # noqa: E402  (Django's, keeping req
 # Django must be set up before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
+from agents.worker import serve_jobs  # noqa: E402
+
+# A process that loads the server's application serves: without a broker its embedded worker may
+# claim jobs (started by the lifespan, or on the first job with the lifespan off). Management
+# commands and scripts never load it, and never claim a job.
+serve_jobs()
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

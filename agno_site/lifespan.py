@@ -18,10 +18,11 @@ def _start() -> None:
 
     if settings.REDIS_URL or not settings.EMBEDDED_WORKER:
         return
-    from agents.worker import embedded_worker
+    from agents.worker import embedded_worker, serve_jobs
     from metrics.refresher import embedded_refresher
     from scheduler.ticker import embedded_ticker
 
+    serve_jobs()  # a server: its embedded worker may claim jobs (a management command's never does)
     embedded_worker().start()
     embedded_ticker().start()
     embedded_refresher().start()

@@ -14,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("chat/", include("chat.urls")),
     route("health", core_views.health, name="health"),
+    route("ready", core_views.ready, name="ready"),
     path("favicon.ico", core_views.favicon, name="favicon"),
     path("", include("agents.api.urls")),
     path("", include("sessions.api.urls")),

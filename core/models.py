@@ -57,3 +57,21 @@ class AccessToken(OwnedModel):
     def is_usable(self, now=None) -> bool:
         now = now or timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class PeriodicPass(models.Model):
+    """When a periodic duty (the reaper: ``REAPER``) last finished a pass, by any process: one row
+    per duty, overwritten each pass. Readiness (``GET /ready``) reads it."""
+
+    REAPER = "reaper"
+
+    name = models.CharField(max_length=64, primary_key=True)
+    last_at = models.DateTimeField()
+    # The process that wrote it (host-pid), for an operator reading the table.
+    by = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        db_table = "agno_periodic_passes"
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.last_at:%Y-%m-%d %H:%M:%S}"

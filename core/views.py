@@ -19,6 +19,24 @@ def health(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok", "instantiated_at": INSTANTIATED_AT})
 
 
+@plain_api_view("GET")
+def ready(request: HttpRequest) -> JsonResponse:
+    """Readiness for load balancers (not AgentOS's: it has only /health): 200 with each check's
+    outcome when this process can work, else 503 naming the failing check (core.services.readiness)."""
+    from core.services.readiness import readiness_report
+
+    report = readiness_report()
+    body = {"status": "ready" if report["ready"] else "not_ready", "checks": report["checks"]}
+    if report["ready"]:
+        response = JsonResponse(body)
+    else:
+        first = report["failing"][0]
+        body.update(detail=f"Not ready: {first}: {report['checks'][first]['detail']}", error_code="not_ready")
+        response = JsonResponse(body, status=503)
+    patch_cache_control(response, no_store=True)
+    return response
+
+
 @lru_cache(maxsize=1)
 def _favicon() -> bytes:
     from django.contrib.staticfiles import finders

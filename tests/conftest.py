@@ -38,6 +38,18 @@ def run_async(make_coroutine):
     return outcome["value"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _the_test_process_serves_jobs() -> None:
+    """The test process stands in for the server (whose lifespan the test client does not run):
+    its embedded worker may claim jobs, as a served process's does (agents.worker.serve_jobs)."""
+    from django.conf import settings
+
+    if settings.configured:  # tests/runtime can run without Django (-p no:django)
+        from agents.worker import serve_jobs
+
+        serve_jobs()
+
+
 @pytest.fixture
 def on_postgres(settings) -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"

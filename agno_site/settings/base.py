@@ -171,10 +171,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "min_size": env.integer("DB_POOL_MIN_SIZE", 1, minimum=0),
             "max_size": env.integer("DB_POOL_MAX_SIZE", 10, minimum=1),
             "timeout": env.number("DB_POOL_TIMEOUT", 10.0, minimum=0.1),
-            # A connection idle this long is closed (down to min_size), so a burst's connections
-            # go back to the server within minutes rather than being kept for good.
-            "max_idle": 60.0,
         }
+        # Idle connections above min_size go back to the server within DB_POOL_IDLE_SECONDS of the
+        # load ending. psycopg_pool's max_idle is not a per-connection idle time: every max_idle
+        # seconds its ShrinkPool task closes ONE connection if some connection sat unused the
+        # whole window (the first window after the load still saw it in use). So going from
+        # max_size down to min_size takes (max_size - min_size) + 2 windows at most, and the
+        # window is DB_POOL_IDLE_SECONDS divided by that.
+        _pool = DATABASES["default"]["OPTIONS"]["pool"]
+        DB_POOL_IDLE_SECONDS = env.number("DB_POOL_IDLE_SECONDS", 60.0, minimum=1.0)
+        _pool["max_idle"] = DB_POOL_IDLE_SECONDS / (_pool["max_size"] - min(_pool["min_size"], _pool["max_size"]) + 2)
         if DATABASES["default"]["OPTIONS"]["pool"]["min_size"] > DATABASES["default"]["OPTIONS"]["pool"]["max_size"]:
             raise ImproperlyConfigured("DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE")
         # Pooled connections go back to the pool when closed; Django refuses persistent ones.
@@ -519,6 +525,8 @@ EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
 WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+# GET /ready answers 503 once no process has finished a reaper pass for this long.
+READY_REAPER_MAX_AGE_SECONDS = env.integer("READY_REAPER_MAX_AGE_SECONDS", max(60, 3 * AGENTOS_REAPER_INTERVAL_SECONDS), minimum=1)
 # Metrics (metrics/): days are cut in this time zone; a refresh also recomputes the days of runs
 # updated up to the overlap before its watermark (a run written just before it, committed after);
 # a refresh marked running for longer than the stale time may be started again.

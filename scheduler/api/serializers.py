@@ -96,6 +96,8 @@ class ScheduleRunOut(serializers.Serializer):
     schedule_id = serializers.CharField()
     user_id = nullable(serializers.CharField())
     attempt = serializers.IntegerField()
+    # Beside AgentOS's fields: the tick the fire is for (a trigger's: when it was asked for).
+    scheduled_for = nullable(serializers.IntegerField())
     triggered_at = nullable(serializers.IntegerField())
     completed_at = nullable(serializers.IntegerField())
     status = serializers.CharField()
@@ -144,7 +146,7 @@ def render_state(schedule: Schedule) -> dict[str, Any]:
 def render_schedule_run(run: ScheduleRun) -> dict[str, Any]:
     return render(ScheduleRunOut, {
         "id": run.pk, "schedule_id": run.schedule_id, "user_id": run.user_id, "attempt": run.attempt,
-        "triggered_at": epoch(run.triggered_at), "completed_at": epoch(run.completed_at), "status": run.status,
+        "scheduled_for": epoch(run.scheduled_for), "triggered_at": epoch(run.triggered_at), "completed_at": epoch(run.completed_at), "status": run.status,
         "status_code": run.status_code, "run_id": run.run_id, "session_id": run.session_id, "error": run.error,
         "input": run.input, "output": run.output, "requirements": run.requirements, "created_at": epoch(run.created_at),
     })

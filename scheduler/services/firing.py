@@ -39,7 +39,8 @@ from .schedules import ScheduleConflict, ScheduleInvalid, ScheduleNotFound, _dis
 
 logger = logging.getLogger("agno_site.scheduler")
 
-# A beat task may reach its worker a moment before the tick by the worker's clock.
+# A beat task may reach its worker before the tick by the worker's clock (clocks differ; a beat
+# restarted mid-minute sends at once): up to this early, it waits for its tick (``early_tick``).
 CLOCK_SKEW = timedelta(seconds=30)
 RUN_STATUS_TO_SCHEDULE = {
     RunStatus.COMPLETED: ScheduleRunStatus.SUCCESS,
@@ -149,15 +150,33 @@ def _attempt_failed(schedule: Schedule, run: ScheduleRun, error: str, now: datet
         _disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
 
 
+def _cron_schedule(schedule_id: str) -> Schedule | None:
+    return _all_schedules().filter(pk=schedule_id, enabled=True).exclude(cron_expr="").only("id", "cron_expr", "timezone", "next_run_at").first()
+
+
 def fire_due(schedule_id: str, *, now: datetime | None = None) -> ScheduleRun | None:
     """Fire the schedule's due tick, if it has one: the latest tick at or before now, once its
-    ``next_run_at`` has come (a moment early allowed, for clocks). Beat's task calls this."""
+    ``next_run_at`` has come. A tick never fires before its time: a delivery that arrives early
+    fires nothing (beat's task then waits for the tick: ``early_tick``). Beat's task and the
+    sweep call this."""
     now = now or timezone.now()
-    schedule = _all_schedules().filter(pk=schedule_id, enabled=True).exclude(cron_expr="").only("id", "cron_expr", "timezone", "next_run_at").first()
-    if schedule is None or schedule.next_run_at is None or schedule.next_run_at > now + CLOCK_SKEW:
+    schedule = _cron_schedule(schedule_id)
+    if schedule is None or schedule.next_run_at is None or schedule.next_run_at > now:
         return None
-    # next_run_at is always a tick (services.schedules keeps it so): the due tick is at or after it.
-    return fire(schedule.pk, latest_tick(schedule.cron_expr, schedule.timezone, max(now, schedule.next_run_at)))
+    # next_run_at is always a tick (services.schedules keeps it so) and it has come: the latest
+    # tick at or before now is at or after it.
+    return fire(schedule.pk, latest_tick(schedule.cron_expr, schedule.timezone, now))
+
+
+def early_tick(schedule_id: str, *, now: datetime | None = None) -> datetime | None:
+    """The schedule's next tick if it is still ahead but at most CLOCK_SKEW away: a beat delivery
+    that came that early (beat's clock ahead of this one, or a beat restarted mid-minute sending at
+    once) is for that tick, and waits for it. None: nothing is that close."""
+    now = now or timezone.now()
+    schedule = _cron_schedule(schedule_id)
+    if schedule is None or schedule.next_run_at is None or not now < schedule.next_run_at <= now + CLOCK_SKEW:
+        return None
+    return schedule.next_run_at
 
 
 def schedule_trigger(*, user: Any, schedule_id: str) -> ScheduleRun:

@@ -150,9 +150,10 @@ def test_trigger_then_read_the_fire_and_its_run(client, jwt_server, worker) -> N
     fired = post(client, f"/schedules/{schedule['id']}/trigger")
     assert fired.status_code == 200
     body = fired.json()
-    assert set(body) == {"id", "schedule_id", "user_id", "attempt", "triggered_at", "completed_at", "status", "status_code", "run_id", "session_id", "error", "input", "output", "requirements", "created_at"}
+    assert set(body) == {"id", "schedule_id", "user_id", "attempt", "scheduled_for", "triggered_at", "completed_at", "status", "status_code", "run_id", "session_id", "error", "input", "output", "requirements", "created_at"}
     assert (body["schedule_id"], body["user_id"], body["attempt"], body["status"], body["status_code"]) == (schedule["id"], "alice", 1, "running", 202)
     assert isinstance(body["triggered_at"], int) and body["input"] == {"input_content": "brief me"}
+    assert isinstance(body["scheduled_for"], int) and body["scheduled_for"] <= body["triggered_at"]  # a trigger is for the moment it was asked
 
     def done():
         listed = client.get(f"/schedules/{schedule['id']}/runs", **alice()).json()

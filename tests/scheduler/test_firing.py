@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.models import Job, JobStatus
 from agents.services.definitions import definition_create
 from scheduler.models import Schedule, ScheduleRun, ScheduleRunStatus
-from scheduler.services.firing import fire, fire_due, schedule_runs_settle, schedule_trigger, scheduler_tick
+from scheduler.services.firing import early_tick, fire, fire_due, schedule_runs_settle, schedule_trigger, scheduler_tick
 from scheduler.services.schedules import ScheduleConflict, schedule_create, schedule_disable
 from sessions.models import Run
 from tests.agents.conftest import wait_for
@@ -107,16 +107,79 @@ def test_a_beat_down_for_hours_runs_the_missed_fire_once(worker, settings) -> No
     assert stored.next_run_at == hour + timedelta(hours=1)
 
 
-def test_beat_delivering_a_tick_early_or_twice_fires_it_once(worker, settings) -> None:
+def test_beat_delivering_a_tick_early_or_twice_fires_it_once_and_never_early(worker, settings) -> None:
     settings.EMBEDDED_WORKER = False
     schedule = create(cron_expr="*/5 * * * *")
     tick = timezone.now().replace(second=0, microsecond=0) + timedelta(minutes=10)
     tick = tick.replace(minute=tick.minute - tick.minute % 5)
     set_next_run(schedule, tick)
     assert fire_due(schedule.pk, now=tick - timedelta(minutes=2)) is None  # not due yet
-    assert fire_due(schedule.pk, now=tick - timedelta(seconds=2)).scheduled_for == tick  # a clock a little behind
+    assert fire_due(schedule.pk, now=tick - timedelta(seconds=2)) is None  # a clock a little behind: not before its time
+    assert early_tick(schedule.pk, now=tick - timedelta(seconds=2)) == tick  # ...the delivery waits for it
+    assert early_tick(schedule.pk, now=tick - timedelta(minutes=2)) is None
+    assert fire_due(schedule.pk, now=tick).scheduled_for == tick
     assert fire_due(schedule.pk, now=tick + timedelta(seconds=3)) is None  # the second beat
     assert [run.scheduled_for for run in runs_of(schedule)] == [tick]
+
+
+class Clock:
+    """The scheduler's clock, injected: firing reads ``timezone.now()`` through this."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    import scheduler.services.firing as firing
+
+    fake = Clock(timezone.now())
+    monkeypatch.setattr(firing, "timezone", fake)
+    return fake
+
+
+def test_a_beat_restarted_late_in_a_minute_fires_each_minute_once_at_its_tick(worker, settings, clock, monkeypatch) -> None:
+    """Beat restarted at :45 sends the fire at once: it must not run the next minute's tick then
+    (that minute would fire twice and the next not at all); it waits for that tick."""
+    settings.EMBEDDED_WORKER = False
+    from scheduler import tasks
+
+    resent: list[tuple[tuple, datetime]] = []
+    monkeypatch.setattr(tasks.fire_schedule, "apply_async", lambda args, eta: resent.append((args, eta)))
+    schedule = create()
+    minute = timezone.now().replace(second=0, microsecond=0) + timedelta(minutes=5)
+    set_next_run(schedule, minute)
+    clock.at = minute  # beat's fire for this minute, on time
+    assert tasks.fire_schedule(schedule.pk) is True
+    clock.at = minute + timedelta(seconds=45)  # beat restarts and sends at once
+    assert tasks.fire_schedule(schedule.pk) is False
+    assert [run.scheduled_for for run in runs_of(schedule)] == [minute]  # nothing fired 15 s early
+    assert resent == [((schedule.pk,), minute + timedelta(minutes=1))]  # the delivery waits for its tick
+    clock.at = minute + timedelta(minutes=1)  # the re-sent delivery (and beat's own) at the tick
+    assert tasks.fire_schedule(schedule.pk) is True
+    assert tasks.fire_schedule(schedule.pk) is False
+    clock.at = minute + timedelta(minutes=2, seconds=1)
+    assert tasks.fire_schedule(schedule.pk) is True
+    runs = runs_of(schedule)
+    assert [run.scheduled_for for run in runs] == [minute + timedelta(minutes=n) for n in range(3)]
+    assert all(run.triggered_at >= run.scheduled_for for run in runs)  # no tick ran before its time
+    assert [run.triggered_at.replace(second=0) for run in runs] == [run.scheduled_for for run in runs]  # one fire per minute
+    stored = Schedule.objects.for_user("alice").get(pk=schedule.pk)
+    assert stored.next_run_at == minute + timedelta(minutes=3)
+
+
+def test_the_sweep_never_fires_a_tick_before_its_time(worker, settings) -> None:
+    settings.EMBEDDED_WORKER = False
+    schedule = create()
+    minute = timezone.now().replace(second=0, microsecond=0) + timedelta(minutes=5)
+    set_next_run(schedule, minute)
+    assert scheduler_tick(now=minute - timedelta(seconds=20))["fired"] == 0
+    assert fire_due(schedule.pk, now=minute - timedelta(seconds=20)) is None
+    assert scheduler_tick(now=minute + timedelta(seconds=1))["fired"] == 1
+    assert [run.scheduled_for for run in runs_of(schedule)] == [minute]
 
 
 def test_a_schedule_whose_agent_was_deleted_fails_visibly_and_is_disabled(worker, settings) -> None:

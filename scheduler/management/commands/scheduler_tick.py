@@ -27,7 +27,7 @@ class Command(BaseCommand):
             return
         from django.conf import settings
 
-        from agents.worker import embedded_worker
+        from agents.worker import embedded_worker, serve_jobs
         from scheduler.ticker import Ticker
 
         stop = threading.Event()
@@ -37,7 +37,8 @@ class Command(BaseCommand):
         ticker._enabled_override = True
         ticker.start()
         if not settings.REDIS_URL:
-            embedded_worker().start()  # without a broker this process runs what it fires
+            serve_jobs()  # a long-lived process: without a broker it runs what it fires
+            embedded_worker().start()
         self.stdout.write("scheduler ticker running", ending="\n")
         self.stdout.flush()
         stop.wait()
