@@ -267,6 +267,9 @@ def test_approving_a_workflow_steps_approval_in_the_admin_continues_it(client, d
     assert isinstance(done, Finished) and done.output["status"] == "PAUSED"
     (approval,) = Approval.objects.for_user("alice")
     assert (approval.run_id, approval.source_type, approval.workflow_id) == (done.output["run_id"], "workflow", composed)
+    # The paused run's review page sends the operator to the approval.
+    review = client.get(reverse("admin:agno_sessions_run_review", args=[done.output["run_id"]])).content.decode()
+    assert reverse("admin:approvals_approval_change", args=[approval.pk]) in review
     worker()
     response = client.post(reverse("admin:approvals_approval_change", args=[approval.pk]), {"decision": "approved", "note": "ok"})
     assert response.status_code == 302
