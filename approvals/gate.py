@@ -120,12 +120,17 @@ def _merged(resolution: list[dict[str, Any]], tools: list[dict[str, Any]] | None
 
 def _merged_steps(resolution: list[dict[str, Any]], steps: list[dict[str, Any]] | None, run_data: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """A workflow's answer to its paused agent or team step: the caller's answers for the step's
-    other calls, and the resolution for the approval's (each a RunRequirement of its own, so no
-    requirement-level ``confirmation`` of the caller's can stand for them)."""
+    other calls, and the resolution for the approval's (each the paused RunRequirement, as the
+    run stored it, with the resolution's decision: no requirement-level ``confirmation`` of the
+    caller's can stand for them)."""
     active = (run_data.get("step_requirements") or [None])[-1]
     if not resolution or not isinstance(active, Mapping) or not active.get("requires_executor_input"):
         return steps
     decided = {te["tool_call_id"] for te in resolution}
+    paused = {
+        req["tool_execution"].get("tool_call_id"): req for req in active.get("executor_requirements") or []
+        if isinstance(req, Mapping) and isinstance(req.get("tool_execution"), Mapping)
+    }
     others = [
         answer
         for step in steps or [] if isinstance(step, Mapping) and step.get("step_id") in (None, active.get("step_id"))
@@ -133,4 +138,9 @@ def _merged_steps(resolution: list[dict[str, Any]], steps: list[dict[str, Any]] 
         for answer in step["executor_requirements"]
         if not (isinstance(answer, Mapping) and any(te.get("tool_call_id") in decided for te in decided_calls([answer])))
     ]
-    return [{"step_id": active.get("step_id"), "executor_requirements": [*others, *({"tool_execution": te} for te in resolution)]}]
+    resolved = []
+    for te in resolution:
+        stored = paused.get(te["tool_call_id"]) or {}
+        decision = {"confirmation": te["confirmed"]} if "confirmed" in te else {}
+        resolved.append({**stored, **decision, "tool_execution": {**(stored.get("tool_execution") or {}), **te}})
+    return [{"step_id": active.get("step_id"), "executor_requirements": [*others, *resolved]}]

@@ -155,6 +155,9 @@ def test_a_workflow_steps_approval_is_written_gated_and_continued_by_the_operato
     done = completed(run.pk)
     assert (done.status, done.run_data["content"], wired) == ("COMPLETED", PAID, ["7 to bob"])
     assert alice.get(f"/approvals/{approval_id}").json()["status"] == "approved"
+    # The step's record keeps the paused call, with the operator's decision.
+    (answered,) = done.run_data["step_requirements"][-1]["executor_requirements"]
+    assert (answered["tool_execution"]["tool_name"], answered["tool_execution"]["approval_id"], answered["confirmation"]) == ("wire_funds", approval_id, True)
 
 
 def test_a_rejected_workflow_step_approval_ends_the_run_without_the_tool(alice, root, worker, wired, workflow_id):
