@@ -5,6 +5,8 @@ transaction): a pause whose tool calls carry ``approval_type: "required"`` gets 
 owned by the run's owner, under the ``approval_id`` those tool calls carry in
 every copy of the run (the runtime gives the ids with the pause, so its RunPaused event has them
 too). Tool calls with ``approval_type: "audit"`` get a resolved row once the human decided them.
+Wherever the call is nested (a team's member, a workflow's agent or team step), the row is the
+top-level run's: that is the run that pauses, that the gate guards and that a resolution continues.
 
 Resolving a pending row (``approval_resolve``) continues the run by itself: a durable background
 continuation through the submit service, on behalf of the run's owner, with the resolution as the
@@ -45,13 +47,58 @@ class ApprovalAlreadyResolved(Exception):
 
 
 def tool_executions(output: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every ToolExecution dict of a run output: its tools, and its requirements' (a team's member
-    tools come in through requirements only). A call in both is in the list twice."""
+    """Every ToolExecution dict of a run output, wherever the call is nested: its tools, its
+    requirements' (a team's member tools come in through requirements only), and those of a
+    workflow's agent and team steps (``step_executor_runs``: each the RunOutput the runtime made,
+    never the caller's answers, which a workflow keeps in its ``step_requirements``). A call in
+    more than one place is in the list as often."""
     found: list[dict[str, Any]] = [te for te in output.get("tools") or [] if isinstance(te, dict)]
     for req in output.get("requirements") or []:
         te = req.get("tool_execution") if isinstance(req, dict) else None
         if isinstance(te, dict):
             found.append(te)
+    for executor_run in output.get("step_executor_runs") or []:
+        if isinstance(executor_run, dict):
+            found.extend(tool_executions(executor_run))
+    return found
+
+
+def paused_requirements(output: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The RunRequirement dicts a paused run shows its human: its own (an agent's, a team's with
+    its members'), or a workflow's paused agent or team step's open ones (the pause's
+    ``executor_requirements``)."""
+    own = [dict(req) for req in output.get("requirements") or [] if isinstance(req, dict)]
+    if own:
+        return own
+    for executor_run in output.get("step_executor_runs") or []:
+        if isinstance(executor_run, dict) and executor_run.get("status") == RunStatus.PAUSED:
+            nested = [
+                dict(req) for req in paused_requirements(executor_run) or []
+                if isinstance(req.get("tool_execution"), dict) and waiting(req["tool_execution"])
+            ]
+            if nested:
+                return nested
+    return None
+
+
+def decided_calls(decisions: Iterable[Any] | None) -> list[dict[str, Any]]:
+    """The ToolExecution dicts a continue's decisions carry, whatever their shape: ToolExecution
+    dicts, RunRequirement dicts (a requirement-level ``confirmation`` fills the call's, as the
+    runtime reads it), or a workflow's StepRequirement dicts with ``executor_requirements``."""
+    found: list[dict[str, Any]] = []
+    for item in decisions or ():
+        if not isinstance(item, Mapping):
+            continue
+        nested = item.get("executor_requirements")
+        if isinstance(nested, list):
+            found.extend(decided_calls(nested))
+        elif isinstance(item.get("tool_execution"), Mapping):
+            te = dict(item["tool_execution"])
+            if te.get("confirmed") is None and item.get("confirmation") is not None:
+                te["confirmed"] = item["confirmation"]
+            found.append(te)
+        elif "tool_call_id" in item:
+            found.append(dict(item))
     return found
 
 
@@ -112,7 +159,7 @@ def approvals_on_run_end(record: Any) -> list[Approval]:
         elif te["approval_type"] == ApprovalType.AUDIT and not waiting(te):
             audited.setdefault(te["approval_id"], te)
     made: list[Approval] = []
-    requirements = [dict(req) for req in output.get("requirements") or [] if isinstance(req, dict)] or None
+    requirements = paused_requirements(output)
     for approval_id, calls in required.items():
         first = calls[0]
         made.append(Approval(
@@ -143,7 +190,7 @@ def decisions_from(approval: Approval, run_data: Mapping[str, Any]) -> list[dict
     approved = approval.status == ApprovalStatus.APPROVED
     values = data.get("values") if isinstance(data.get("values"), dict) else data
     decisions, seen = [], set()
-    for te in tool_executions(run_data):  # a team member's calls are in its requirements
+    for te in tool_executions(run_data):  # a team member's calls are in its requirements, a workflow step's in its executor run
         if not waiting(te) or te.get("approval_id") != approval.id or te.get("tool_call_id") in seen:
             continue
         seen.add(te["tool_call_id"])
@@ -242,7 +289,7 @@ def approval_resolve_by_continue(*, principal: Principal, run_id: str, tools: li
     the approval is theirs, approved unless they rejected one of its calls, and leaves the queue."""
     if not tools:
         return
-    rejected = {te.get("tool_call_id") for te in tools if isinstance(te, dict) and te.get("confirmed") is False}
+    rejected = {te.get("tool_call_id") for te in decided_calls(tools) if te.get("confirmed") is False}
     now = timezone.now()
     pending = Approval.objects.unscoped("the caller continued this run; the run lookup checked they may").filter(
         run_id=run_id, approval_type=ApprovalType.REQUIRED, status=ApprovalStatus.PENDING,

@@ -199,3 +199,26 @@ def test_screenshot_admin_approvals_queue(browsing, make_user, screenshots_dir):
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(screenshots_dir / "approvals-queue.png"))
     assert (screenshots_dir / "approvals-queue.png").stat().st_size > 10_000
+
+
+def test_a_workflow_steps_approval_waits_for_the_operator_and_the_workflow_goes_on(browsing, make_user, worker):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.select_option("#agent-picker", "workflow:approval-flow")
+    send(page, '/call wire_funds {"to": "bob", "amount": 7}')
+    card = page.locator(".operator-approval")
+    expect(card).to_contain_text("wire_funds")
+    expect(card).to_contain_text("You can't approve this yourself")
+    page.wait_for_selector(IDLE)
+    # No review for the owner to answer: the step's call is the operator's.
+    expect(page.locator(".wf-approval")).to_have_count(0)
+    expect(card.get_by_role("button")).to_have_count(0)
+
+    approval = pending_of("alice")
+    assert approval.source_type == "workflow"
+    approval_resolve(approval_id=approval.pk, status="approved", resolved_by="root")
+    worker()
+    reply = page.locator(".msg-assistant").last
+    expect(reply).to_contain_text("TOOL WIRE_FUNDS RETURNED: WIRED 7 TO BOB", timeout=20_000)
+    expect(page.locator(".operator-approval")).to_have_count(0)
+    assert page.errors == []

@@ -549,10 +549,14 @@ function workflowTimeline(turn, component) {
   return turn.timeline;
 }
 
-/** The review a paused workflow waits for, answered in place: its continue streams into the same turn. */
+/** The review a paused workflow waits for, answered in place: its continue streams into the same turn.
+ * An agent or team step paused on an @approval call waits for an operator instead (its card). */
 function offerReview(turn, { agentId, runId, sessionId }, requirements, { disabled = false } = {}) {
   turn.closeSegment();
-  const panel = reviewPanel(requirements || [], {
+  const operated = (requirements || []).filter((one) => one.requires_executor_input
+    && (one.executor_requirements || []).some((req) => needsOperator(req?.tool_execution) && needsDecision(req.tool_execution)));
+  if (operated.length) awaitOperators(turn, { requirements: operated.flatMap((one) => one.executor_requirements || []) }, sessionId);
+  const panel = reviewPanel((requirements || []).filter((one) => !operated.includes(one)), {
     disabled,
     onDecided: (answered, form, verbs) => continueWorkflow({ agentId, runId, sessionId, turn, requirements: answered, panel: form, verbs }),
   });
