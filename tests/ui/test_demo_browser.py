@@ -1,7 +1,7 @@
 """What `make run` shows a new user in Chromium, without a key: the chat's default agent (the demo's
 Docs Agent) answers a question from the user's own document with its source, and the offline
 model's `/markdown` reply is rendered: a highlighted code block, a table, a list, and math drawn by
-KaTeX (served by the project, within the CSP)."""
+KaTeX (served by the project, within the CSP). It takes the README's picture docs/chat-markdown.png."""
 from __future__ import annotations
 
 import re
@@ -23,7 +23,7 @@ def ask(page, text: str) -> None:
     page.wait_for_selector(IDLE)
 
 
-def test_the_default_agent_answers_from_my_documents_and_replies_render_rich_markdown(browsing, make_user, settings, monkeypatch):
+def test_the_default_agent_answers_from_my_documents_and_replies_render_rich_markdown_screenshot(browsing, make_user, settings, monkeypatch, screenshots_dir):
     from knowledge.models import Content
     from knowledge.services import base_get_or_create, content_insert
     from tests.knowledge.conftest import ingest
@@ -36,7 +36,7 @@ def test_the_default_agent_answers_from_my_documents_and_replies_render_rich_mar
     ingest()  # the live server's worker may take it first: either way it ends completed
     wait_for(lambda: Content.objects.for_user("alice").filter(pk=content.pk, status="completed").exists())
 
-    page = browsing.chat_as("alice")
+    page = browsing.chat_as("alice", viewport=(1280, 1100))
     violations: list[str] = []
     page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
     # Nothing picked: the chat's default agent is the one that searches My documents.
@@ -71,6 +71,11 @@ def test_the_default_agent_answers_from_my_documents_and_replies_render_rich_mar
     # The formula's sizes came through the CSSOM, which the CSP allows: it is laid out, not flat.
     height = reply.locator(".math-display .katex-html").evaluate("(node) => node.getBoundingClientRect().height")
     assert height > 30, height
+
+    # The README's picture of it (make screenshots).
+    reply.locator(".math-display").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshots_dir / "chat-markdown.png"))
+    assert (screenshots_dir / "chat-markdown.png").stat().st_size > 10_000
 
     # Opened again, the stored reply renders the same.
     page.reload()
