@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# Chart.js, marked, DOMPurify and highlight.js from npm (package-lock.json), served by the project itself.
+# Chart.js, marked, DOMPurify, highlight.js and KaTeX from npm (package-lock.json), served by the project itself.
 VENDOR_STAMP := chat/static_vendor/.installed
 
 .PHONY: run test install install-dev migrate bench screenshots clean

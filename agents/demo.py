@@ -1,17 +1,26 @@
-"""The demo team and docs agent `make run` serves beside the seeded demo agent (AGENT_MODULES=agents.demo).
+"""The docs agent, team and workflow `make run` serves beside the seeded demo agent (AGENT_MODULES=agents.demo).
 
-Teams are defined in code, so the demo's is here rather than seeded into the database like the
-demo agent. Like that agent it runs on OpenAI when OPENAI_API_KEY is set, else on the offline model.
-``FUNCTIONS`` are the functions a workflow composed in the admin may name (as a step, a
-Condition's evaluator, a Router's selector or a Loop's end condition).
-The docs agent answers from a small handbook held in memory, so a knowledge search and the
-sources under its answers can be seen without uploading anything.
+Teams and workflows are defined in code, so the demo's are here rather than seeded into the
+database like the demo agent. Like that agent they run on OpenAI when OPENAI_API_KEY is set, else
+on the offline model. ``FUNCTIONS`` are the functions a workflow composed in the admin may name
+(as a step, a Condition's evaluator, a Router's selector or a Loop's end condition).
+
+The docs agent is the chat's first (default) agent: it searches the user's own documents (*My
+documents*, the deployment's default base, with the shared ones) and a small handbook held in
+memory, so sources can be seen before anything is uploaded, and an uploaded file is answered from
+at once. The team's writer has the demo actions (``send_email`` asks the user to confirm;
+``issue_refund`` waits for an operator); the workflow runs two agents in parallel, then waits for
+a person to confirm before it "publishes".
 """
 from __future__ import annotations
 
 import os
 
-from agents.runtime import Agent, CalculatorTools, StaticKnowledge, StepInput, StepOutput, Team
+from django.conf import settings
+
+from agents.runtime import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
+from agents.toolkits import DemoActionTools
+from knowledge.services import BaseSource
 
 MODEL = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:demo"
 
@@ -33,10 +42,11 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
     Agent(
         id="demo-docs",
         name="Docs Agent",
-        description="Answers questions about Agno Site from its handbook and shows the sources it used",
+        description="Answers from your documents (My documents) and the Agno Site handbook, and shows the sources it used",
         model=MODEL,
-        knowledge=HANDBOOK,
-        instructions="Answer from the knowledge base; say so when it has nothing on the question.",
+        # The user's own documents first (equal scores keep this order), then the handbook.
+        knowledge=[BaseSource(settings.KNOWLEDGE_DEFAULT_BASE), HANDBOOK],
+        instructions="Answer from the knowledge base (the user's documents and the handbook), citing the document each fact comes from; say so when it has nothing on the question.",
         markdown=True,
     ),
 ]
@@ -48,11 +58,17 @@ TEAMS = [
         description="A researcher and a writer: the leader hands each part of the question to the member it fits.",
         members=[
             Agent(id="demo-researcher", name="Researcher", description="Finds facts and works out numbers", model=MODEL, tools=[CalculatorTools()]),
-            Agent(id="demo-writer", name="Writer", description="Writes clear, short prose", model=MODEL),
+            Agent(
+                id="demo-writer",
+                name="Writer",
+                description="Writes clear, short prose and sends it by email (after the user confirms)",
+                model=MODEL,
+                tools=[DemoActionTools()],
+            ),
         ],
         mode="coordinate",
         model=MODEL,
-        instructions="Delegate research and arithmetic to the Researcher and the final wording to the Writer, then answer.",
+        instructions="Delegate research and arithmetic to the Researcher, and the final wording and any email to the Writer, then answer.",
         add_history_to_context=True,
     ),
 ]
@@ -73,4 +89,30 @@ def long_enough(outputs: list[StepOutput]) -> bool:
     return any(len(str(output.content or "").split()) >= 50 for output in outputs)
 
 
+def publish(step_input: StepInput) -> StepOutput:
+    """The demo workflow's last step, run once a person confirmed it: "publishes" the brief."""
+    return StepOutput(content=f"Published (demo: nothing left the server):\n\n{step_input.get_last_step_content() or ''}")
+
+
 FUNCTIONS = [combine, is_question, long_enough]
+
+WORKFLOWS = [
+    Workflow(
+        id="demo-workflow",
+        name="Demo Workflow",
+        description="A brief: a researcher and the docs agent work in parallel, their notes are combined, and a person confirms before it is published.",
+        steps=[
+            Parallel(
+                Step(name="research", agent=Agent(id="demo-flow-researcher", name="Researcher", model=MODEL, tools=[CalculatorTools()])),
+                Step(name="handbook", agent=Agent(id="demo-flow-docs", name="Docs", model=MODEL, knowledge=HANDBOOK, markdown=True)),
+                name="gather",
+            ),
+            Step(name="combine", executor=combine),
+            Step(
+                name="publish",
+                executor=publish,
+                human_review=HumanReview(requires_confirmation=True, confirmation_message="Publish this brief?", on_reject="cancel"),
+            ),
+        ],
+    ),
+]

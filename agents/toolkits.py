@@ -21,7 +21,9 @@ from .runtime.tools.workspace import Workspace
 
 
 class DemoActionTools(Toolkit):
-    """Tools with side effects a human must approve, to show human-in-the-loop without any setup.
+    """Tools with side effects a human must approve, to show human-in-the-loop without any setup:
+    the user confirms ``send_email`` and fills in ``book_meeting``'s date; an operator approves
+    ``issue_refund`` (``@approval``: the admin's Approvals queue, the chat's *My approvals*).
 
     Nothing leaves the server: the "email" is only reported back.
     """
@@ -49,6 +51,16 @@ class DemoActionTools(Toolkit):
             date: The day of the meeting, filled in by the user.
         """
         return f"Meeting about {topic!r} booked for {date} (demo: no calendar was touched)."
+
+    @tool(requires_approval=True)
+    def issue_refund(self, order_id: str, amount: float) -> str:
+        """Refund an order (demo: no money moves). An operator approves it first, not the user.
+
+        Args:
+            order_id: The order to refund.
+            amount: How much to refund.
+        """
+        return f"Refund of {amount} on order {order_id} issued (demo: no money moved)."
 
 
 def workspace_root_for(user_id: str | None) -> Path:
@@ -90,7 +102,7 @@ TOOLKITS: dict[str, ToolkitEntry] = {
             "Read, search and (with confirmation) write files in the user's own folder; credential files refused.",
             lambda user_id: Workspace(workspace_root_for(user_id)),
         ),
-        ToolkitEntry("demo_actions", "Demo actions", "send_email (needs confirmation) and book_meeting (asks for input).", lambda user_id: DemoActionTools()),
+        ToolkitEntry("demo_actions", "Demo actions", "send_email (needs confirmation), book_meeting (asks for input) and issue_refund (an operator approves it).", lambda user_id: DemoActionTools()),
         ToolkitEntry("schedules", "Schedules", "Create, list, update and delete the user's cron schedules (provenance: managed by the agent).", _schedule_tools),
     )
 }

@@ -26,11 +26,15 @@ fi
 
 out=chat/static_vendor/vendor
 rm -rf "$out"
-mkdir -p "$out/chartjs" "$out/marked" "$out/dompurify" "$out/highlightjs"
+mkdir -p "$out/chartjs" "$out/marked" "$out/dompurify" "$out/highlightjs" "$out/katex"
 # The source maps too: collectstatic with a manifest storage refuses a dangling sourceMappingURL.
 cp node_modules/chart.js/dist/chart.umd.min.js{,.map} node_modules/chart.js/LICENSE.md "$out/chartjs/"
 cp node_modules/marked/lib/marked.esm.js{,.map} node_modules/marked/LICENSE "$out/marked/"
 cp node_modules/dompurify/dist/purify.es.mjs{,.map} node_modules/dompurify/LICENSE "$out/dompurify/"
 # highlight.js's own ES module build with its common languages (no source map is shipped, none referenced).
 cp node_modules/@highlightjs/cdn-assets/es/highlight.min.js node_modules/@highlightjs/cdn-assets/LICENSE "$out/highlightjs/"
-echo "vendor_static: chart.js $(node -p 'require("./node_modules/chart.js/package.json").version'), marked $(node -p 'require("./node_modules/marked/package.json").version'), dompurify $(node -p 'require("./node_modules/dompurify/package.json").version'), highlight.js $(node -p 'require("./node_modules/@highlightjs/cdn-assets/package.json").version') -> $out"
+# KaTeX (math in replies): its ES module, its stylesheet and the fonts the stylesheet names (every
+# format it lists, so a manifest storage finds each url()); no source map is shipped.
+cp node_modules/katex/dist/katex.mjs node_modules/katex/dist/katex.min.css node_modules/katex/LICENSE "$out/katex/"
+cp -r node_modules/katex/dist/fonts "$out/katex/"
+echo "vendor_static: chart.js $(node -p 'require("./node_modules/chart.js/package.json").version'), marked $(node -p 'require("./node_modules/marked/package.json").version'), dompurify $(node -p 'require("./node_modules/dompurify/package.json").version'), highlight.js $(node -p 'require("./node_modules/@highlightjs/cdn-assets/package.json").version'), katex $(node -p 'require("./node_modules/katex/package.json").version') -> $out"

@@ -272,6 +272,7 @@ def test_a_member_with_knowledge_keeps_its_references_in_its_own_run(make_ctx):
     assert "references" not in out
 
 
+@pytest.mark.django_db  # it searches the user's documents too (none here), then its handbook
 def test_the_demo_docs_agent_answers_from_its_handbook_with_references(make_ctx):
     from agents.demo import AGENTS
 

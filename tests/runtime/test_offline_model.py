@@ -193,3 +193,16 @@ def test_summary_task_returns_summary_json():
     value = json.loads(text_of(stream([{"role": "system", "content": "Summarize"}, {"role": "user", "content": transcript}], task="summary")))
 
     assert value == {"summary": 'The user sent 2 messages. Most recently: "Add museums please".', "topics": ["lisbon", "museums", "please"]}
+
+
+def test_markdown_answers_rich_markdown_line_by_line_and_names_its_parts():
+    everything = text_of(stream([{"role": "user", "content": "/markdown"}]))
+    assert everything.startswith("(offline demo) Some Markdown, to see how replies are rendered:\n\n### A code block\n\n```python\n")
+    assert "\n| model | needs a key | calls the network |\n|---|---|---|\n" in everything
+    assert "\n1. **Upload** a file in *My documents*.\n2. Ask the Docs Agent about it:\n   - the answer" in everything
+    assert "Inline, $e^{i\\pi} + 1 = 0$; displayed:\n\n$$\n\\int_0^1 x^2 \\, dx = \\frac{1}{3}\n$$" in everything
+    only = text_of(stream([{"role": "user", "content": "show me\n/markdown table math"}]))
+    assert "### A table" in only and "### Math" in only and "```" not in only and "### A list" not in only
+    # With tools offered and a question, /call lines and searches still come first; /markdown is the answer.
+    calls = stream([{"role": "user", "content": '/markdown\n/call add {"a": 1, "b": 2}'}], tools=[ADD])
+    assert [c.name for c in calls if isinstance(c, ToolCall)] == ["add"]

@@ -19,12 +19,17 @@ with one of these words:
     Raise a ``FatalModelError`` (like a 401 or 400 from a provider).
 ``/fail-retryable``
     Raise a ``RetryableModelError`` (like a 5xx or 429): retries and fallback models kick in.
+``/markdown [code] [table] [list] [math]``
+    Answer with rich Markdown instead of the echo (5. below): a highlighted code block, a table,
+    a nested list and math (``$...$`` inline, ``$$...$$`` displayed); the parts named, or all.
 
 Answers, in order of precedence:
 
 1. As a team leader (its system message has a ``<team_members>`` block and team tools are
-   offered) and with no ``/call`` line: it delegates the user's text (commands stripped) to the
-   member whose id or name the text mentions, else to the first member:
+   offered) and with no ``/call`` line of a tool offered to it: it delegates the user's text
+   (commands stripped; but ``/call`` lines of tools it does not have, a member's, are kept, so
+   the member calls them) to the member whose id or name the text outside commands mentions,
+   else to the first member:
    ``delegate_task_to_member(member_id, task)`` (route, coordinate) or
    ``delegate_task_to_members(task)`` (broadcast), once; in tasks mode one call a turn,
    ``create_task(title=<first six words>, description=<text>, assignee=<member>)``, then
@@ -98,7 +103,8 @@ sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep
 REJECTED_PREFIX = "Function call was rejected by the user"
 _CALL_RE = re.compile(r"^/call\s+(\S+)\s*(.*)$")
 _SLOW_RE = re.compile(r"^/slow\s+([0-9]*\.?[0-9]+)\s*$")
-_COMMAND_RE = re.compile(r"^/(call|slow|fail|fail-retryable)\b")
+_COMMAND_RE = re.compile(r"^/(call|slow|fail|fail-retryable|markdown)\b")
+_MARKDOWN_RE = re.compile(r"^/markdown(?:\s+(.*))?$")
 _MEMORY_LINE_RE = re.compile(r"^- memory_id: (\S+) \| memory: (.*)$")
 _CLAUSE_END = r"[^,.;!?\n]+"
 _MEMBER_LINE_RE = re.compile(r"^- member_id: (\S+) \| name: (.*?)(?: \| role: .*)?$")
@@ -161,7 +167,7 @@ class OfflineModel(Model):
             if "/fail" in _commands(user_text):
                 raise FatalModelError("offline model: /fail requested", provider=self.provider, status_code=400)
             tool_results = [m for m in after_user if m.get("role") == "tool"]
-            team_calls = [] if _call_lines(user_text) else _team_calls(messages, user_text, tool_results, tool_names)
+            team_calls = _team_calls(messages, user_text, tool_results, tool_names) if _forwards_calls(user_text, tool_names) else []
             if team_calls:
                 calls = team_calls
             elif output_schema is not None and (tool_results or not _call_lines(user_text) or not tool_names):
@@ -172,6 +178,8 @@ class OfflineModel(Model):
                 calls = _tool_calls(user_text, len(messages))
             elif SEARCH_TOOL in tool_names and _REFERENCES_RE.search(user_text) is None and _asks(user_text):
                 calls = _search_call(user_text, len(messages))
+            elif (shown := _markdown_parts(user_text)) is not None:
+                text = markdown_sample(shown)
             else:
                 text = _echo(messages, user_index, user_text)
 
@@ -187,6 +195,58 @@ class OfflineModel(Model):
             yield call
         output_tokens = len((reasoning or text).split()) + sum(len(c.arguments.split()) + 1 for c in calls)
         yield Usage(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
+
+
+# What ``/markdown`` answers, a part per kind: so the chat's renderer (code highlighting, tables,
+# lists, math) can be seen and tested without a provider key.
+MARKDOWN_PARTS: dict[str, str] = {
+    "code": (
+        "### A code block\n\n"
+        "```python\n"
+        "def fibonacci(n: int) -> int:\n"
+        "    \"\"\"The n-th Fibonacci number.\"\"\"\n"
+        "    a, b = 0, 1\n"
+        "    for _ in range(n):\n"
+        "        a, b = b, a + b\n"
+        "    return a\n"
+        "```"
+    ),
+    "table": (
+        "### A table\n\n"
+        "| model | needs a key | calls the network |\n"
+        "|---|---|---|\n"
+        "| `offline:demo` | no | no |\n"
+        "| `openai:gpt-4o-mini` | yes | yes |"
+    ),
+    "list": (
+        "### A list\n\n"
+        "1. **Upload** a file in *My documents*.\n"
+        "2. Ask the Docs Agent about it:\n"
+        "   - the answer cites the document,\n"
+        "   - and its source opens on the passage."
+    ),
+    "math": (
+        "### Math\n\n"
+        "Inline, $e^{i\\pi} + 1 = 0$; displayed:\n\n"
+        "$$\n\\int_0^1 x^2 \\, dx = \\frac{1}{3}\n$$"
+    ),
+}
+
+
+def _markdown_parts(text: str) -> list[str] | None:
+    """The parts a ``/markdown [code|table|list|math ...]`` line asks for (all when it names none),
+    or None without such a line."""
+    for line in text.splitlines():
+        match = _MARKDOWN_RE.match(line.strip())
+        if match:
+            named = [part for part in (match.group(1) or "").lower().split() if part in MARKDOWN_PARTS]
+            return named or list(MARKDOWN_PARTS)
+    return None
+
+
+def markdown_sample(parts: Sequence[str]) -> str:
+    """``/markdown``'s answer: the parts asked for, under a line that says what it is."""
+    return "\n\n".join(["(offline demo) Some Markdown, to see how replies are rendered:", *(MARKDOWN_PARTS[part] for part in parts)])
 
 
 def _words(message: Mapping[str, Any]) -> int:
@@ -260,6 +320,13 @@ def _pick_member(members: list[tuple[str, str]], text: str) -> str:
     return members[0][0]
 
 
+def _forwards_calls(user_text: str, tool_names: set[str]) -> bool:
+    """Whether a team leader delegates this message: always without ``/call`` lines; with them,
+    only when none names a tool the leader has (they are a member's: the task carries them)."""
+    names = {_CALL_RE.match(line).group(1) for line in _call_lines(user_text)}  # type: ignore[union-attr]
+    return not names & tool_names
+
+
 def _team_calls(
     messages: Sequence[Mapping[str, Any]], user_text: str, tool_results: list[Mapping[str, Any]], tool_names: set[str]
 ) -> list[ToolCall]:
@@ -267,8 +334,10 @@ def _team_calls(
     members = _team_members(messages)
     if not members or not tool_names & TEAM_TOOLS:
         return []
-    task = _strip_commands(user_text) or user_text.strip()
-    member_id = _pick_member(members, task)
+    said = _strip_commands(user_text)
+    # /call lines of a member's tools go to the member as they are, so it calls them.
+    task = user_text.strip() if _call_lines(user_text) else (said or user_text.strip())
+    member_id = _pick_member(members, said if _call_lines(user_text) else task)
     digest = hashlib.sha1(f"{len(messages)}:{user_text}".encode()).hexdigest()[:8]
 
     def call(name: str, **args: Any) -> list[ToolCall]:

@@ -4,8 +4,42 @@
 import { marked } from "../../vendor/marked/marked.esm.js";
 import DOMPurify from "../../vendor/dompurify/purify.es.mjs";
 import hljs from "../../vendor/highlightjs/highlight.min.js";
+import katex from "../../vendor/katex/katex.mjs";
 
-marked.use({ gfm: true, breaks: true });
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+// Math, as chat products write it: $…$ inline, $$…$$ displayed (a paragraph of its own, or
+// inline). The TeX leaves marked untouched (no emphasis out of its underscores) as an element
+// holding only its text; KaTeX draws it once the HTML is sanitised (see renderMath). "$5 and $10"
+// stays text: an inline formula neither starts nor ends with a space, nor is followed by a digit.
+const MATH = {
+  extensions: [
+    {
+      name: "mathBlock",
+      level: "block",
+      start: (src) => src.match(/^ {0,3}\$\$/m)?.index,
+      tokenizer(src) {
+        const match = /^ {0,3}\$\$([\s\S]+?)\$\$[ \t]*(?:\n+|$)/.exec(src);
+        if (match) return { type: "mathBlock", raw: match[0], text: match[1].trim() };
+        return undefined;
+      },
+      renderer: (token) => `<div class="math-display">${escapeHtml(token.text)}</div>\n`,
+    },
+    {
+      name: "mathInline",
+      level: "inline",
+      start: (src) => src.match(/\$/)?.index,
+      tokenizer(src) {
+        const match = /^\$\$([^$]+?)\$\$/.exec(src) || /^\$(?![\s$])((?:\\.|[^\\$\n])+?)(?<!\s)\$(?!\d)/.exec(src);
+        if (match) return { type: "mathInline", raw: match[0], text: match[1], display: match[0].startsWith("$$") };
+        return undefined;
+      },
+      renderer: (token) => `<span class="${token.display ? "math-display" : "math-inline"}">${escapeHtml(token.text)}</span>`,
+    },
+  ],
+};
+
+marked.use({ gfm: true, breaks: true }, MATH);
 
 // Model output is untrusted, and so is anything a user typed that is shown as Markdown: every
 // rendering goes through this one sanitiser. Only what Markdown produces is kept (plus a few
@@ -26,6 +60,7 @@ const SANITIZE = {
 };
 
 const CODE_LANGUAGE = /^language-[\w+#.-]+$/;
+const MATH_CLASSES = new Set(["math-inline", "math-display"]);
 
 function resolve(src) {
   try {
@@ -37,7 +72,8 @@ function resolve(src) {
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.hasAttribute("class")) {
-    const kept = node.tagName === "CODE" ? [...node.classList].filter((name) => CODE_LANGUAGE.test(name)) : [];
+    const kept = node.tagName === "CODE" ? [...node.classList].filter((name) => CODE_LANGUAGE.test(name))
+      : node.tagName === "SPAN" || node.tagName === "DIV" ? [...node.classList].filter((name) => MATH_CLASSES.has(name)) : [];
     if (kept.length) node.setAttribute("class", kept.join(" "));
     else node.removeAttribute("class");
   }
@@ -101,8 +137,22 @@ function highlight(code) {
   }
 }
 
+/** Draws a sanitised math element's TeX with KaTeX, into the page's DOM (its inline sizes are set
+ * through the CSSOM, which the CSP allows). No \\href or \\url links (trust is off), bounded sizes
+ * and macro expansion; TeX it cannot read stays as text, marked as an error. */
+function renderMath(node) {
+  const tex = node.textContent;
+  try {
+    katex.render(tex, node, { displayMode: node.classList.contains("math-display"), throwOnError: false, trust: false, maxSize: 20, maxExpand: 200 });
+    node.classList.add("math-rendered");
+  } catch {
+    node.textContent = tex;
+  }
+}
+
 export function renderMarkdown(target, text) {
   target.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), SANITIZE);
+  for (const math of target.querySelectorAll(".math-inline, .math-display")) renderMath(math);
   for (const code of target.querySelectorAll("pre > code")) highlight(code);
   for (const pre of target.querySelectorAll("pre")) {
     const copy = el("button", { type: "button", class: "copy-code", text: "Copy", "aria-label": "Copy code" });

@@ -1,0 +1,116 @@
+"""What `make run` serves out of the box (the seeded demo agent, AGENT_MODULES=agents.demo, the
+offline model) shows every feature the README advertises: the chat's default agent answers from
+the user's own documents with sources, a team member's tool asks for confirmation, a tool waits
+for an operator's approval, and a workflow runs a parallel step then waits for a human review.
+The README's examples that name the demo's components work as written."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import call_command
+
+from agents.services.definitions import workflow_definition_create
+from approvals.models import Approval
+from tests.knowledge.conftest import ingest
+from tests.security.conftest import USER_SCOPES, auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+TEA = "Green tea is steeped at eighty degrees for two minutes; black tea takes boiling water."
+
+
+@pytest.fixture
+def make_run(settings, monkeypatch, jwt_server):
+    """The components `make run` serves without a key: bootstrap's seeds plus agents.demo."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings.AGENT_MODULES = ["agents.demo"]
+    settings.EMBEDDED_WORKER = False
+    call_command("bootstrap", stdout=open("/dev/null", "w"))
+
+
+def run(client, path: str, message: str, user: str = "alice", **fields) -> dict:
+    response = client.post(path, {"message": message, "stream": "false", **fields}, **auth(token(user)))
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_the_chats_default_agent_answers_from_the_users_documents_with_sources(client, make_run):
+    agents = client.get("/agents", **auth(token("alice"))).json()
+    # The chat selects the first agent listed: the docs agent, which searches My documents.
+    assert agents[0]["id"] == "demo-docs"
+    uploaded = client.post("/knowledge/content", {"text_content": TEA, "name": "tea notes"}, **auth(token("alice")))
+    assert uploaded.status_code == 202, uploaded.content
+    assert ingest() == ["COMPLETED"]
+
+    body = run(client, "/agents/demo-docs/runs", "How hot should the water be for green tea?")
+    assert body["status"] == "COMPLETED"
+    assert '"tea notes": Green tea is steeped at eighty degrees' in body["content"]
+    (search,) = body["references"]
+    assert search["references"][0]["name"] == "tea notes"
+    assert search["references"][0]["content_id"] == uploaded.json()["id"]
+    # Another user's question never finds it; the handbook still answers without any upload.
+    bob = run(client, "/agents/demo-docs/runs", "How hot should the water be for green tea?", user="bob")
+    assert "eighty degrees" not in json.dumps(bob)
+    handbook = run(client, "/agents/demo-docs/runs", "How do schedules fire?", user="bob")
+    assert '"Schedules": Schedules fire once' in handbook["content"]
+
+
+def test_a_demo_team_members_email_asks_the_user_to_confirm(client, make_run):
+    message = 'Ask the Writer to email Bob.\n/call send_email {"to": "bob@example.com", "subject": "Hi"}'
+    body = run(client, "/teams/demo-team/runs", message)
+    assert body["status"] == "PAUSED", body
+    (requirement,) = body["requirements"]
+    assert requirement["member_agent_id"] == "demo-writer"
+    assert requirement["tool_execution"]["tool_name"] == "send_email"
+    requirement["confirmation"] = True
+    done = client.post(
+        f"/teams/demo-team/runs/{body['run_id']}/continue",
+        {"requirements": json.dumps([requirement]), "session_id": body["session_id"], "stream": "false"},
+        **auth(token("alice")),
+    ).json()
+    assert done["status"] == "COMPLETED", done
+    assert "Email to bob@example.com with subject 'Hi' was queued" in done["content"]
+
+
+def test_the_demo_agents_refund_waits_for_an_operator(client, make_run):
+    body = run(client, "/agents/demo/runs", '/call issue_refund {"order_id": "A-1001", "amount": 40}')
+    assert body["status"] == "PAUSED", body
+    (tool,) = body["tools"]
+    assert (tool["tool_name"], tool["approval_type"]) == ("issue_refund", "required")
+    approval = Approval.objects.for_user("alice").get(pk=tool["approval_id"])
+    assert approval.status == "pending"
+    refused = client.post(
+        f"/agents/demo/runs/{body['run_id']}/continue",
+        {"session_id": body["session_id"], "stream": "false", "tools": json.dumps([dict(tool, confirmed=True)])},
+        **auth(token("alice", [scope for scope in USER_SCOPES if scope != "approvals:write"])),
+    )
+    assert refused.status_code == 403  # the user cannot decide it: an operator does
+
+
+def test_the_demo_workflow_runs_a_parallel_step_then_waits_for_review(client, make_run):
+    assert "demo-workflow" in {w["id"] for w in client.get("/workflows", **auth(token("alice"))).json()}
+    body = run(client, "/workflows/demo-workflow/runs", "Brief me on background jobs")
+    assert body["status"] == "PAUSED", body
+    (requirement,) = body["step_requirements"]
+    assert requirement["step_name"] == "publish" and requirement["requires_confirmation"]
+    done = {result["step_name"]: result for result in body["step_results"]}
+    assert {"gather", "combine"} <= set(done)
+    assert done["gather"]["step_type"] == "Parallel"
+    assert {"research", "handbook"} <= {step["step_name"] for step in done["gather"]["steps"]}
+
+
+def test_the_readmes_composer_json_and_schedule_name_the_seeded_agent(client, make_run):
+    block = re.search(r"```json\n(\[\{\"type\": \"Parallel\".*?)\n```", README, re.S)
+    assert block, "the README's composer example"
+    workflow_definition_create(workflow_id="readme-flow", name="README flow", steps=json.loads(block.group(1)))
+
+    example = re.search(r"curl -X POST http://127.0.0.1:7777/schedules .*?-d '(\{.*?\})'", README, re.S)
+    assert example, "the README's schedules example"
+    created = client.post("/schedules", example.group(1), content_type="application/json", **auth(token("alice")))
+    assert created.status_code == 201, created.content
+    assert django_settings.AGENT_MODULES == ["agents.demo"]
