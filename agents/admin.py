@@ -16,6 +16,7 @@ from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage, Tea
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
+from .runtime.workflow_config import MAX_DEPTH
 from .toolkits import toolkit_choices
 
 
@@ -227,7 +228,20 @@ you can use are listed under "Building blocks"."""
 
 
 class IndentedJSONField(forms.JSONField):
-    """A JSON field shown indented: a step graph is read and edited by people."""
+    """A JSON field shown indented: a step graph is read and edited by people. JSON nested past
+    what the parser can read (a ``RecursionError``) is a form error, never a 500."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except RecursionError:
+            raise forms.ValidationError(f"Steps nest at most {MAX_DEPTH} deep: this JSON nests too deep to read.", code="invalid") from None
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return forms.fields.InvalidJSONInput(data)
 
     def prepare_value(self, value):
         if isinstance(value, forms.fields.InvalidJSONInput):

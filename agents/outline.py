@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .runtime.workflow_config import MAX_DEPTH
+
 # Container steps and where their inner steps are listed in a definition (``to_dict``).
 _INNER = (("steps", ""), ("else_steps", "else"), ("choices", "choice"))
 
@@ -46,11 +48,12 @@ def _review(step: dict[str, Any]) -> tuple[str, ...]:
     return tuple(key.removeprefix("requires_").replace("_", " ") for key, value in review.items() if key.startswith("requires_") and value is True)
 
 
-def _node(step: dict[str, Any], branch: str = "") -> StepNode:
+def _node(step: dict[str, Any], branch: str = "", depth: int = 1) -> StepNode:
+    # A graph saved before the composer bounded its depth shows down to that depth only.
     children = tuple(
-        _node(inner, label) for key, label in _INNER
+        _node(inner, label, depth + 1) for key, label in _INNER
         for inner in (step.get(key) if isinstance(step.get(key), list) else []) if isinstance(inner, dict)
-    )
+    ) if depth < MAX_DEPTH else ()
     name = step.get("name")
     return StepNode(
         step_type=str(step.get("type") or "Step"), name=name if isinstance(name, str) else "", executor=_executor(step), branch=branch,

@@ -22,11 +22,12 @@ from sessions.services.runs import new_id
 
 from . import kinds
 from .models import EvalBatch, EvalRun, EvalStatus, EvalType
-from .results import result_store
+from .results import InvalidResultPath, result_store
 
 logger = logging.getLogger("agno_site.evals")
 
 Report = Callable[..., None]
+ERROR_CHARS = 2000  # an eval's error as stored (and as its job keeps it)
 
 
 def _component_runner(row: EvalRun, owner_id: str | None) -> Callable[[str], dict[str, Any]]:
@@ -94,20 +95,32 @@ def eval_run_execute(*, run_id: str, owner_id: str | None, report: Report) -> Ev
 
     try:
         eval_data = _evaluate(row, owner_id, progress)
+        score = kinds.score_of(row.eval_type, eval_data)
+        _store_result(row, owner_id, eval_data)
     except BaseException as exc:
         error = str(exc) if isinstance(exc, kinds.EvalFailed) else (
             "cancelled" if type(exc).__name__ == "JobCancelled" else f"{type(exc).__name__}: {exc}"
         )
-        _rows(owner_id).filter(pk=run_id, status=EvalStatus.RUNNING).update(status=EvalStatus.FAILED, error=error, updated_at=timezone.now())
+        _rows(owner_id).filter(pk=run_id, status=EvalStatus.RUNNING).update(status=EvalStatus.FAILED, error=error[:ERROR_CHARS], updated_at=timezone.now())
         raise
-    score = kinds.score_of(row.eval_type, eval_data)
-    template = row.eval_input.get("file_path_to_save_results")
-    if template and settings.EVALS_RESULTS_DIR:
-        result_store(root=settings.EVALS_RESULTS_DIR, template=template, run_id=row.run_id, name=row.name, eval_data=eval_data)
     finished = _rows(owner_id).filter(pk=run_id, status=EvalStatus.RUNNING).update(
         status=EvalStatus.COMPLETED, eval_data=eval_data, score=score, error="", updated_at=timezone.now(),
     )
     return _rows(owner_id).filter(pk=run_id).first() if finished else None  # None: deleted while it ran
+
+
+def _store_result(row: EvalRun, owner_id: str | None, eval_data: dict[str, Any]) -> None:
+    """The result file, if the eval asked for one, under its owner's folder of EVALS_RESULTS_DIR;
+    one that cannot be written fails the eval (EvalFailed, saying why)."""
+    template = row.eval_input.get("file_path_to_save_results")
+    if not template:
+        return
+    if not settings.EVALS_RESULTS_DIR:
+        raise kinds.EvalFailed("The result file was not written: EVALS_RESULTS_DIR is no longer set on this server")
+    try:
+        result_store(root=settings.EVALS_RESULTS_DIR, template=template, run_id=row.run_id, name=row.name, owner_id=owner_id, eval_data=eval_data)
+    except (InvalidResultPath, OSError) as exc:
+        raise kinds.EvalFailed(f"The result file was not written: {exc}"[:ERROR_CHARS]) from None
 
 
 def _evaluate(row: EvalRun, owner_id: str | None, report: Report) -> dict[str, Any]:
@@ -172,7 +185,7 @@ def batch_execute(*, batch_id: str, owner_id: str | None, report: Report) -> Eva
         for number, case in enumerate(dataset.cases, start=1):
             request = EvalRequest(
                 eval_type=batch.eval_type, input=case["input"], expected_output=case.get("expected_output") or None,
-                name=f"{batch.dataset_name} #{number}", **{f"{batch.component_kind}_id": batch.component_id}, **options,
+                name=f"{batch.dataset_name[:240]} #{number}", **{f"{batch.component_kind}_id": batch.component_id}, **options,
             )
             row = eval_run_create(owner_id=owner_id, request=request, visible=every, batch_id=batch.pk, enqueue=False)
             try:

@@ -1,5 +1,6 @@
 """Reads of eval runs, datasets and batches, each through the caller's scope (core.tenancy): a
-row the caller may not see is a missing row."""
+row the caller may not see is a missing row. An eval run read while its job has ended without
+finishing it is settled failed first (``eval_runs_settle_abandoned``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from core.querysets import window
 from core.tenancy import scope_queryset
 
 from .models import EvalBatch, EvalDataset, EvalRun
-from .services import EvalRunNotFound
+from .services import EvalRunNotFound, eval_runs_settle_abandoned
 
 SORT_COLUMNS = {name: name for name in ("created_at", "updated_at", "name", "eval_type", "agent_id", "team_id", "workflow_id", "model_id", "status", "score")}
 
@@ -42,13 +43,16 @@ def eval_run_list(*, user: Any, filters: EvalRunFilters, sort_by: str | None, de
     total = rows.count()
     column = SORT_COLUMNS.get(sort_by or "", "created_at")
     sign = "-" if descending else ""
-    return window(rows.order_by(f"{sign}{column}", f"{sign}run_id"), offset=offset, limit=limit), total
+    found = window(rows.order_by(f"{sign}{column}", f"{sign}run_id"), offset=offset, limit=limit)
+    eval_runs_settle_abandoned(found)
+    return found, total
 
 
 def eval_run_get(*, user: Any, run_id: str) -> EvalRun:
     row = scope_queryset(EvalRun.objects, user).filter(pk=run_id).first()
     if row is None:
         raise EvalRunNotFound()
+    eval_runs_settle_abandoned([row])
     return row
 
 

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents.models import Job, JobStatus
 from agents.registry import entry_get
 from agents.runtime.models import get_model
 from agents.services.jobs import job_enqueue
@@ -113,7 +114,7 @@ def _check_kind_options(request: EvalRequest) -> None:
         if not settings.EVALS_RESULTS_DIR:
             raise EvalInvalid("file_path_to_save_results is off on this server: set EVALS_RESULTS_DIR to the directory result files go to")
         try:
-            result_path_check(request.file_path_to_save_results)
+            result_path_check(request.file_path_to_save_results, name=request.name, root=settings.EVALS_RESULTS_DIR)
         except InvalidResultPath as exc:
             raise EvalInvalid(str(exc)) from None
 
@@ -172,6 +173,29 @@ def eval_run_create(*, owner_id: str | None, request: EvalRequest, visible: dict
     return row
 
 
+def eval_runs_settle_abandoned(rows: list[EvalRun]) -> None:
+    """An eval still queued or running whose job has ended without finishing it (cancelled before
+    it started, its worker lost for good, failed before it reached the eval) is failed with the
+    job's reason, so no eval says ``running`` for ever and a waiting ``POST`` answers at once.
+    Read paths call it on what they read (as knowledge contents are settled): one query when any
+    is unfinished, none otherwise."""
+    waiting = {row.job_id: row for row in rows if row.status in (EvalStatus.QUEUED, EvalStatus.RUNNING) and row.job_id}
+    if not waiting:
+        return
+    ended = Job.objects.unscoped("the jobs of eval runs the caller may read").filter(
+        pk__in=list(waiting), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
+    ).values_list("id", "status", "error")
+    now = timezone.now()
+    for job_id, status, error in ended:
+        row = waiting[job_id]
+        reason = (error or ("cancelled" if status == JobStatus.CANCELLED else "The eval's job ended without finishing it"))[:2000]
+        settled = scope_queryset(EvalRun.objects, row.user_id).filter(
+            pk=row.pk, job_id=job_id, status__in=(EvalStatus.QUEUED, EvalStatus.RUNNING),
+        ).update(status=EvalStatus.FAILED, error=reason, updated_at=now)
+        if settled:
+            row.status, row.error, row.updated_at = EvalStatus.FAILED, reason, now
+
+
 def eval_run_rename(*, user: Any, run_id: str, name: str) -> EvalRun:
     row = scope_queryset(EvalRun.objects, user).filter(pk=run_id).first()
     if row is None:
@@ -195,13 +219,18 @@ def eval_runs_delete(*, user: Any, run_ids: list[str]) -> int:
 def dataset_cases_parse(*, content: bytes | str, filename: str = "") -> list[dict[str, str]]:
     """Cases from an upload: a JSON list of ``{input, expected_output}`` objects (or
     ``{"cases": [...]}``), or a CSV with ``input`` and ``expected_output`` columns."""
-    text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+    try:
+        text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+    except UnicodeDecodeError:
+        raise EvalInvalid("The dataset is not UTF-8 text") from None
     stripped = text.lstrip()
     if filename.lower().endswith(".json") or stripped.startswith(("[", "{")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise EvalInvalid(f"The dataset is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise EvalInvalid("The dataset is not valid JSON: nested too deep") from None
         if isinstance(data, dict):
             data = data.get("cases")
         if not isinstance(data, list):
@@ -216,7 +245,10 @@ def dataset_cases_parse(*, content: bytes | str, filename: str = "") -> list[dic
     for number, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not str(row.get("input") or "").strip():
             raise EvalInvalid(f"Case {number} has no input")
-        cases.append({"input": str(row["input"]), "expected_output": str(row.get("expected_output") or "")})
+        case = {"input": str(row["input"]), "expected_output": str(row.get("expected_output") or "")}
+        if any("\x00" in value for value in case.values()):  # PostgreSQL stores no NUL in text or JSON
+            raise EvalInvalid(f"Case {number} holds a NUL character")
+        cases.append(case)
     if not cases:
         raise EvalInvalid("The dataset has no cases")
     if len(cases) > MAX_CASES:

@@ -18,6 +18,14 @@ function names too (a Condition's evaluator may also be a plain bool). ``human_r
 builds anything, and reports every problem with its place in the graph (``steps[0].steps[1]``)
 in one ``StepConfigError``. Ids are resolved through ``Executors``, the caller's registry: this
 module knows no storage.
+
+A graph is bounded before anything walks it (the walk that checks the bounds is iterative, so no
+graph exhausts the stack): containers nest at most ``MAX_DEPTH`` deep, a list of steps (a
+Parallel's branches, a Router's choices) holds at most ``MAX_INNER_STEPS``, a graph at most
+``MAX_STEPS`` in all; a Loop runs at most ``MAX_ITERATIONS`` times, a Step or a review retries at
+most ``MAX_RETRIES`` times, a review waits at most ``MAX_REVIEW_TIMEOUT`` seconds; names, ids and
+function names take at most ``MAX_NAME_CHARS`` characters, descriptions and review messages
+``MAX_TEXT_CHARS``.
 """
 from __future__ import annotations
 
@@ -32,6 +40,18 @@ from agents.runtime.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, Huma
 from agents.runtime.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
 
 STEP_TYPES = ("Step", "Steps", "Parallel", "Loop", "Condition", "Router")
+
+# The bounds of a stored graph (README, "Workflows composed in the admin").
+MAX_DEPTH = 10  # container steps inside container steps
+MAX_INNER_STEPS = 50  # steps in one list: the top level, a container's steps, else_steps or choices
+MAX_STEPS = 500  # steps in a whole graph
+MAX_ITERATIONS = 100  # a Loop's max_iterations
+MAX_RETRIES = 10  # a Step's max_retries, a HumanReview's max_retries
+MAX_REVIEW_TIMEOUT = 30 * 24 * 3600  # a HumanReview's timeout, in seconds: 30 days
+MAX_NAME_CHARS = 255  # a name, step_id, agent_id, team_id or function name
+MAX_TEXT_CHARS = 2000  # a description, a review's message
+_INNER_KEYS = ("steps", "else_steps", "choices")
+_NAME_KEYS = ("name", "step_id", "agent_id", "team_id", "executor_ref", "end_condition", "evaluator", "selector")
 
 # The keys each type takes (beyond "type"), as Agno's to_dict writes them. "*_type" keys say
 # what a callable reference is: only "function" (and "bool" for an evaluator) exist here; Agno's
@@ -80,6 +100,9 @@ def steps_from_config(config: Any, executors: Executors) -> list[Any]:
     problems: list[tuple[str, str]] = []
     if not isinstance(config, list) or not config:
         raise StepConfigError([("", "The steps are a non-empty JSON list of step objects.")])
+    out_of_bounds = _bounds(config)
+    if out_of_bounds:  # nothing past a bound is walked (or built) any further
+        raise StepConfigError(out_of_bounds)
     built = [_step(item, f"steps[{position}]", executors, problems, top=True) for position, item in enumerate(config)]
     names: dict[str, str] = {}
     for path, name in _named(config, "steps"):
@@ -90,6 +113,43 @@ def steps_from_config(config: Any, executors: Executors) -> list[Any]:
     if problems:
         raise StepConfigError(problems)
     return built
+
+
+def _bounds(config: list[Any]) -> list[tuple[str, str]]:
+    """The bounds a graph breaks (MAX_*), found by an iterative walk that stops at each broken
+    one: only then may the recursive checks and builders below walk it."""
+    problems: list[tuple[str, str]] = []
+    if len(config) > MAX_INNER_STEPS:
+        return [("", f"At most {MAX_INNER_STEPS} steps in a list ({len(config)} here).")]
+    pending: list[tuple[Any, str, int]] = [(item, f"steps[{position}]", 1) for position, item in reversed(list(enumerate(config)))]
+    count = 0
+    while pending:
+        item, path, depth = pending.pop()
+        count += 1
+        if count > MAX_STEPS:
+            problems.append(("", f"A workflow holds at most {MAX_STEPS} steps in all."))
+            break
+        if not isinstance(item, dict):
+            continue  # said by the checks that follow
+        for key in _NAME_KEYS:
+            if isinstance(item.get(key), str) and len(item[key]) > MAX_NAME_CHARS:
+                problems.append((f"{path}.{key}", f"At most {MAX_NAME_CHARS} characters ({len(item[key])} here)."))
+        texts = [("description", item.get("description"))]
+        if isinstance(item.get("human_review"), dict):
+            texts += [(f"human_review.{key}", value) for key, value in item["human_review"].items() if key.endswith("_message")]
+        for key, value in texts:
+            if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+                problems.append((f"{path}.{key}", f"At most {MAX_TEXT_CHARS} characters ({len(value)} here)."))
+        inner_lists = [(key, item[key]) for key in _INNER_KEYS if isinstance(item.get(key), list) and item[key]]
+        if inner_lists and depth >= MAX_DEPTH:
+            problems.append((path, f"Steps nest at most {MAX_DEPTH} deep: this {item.get('type') or 'step'} is at depth {depth} and holds more."))
+            continue
+        for key, inner in inner_lists:
+            if len(inner) > MAX_INNER_STEPS:
+                problems.append((f"{path}.{key}", f"At most {MAX_INNER_STEPS} steps in a list ({len(inner)} here)."))
+                continue
+            pending.extend((child, f"{path}.{key}[{position}]", depth + 1) for position, child in reversed(list(enumerate(inner))))
+    return problems
 
 
 def _named(items: list[Any], prefix: str) -> list[tuple[str, str]]:
@@ -137,8 +197,8 @@ def _step(item: Any, path: str, executors: Executors, problems: list[tuple[str, 
     if step_type == "Loop":
         callable_ = _function(item, "end_condition", path, executors, problems, required=False)
         max_iterations = item.get("max_iterations", 3)
-        if not _is_int(max_iterations) or max_iterations < 1:
-            problems.append((f"{path}.max_iterations", "A whole number, 1 or more."))
+        if not _is_int(max_iterations) or not 1 <= max_iterations <= MAX_ITERATIONS:
+            problems.append((f"{path}.max_iterations", f"A whole number from 1 to {MAX_ITERATIONS}."))
     elif step_type == "Condition":
         evaluator = item.get("evaluator", True)
         if isinstance(evaluator, bool):
@@ -194,8 +254,8 @@ def _leaf(item: dict[str, Any], path: str, executors: Executors, problems: list[
             problems.append((f"{path}.executor_ref", f"No registered function {value!r}."))
         executor["executor"] = function
     max_retries = item.get("max_retries", 3)
-    if not _is_int(max_retries) or max_retries < 0:
-        problems.append((f"{path}.max_retries", "A whole number, 0 or more."))
+    if not _is_int(max_retries) or not 0 <= max_retries <= MAX_RETRIES:
+        problems.append((f"{path}.max_retries", f"A whole number from 0 to {MAX_RETRIES}."))
     skip = item.get("skip_on_failure", False)
     if not isinstance(skip, bool):
         problems.append((f"{path}.skip_on_failure", "true or false."))
@@ -256,10 +316,10 @@ def _review(value: Any, path: str, step_type: str, problems: list[tuple[str, str
     for key, allowed in (("on_reject", ON_REJECT), ("on_error", ON_ERROR), ("on_timeout", ON_TIMEOUT)):
         if key in value and value[key] not in allowed:
             problems.append((f"{path}.{key}", f"One of {', '.join(allowed)}, not {value[key]!r}."))
-    if "max_retries" in value and (not _is_int(value["max_retries"]) or value["max_retries"] < 0):
-        problems.append((f"{path}.max_retries", "A whole number, 0 or more."))
-    if value.get("timeout") is not None and (not _is_int(value["timeout"]) or value["timeout"] <= 0):
-        problems.append((f"{path}.timeout", "Seconds, a whole number above 0 (or null for none)."))
+    if "max_retries" in value and (not _is_int(value["max_retries"]) or not 0 <= value["max_retries"] <= MAX_RETRIES):
+        problems.append((f"{path}.max_retries", f"A whole number from 0 to {MAX_RETRIES}."))
+    if value.get("timeout") is not None and (not _is_int(value["timeout"]) or not 0 < value["timeout"] <= MAX_REVIEW_TIMEOUT):
+        problems.append((f"{path}.timeout", f"Seconds, a whole number from 1 to {MAX_REVIEW_TIMEOUT} (30 days), or null for none."))
     supported = _SUPPORTED.get(step_type, set())
     for flag in ("requires_confirmation", "requires_user_input", "requires_output_review", "requires_iteration_review"):
         if value.get(flag) is True and flag not in supported:

@@ -319,7 +319,7 @@ def execute_plain_job(job: Job, worker: str, work: Callable[[Job, Callable[..., 
     except DatabaseError:
         raise  # the database went away: the reaper retries the job or fails it visibly
     except Exception as exc:
-        logger.warning("job %s (%s) failed: %s", job.pk, job.job_type, exc)
+        logger.warning("job %s (%s) failed: %.1000s", job.pk, job.job_type, exc)  # a message may quote any input: bounded
         status, error = RunStatus.ERROR, str(exc) or type(exc).__name__
     else:
         status, error = RunStatus.COMPLETED, ""

@@ -12,8 +12,10 @@ from core.api.schema import PaginationInfoOut
 from sessions.api.serializers.common import FIELD_REQUIRED, IsoZDateTimeField, JSONObjectIn, ObjectField, Text, output, render
 
 from ..models import EvalRun, EvalType
+from ..results import MAX_PATH_BYTES
 
 EVAL_TYPES = tuple(EvalType.values)
+COLUMN_CHARS = 255  # the columns of the ids and names an eval run stores (EvalRun)
 
 
 def _enum_message(options: tuple[str, ...]) -> str:
@@ -23,17 +25,17 @@ def _enum_message(options: tuple[str, ...]) -> str:
 class EvalRunIn(serializers.Serializer):
     """``EvalRunInput``."""
 
-    agent_id = Text(required=False, allow_null=True)
-    team_id = Text(required=False, allow_null=True)
-    workflow_id = Text(required=False, allow_null=True, help_text="Workflow ID to evaluate (this server's extension)")
-    model_id = Text(required=False, allow_null=True)
-    model_provider = Text(required=False, allow_null=True)
+    agent_id = Text(required=False, allow_null=True, max_length=COLUMN_CHARS)
+    team_id = Text(required=False, allow_null=True, max_length=COLUMN_CHARS)
+    workflow_id = Text(required=False, allow_null=True, max_length=COLUMN_CHARS, help_text="Workflow ID to evaluate (this server's extension)")
+    model_id = Text(required=False, allow_null=True, max_length=COLUMN_CHARS)
+    model_provider = Text(required=False, allow_null=True, max_length=COLUMN_CHARS)
     eval_type = serializers.ChoiceField(choices=EVAL_TYPES, error_messages={**FIELD_REQUIRED, "invalid_choice": _enum_message(EVAL_TYPES)})
     input = Text(allow_blank=False, error_messages={**FIELD_REQUIRED, "blank": "String should have at least 1 character"})
     additional_guidelines = Text(required=False, allow_null=True)
     additional_context = Text(required=False, allow_null=True)
     num_iterations = serializers.IntegerField(required=False, default=1, min_value=1, max_value=100)
-    name = Text(required=False, allow_null=True)
+    name = Text(required=False, allow_null=True, max_length=COLUMN_CHARS)
     expected_output = Text(required=False, allow_null=True)
     criteria = Text(required=False, allow_null=True)
     scoring_strategy = serializers.ChoiceField(
@@ -46,8 +48,11 @@ class EvalRunIn(serializers.Serializer):
     allow_additional_tool_calls = serializers.BooleanField(required=False, default=False)
     expected_tool_call_arguments = JSONObjectIn(required=False, allow_null=True)
     file_path_to_save_results = Text(
-        required=False, allow_null=True,
-        help_text="Agno's result-file template, relative to EVALS_RESULTS_DIR; placeholders {run_id} and {name} ({eval_id} is refused)",
+        required=False, allow_null=True, max_length=MAX_PATH_BYTES,
+        help_text=(
+            "Agno's result-file template, relative to your folder of EVALS_RESULTS_DIR; placeholders {run_id} and {name}, as they are "
+            "(no format spec or conversion; {eval_id} is refused); at most 255 bytes per folder or file name and 4096 in all, filled in"
+        ),
     )
 
     def validate_expected_tool_call_arguments(self, value: Any) -> Any:
@@ -63,7 +68,7 @@ class EvalRunIn(serializers.Serializer):
 class UpdateEvalRunIn(serializers.Serializer):
     """``UpdateEvalRunRequest``."""
 
-    name = Text(allow_blank=False, max_length=255, error_messages={**FIELD_REQUIRED, "blank": "String should have at least 1 character"})
+    name = Text(allow_blank=False, max_length=COLUMN_CHARS, error_messages={**FIELD_REQUIRED, "blank": "String should have at least 1 character"})
 
 
 class DeleteEvalRunsIn(serializers.Serializer):

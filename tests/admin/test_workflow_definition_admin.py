@@ -128,3 +128,51 @@ def test_the_console_lists_the_live_admin_workflow_after_the_code_ones(operator_
     page = operator_client.get(reverse("console-workflows"))
     assert [tree.workflow_id for tree in page.context["workflows"]] == ["draft-flow", "review-flow", "loud-flow"]
     assert "Step loud · function shout review: confirmation" in text(page.content.decode())
+
+
+# ---- bounds (issue 31, item 12): a form error, never a RecursionError's 500 -----------------------
+
+def _nested(depth: int) -> list:
+    inner: dict = {"type": "Step", "name": "leaf", "executor_ref": "shout"}
+    for level in range(depth):
+        inner = {"type": "Steps", "name": f"level{level}", "steps": [inner]}
+    return [inner]
+
+
+@pytest.mark.parametrize(("steps", "message"), [
+    (_nested(3000), "Steps nest at most 10 deep"),
+    (json.dumps(_nested(200)), "Steps nest at most 10 deep"),
+    ([{"type": "Parallel", "name": "wide", "steps": [{"type": "Step", "name": f"b{n}", "executor_ref": "shout"} for n in range(5000)]}],
+     "steps[0].steps: At most 50 steps in a list (5000 here)."),
+    ([{"type": "Loop", "name": "l", "max_iterations": 10**12, "steps": [{"type": "Step", "name": "s", "executor_ref": "shout"}]}],
+     "steps[0].max_iterations: A whole number from 1 to 100."),
+    ([{"type": "Step", "name": "s", "executor_ref": "shout", "max_retries": 10**12}], "steps[0].max_retries: A whole number from 0 to 10."),
+    ([{"type": "Step", "name": "s" * 300, "executor_ref": "shout"}], "steps[0].name: At most 255 characters (300 here)."),
+])
+def test_a_graph_past_its_bounds_is_a_form_error(operator_client, steps, message) -> None:
+    payload = steps if isinstance(steps, str) else _deep_json(steps)
+    response = post_draft(operator_client, reverse("admin:agents_workflowdefinition_add"), payload)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not WorkflowDefinition.objects.filter(workflow_id="new-flow").exists()
+
+
+def _deep_json(steps) -> str:
+    """``json.dumps`` of a graph nested past the encoder's recursion limit, written by hand."""
+    try:
+        return json.dumps(steps)
+    except RecursionError:
+        depth, leaf = 0, steps[0]
+        while leaf.get("type") == "Steps":
+            depth, leaf = depth + 1, leaf["steps"][0]
+        return '[{"type": "Steps", "steps": [' * depth + json.dumps(leaf) + "]}" * depth + "]"
+
+
+def test_a_graph_saved_deeper_than_the_bound_still_previews(operator_client) -> None:
+    flow = workflow_definition_create(workflow_id="deep-flow", name="Deep Flow", steps=STEPS)
+    draft = draft_for(flow)
+    draft.steps = _nested(400)  # saved before the bounds (no form checked it)
+    draft.save(update_fields=["steps"])
+    page = operator_client.get(change_url(flow))
+    assert page.status_code == 200
+    assert "Steps level399" in text(page.content.decode())

@@ -82,7 +82,7 @@ class TestValidation:
         assert problems([{"type": "Parallel", "steps": []}, {"type": "Loop", "steps": [{"type": "Step", "executor_ref": "shout"}], "max_iterations": 0},
                          {"type": "Router", "choices": [{"type": "Step", "executor_ref": "shout"}]}, {"type": "Step", "executor_ref": "exclaim", "colour": "red"}]) == [
             "steps[0].steps: A non-empty list of steps.",
-            "steps[1].max_iterations: A whole number, 1 or more.",
+            "steps[1].max_iterations: A whole number from 1 to 100.",
             "steps[2].selector: The name of a registered function.",
             "steps[3]: Step takes no 'colour'. It takes: agent_id, description, executor_ref, human_review, max_retries, name, skip_on_failure, step_id, team_id.",
         ]
@@ -113,8 +113,8 @@ class TestValidation:
             "steps[2].human_review.user_input_schema[0].field_type: One of str, int, float, bool, list, dict, not 'date'.",
             'steps[2].human_review.user_input_schema[1]: A field is an object with a "name" (a string).',
             "steps[3].human_review.on_timeout: One of cancel, skip, approve, not 'later'.",
-            "steps[3].human_review.max_retries: A whole number, 0 or more.",
-            "steps[3].human_review.timeout: Seconds, a whole number above 0 (or null for none).",
+            "steps[3].human_review.max_retries: A whole number from 0 to 10.",
+            "steps[3].human_review.timeout: Seconds, a whole number from 1 to 2592000 (30 days), or null for none.",
             "steps[5].steps[0].human_review: A HumanReview that pauses (a requires_* flag, or on_error \"pause\") is supported on top-level steps only.",
             "steps[6]: Parallel takes no 'human_review'. It takes: description, name, step_id, steps.",
         ]

@@ -82,3 +82,49 @@ def test_a_run_continues_only_on_the_version_it_paused_in(make_ctx) -> None:
 def test_a_code_workflow_records_no_version(make_ctx) -> None:
     output = Workflow(id="code", steps=[upper]).run("x", make_ctx())
     assert "workflow_version" not in output
+
+
+# ---- bounds (issue 31, item 12) ---------------------------------------------------------------
+
+from agents.runtime.workflow_config import MAX_DEPTH, MAX_INNER_STEPS, MAX_ITERATIONS, MAX_RETRIES, MAX_STEPS  # noqa: E402
+
+LEAF = {"type": "Step", "executor_ref": "upper"}
+
+
+def nested(depth: int) -> list:
+    """A graph of ``depth`` Steps containers, one inside the other, around a leaf."""
+    inner: dict = dict(LEAF)
+    for _ in range(depth):
+        inner = {"type": "Steps", "steps": [inner]}
+    return [inner]
+
+
+def problems(config) -> list[tuple[str, str]]:
+    with pytest.raises(StepConfigError) as refused:
+        steps_from_config(config, EXECUTORS)
+    return refused.value.problems
+
+
+def test_a_graph_nested_3000_deep_is_refused_not_a_recursion_error() -> None:
+    (problem,) = problems(nested(3000))
+    assert problem == ("steps[0]" + ".steps[0]" * (MAX_DEPTH - 1), f"Steps nest at most {MAX_DEPTH} deep: this Steps is at depth {MAX_DEPTH} and holds more.")
+
+
+def test_a_graph_at_the_depth_bound_builds() -> None:
+    assert steps_from_config(nested(MAX_DEPTH - 1), EXECUTORS)
+
+
+@pytest.mark.parametrize(("config", "where", "message"), [
+    ([{"type": "Parallel", "steps": [dict(LEAF)] * 5000}], "steps[0].steps", f"At most {MAX_INNER_STEPS} steps in a list (5000 here)."),
+    ([dict(LEAF)] * (MAX_INNER_STEPS + 1), "", f"At most {MAX_INNER_STEPS} steps in a list ({MAX_INNER_STEPS + 1} here)."),
+    ([{"type": "Parallel", "steps": [{"type": "Steps", "steps": [dict(LEAF)] * MAX_INNER_STEPS}] * MAX_INNER_STEPS}], "", f"A workflow holds at most {MAX_STEPS} steps in all."),
+    ([{"type": "Loop", "steps": [LEAF], "max_iterations": 10**12}], "steps[0].max_iterations", f"A whole number from 1 to {MAX_ITERATIONS}."),
+    ([{**LEAF, "max_retries": 10**12}], "steps[0].max_retries", f"A whole number from 0 to {MAX_RETRIES}."),
+    ([{"type": "Steps", "steps": [LEAF], "human_review": {"max_retries": 10**12}}], "steps[0].human_review.max_retries", f"A whole number from 0 to {MAX_RETRIES}."),
+    ([{"type": "Steps", "steps": [LEAF], "human_review": {"timeout": 10**12}}], "steps[0].human_review.timeout", "Seconds, a whole number from 1 to 2592000 (30 days), or null for none."),
+    ([{**LEAF, "name": "n" * 256}], "steps[0].name", "At most 255 characters (256 here)."),
+    ([{**LEAF, "executor_ref": "f" * 10**6}], "steps[0].executor_ref", "At most 255 characters (1000000 here)."),
+    ([{**LEAF, "description": "d" * 2001}], "steps[0].description", "At most 2000 characters (2001 here)."),
+])
+def test_counts_and_names_past_their_bounds_are_refused(config, where, message) -> None:
+    assert (where, message) in problems(config)
