@@ -195,7 +195,12 @@ def eval_run_create(
     with transaction.atomic():
         row.save(force_insert=True)
         if enqueue:
-            job = job_enqueue(job_type=EVAL_JOB, owner_id=owner_id, payload={"eval_run_id": row.run_id}, component_id=component_id)
+            payload: dict[str, Any] = {"eval_run_id": row.run_id}
+            if principal is not None:
+                from core.auth import principal_grant
+
+                payload["principal"] = principal_grant(principal)  # its runs act, and are checked again, as the caller
+            job = job_enqueue(job_type=EVAL_JOB, owner_id=owner_id, payload=payload, component_id=component_id)
             row.job_id = job.pk
             row.save(update_fields=["job_id"])
     return row

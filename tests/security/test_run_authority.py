@@ -105,6 +105,20 @@ class TestEvalsRunOnlyWhatTheCallerMayRun:
         assert response.status_code == 202, response.content
         assert EvalRun.objects.for_user("alice").get().component_id == component_id
 
+    def test_an_eval_runs_as_its_caller_and_is_checked_again_when_it_runs(self, client, jwt_server) -> None:
+        from agents.models import Job
+        from evals import kinds
+        from evals.execution import eval_run_execute
+
+        body = {"eval_type": "performance", "input": "hi", "agent_id": "assistant"}
+        accepted = post_json(client, "/eval-runs?background=true", body, token("alice", RUN_ALL)).json()
+        job = Job.objects.unscoped("test").get(payload__eval_run_id=accepted["id"])
+        assert sorted(job.payload["principal"]["scopes"]) == sorted(RUN_ALL)
+        with pytest.raises(kinds.EvalFailed):
+            eval_run_execute(run_id=accepted["id"], owner_id="alice", report=lambda **_: None, principal=jwt_principal("alice", READ_ONLY))
+        row = EvalRun.objects.for_user("alice").get()
+        assert (row.status, row.error) == ("failed", "Insufficient permissions. Required scope(s): agents:run")
+
     def test_a_model_override_is_an_admins_option(self, client, jwt_server) -> None:
         body = {"eval_type": "performance", "input": "hi", "agent_id": "assistant", "model_id": "demo", "model_provider": "offline"}
         response = post_json(client, "/eval-runs?background=true", body, token("alice", RUN_ALL))
