@@ -81,6 +81,14 @@ class TestThePipelineAsks:
                              requested_user_id=None, tools=[])
 
 
+    def test_a_teams_run_scope_covers_its_members(self, client, jwt_server) -> None:
+        """Item 17, as AgentOS: members are part of the authorized team, not runs of their own."""
+        scoped = auth(token("alice", ["teams:research-team:run", "sessions:read", "sessions:write"]))
+        response = client.post("/teams/research-team/runs", data={"message": "hi", "stream": "false"}, **scoped)
+        assert response.status_code == 200, response.content
+        assert client.post("/agents/researcher/runs", data={"message": "hi", "stream": "false"}, **scoped).status_code == 403
+
+
 # ---- item 2: evals ------------------------------------------------------------------------------
 
 
