@@ -35,12 +35,12 @@ from core.api.parsers import load_json
 from core.auth import OPEN, Principal, principal_for_django_user
 from core.tokens import TokenError
 
+from .services.authority import RunForbidden, run_permitted
 from .services.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
 from .services.tail import resume
 
 log = logging.getLogger(__name__)
 
-FAMILIES = {"agent": "agents", "team": "teams", "workflow": "workflows"}
 MAX_FOLLOWS = 16
 
 
@@ -168,8 +168,8 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         except RunNotFound:
             await self._error(f"Run {run_id} not found", "not_found", run_id=run_id)
             return None
-        if not self.principal.can(FAMILIES.get(run.run_type, "agents"), "run", run.component_id):
-            await self._error("Insufficient permissions", "forbidden", run_id=run_id)
+        if not run_permitted(self.principal, run.run_type, run.component_id):
+            await self._error(str(RunForbidden(run.run_type)), "forbidden", run_id=run_id)
             return None
         return run
 
@@ -245,8 +245,8 @@ class WorkflowSocket(RunSocket):
         if not isinstance(workflow_id, str) or not workflow_id:
             await self._error("workflow_id is required", "invalid_message")
             return
-        if not self.principal.can("workflows", "run", workflow_id):
-            await self._error("Insufficient permissions. Required scope(s): workflows:run", "forbidden")
+        if not run_permitted(self.principal, "workflow", workflow_id):  # the submission asks again; refused before any wait
+            await self._error(str(RunForbidden("workflow")), "forbidden")
             return
         await handler(content, workflow_id)
 

@@ -104,6 +104,25 @@ def guest_user_id(requested_user_id: str | None) -> str | None:
     return requested_user_id
 
 
+def principal_grant(principal: Principal) -> dict:
+    """What a principal may do, as JSON to keep with work that runs later (a background job, a
+    schedule): its identity, credential and scopes. ``principal_from_grant`` reads it back."""
+    return {
+        "user_id": principal.user_id, "scopes": [scope.text for scope in principal.scopes], "is_admin": principal.is_admin,
+        "isolated": principal.isolated, "via": principal.via, "token_id": principal.token_id,
+    }
+
+
+def principal_from_grant(grant: dict | None, *, owner_id: str | None = None) -> Principal | None:
+    """The principal a grant was taken from, with the scopes it held then (None: no grant)."""
+    if not isinstance(grant, dict):
+        return None
+    return Principal(
+        user_id=grant.get("user_id", owner_id), scopes=parse_scopes(grant.get("scopes") or []), is_admin=bool(grant.get("is_admin")),
+        isolated=bool(grant.get("isolated")), via=str(grant.get("via") or "none"), token_id=grant.get("token_id"),
+    )
+
+
 OPEN = Principal()
 SECURITY_KEY_ROOT = Principal(is_admin=True, via="security_key")
 # Who mints tokens in the Django admin and in manage.py commands: whoever runs the server.

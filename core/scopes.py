@@ -42,6 +42,11 @@ class Scope:
             resource = "config"
         return cls(resource=resource, resource_id=resource_id, action=action)
 
+    @property
+    def text(self) -> str:
+        """As written on a token: ``resource:action`` or ``resource:<id>:action``."""
+        return f"{self.resource}:{self.action}" if self.resource_id == "*" else f"{self.resource}:{self.resource_id}:{self.action}"
+
     def allows(self, resource: str, action: str, resource_id: str | None) -> bool:
         if resource == "system":
             resource = "config"

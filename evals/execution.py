@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agents.runtime import Agent, RunContext
 from agents.runtime.models import get_model
+from agents.services.authority import RunForbidden, run_authorize
 from agents.services.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
 from core.tenancy import scope_queryset
 from sessions.services.runs import new_id
@@ -30,17 +31,25 @@ Report = Callable[..., None]
 ERROR_CHARS = 2000  # an eval's error as stored (and as its job keeps it)
 
 
-def _component_runner(row: EvalRun, owner_id: str | None) -> Callable[[str], dict[str, Any]]:
+def _component_runner(row: EvalRun, owner_id: str | None, principal: Any = None) -> Callable[[str], dict[str, Any]]:
+    """Each run of the evaluated component, as ``principal`` (who asked for the eval, None: an
+    operator's batch), checked again by the one authority before each run."""
     counter = itertools.count(1)
     override = row.eval_input.get("model_provider"), row.eval_input.get("model_id")
 
     def run(message: str) -> dict[str, Any]:
         try:
-            entry = component_entry(row.component_id or "", kind=row.component_kind)
+            if principal is not None:
+                entry = run_authorize(principal, row.component_kind, row.component_id or "")
+            else:
+                entry = component_entry(row.component_id or "", kind=row.component_kind)
         except ComponentNotFound as exc:
             raise kinds.EvalFailed(f"{exc.kind.capitalize()} {row.component_id} is no longer available") from None
+        except RunForbidden as exc:
+            raise kinds.EvalFailed(str(exc)) from None
         request = RunRequest(message=message, stream=False, stream_events=False)
         prepared = prepare_for_owner(entry=entry, owner_id=owner_id, session=None, session_id=f"eval_{row.run_id}_{next(counter)}", request=request)
+        prepared.ctx.principal = principal  # its tools act with the caller's rights
         if all(override) and row.component_kind != "workflow":
             # AgentOS: model_id/model_provider run the evaluated agent or team on that model.
             prepared.agent = prepared.agent.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
@@ -80,7 +89,7 @@ def _rows(owner_id: str | None) -> Any:
     return scope_queryset(EvalRun.objects, owner_id)
 
 
-def eval_run_execute(*, run_id: str, owner_id: str | None, report: Report) -> EvalRun | None:
+def eval_run_execute(*, run_id: str, owner_id: str | None, report: Report, principal: Any = None) -> EvalRun | None:
     """Run the eval to its end and store it COMPLETED, or FAILED with the reason. None if the
     row is gone (deleted while queued) or already finished."""
     now = timezone.now()
@@ -94,7 +103,7 @@ def eval_run_execute(*, run_id: str, owner_id: str | None, report: Report) -> Ev
         _rows(owner_id).filter(pk=run_id, status=EvalStatus.RUNNING).update(progress=values, updated_at=timezone.now())
 
     try:
-        eval_data = _evaluate(row, owner_id, progress)
+        eval_data = _evaluate(row, owner_id, progress, principal)
         score = kinds.score_of(row.eval_type, eval_data)
         _store_result(row, owner_id, eval_data)
     except BaseException as exc:
@@ -123,9 +132,9 @@ def _store_result(row: EvalRun, owner_id: str | None, eval_data: dict[str, Any])
         raise kinds.EvalFailed(f"The result file was not written: {exc}"[:ERROR_CHARS]) from None
 
 
-def _evaluate(row: EvalRun, owner_id: str | None, report: Report) -> dict[str, Any]:
+def _evaluate(row: EvalRun, owner_id: str | None, report: Report, principal: Any = None) -> dict[str, Any]:
     options = row.eval_input
-    run = _component_runner(row, owner_id)
+    run = _component_runner(row, owner_id, principal)
     iterations = int(options.get("num_iterations") or 1)
     if row.eval_type == EvalType.ACCURACY:
         return kinds.accuracy(

@@ -39,6 +39,28 @@ class ComponentMissing(LookupError):
     """The named agent, team or workflow does not exist for the caller (a 404)."""
 
 
+class EvalForbidden(PermissionError):
+    """The caller may not run what the eval would run, or may not choose its model (a 403)."""
+
+
+MODEL_OVERRIDE_FORBIDDEN = "Insufficient permissions: model_id and model_provider (running the component on another model) are an admin's option"
+
+
+def _check_authority(principal: Any, request: EvalRequest, kind: str, component_id: str) -> None:
+    """An eval runs its component as the caller: ``<family>:run`` on it (the one authority,
+    agents.services.authority); a model override is an admin's (or an open server's) option."""
+    from agents.services.authority import RunForbidden, run_authorize
+
+    try:
+        run_authorize(principal, kind, component_id)
+    except RunForbidden as exc:
+        raise EvalForbidden(str(exc)) from None
+    overrides = request.model_id or request.model_provider
+    bound = principal.isolated or principal.scope_enforced or principal.guest
+    if overrides and bound and not principal.is_admin:
+        raise EvalForbidden(MODEL_OVERRIDE_FORBIDDEN)
+
+
 class EvalRunNotFound(LookupError):
     def __init__(self, what: str = "Eval run") -> None:
         super().__init__(f"{what} not found")
@@ -149,11 +171,18 @@ def _check_judge(request: EvalRequest, kind: str, entry: Any) -> None:
         raise EvalInvalid(f"No judge model for this {kind}: set EVALS_JUDGE_MODEL (a {kind} without a model of its own cannot judge)")
 
 
-def eval_run_create(*, owner_id: str | None, request: EvalRequest, visible: dict[str, set[str] | None], batch_id: str | None = None, enqueue: bool = True) -> EvalRun:
+def eval_run_create(
+    *, owner_id: str | None, request: EvalRequest, visible: dict[str, set[str] | None], batch_id: str | None = None, enqueue: bool = True,
+    principal: Any = None,
+) -> EvalRun:
     """Accept an eval: its row (QUEUED) and, on commit, its job. ``visible``: per component kind,
-    the ids the caller may see (None: all), so an unseen agent is as missing as an unknown one."""
+    the ids the caller may see (None: all), so an unseen agent is as missing as an unknown one.
+    ``principal``: who asks (None: an operator's batch): they must be allowed to run the component,
+    and only an admin may run it on another model (EvalForbidden)."""
     _check_kind_options(request)
     kind, component_id, entry = _component(request, visible)
+    if principal is not None:
+        _check_authority(principal, request, kind, component_id)
     _check_judge(request, kind, entry)
     model_id, model_provider = _models(request, kind, entry)
     now = timezone.now()
@@ -167,7 +196,12 @@ def eval_run_create(*, owner_id: str | None, request: EvalRequest, visible: dict
     with transaction.atomic():
         row.save(force_insert=True)
         if enqueue:
-            job = job_enqueue(job_type=EVAL_JOB, owner_id=owner_id, payload={"eval_run_id": row.run_id}, component_id=component_id)
+            payload: dict[str, Any] = {"eval_run_id": row.run_id}
+            if principal is not None:
+                from core.auth import principal_grant
+
+                payload["principal"] = principal_grant(principal)  # its runs act, and are checked again, as the caller
+            job = job_enqueue(job_type=EVAL_JOB, owner_id=owner_id, payload=payload, component_id=component_id)
             row.job_id = job.pk
             row.save(update_fields=["job_id"])
     return row

@@ -9,6 +9,7 @@ from __future__ import annotations
 from agents.models import Job
 from agents.services.background import execute_plain_job
 from agents.services.jobs import job_handler
+from core.auth import principal_from_grant
 
 from .execution import batch_execute, eval_run_execute
 from .services import BATCH_JOB, EVAL_JOB
@@ -16,7 +17,9 @@ from .services import BATCH_JOB, EVAL_JOB
 
 @job_handler(EVAL_JOB)
 def eval_job(job: Job, worker: str) -> str:
-    return execute_plain_job(job, worker, lambda job, report: eval_run_execute(run_id=job.payload["eval_run_id"], owner_id=job.user_id, report=report))
+    return execute_plain_job(job, worker, lambda job, report: eval_run_execute(
+        run_id=job.payload["eval_run_id"], owner_id=job.user_id, report=report, principal=principal_from_grant(job.payload.get("principal")),
+    ))
 
 
 @job_handler(BATCH_JOB)

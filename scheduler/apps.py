@@ -4,3 +4,17 @@ from django.apps import AppConfig
 class SchedulerConfig(AppConfig):
     name = "scheduler"
     verbose_name = "Scheduler"
+
+    def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
+
+        from core.models import AccessToken
+        from core.services.tokens import credential_revoked
+
+        from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked
+
+        credential_revoked.connect(token_revoked, sender=AccessToken, dispatch_uid="scheduler.token_revoked")
+        post_delete.connect(token_deleted, sender=AccessToken, dispatch_uid="scheduler.token_deleted")
+        post_delete.connect(account_deleted, sender=get_user_model(), dispatch_uid="scheduler.account_deleted")
+        post_save.connect(account_changed, sender=get_user_model(), dispatch_uid="scheduler.account_changed")

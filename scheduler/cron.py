@@ -67,3 +67,27 @@ def next_ticks(expr: str, tz: str, after: datetime, count: int = 5) -> list[date
     """The next ``count`` fire times after ``after``, in the schedule's zone (the UI's helper)."""
     iterator = croniter(expr, after.astimezone(zone(tz)))
     return [iterator.get_next(datetime) for _ in range(count)]
+
+
+# Where the gap between ticks is measured from: a fixed moment, so the answer never depends on
+# the day it is asked; and how many ticks are looked at (a minute field repeats within an hour,
+# an hour field within a day: an expression's closest ticks show within the first of them).
+_GAP_FROM = datetime(2025, 1, 1)
+_GAP_TICKS = 200
+
+
+def min_interval_seconds(expr: str, tz: str = "UTC") -> int | None:
+    """The shortest time between two consecutive ticks of ``expr`` (None: on demand)."""
+    if not expr:
+        return None
+    iterator = croniter(expr, _GAP_FROM.replace(tzinfo=zone(tz)))
+    previous = iterator.get_next(datetime)
+    least: int | None = None
+    for _ in range(_GAP_TICKS):
+        tick = iterator.get_next(datetime)
+        gap = int((tick - previous).total_seconds())
+        least = gap if least is None else min(least, gap)
+        previous = tick
+        if least <= 60:
+            break
+    return least

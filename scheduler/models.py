@@ -51,6 +51,10 @@ class Schedule(OwnedModel):
     created_by_session_id = models.CharField(max_length=255, null=True, blank=True)
     updated_by_run_id = models.CharField(max_length=64, null=True, blank=True)
     updated_by_session_id = models.CharField(max_length=255, null=True, blank=True)
+    # The rights it was created (or last re-targeted or enabled) under: core.auth.principal_grant.
+    # A fire runs with them, re-checked as the credential stands then (scheduler.services.firing);
+    # None: a schedule from before grants were kept, which fires as its owner.
+    grant = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=now)
     updated_at = models.DateTimeField(null=True, blank=True)
 

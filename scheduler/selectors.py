@@ -38,4 +38,18 @@ def schedule_run_get(*, user: Any, schedule_id: str, run_id: str) -> ScheduleRun
     return run
 
 
-__all__ = ["ScheduleNotFound", "ScheduleRunNotFound", "schedule_list", "schedule_run_get", "schedule_run_list"]
+def owned_service_account(principal: Any, requested_user_id: str) -> str | None:
+    """``sa:<id>`` when ``requested_user_id`` names a service account the caller owns (its
+    schedules are then theirs to see and stop), else None."""
+    from core.models import AccessToken, TokenKind
+
+    if not requested_user_id.startswith("sa:") or not principal.user_id:
+        return None
+    token_id = requested_user_id[3:]
+    if not token_id.isdigit():
+        return None
+    owned = AccessToken.objects.for_user(principal.user_id).filter(pk=int(token_id), kind=TokenKind.SERVICE).exists()
+    return requested_user_id if owned else None
+
+
+__all__ = ["owned_service_account", "ScheduleNotFound", "ScheduleRunNotFound", "schedule_list", "schedule_run_get", "schedule_run_list"]

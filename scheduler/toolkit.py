@@ -1,9 +1,13 @@
 """The ``schedules`` toolkit: an agent creates, lists, updates and deletes its user's schedules.
 
 Every call acts for the run's user only (the toolkit is built for them, and the run's own user id
-must be theirs), through the same services as the API, so the same validation holds. What an
-agent writes carries its provenance: ``managed_by="agent"`` and the run and session that created
-(or last updated) the schedule.
+must be theirs), through the same services as the API, so the same validation holds. It acts with
+the run's principal (``RunContext.principal``: whoever started the run, with their scopes), never
+with more: creating a schedule needs ``schedules:write`` and the right to run its target (the one
+authority, agents.services.authority), and the schedule keeps those rights for its fires. A run
+that carries no principal (started outside the pipeline) writes nothing. What an agent writes
+carries its provenance: ``managed_by="agent"`` and the run and session that created (or last
+updated) the schedule.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from .services.schedules import (
     ScheduleForbidden,
     ScheduleInvalid,
     ScheduleNotFound,
+    check_scope,
     schedule_create,
     schedule_delete,
     schedule_update,
@@ -56,6 +61,15 @@ class ScheduleTools(Toolkit):
         return self.user_id
 
     @staticmethod
+    def _principal(run_context: Any, action: str) -> Any:
+        """The run's principal, holding ``schedules:<action>`` (ScheduleForbidden otherwise)."""
+        principal = getattr(run_context, "principal", None)
+        if principal is None:
+            raise ScheduleForbidden("This run carries no credentials to act on schedules with")
+        check_scope(principal, action)
+        return principal
+
+    @staticmethod
     def _provenance(run_context: Any) -> Provenance:
         return Provenance(managed_by=ManagedBy.AGENT, run_id=getattr(run_context, "run_id", None), session_id=getattr(run_context, "session_id", None))
 
@@ -76,7 +90,7 @@ class ScheduleTools(Toolkit):
         """
         try:
             schedule = schedule_create(
-                owner_id=self._owner(run_context), name=name, endpoint=f"/agents/{agent_id}/runs", cron_expr=cron_expr,
+                owner_id=self._owner(run_context), principal=self._principal(run_context, "write"), name=name, endpoint=f"/agents/{agent_id}/runs", cron_expr=cron_expr,
                 payload={"message": message}, timezone_name=timezone, description=description or None,
                 provenance=self._provenance(run_context),
             )
@@ -87,7 +101,11 @@ class ScheduleTools(Toolkit):
     @tool
     def list_schedules(self, run_context: Any = None) -> str:
         """List the user's schedules (name, cron, time zone, next run, enabled)."""
-        owner = self._owner(run_context)
+        try:
+            owner = self._owner(run_context)
+            self._principal(run_context, "read")
+        except REFUSALS as exc:
+            return f"Not listed: {exc}"
         if owner is None:
             return json.dumps({"schedules": []})
         schedules = Schedule.objects.for_user(owner).order_by("name")[:200]
@@ -117,7 +135,10 @@ class ScheduleTools(Toolkit):
             owner = self._owner(run_context)
             if owner is None:
                 raise ScheduleNotFound()
-            schedule = schedule_update(user=owner, schedule_id=schedule_id, changes=changes, provenance=self._provenance(run_context))
+            schedule = schedule_update(
+                user=owner, schedule_id=schedule_id, changes=changes, principal=self._principal(run_context, "write"),
+                provenance=self._provenance(run_context),
+            )
         except REFUSALS as exc:
             return f"Not updated: {exc}"
         return json.dumps({"updated": _described(schedule)})
@@ -133,7 +154,7 @@ class ScheduleTools(Toolkit):
             owner = self._owner(run_context)
             if owner is None:
                 raise ScheduleNotFound()
-            schedule_delete(user=owner, schedule_id=schedule_id)
+            schedule_delete(user=owner, schedule_id=schedule_id, principal=self._principal(run_context, "delete"))
         except REFUSALS as exc:
             return f"Not deleted: {exc}"
         return json.dumps({"deleted": schedule_id})

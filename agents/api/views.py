@@ -19,7 +19,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from core.api import params
-from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, NotFound, TooManyRequests, invalid, missing
+from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, invalid, missing
 from core.api.sse import control_frame, event_frame
 from core.addresses import client_address
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
@@ -38,7 +38,7 @@ from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_contin
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
 from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
-from ..services.runs import ComponentNotFound, Continuation, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
+from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
@@ -52,6 +52,7 @@ logger = logging.getLogger("agno_site.runs")
 # Service exceptions -> the AgentOS error each one is on the wire.
 _SERVICE_ERRORS = {
     ComponentNotFound: lambda exc: NotFound(str(exc)),
+    RunForbidden: lambda exc: Forbidden(str(exc)),
     SessionNotFound: lambda exc: NotFound("Session not found"),
     SessionLimitReached: lambda exc: Conflict(str(exc)),
     RunNotFound: lambda exc: NotFound("Run not found"),

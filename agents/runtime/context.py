@@ -84,3 +84,7 @@ class RunContext:
     # A workflow run's Parallel branches run as separate work through this (the background
     # path's jobs, agents.runtime.workflow_branches); None: as tasks of the run itself.
     parallel_branches: ParallelBranches | None = None
+    # Who started the run (a core.auth.Principal; None: a run started outside the pipeline). A
+    # tool that starts or stores work (the schedules toolkit) acts with it, never with more; a
+    # team's members and a workflow's steps carry their parent's.
+    principal: Any = None

@@ -810,6 +810,7 @@ def member_context(ctx: RunContext, run_id: str, session_state: Mapping[str, Any
         dependencies=ctx.dependencies,
         metadata=ctx.metadata,
         incremental=ctx.incremental,
+        principal=ctx.principal,
     )
 
 

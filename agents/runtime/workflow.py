@@ -401,6 +401,7 @@ class WorkflowRun(RunIteration):
             dependencies=ctx.dependencies,
             metadata=ctx.metadata,
             incremental=ctx.incremental,
+            principal=ctx.principal,
         )
 
     def prepare_executor_continue(self, resume: Resume) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
+from core.auth import principal_from_grant
 from core.statements import Select, pipelined
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus, Session
@@ -264,7 +265,9 @@ def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
         return branch_prepare_for_job(job=job, session=session)
     if job.job_type == "continue":
         # The claim moved the run to RUNNING; its stored output is still the paused one.
-        return continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False, stream_events=payload.get("stream_events", True))
+        prepared = continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False, stream_events=payload.get("stream_events", True))
+        prepared.ctx.principal = principal_from_grant(payload.get("principal"))
+        return prepared
     request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})
     # A draft runs only when an admin submitted it (the API marks the payload); a job that pins
     # a draft without that mark finds nothing, as a missing version.
@@ -274,7 +277,10 @@ def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
         entry = component_entry(job.component_id, kind=job.component_type, version=request.version)
     # Token by token only when the submission streams; a stream=false background run is
     # polled, and its events (structural ones, and the answer) still reach any follower.
-    return prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
+    prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
+    # Its tools act with the submitter's rights as they were accepted (None: a job from before grants were kept).
+    prepared.ctx.principal = principal_from_grant(payload.get("principal"))
+    return prepared
 
 
 def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str, Any]:

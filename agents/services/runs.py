@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from core.auth import Principal
+from core.auth import Principal, principal_from_grant, principal_grant
 from core.db import release_connections
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
@@ -33,10 +33,11 @@ from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finis
 
 from approvals.services import approvals_on_run_end
 
-from ..registry import AgentEntry, TeamEntry, WorkflowEntry, entry_get, entry_version_get
+from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, InvalidContinuation, RunContext, Team, Workflow
 from ..runtime.checkpoints import boundary
 from ..runtime.structured import OutputSchema
+from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from .eventlog import run_error_event
@@ -50,14 +51,6 @@ logger = logging.getLogger("agno_site.runs")
 EventSink = Callable[[dict[str, Any]], None]
 Entry = AgentEntry | TeamEntry | WorkflowEntry  # a registered component (agents.registry)
 Component = Agent | Team | Workflow  # what runs: one run protocol (agents.runtime)
-
-
-class ComponentNotFound(Exception):
-    """No live component of that kind and id: AgentOS's "Agent not found" / "Team not found"."""
-
-    def __init__(self, kind: str = "agent") -> None:
-        self.kind = kind
-        super().__init__(f"{kind.capitalize()} not found")
 
 
 class RunNotFound(Exception):
@@ -199,28 +192,9 @@ class Continuation:
         return self.continue_from == "end" and not (self.fork or self.regenerate or self.input)
 
 
-def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> Entry:
-    """The live component, or a published version of it; a draft is not found (ComponentNotFound)."""
-    entry = entry_get(kind, component_id, version=version)
-    if entry is None:
-        raise ComponentNotFound(kind)
-    return entry
-
-
-def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> Entry:
-    """Any stored version, drafts included: only for a run an admin asked for (``component_entry_for``)."""
-    entry = entry_version_get(kind, component_id, version=version)
-    if entry is None:
-        raise ComponentNotFound(kind)
-    return entry
-
-
 def component_entry_for(*, principal: Principal, component_id: str, kind: str = "agent", version: int | None) -> Entry:
-    """What ``principal`` may run: an admin may pin a draft to test it, anyone else only what is
-    published (a draft answers as a missing version does)."""
-    if principal.is_admin and version is not None:
-        return component_entry_pinned(component_id, kind=kind, version=version)
-    return component_entry(component_id, kind=kind, version=version)
+    """What ``principal`` may run: the one authority's answer (agents.services.authority)."""
+    return run_authorize(principal, kind, component_id, version=version)
 
 
 def _agent_for(entry: Entry, owner_id: str | None, request: RunRequest | None) -> Component:
@@ -284,7 +258,9 @@ def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest, kin
     entry = component_entry_for(principal=principal, component_id=agent_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     # A new session's quota is checked as run_begin writes it, before anything runs.
-    return prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
+    prepared = prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
+    prepared.ctx.principal = principal  # its tools act with the caller's rights, never more
+    return prepared
 
 
 # Every run reads its session by id: one statement compiled once, whoever owns the row (the
@@ -609,7 +585,7 @@ def continue_prepare(
 ) -> PreparedRun:
     """A continuation of the caller's run, ready to execute; ``checks_only``: checked as fully,
     for a background job that its worker prepares again (no history or memories read here)."""
-    component_entry(agent_id, kind=kind)
+    run_authorize(principal, kind, agent_id)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
     session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
     continuation = continuation or Continuation()
@@ -623,9 +599,11 @@ def continue_prepare(
             raise RunNotContinuable(f"Cannot continue a run that is not paused. Current status: {run.status}")
         prepared = _branch_prepare(run=run, session=session, continuation=continuation, stream_events=stream_events, checks_only=checks_only)
         prepared.streamed = stream
+        prepared.ctx.principal = principal
         return prepared
     prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events)
     prepared.streamed = stream
+    prepared.ctx.principal = principal
     # Validate the decisions now, so a bad request is a 400 before anything runs.
     resumed(prepared.agent, run.run_data, prepared.decisions, prepared.ctx, stream_events)
     return prepared
@@ -747,7 +725,7 @@ def branch_submit(
     payload = {
         "source_run_id": source.pk, "continue_from": continuation.continue_from, "fork": True,
         "regenerate": continuation.regenerate, "replace_original": continuation.replace_original,
-        "input": continuation.input, "stream_events": stream_events,
+        "input": continuation.input, "stream_events": stream_events, "principal": principal_grant(principal),
     }
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
@@ -766,12 +744,18 @@ def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
         continue_from=payload.get("continue_from", "end"), fork=True, regenerate=bool(payload.get("regenerate")),
         replace_original=payload.get("replace_original"), input=payload.get("input"),
     )
-    return _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
+    prepared = _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
+    prepared.ctx.principal = principal_from_grant(payload.get("principal"))
+    return prepared
 
 
 __all__ = [
     "ComponentNotFound",
     "Continuation",
+    "RunForbidden",
+    "component_entry",
+    "component_entry_for",
+    "component_entry_pinned",
     "DECISIONS_WITH_BRANCH",
     "InvalidContinuation",
     "PreparedRun",

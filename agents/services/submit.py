@@ -26,7 +26,7 @@ from typing import Any
 
 from approvals.gate import continue_gate
 from approvals.services import approval_resolve_by_continue
-from core.auth import OPEN, Principal
+from core.auth import OPEN, Principal, principal_grant
 from sessions.models import Run, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 
@@ -148,6 +148,8 @@ def _accept(
     entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
+    # The worker's run acts with the submitter's rights (its tools: agents.services.authority).
+    payload["principal"] = principal_grant(principal)
     if entry.stage == Stage.DRAFT:
         # Only an admin gets here (component_entry_for); the worker runs the draft on this check.
         payload["draft_allowed"] = True

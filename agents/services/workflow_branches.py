@@ -33,6 +33,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from core.auth import principal_from_grant
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 from sessions.selectors import run_history
@@ -92,6 +93,7 @@ class JobBranches:
             "run_id": self.job.pk, "path": path, "index": index, "step_input": step_input_to_dict(step_input),
             "keep_deltas": bool(self.job.stream), "version": self.version,
             "draft_allowed": bool(self.job.payload.get("draft_allowed")),
+            "principal": self.job.payload.get("principal"),
         }
         await in_run_thread(branch_jobs_submit, parent=self.job, ids=ids, payload=payload)
         try:
@@ -334,6 +336,7 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
             agent=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
             session_state=None, dependencies=None, metadata=None, incremental=bool(payload.get("keep_deltas")),
         )
+        ctx.principal = principal_from_grant(payload.get("principal"))  # the workflow run's own rights
         branch.parent_check = ctx.is_cancelled
         ctx.is_cancelled = _either(ctx.is_cancelled, cancel_checker(job.pk, job.user_id))
         branch.workflow, branch.ctx = workflow, ctx

@@ -551,6 +551,10 @@ if 0 < METRICS_REFRESH_INTERVAL_SECONDS < 60:
 SCHEDULER_TICK_SECONDS = env.integer("SCHEDULER_TICK_SECONDS", 15, minimum=1)
 # Without a broker each web process runs the ticker (false: schedules fire only through beat).
 SCHEDULER_TICKER = env.boolean("SCHEDULER_TICKER", True)
+# How many schedules one user (or service account) may hold, and the shortest time between two
+# of a schedule's ticks (cron has minute precision: 60 allows every minute). 0: no limit.
+SCHEDULES_MAX_PER_USER = env.integer("SCHEDULES_MAX_PER_USER", 100, minimum=0)
+SCHEDULE_MIN_INTERVAL_SECONDS = env.integer("SCHEDULE_MIN_INTERVAL_SECONDS", 60, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-jobs": {"task": "agno_site.reap_jobs", "schedule": float(AGENTOS_REAPER_INTERVAL_SECONDS)},
     "scheduler-tick": {"task": "agno_site.scheduler.tick", "schedule": float(SCHEDULER_TICK_SECONDS)},

@@ -5,6 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from core.auth import Principal
@@ -13,6 +14,11 @@ from core.tenancy import scope_queryset
 from core.tokens import PAT_PREFIX, new_token_secret, token_hash
 
 from ..models import AccessToken, TokenKind
+
+
+# Sent once a token is revoked (``token``: the row): what fires under it stops (the scheduler
+# disables its schedules). Observers register; this module knows none of them.
+credential_revoked = Signal()
 
 
 class TokenNameTaken(Exception):
@@ -88,5 +94,8 @@ def access_token_revoke(*, token_id: int, user: Any, kind: str | None = None) ->
     if kind is not None:
         tokens = tokens.filter(kind=kind)
     if tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        token = tokens.first()
+        if token is not None:
+            credential_revoked.send(sender=AccessToken, token=token)
         return True
     return tokens.exists()

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 
 from agents.services.executor import in_run_thread
 from agents.services.jobs import QueueFull
-from core.api.errors import BadRequest, NotFound, TooManyRequests, invalid
+from core.api.errors import BadRequest, Forbidden, NotFound, TooManyRequests, invalid
 from core.api.params import boolean, choice, envelope, page, sort_order_param
 from core.api.parsers import StrictJSONParser
 from core.api.schema import ErrorOut, ValidationErrorOut, query_param
@@ -30,7 +30,7 @@ from sessions.api.inputs import json_body
 
 from ..models import EvalStatus
 from ..selectors import EvalRunFilters, eval_run_get, eval_run_list
-from ..services import ComponentMissing, EvalInvalid, EvalRequest, EvalRunNotFound, eval_run_create, eval_run_rename, eval_runs_delete
+from ..services import ComponentMissing, EvalForbidden, EvalInvalid, EvalRequest, EvalRunNotFound, eval_run_create, eval_run_rename, eval_runs_delete
 from .serializers import EVAL_TYPES, DeleteEvalRunsIn, EvalOut, EvalRunIn, PaginatedEvalsOut, UpdateEvalRunIn, render_eval
 
 TAGS = ["Evals"]
@@ -47,6 +47,8 @@ def _translated(exc: Exception) -> Exception:
         return NotFound(str(exc))
     if isinstance(exc, EvalInvalid):
         return BadRequest(str(exc))
+    if isinstance(exc, EvalForbidden):
+        return Forbidden(str(exc))
     if isinstance(exc, QueueFull):
         return TooManyRequests(str(exc), headers={"Retry-After": "5"})
     return exc
@@ -130,7 +132,7 @@ class EvalRunsView(EvalsAPIView, AsyncAgentOSView):
         body = json_body(request, EvalRunIn)
         principal = self.principal
         visible = {kind: principal.visible_ids(f"{kind}s") for kind in ("agent", "team", "workflow")}
-        row = eval_run_create(owner_id=principal.owner(), request=EvalRequest(**body), visible=visible)
+        row = eval_run_create(owner_id=principal.owner(), request=EvalRequest(**body), visible=visible, principal=principal)
         return row.run_id, principal.read_scope(), background
 
     @extend_schema(

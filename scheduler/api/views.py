@@ -21,6 +21,7 @@ from core.api.schema import DetailOut, ErrorOut, query_param
 from core.api.views import AgentOSView
 from sessions.api.inputs import json_body
 
+from ..selectors import owned_service_account
 from ..selectors import ScheduleRunNotFound, schedule_list, schedule_run_get, schedule_run_list
 from ..services.firing import schedule_runs_settle, schedule_trigger
 from ..services.schedules import (
@@ -29,6 +30,7 @@ from ..services.schedules import (
     ScheduleForbidden,
     ScheduleInvalid,
     ScheduleNotFound,
+    check_target,
     schedule_create,
     schedule_delete,
     schedule_disable,
@@ -74,9 +76,20 @@ class SchedulesAPIView(AgentOSView):
             exc = Forbidden(str(exc))
         return super().handle_exception(exc)
 
+    # Routes on which the owner of a service account may name it (``?user_id=sa:<id>``): to see its
+    # schedules and stop them, never to act as it.
+    owner_of_account_methods: frozenset[str] = frozenset()
+
     @property
     def scope(self) -> Any:
-        return self.principal.read_scope()
+        """Whose schedules: the caller's; an admin's ``?user_id=X``, X's only; a service account's
+        owner's ``?user_id=sa:<id>`` (reads, disable, delete), that account's."""
+        requested = self.request.query_params.get("user_id") or None
+        if requested and self.request.method in self.owner_of_account_methods and requested != self.principal.user_id:
+            account = owned_service_account(self.principal, requested)
+            if account is not None:
+                return account
+        return self.principal.read_scope(requested)
 
 
 def _changes(request: Request) -> dict[str, Any]:
@@ -92,6 +105,8 @@ def _changes(request: Request) -> dict[str, Any]:
 
 
 class SchedulesView(SchedulesAPIView):
+    owner_of_account_methods = frozenset({"GET"})
+
     @extend_schema(
         operation_id="list_schedules_schedules_get",
         tags=TAGS,
@@ -123,6 +138,8 @@ class SchedulesView(SchedulesAPIView):
 
 
 class ScheduleDetailView(SchedulesAPIView):
+    owner_of_account_methods = frozenset({"GET", "DELETE"})
+
     @extend_schema(operation_id="get_schedule_schedules__schedule_id__get", tags=TAGS, parameters=[SCHEDULE_ID], responses={200: ScheduleOut, **ERRORS})
     def get(self, request: Request, schedule_id: str) -> Response:
         return Response(render_schedule(schedule_get(user=self.scope, schedule_id=schedule_id)))
@@ -151,6 +168,8 @@ class ScheduleEnableView(SchedulesAPIView):
 
 
 class ScheduleDisableView(SchedulesAPIView):
+    owner_of_account_methods = frozenset({"POST"})
+
     @extend_schema(operation_id="disable_schedule_schedules__schedule_id__disable_post", tags=TAGS, parameters=[SCHEDULE_ID], request=None, responses={200: ScheduleStateOut, **ERRORS})
     def post(self, request: Request, schedule_id: str) -> Response:
         return Response(render_state(schedule_disable(user=self.scope, schedule_id=schedule_id)))
@@ -168,12 +187,14 @@ class ScheduleTriggerView(SchedulesAPIView):
         schedule = schedule_get(user=self.scope, schedule_id=schedule_id)
         # It runs as the owner: the caller must be allowed to run its target themselves (AgentOS).
         target = endpoint_target(schedule.endpoint)
-        if target is not None and not self.principal.can(target.family, "run", target.component_id):
-            raise ScheduleForbidden(f"Insufficient permissions. Required scope(s): {target.family}:run")
+        if target is not None:
+            check_target(target, principal=self.principal)  # the one authority (agents.services.authority)
         return Response(render_schedule_run(schedule_trigger(user=self.scope, schedule_id=schedule_id)))
 
 
 class ScheduleRunsView(SchedulesAPIView):
+    owner_of_account_methods = frozenset({"GET"})
+
     @extend_schema(operation_id="list_schedule_runs_schedules__schedule_id__runs_get", tags=TAGS, parameters=[SCHEDULE_ID, *PAGING], responses={200: PaginatedScheduleRunsOut, **ERRORS})
     def get(self, request: Request, schedule_id: str) -> Response:
         window = page(request.query_params, default_limit=100, max_limit=1000)
@@ -184,6 +205,8 @@ class ScheduleRunsView(SchedulesAPIView):
 
 
 class ScheduleRunDetailView(SchedulesAPIView):
+    owner_of_account_methods = frozenset({"GET"})
+
     @extend_schema(operation_id="get_schedule_run_schedules__schedule_id__runs__run_id__get", tags=TAGS, parameters=[SCHEDULE_ID, RUN_ID], responses={200: ScheduleRunOut, **ERRORS})
     def get(self, request: Request, schedule_id: str, run_id: str) -> Response:
         run = schedule_run_get(user=self.scope, schedule_id=schedule_id, run_id=run_id)

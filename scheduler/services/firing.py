@@ -100,20 +100,29 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     """Submit the claimed attempt's run (in the claim's transaction); a refusal is the attempt's
     failure, written instead (its retry, or the schedule's disabling, follow)."""
     from agents.services.jobs import QueueFull, SessionBusy
-    from agents.services.runs import ComponentNotFound
+    from agents.services.runs import ComponentNotFound, RunForbidden
     from agents.services.submit import submit_run
     from sessions.services.runs import SessionLimitReached, SessionNotFound
+
+    from .grants import CredentialWithdrawn, fire_principal
 
     target = endpoint_target(schedule.endpoint)
     try:
         if target is None:
             raise ScheduleInvalid(f"Invalid endpoint: {schedule.endpoint}")
         request = run_request_for(schedule.payload)
+        # The rights it was created under, as its credential stands now; the pipeline's one
+        # authority then decides the run (agents.services.authority).
+        principal = fire_principal(schedule)
         with transaction.atomic():  # a refused submission leaves the claim to record it
             accepted = submit_run(
-                principal=owner_principal(schedule.user_id), component_id=target.component_id, kind=target.kind, request=request,
+                principal=principal, component_id=target.component_id, kind=target.kind, request=request,
                 background=True, timeout_seconds=schedule.timeout_seconds,
             )
+    except (CredentialWithdrawn, RunForbidden) as exc:
+        reason = str(exc) if isinstance(exc, CredentialWithdrawn) else f"forbidden: {exc}"
+        _attempt_failed(schedule, run, reason, now, status_code=403, gone=True, disabled_reason=f"{reason} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
+        return
     except ComponentNotFound as exc:
         _attempt_failed(schedule, run, f"{exc}: the schedule's target was deleted or deactivated", now, status_code=404, gone=True)
         return
@@ -130,9 +139,13 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     logger.info("schedule %s fired for %s (attempt %d): run %s", schedule.pk, run.scheduled_for.isoformat(), run.attempt, run.run_id)
 
 
-def _attempt_failed(schedule: Schedule, run: ScheduleRun, error: str, now: datetime, *, status_code: int | None = None, gone: bool = False) -> None:
+def _attempt_failed(
+    schedule: Schedule, run: ScheduleRun, error: str, now: datetime, *, status_code: int | None = None, gone: bool = False,
+    disabled_reason: str | None = None,
+) -> None:
     """The attempt failed: try again later if retries remain, else the fire failed. A target that
-    no longer exists fails it for good and disables the schedule, saying why."""
+    no longer exists (or rights that no longer let it run: ``disabled_reason``) fails it for good
+    and disables the schedule, saying why."""
     retry = not gone and run.attempt <= schedule.max_retries
     run.error, run.status_code = error[:4000], status_code
     if retry:
@@ -144,7 +157,9 @@ def _attempt_failed(schedule: Schedule, run: ScheduleRun, error: str, now: datet
         status=run.status, error=run.error, status_code=status_code, retry_at=run.retry_at, completed_at=run.completed_at, duration_ms=run.duration_ms,
     )
     logger.warning("schedule %s attempt %d failed%s: %s", schedule.pk, run.attempt, " (retrying)" if retry else "", error)
-    if gone and schedule.enabled:
+    if gone and schedule.enabled and disabled_reason:
+        _disable(schedule, disabled_reason)
+    elif gone and schedule.enabled:
         target = endpoint_target(schedule.endpoint)
         what = f"{target.kind} '{target.component_id}'" if target else schedule.endpoint
         _disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -56,6 +57,10 @@ class ScheduleConflict(Exception):
 
 class ScheduleForbidden(Exception):
     """A 403: the caller may not run what the schedule would call."""
+
+
+class ScheduleLimitReached(ScheduleConflict):
+    """A 409: the owner holds SCHEDULES_MAX_PER_USER schedules already."""
 
 
 @dataclass(frozen=True)
@@ -135,12 +140,48 @@ def _detail_text(detail: Any) -> str:
 
 
 def check_target(target: Target, *, principal: Principal | None) -> None:
-    from agents.registry import entry_get
+    """The target exists and, when a principal writes it, the one authority lets them run it."""
+    from agents.services.authority import ComponentNotFound, RunForbidden, component_entry, run_authorize
 
-    if principal is not None and not principal.can(target.family, "run", target.component_id):
-        raise ScheduleForbidden(f"Insufficient permissions. Required scope(s): {target.family}:run")
-    if entry_get(target.kind, target.component_id) is None:
-        raise ScheduleInvalid(f"Invalid endpoint: {target.kind} '{target.component_id}' not found")
+    try:
+        if principal is not None:
+            run_authorize(principal, target.kind, target.component_id)
+        else:
+            component_entry(target.component_id, kind=target.kind)
+    except RunForbidden as exc:
+        raise ScheduleForbidden(str(exc)) from None
+    except ComponentNotFound:
+        raise ScheduleInvalid(f"Invalid endpoint: {target.kind} '{target.component_id}' not found") from None
+
+
+def check_scope(principal: Principal | None, action: str) -> None:
+    """``schedules:<action>`` for a principal that writes through something other than the API's
+    route gate (an agent's ``schedules`` tool acts with its run's principal)."""
+    if principal is not None and not principal.can("schedules", action):
+        raise ScheduleForbidden(f"Insufficient permissions. Required scope(s): schedules:{action}")
+
+
+def _grant(principal: Principal | None) -> dict[str, Any] | None:
+    from core.auth import principal_grant
+
+    return principal_grant(principal) if principal is not None else None
+
+
+def _check_limits(values: dict[str, Any], *, owner_id: str | None, creating: bool) -> None:
+    """SCHEDULES_MAX_PER_USER schedules per owner, and no two ticks closer than
+    SCHEDULE_MIN_INTERVAL_SECONDS (a ScheduleInvalid, 422, saying which)."""
+    from django.conf import settings
+
+    from ..cron import min_interval_seconds
+
+    least = settings.SCHEDULE_MIN_INTERVAL_SECONDS
+    if least and values.get("cron_expr"):
+        gap = min_interval_seconds(values["cron_expr"], values.get("timezone") or "UTC")
+        if gap is not None and gap < least:
+            raise ScheduleInvalid(f"Invalid cron expression: it fires every {gap} seconds; schedules fire at most every {least} seconds (SCHEDULE_MIN_INTERVAL_SECONDS)")
+    most = settings.SCHEDULES_MAX_PER_USER
+    if creating and most and _schedules(owner_id).count() >= most:
+        raise ScheduleLimitReached(f"Schedule limit reached: at most {most} schedules per user (SCHEDULES_MAX_PER_USER); delete one first")
 
 
 def _check_session(request: Any, owner_id: str | None) -> None:
@@ -232,22 +273,29 @@ def schedule_create(
     principal: Principal | None = None,
     provenance: Provenance | None = None,
 ) -> Schedule:
-    """A new schedule of ``owner_id`` (the caller, never the body), enabled, with its PeriodicTask."""
+    """A new schedule of ``owner_id`` (the caller, never the body), enabled, with its PeriodicTask,
+    keeping ``principal``'s rights for its fires (``grant``)."""
+    check_scope(principal, "write")
     values = {
         "name": name, "description": description, "method": method, "endpoint": endpoint, "payload": payload,
         "cron_expr": cron_expr, "timezone": timezone_name, "timeout_seconds": timeout_seconds, "max_retries": max_retries,
         "retry_delay_seconds": retry_delay_seconds,
     }
     target = _validated(values, principal=principal, owner_id=owner_id)
+    _check_limits(values, owner_id=owner_id, creating=True)
     provenance = provenance or Provenance()
     now = timezone.now()
     schedule = Schedule(
         user_id=owner_id, **{**values, "method": method.upper()}, enabled=True, target_type=target.kind, target_id=target.component_id,
         managed_by=provenance.managed_by, created_by_run_id=provenance.run_id, created_by_session_id=provenance.session_id,
-        created_at=now, updated_at=None,
+        grant=_grant(principal), created_at=now, updated_at=None,
     )
     schedule.next_run_at = next_run_for(schedule, after=now)
     with transaction.atomic():
+        if settings.SCHEDULES_MAX_PER_USER:
+            # Two creates at once must not both pass the cap: the owner's rows, locked, are counted again.
+            list(_schedules(owner_id).select_for_update().values_list("pk", flat=True))
+            _check_limits({}, owner_id=owner_id, creating=True)
         if _name_taken(owner_id, name):
             raise ScheduleConflict(f"Schedule with name '{name}' already exists")
         _saved(schedule, fields=None)
@@ -259,6 +307,7 @@ def schedule_update(
     *, user: Any, schedule_id: str, changes: dict[str, Any], principal: Principal | None = None, provenance: Provenance | None = None,
 ) -> Schedule:
     """Apply ``changes`` (only MUTABLE_COLUMNS; any other key is a ScheduleInvalid naming them all)."""
+    check_scope(principal, "write")
     rejected = sorted(set(changes) - MUTABLE_COLUMNS)
     if rejected:
         raise ScheduleInvalid(
@@ -276,6 +325,8 @@ def schedule_update(
         execution_changed = any(name in changes for name in ("endpoint", "method", "payload"))
         # The caller's permission is checked when what the schedule runs changes (AgentOS).
         target = _validated(values, principal=principal if execution_changed else None, owner_id=schedule.user_id)
+        if {"cron_expr", "timezone"} & set(changes):
+            _check_limits(values, owner_id=schedule.user_id, creating=False)
         if "name" in changes and changes["name"] != schedule.name and _name_taken(schedule.user_id, changes["name"], other_than=schedule.pk):
             raise ScheduleConflict(f"Schedule with name '{changes['name']}' already exists")
         fields = set(changes) | {"updated_at"}
@@ -287,6 +338,10 @@ def schedule_update(
             # The target follows the endpoint it is derived from; it is never written on its own.
             schedule.target_type, schedule.target_id = target.kind, target.component_id
             fields |= {"target_type", "target_id"}
+        if execution_changed and principal is not None:
+            # What it runs changed, checked against this caller: its fires run with their rights now.
+            schedule.grant = _grant(principal)
+            fields.add("grant")
         if "enabled" in changes:
             schedule.enabled = bool(changes["enabled"])
             if schedule.enabled and "disabled_reason" not in changes:
@@ -318,16 +373,19 @@ def schedule_enable(*, user: Any, schedule_id: str, principal: Principal | None 
             raise ScheduleNotFound()
         target = endpoint_target(schedule.endpoint)
         if target is not None:
-            from agents.registry import entry_get
-
-            if principal is not None and not principal.can(target.family, "run", target.component_id):
-                raise ScheduleForbidden(f"Insufficient permissions. Required scope(s): {target.family}:run")
-            if entry_get(target.kind, target.component_id) is None:
-                raise ScheduleConflict(f"Cannot enable schedule '{schedule.name}': its target {target.kind} '{target.component_id}' does not exist")
+            try:
+                check_target(target, principal=principal)
+            except ScheduleInvalid:
+                raise ScheduleConflict(f"Cannot enable schedule '{schedule.name}': its target {target.kind} '{target.component_id}' does not exist") from None
+        fields = ["enabled", "disabled_reason", "next_run_at", "updated_at"]
+        if principal is not None:
+            # Enabled by this caller, checked now: its fires run with their rights from here on.
+            schedule.grant = _grant(principal)
+            fields.append("grant")
         schedule.enabled, schedule.disabled_reason = True, None
         schedule.next_run_at = next_run_for(schedule)
         schedule.updated_at = timezone.now()
-        _saved(schedule, fields=["enabled", "disabled_reason", "next_run_at", "updated_at"])
+        _saved(schedule, fields=fields)
     return schedule
 
 
@@ -352,11 +410,35 @@ def schedule_disable_for_operator(*, schedule_id: str, reason: str) -> Schedule:
     return schedule_disable(user=ALL_USERS, schedule_id=schedule_id, reason=reason)
 
 
-def schedule_delete(*, user: Any, schedule_id: str) -> None:
+def schedule_delete(*, user: Any, schedule_id: str, principal: Principal | None = None) -> None:
     """The schedule, its history and its PeriodicTask, together."""
+    check_scope(principal, "delete")
     with transaction.atomic():
         schedule = _schedules(user).select_for_update().filter(pk=schedule_id).first()
         if schedule is None:
             raise ScheduleNotFound()
         periodic_task_delete(schedule_id=schedule.pk)
         _schedules(user).filter(pk=schedule.pk).delete()
+
+
+def schedules_disable_for_credential(*, reason: str, user_id: str | None = None, token_id: int | None = None) -> int:
+    """Disable, saying why, every enabled schedule that fires with a credential that is gone: the
+    schedules of ``user_id`` (a deleted user, a revoked service account ``sa:<id>``), and those
+    created under access token ``token_id``. Returns how many."""
+    from django.db.models import Q
+
+    if user_id is None and token_id is None:
+        return 0
+    match = Q(pk__in=[])
+    if user_id is not None:
+        match |= Q(user_id=user_id)
+    if token_id is not None:
+        match |= Q(grant__token_id=token_id)
+    disabled = 0
+    with transaction.atomic():
+        for schedule in Schedule.objects.unscoped("a withdrawn credential disables whoever's schedules it fires").select_for_update().filter(match, enabled=True):
+            _disable(schedule, reason)
+            disabled += 1
+    if disabled:
+        logger.info("%d schedule(s) disabled: %s", disabled, reason)
+    return disabled

@@ -192,7 +192,7 @@ def test_re_running_an_eval_never_overwrites_the_earlier_run(client, worker) -> 
 def test_an_eval_and_its_runs_belong_to_the_caller(client, worker, jwt_server) -> None:
     from tests.security.conftest import auth, token
 
-    alice = auth(token("alice", ["evals:write", "evals:read", "agents:read"]))
+    alice = auth(token("alice", ["evals:write", "evals:read", "agents:read", "agents:run"]))
     body = {"eval_type": "reliability", "input": ADD, "agent_id": "assistant", "expected_tool_calls": ["add"]}
     response = client.post("/eval-runs", data=json.dumps(body), content_type="application/json", **alice)
     assert (response.status_code, response.json()["user_id"]) == (200, "alice")

@@ -5,13 +5,18 @@ import json
 
 import pytest
 
-from agents.runtime.context import RunContext
+from agents.runtime.context import RunContext as BareContext
+from core.auth import Principal
 from agents.services.definitions import definition_create
 from scheduler.models import Schedule
 from scheduler.toolkit import ScheduleTools
 from tests.security.conftest import auth, token
 
 pytestmark = pytest.mark.django_db
+
+
+def RunContext(**fields):  # noqa: N802 (the run context a run of the pipeline gets: its user's principal)
+    return BareContext(**fields, principal=Principal(user_id=fields.get("user_id"), isolated=True, via="session"))
 
 
 def call(tools: ScheduleTools, tool_name: str, ctx: RunContext | None, **args):
