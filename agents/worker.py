@@ -68,6 +68,10 @@ class EmbeddedWorker:
                     inline_runs_reap()
                 except Exception:
                     logger.exception("reaper pass failed")
+                finally:
+                    # Each pass on a fresh connection: one that failed (the database restarted,
+                    # the session was terminated) must not fail every pass after it.
+                    connections.close_all()
         finally:
             connections.close_all()
 

@@ -144,6 +144,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Connections are kept between requests (and between runs in the run threads): opening one costs
 # more than a whole run's queries (SQLite re-runs its PRAGMAs, PostgreSQL authenticates).
 DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 600, minimum=0)
+# A kept connection is checked before its first use after a request or task; a pooled one (below)
+# before the pool lends it (Django passes ConnectionPool.check_connection as the pool's check), so
+# after a restart of the database or a terminated session the next query gets a good connection.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Values travel beside the statement (no quoting of every value into the SQL text), and a
