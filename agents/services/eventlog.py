@@ -20,10 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 
 from core.db import release_connections
-from sessions.models import Run
-from sessions.services.runs import run_events_append_indexed
+from sessions.models import Run, RunEvent
+from sessions.services.runs import run_events_append, run_events_append_indexed
 from traces.tracing import tracer_for
 
 from ..runtime import TERMINAL_EVENTS
@@ -198,3 +199,17 @@ def run_error_event(*, run_id: str, session_id: str, agent_id: str, content: str
         "created_at": int(time.time()), "event": "RunError", "agent_id": agent_id, **extra, "run_id": run_id,
         "session_id": session_id, "nested_depth": 0, "content": content, "error_type": error_type,
     }
+
+
+def run_error_ending(*, run: Run, session_id: str, component_id: str, content: str, error_type: str) -> dict[str, Any]:
+    """The RunError that ends a run its process can no longer end (the reaper's verdict on a lost
+    worker or server), in the caller's transaction: stored at the next index after the run's last
+    stored event, and published to followers on every replica once the transaction commits.
+    Returns the event, with its ``event_index``."""
+    event = run_error_event(run_id=run.pk, session_id=session_id, agent_id=component_id, content=content, error_type=error_type)
+    top = RunEvent.objects.unscoped("the reaper ends every user's lost runs").filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
+    index = 0 if top is None else top + 1
+    run_events_append(run=run, events=[event], first_index=index)
+    indexed = {**event, "event_index": index}
+    transaction.on_commit(lambda: publish(run.pk, indexed))
+    return indexed

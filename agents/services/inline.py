@@ -22,13 +22,12 @@ from django.utils import timezone
 from core.db import release_connections
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
-from sessions.services.runs import run_events_append, run_transition
+from sessions.services.runs import run_transition
 
 from ..models import Job, JobStatus
 from ..runtime.events import CONTENT_DELTAS
 from .cancellation import cancel_local
-from .eventlog import EventLog, LoopFed, payloads, run_error_event
-from .live import publish
+from .eventlog import EventLog, LoopFed, payloads, run_error_ending
 from .watch import watch
 
 logger = logging.getLogger("agno_site.runs")
@@ -119,8 +118,6 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
     """Fail the inline runs whose process is gone: RUNNING, no background job, and no heartbeat
     for a whole lease. Each ends ERROR with the reason, and a RunError event ends any follower's
     stream. Returns their ids."""
-    from .runs import next_event_index  # runs builds on this module
-
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
     # A run whose job is queued or running is its job's lease's to reap; a paused background run
@@ -138,11 +135,7 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
             data = {**(run_data or {}), "status": RunStatus.ERROR, "content": SERVER_LOST}
             if not run_transition(run_id=run_id, expected=RunStatus.RUNNING, to=RunStatus.ERROR, error=SERVER_LOST, content=SERVER_LOST, run_data=data):
                 continue  # it finished meanwhile
-            run = Run(pk=run_id, user_id=user_id)
-            event = run_error_event(run_id=run_id, session_id=session_id, agent_id=component_id, content=SERVER_LOST, error_type="server_lost")
-            index = next_event_index(run)
-            run_events_append(run=run, events=[event], first_index=index)
-        publish(run_id, {**event, "event_index": index})
+            run_error_ending(run=Run(pk=run_id, user_id=user_id), session_id=session_id, component_id=component_id, content=SERVER_LOST, error_type="server_lost")
         failed.append(run_id)
     if failed:
         logger.warning("reaper: %d inline run(s) failed after their server was lost", len(failed))

@@ -596,7 +596,11 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 _jobs().filter(pk=job.pk).update(status=JobStatus.FAILED, lease_expires_at=None, error=WORKER_LOST, updated_at=now, completed_at=now)
                 run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
-                run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
+                if run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data):
+                    # It ends as any failed run does: a stored RunError, published to followers.
+                    from .eventlog import run_error_ending
+
+                    run_error_ending(run=run, session_id=run.session_id, component_id=job.component_id, content=WORKER_LOST, error_type="worker_lost")
                 failed.append(job.pk)
                 if job.job_type == "continue":
                     _follow_paused(job)

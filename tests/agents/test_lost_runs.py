@@ -1,0 +1,79 @@
+"""A run whose process is lost ends like any failed run, for every follower (issue 32, items 2-4).
+
+The reaper's verdict (a background job's worker lost with no attempt left, an inline run's server
+lost) is a stored RunError at the next index after the last stored event, published to followers;
+every stream frame carries its ``event_index``; a ``/resume`` from the last index a client saw
+ends with the run's terminal event even when the lost process sent events it never stored.
+"""
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import httpx
+import pytest
+from django.utils import timezone
+
+from agents.models import Job
+from agents.services.background import job_execute
+from agents.services.jobs import WORKER_LOST, job_claim, job_reap
+from sessions.models import Run, RunEvent
+from tests.agents.conftest import wait_for
+from tests.agents.test_background_attempts import Follower
+from tests.api.sse import parse_sse
+from tests.fakes._base import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def resume(base: str, run_id: str, session_id: str, last: int | None = None) -> list[tuple[str, dict]]:
+    form = {"session_id": session_id, **({"last_event_index": str(last)} if last is not None else {})}
+    with httpx.stream("POST", f"{base}/agents/openai-agent/runs/{run_id}/resume", data=form, timeout=30) as response:
+        return parse_sse("".join(response.iter_text()))
+
+
+@pytest.fixture
+def lost_worker(live_api, worker, fake_openai, settings):
+    """A streamed background run whose only worker is lost mid-answer (one attempt: no retry).
+    Yields (run_id, the follower, the gate that holds the lost worker's model, its thread)."""
+    settings.EMBEDDED_WORKER = False  # the test plays the worker
+    settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 1
+    gate = threading.Event()
+    fake_openai.push(Reply(text="the lost worker began this answer", gate=gate, gate_after=3))
+    follower = Follower(live_api)
+    follower.start()
+    run_id = wait_for(lambda: Job.objects.unscoped("test").filter(session_id="s-att").values_list("id", flat=True).first())
+    doomed = job_claim(worker="doomed-worker")
+    assert doomed is not None and doomed.pk == run_id
+    lost = threading.Thread(target=lambda: job_execute(doomed, "doomed-worker"), daemon=True)
+    lost.start()
+    wait_for(lambda: follower.seen("RunContent") >= 3)
+    wait_for(lambda: RunEvent.objects.for_user("alice").filter(run_id=run_id, event="RunContent").count() >= 3)
+    try:
+        yield run_id, follower, gate, lost
+    finally:
+        gate.set()
+        lost.join(timeout=20)
+
+
+def test_a_follower_of_a_run_failed_by_the_reaper_gets_its_error(lost_worker, live_api) -> None:
+    run_id, follower, gate, lost = lost_worker
+    Job.objects.unscoped("test").filter(pk=run_id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert job_reap() == ([], [run_id])
+    follower.join(timeout=20)
+    assert not follower.is_alive()
+    name, data = follower.frames[-1]
+    assert name == "RunError" and data["content"] == WORKER_LOST and data["error_type"] == "worker_lost"
+    indexes = [data["event_index"] for _, data in follower.frames]
+    assert indexes == sorted(set(indexes))
+    # Stored, as the run's last event, at the next index after the others.
+    stored = list(RunEvent.objects.for_user("alice").filter(run_id=run_id).order_by("event_index").values_list("event_index", "event"))
+    assert stored[-1] == (data["event_index"], "RunError") and stored[-1][0] == stored[-2][0] + 1
+    run = Run.objects.for_user("alice").get(pk=run_id)
+    assert (run.status, run.error) == ("ERROR", WORKER_LOST)
+    # The lost worker, back to life, is fenced out: the verdict stands.
+    gate.set()
+    lost.join(timeout=20)
+    assert Run.objects.for_user("alice").get(pk=run_id).status == "ERROR"
+    replayed = resume(live_api, run_id, "s-att")
+    assert replayed[-1][0] == "RunError" and replayed[-1][1]["content"] == WORKER_LOST
