@@ -54,16 +54,20 @@ class EventLog:
         self.tracer = tracer_for(run)
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.forward is not None:
-            self.forward(event)
         if self.tracer is not None:
             self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
+            if self.forward is not None:
+                self.forward(event)
             return
         with self.lock:
             indexed = {**event, "event_index": self.next_index}
             self.next_index += 1
             self.buffer.append(indexed)
+        # The caller's stream gets the event with its index, as a follower does: a client that
+        # loses the stream resumes from the last index it saw, on any replica.
+        if self.forward is not None:
+            self.forward(indexed)
         publish(self.run.pk, indexed)
         if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= self.flush_seconds:
             self.flush()
@@ -120,15 +124,17 @@ class LoopFed:
         self.arrived: deque[dict[str, Any]] = deque()  # appended on the loop, taken by the writer
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.forward is not None:
-            self.forward(event)
         if self.tracer is not None:
             self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
+            if self.forward is not None:
+                self.forward(event)
             return
         indexed = {**event, "event_index": self.next_index}  # numbered by the loop alone
         self.next_index += 1
         self.arrived.append(indexed)
+        if self.forward is not None:
+            self.forward(indexed)
         publish(self.run.pk, indexed)
 
     def take_arrived(self) -> None:

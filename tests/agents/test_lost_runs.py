@@ -7,6 +7,7 @@ ends with the run's terminal event even when the lost process sent events it nev
 """
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 
@@ -16,6 +17,7 @@ from django.utils import timezone
 
 from agents.models import Job
 from agents.services.background import job_execute
+from agents.services.inline import SERVER_LOST, inline_runs_reap
 from agents.services.jobs import WORKER_LOST, job_claim, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
@@ -77,3 +79,53 @@ def test_a_follower_of_a_run_failed_by_the_reaper_gets_its_error(lost_worker, li
     assert Run.objects.for_user("alice").get(pk=run_id).status == "ERROR"
     replayed = resume(live_api, run_id, "s-att")
     assert replayed[-1][0] == "RunError" and replayed[-1][1]["content"] == WORKER_LOST
+
+
+def _frames(lines) -> list[dict]:
+    """The data of each SSE frame read so far from ``lines`` (until the caller stops)."""
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+
+
+def test_every_inline_frame_carries_the_index_its_event_is_stored_under(live_api, fake_openai) -> None:
+    with httpx.stream("POST", f"{live_api}/agents/openai-agent/runs", data={"message": "hi", "user_id": "alice", "session_id": "s-idx"}, timeout=30) as response:
+        frames = parse_sse("".join(response.iter_text()))
+    indexes = [data["event_index"] for _, data in frames]
+    assert indexes == list(range(len(frames)))
+    run_id = frames[0][1]["run_id"]
+    stored = list(RunEvent.objects.for_user("alice").filter(run_id=run_id).order_by("event_index").values_list("event_index", "event"))
+    assert stored == [(data["event_index"], name) for name, data in frames]
+
+
+def test_a_resume_from_the_last_index_seen_of_a_lost_inline_run_ends_with_its_error(live_api, fake_openai, settings) -> None:
+    """The server died after sending events it never stored: the reaper's RunError takes the next
+    index after the last stored one, which the client has seen; its resume still ends with it."""
+    from agents.services.cancellation import cancelled_locally
+
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # the run's heartbeat finds it given up within a second
+    gate = threading.Event()
+    fake_openai.push(Reply(text="one two three four five six", gate=gate, gate_after=3))
+    client = httpx.Client(timeout=30)
+    response = client.send(client.build_request("POST", f"{live_api}/agents/openai-agent/runs", data={"message": "hi", "user_id": "alice", "session_id": "s-lost"}), stream=True)
+    try:
+        seen: list[dict] = []
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                seen.append(json.loads(line[6:]))
+                if sum(1 for data in seen if data["event"] == "RunContent") == 3:
+                    break
+        run_id, last_seen = seen[0]["run_id"], seen[-1]["event_index"]
+        assert [data["event_index"] for data in seen] == list(range(len(seen)))
+        wait_for(lambda: RunEvent.objects.for_user("alice").filter(run_id=run_id, event_index=last_seen).exists())
+        # Its last two events never reached the database before the server died.
+        RunEvent.objects.for_user("alice").filter(run_id=run_id, event_index__gte=last_seen - 1).delete()
+        assert inline_runs_reap(now=timezone.now() + timedelta(minutes=5)) == [run_id]
+        error = RunEvent.objects.for_user("alice").get(run_id=run_id, event="RunError")
+        assert error.event_index == last_seen - 1  # the next after the last stored: one the client saw
+        wait_for(lambda: cancelled_locally(run_id), timeout=10)  # this "dead" server stops it, writing nothing more
+        replayed = resume(live_api, run_id, "s-lost", last=last_seen)
+        assert replayed[-1][0] == "RunError" and replayed[-1][1]["content"] == SERVER_LOST
+        assert replayed[-1][1]["event_index"] == last_seen - 1
+    finally:
+        gate.set()
+        response.close()
+        client.close()
