@@ -576,13 +576,22 @@ def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
 
 
 def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
-    """Expired leases: requeue while attempts remain, else fail the run visibly ("worker lost")."""
+    """Expired leases, and the jobs of workers whose heartbeat stopped (agents.services.liveness):
+    requeue while attempts remain, else fail the run visibly ("worker lost")."""
+    from .liveness import lost_workers
+
     now = now or timezone.now()
     retried: list[str] = []
     failed: list[str] = []
     with transaction.atomic():
         _lock_queue()
-        for job in _jobs().filter(status=JobStatus.RUNNING, lease_expires_at__lt=now).select_for_update():
+        lost = Q(lease_expires_at__lt=now)
+        silent = lost_workers(now=now)
+        if silent:
+            # Held by a worker that stopped beating, and not claimed (or renewed) since then.
+            quiet_since = now - timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
+            lost |= Q(locked_by__in=silent, updated_at__lt=quiet_since)
+        for job in _jobs().filter(lost, status=JobStatus.RUNNING).select_for_update():
             if job.attempt < job.max_attempts:
                 delay = settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS * (2 ** max(0, job.attempt - 1))
                 _jobs().filter(pk=job.pk).update(

@@ -522,6 +522,12 @@ EMBEDDED_WORKER = env.boolean("EMBEDDED_WORKER", True)
 WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 # How often the reaper looks for expired leases (Celery beat, or the embedded worker).
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
+# Each process holding jobs writes its liveness this often (one row per worker), and the reaper
+# gives up the jobs of a worker whose heartbeat is this old, without waiting for their leases.
+AGENTOS_PROCESS_HEARTBEAT_SECONDS = env.number("AGENTOS_PROCESS_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
+AGENTOS_PROCESS_LOST_AFTER_SECONDS = env.number("AGENTOS_PROCESS_LOST_AFTER_SECONDS", 4 * AGENTOS_PROCESS_HEARTBEAT_SECONDS, minimum=0.3)
+if AGENTOS_PROCESS_LOST_AFTER_SECONDS < 2 * AGENTOS_PROCESS_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("AGENTOS_PROCESS_LOST_AFTER_SECONDS must be at least twice AGENTOS_PROCESS_HEARTBEAT_SECONDS")
 # Metrics (metrics/): days are cut in this time zone; a refresh also recomputes the days of runs
 # updated up to the overlap before its watermark (a run written just before it, committed after);
 # a refresh marked running for longer than the stale time may be started again.

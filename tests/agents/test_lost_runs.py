@@ -15,7 +15,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from agents.models import Job
+from agents.models import Job, JobStatus
 from agents.services.background import job_execute
 from agents.services.inline import SERVER_LOST, inline_runs_reap
 from agents.services.jobs import WORKER_LOST, job_claim, job_reap
@@ -129,3 +129,69 @@ def test_a_resume_from_the_last_index_seen_of_a_lost_inline_run_ends_with_its_er
         gate.set()
         response.close()
         client.close()
+
+
+def test_the_jobs_of_a_worker_whose_heartbeat_stopped_are_reaped_before_their_lease_ends(live_api, settings) -> None:
+    from agents.models import ProcessBeat
+    from agents.services.liveness import process_beat
+
+    settings.EMBEDDED_WORKER = False  # the test plays the workers
+    settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 1
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 60
+    settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS = 1
+    settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS = 3
+    ids = [
+        httpx.post(f"{live_api}/agents/assistant/runs", data={"message": name, "stream": "false", "background": "true", "user_id": "alice", "session_id": name}).json()["run_id"]
+        for name in ("dead", "alive")
+    ]
+    dead, alive = job_claim(worker="w-dead"), job_claim(worker="w-alive")
+    assert {dead.pk, alive.pk} == set(ids)
+    start = timezone.now()
+    process_beat(["w-dead", "w-alive"], now=start)
+    assert job_reap(now=start) == ([], [])  # the reaper's first pass: it only records itself
+    # Five seconds on, w-dead has not beaten since; w-alive has. Both leases run for a minute more.
+    later = start + timedelta(seconds=5)
+    Job.objects.unscoped("test").filter(pk__in=ids).update(updated_at=start)
+    process_beat(["w-alive"], now=later)
+    assert job_reap(now=later) == ([], [dead.pk])
+    run = Run.objects.for_user("alice").get(pk=dead.pk)
+    assert (run.status, run.error) == ("ERROR", WORKER_LOST)
+    assert RunEvent.objects.for_user("alice").filter(run_id=dead.pk).order_by("-event_index").first().event == "RunError"
+    assert Job.objects.unscoped("test").get(pk=alive.pk).status == JobStatus.RUNNING
+    assert ProcessBeat.objects.get(name="w-alive").beat_at == later
+
+
+def test_after_a_pause_of_the_reaper_no_worker_is_lost_for_its_silence(live_api, settings) -> None:
+    """After an outage every beat is old: the first pass after it gives the workers time to beat."""
+    from agents.services.liveness import process_beat
+
+    settings.EMBEDDED_WORKER = False
+    settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS = 3
+    settings.AGENTOS_REAPER_INTERVAL_SECONDS = 1
+    run_id = httpx.post(f"{live_api}/agents/assistant/runs", data={"message": "m", "stream": "false", "background": "true", "user_id": "alice"}).json()["run_id"]
+    assert job_claim(worker="w-1").pk == run_id
+    start = timezone.now()
+    process_beat(["w-1"], now=start)
+    assert job_reap(now=start) == ([], [])
+    Job.objects.unscoped("test").filter(pk=run_id).update(updated_at=start)
+    assert job_reap(now=start + timedelta(seconds=30)) == ([], [])  # the reaper's previous pass is 30 s old
+    assert Job.objects.unscoped("test").get(pk=run_id).status == JobStatus.RUNNING
+
+
+def test_a_process_holding_jobs_beats_for_its_worker(live_api, worker, fake_openai, settings) -> None:
+    from agents.models import ProcessBeat
+
+    settings.EMBEDDED_WORKER = True
+    settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS = 0.2
+    gate = threading.Event()
+    fake_openai.push(Reply(text="held", gate=gate, gate_after=0))
+    embedded = worker().start()
+    run_id = httpx.post(f"{live_api}/agents/openai-agent/runs", data={"message": "m", "stream": "false", "background": "true", "user_id": "alice"}).json()["run_id"]
+    embedded.wake()
+    try:
+        first = wait_for(lambda: ProcessBeat.objects.filter(name=embedded.name).values_list("beat_at", flat=True).first())
+        assert Job.objects.unscoped("test").get(pk=run_id).locked_by == embedded.name
+        wait_for(lambda: ProcessBeat.objects.get(name=embedded.name).beat_at > first)  # and again, while it holds the job
+    finally:
+        gate.set()
+    assert wait_for(lambda: Run.objects.for_user("alice").get(pk=run_id).status == "COMPLETED")
