@@ -14,8 +14,8 @@ from celery.signals import worker_process_shutdown, worker_shutdown
 from django.conf import settings
 
 from .loop_worker import process_worker
-from .services.inline import inline_runs_reap
-from .services.jobs import dispatch, job_reap, startable_count
+from .services.jobs import dispatch, startable_count
+from .services.liveness import reap
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -33,8 +33,7 @@ def drain_queue() -> int:
 
 @shared_task(name="agno_site.reap_jobs", ignore_result=True)
 def reap_jobs() -> None:
-    job_reap()
-    inline_runs_reap()
+    reap()
     # Every job that could start now gets a drain task of its own, so recovery after a lost
     # worker or a broker outage uses every free worker at once (a job accepted while the broker
     # was down was never announced; a retried one waited out its back-off).

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import connections
 
 from .loop_worker import LoopWorker
-from .services.inline import inline_runs_reap
-from .services.jobs import job_reap, worker_name
+from .services.jobs import worker_name
+from .services.liveness import reap
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -64,8 +64,7 @@ class EmbeddedWorker:
         try:
             while not self._stopping.wait(settings.AGENTOS_REAPER_INTERVAL_SECONDS):
                 try:
-                    job_reap()
-                    inline_runs_reap()
+                    reap()
                 except Exception:
                     logger.exception("reaper pass failed")
                 finally:

@@ -575,18 +575,21 @@ def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
     return _jobs().get(pk=job.pk)
 
 
-def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
+def job_reap(*, now: datetime | None = None, trusted: bool | None = None) -> tuple[list[str], list[str]]:
     """Expired leases, and the jobs of workers whose heartbeat stopped (agents.services.liveness):
-    requeue while attempts remain, else fail the run visibly ("worker lost")."""
-    from .liveness import lost_workers
+    requeue while attempts remain, else fail the run visibly ("worker lost"). ``trusted``: this
+    pass's ``reaper_pass`` verdict (None: this call records the pass)."""
+    from .liveness import lost_workers, reaper_pass
 
     now = now or timezone.now()
+    if trusted is None:
+        trusted = reaper_pass(now=now)
     retried: list[str] = []
     failed: list[str] = []
     with transaction.atomic():
         _lock_queue()
         lost = Q(lease_expires_at__lt=now)
-        silent = lost_workers(now=now)
+        silent = lost_workers(now=now) if trusted else []
         if silent:
             # Held by a worker that stopped beating, and not claimed (or renewed) since then.
             quiet_since = now - timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)

@@ -34,17 +34,32 @@ def process_beat(names: Iterable[str], *, now: datetime | None = None) -> None:
         ProcessBeat.objects.bulk_create(rows, update_conflicts=True, update_fields=["beat_at"], unique_fields=["name"])
 
 
-def lost_workers(*, now: datetime) -> list[str]:
-    """The workers whose heartbeat stopped, as this reaper pass sees them; records the pass.
+def reaper_pass(*, now: datetime) -> bool:
+    """Record a reaper pass; whether heartbeats may be trusted in it (the liveness rule applies).
 
-    None are lost when the reaper's previous pass is not recent (the first pass, or the first
-    after the database or the reaper itself was away): every process then gets a pass's time
-    to beat again before its silence counts."""
-    lost_after = timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
+    Not when the reaper's previous pass is not recent (the first pass, or the first after the
+    database or the reaper itself was away): every process then gets a pass's time to beat
+    again before its silence counts. One verdict per pass: its job and inline reapers share it."""
     previous = ProcessBeat.objects.filter(name=REAPER).values_list("beat_at", flat=True).first()
     process_beat([REAPER], now=now)
     recent = timedelta(seconds=max(3 * settings.AGENTOS_REAPER_INTERVAL_SECONDS, settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS))
-    if previous is None or previous < now - recent:
-        return []
+    return previous is not None and previous >= now - recent
+
+
+def lost_workers(*, now: datetime) -> list[str]:
+    """The workers whose heartbeat stopped (ask only in a pass that trusts heartbeats)."""
+    lost_after = timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
     ProcessBeat.objects.filter(beat_at__lt=now - FORGET_AFTER).exclude(name=REAPER).delete()
     return list(ProcessBeat.objects.filter(beat_at__lt=now - lost_after).exclude(name=REAPER).values_list("name", flat=True))
+
+
+def reap(*, now: datetime | None = None) -> None:
+    """One reaper pass (beat's ``reap_jobs``, the embedded worker's reaper): background jobs and
+    inline runs whose process is lost, with one verdict on whether heartbeats are trusted."""
+    from .inline import inline_runs_reap
+    from .jobs import job_reap
+
+    now = now or timezone.now()
+    trusted = reaper_pass(now=now)
+    job_reap(now=now, trusted=trusted)
+    inline_runs_reap(now=now, trusted=trusted)

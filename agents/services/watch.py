@@ -104,12 +104,21 @@ class Watch:
                         release_connections()
                     # The liveness of the workers whose jobs are here: every heartbeat interval,
                     # and at once for a worker not beaten yet (its first job just started).
+                    # Inline runs' heartbeats go with it, one statement for all (``beats_together``).
                     workers = {item.worker for watched in self._jobs.values() for item in watched if isinstance(getattr(item, "worker", None), str)}
-                    if workers and (now >= next_beat or not workers <= beaten):
-                        next_beat = now + settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS
+                    if now >= next_beat or not workers <= beaten:
+                        next_beat = now + min(settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+                        together: dict[Any, list[Any]] = {}
+                        for watched in self._jobs.values():
+                            for item in watched:
+                                if getattr(item, "beats_together", None) is not None:
+                                    together.setdefault(item.beats_together, []).append(item)
                         try:
-                            process_beat(workers)
+                            if workers:
+                                process_beat(workers)
                             beaten = workers
+                            for beat, items in together.items():
+                                beat(items)
                         except Exception:
                             if _failures.due():
                                 logger.exception("process heartbeat failed; retrying")

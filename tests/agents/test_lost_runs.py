@@ -195,3 +195,33 @@ def test_a_process_holding_jobs_beats_for_its_worker(live_api, worker, fake_open
     finally:
         gate.set()
     assert wait_for(lambda: Run.objects.for_user("alice").get(pk=run_id).status == "COMPLETED")
+
+
+def test_an_inline_run_whose_server_stopped_beating_is_reaped_before_a_lease(live_api, fake_openai, settings) -> None:
+    from tests.agents.test_inline_runs import _orphan
+
+    settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 60
+    settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS = 0.2
+    settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS = 2
+    gate = threading.Event()
+    fake_openai.push(Reply(text="still going", gate=gate, gate_after=1))
+    client = httpx.Client(timeout=30)
+    response = client.send(client.build_request("POST", f"{live_api}/agents/openai-agent/runs", data={"message": "hi", "user_id": "alice", "session_id": "s-beat"}), stream=True)
+    try:
+        lines = response.iter_lines()
+        alive = next(json.loads(line[6:])["run_id"] for line in lines if line.startswith("data: "))
+        # This process beats for its run every heartbeat interval, not every third of a lease.
+        started = Run.objects.for_user("alice").get(pk=alive).created_at
+        wait_for(lambda: Run.objects.for_user("alice").get(pk=alive).updated_at > started + timedelta(seconds=0.5), timeout=10)
+        lost = _orphan("bob", "s-quiet", minutes_ago=0)
+        Run.objects.for_user("bob").filter(pk=lost).update(updated_at=timezone.now() - timedelta(seconds=5))
+        # A pass that does not trust heartbeats (the first after an outage) waits for a lease...
+        assert inline_runs_reap(trusted=False) == []
+        # ...one that does fails the silent run after a few seconds, and leaves the beating one.
+        assert inline_runs_reap(trusted=True) == [lost]
+        assert Run.objects.for_user("alice").get(pk=alive).status == "RUNNING"
+        assert RunEvent.objects.for_user("bob").filter(run_id=lost).order_by("-event_index").first().event == "RunError"
+    finally:
+        gate.set()
+        response.close()
+        client.close()
