@@ -125,7 +125,8 @@ def inline_runs_reap(*, now: Any = None, trusted: bool | None = None) -> list[st
     now = now or timezone.now()
     if trusted is None:
         trusted = reaper_pass(now=now)
-    silence = settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS if trusted else settings.AGENTOS_BACKGROUND_LEASE_SECONDS
+    lease = settings.AGENTOS_BACKGROUND_LEASE_SECONDS
+    silence = min(settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS, lease) if trusted else lease
     stale_before = now - timedelta(seconds=silence)
     # A run whose job is queued or running is its job's lease's to reap; a paused background run
     # continued inline (its job stays paused) is reaped as any inline run.

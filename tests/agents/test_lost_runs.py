@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from django.db import connections
 from django.utils import timezone
 
 from agents.models import Job, JobStatus
@@ -47,7 +48,13 @@ def lost_worker(live_api, worker, fake_openai, settings):
     run_id = wait_for(lambda: Job.objects.unscoped("test").filter(session_id="s-att").values_list("id", flat=True).first())
     doomed = job_claim(worker="doomed-worker")
     assert doomed is not None and doomed.pk == run_id
-    lost = threading.Thread(target=lambda: job_execute(doomed, "doomed-worker"), daemon=True)
+    def execute() -> None:
+        try:
+            job_execute(doomed, "doomed-worker")
+        finally:
+            connections.close_all()  # this thread's, before the test database is dropped
+
+    lost = threading.Thread(target=execute, daemon=True)
     lost.start()
     wait_for(lambda: follower.seen("RunContent") >= 3)
     wait_for(lambda: RunEvent.objects.for_user("alice").filter(run_id=run_id, event="RunContent").count() >= 3)
