@@ -370,3 +370,20 @@ class Job(OwnedModel):
 
     def __str__(self) -> str:
         return f"{self.component_id} {self.id} ({self.status})"
+
+
+class ProcessBeat(models.Model):
+    """A worker's liveness, one row per worker name (a process's job loop): the process's watch
+    thread writes ``beat_at`` every AGENTOS_PROCESS_HEARTBEAT_SECONDS while it holds jobs, and the
+    reaper gives up the jobs of a worker whose beat is older than AGENTOS_PROCESS_LOST_AFTER_SECONDS
+    without waiting for each job's lease (agents.services.liveness). The row named ``~reaper``
+    holds the reaper's last pass. Nobody's data: no owner."""
+
+    name = models.CharField(max_length=200, primary_key=True)
+    beat_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "agno_process_beats"
+
+    def __str__(self) -> str:
+        return f"{self.name} @ {self.beat_at:%H:%M:%S}"

@@ -16,8 +16,8 @@ from django.conf import settings
 from core.services.readiness import reaper_pass_record
 
 from .loop_worker import process_worker
-from .services.inline import inline_runs_reap
-from .services.jobs import dispatch, job_reap, startable_count
+from .services.jobs import dispatch, startable_count
+from .services.liveness import reap
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -35,8 +35,7 @@ def drain_queue() -> int:
 
 @shared_task(name="agno_site.reap_jobs", ignore_result=True)
 def reap_jobs() -> None:
-    job_reap()
-    inline_runs_reap()
+    reap()
     reaper_pass_record()  # what GET /ready reads
     # Every job that could start now gets a drain task of its own, so recovery after a lost
     # worker or a broker outage uses every free worker at once (a job accepted while the broker

@@ -21,8 +21,8 @@ from django.db import connections
 from core.services.readiness import reaper_pass_record
 
 from .loop_worker import LoopWorker
-from .services.inline import inline_runs_reap
-from .services.jobs import job_reap, worker_name
+from .services.jobs import worker_name
+from .services.liveness import reap
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -72,11 +72,14 @@ class EmbeddedWorker:
         try:
             while not self._stopping.wait(settings.AGENTOS_REAPER_INTERVAL_SECONDS):
                 try:
-                    job_reap()
-                    inline_runs_reap()
+                    reap()
                     reaper_pass_record()  # what GET /ready reads
                 except Exception:
                     logger.exception("reaper pass failed")
+                finally:
+                    # Each pass on a fresh connection: one that failed (the database restarted,
+                    # the session was terminated) must not fail every pass after it.
+                    connections.close_all()
         finally:
             connections.close_all()
 

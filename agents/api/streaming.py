@@ -99,7 +99,9 @@ async def _frames(started: Any, inbox: deque[Any], ready: asyncio.Event) -> Asyn
                 if isinstance(item, _Failed):
                     frames.append(control_frame("error", {"error": f"the run could not be recorded ({type(item.exc).__name__})"}))
                     continue
-                if index is not None:
+                if "event_index" in item:
+                    index = item["event_index"] + 1
+                elif index is not None:
                     item = {**item, "event_index": index}
                     index += 1
                 frames.append(event_frame(item))

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 
 from core.db import release_connections
-from sessions.models import Run
-from sessions.services.runs import run_events_append_indexed
+from sessions.models import Run, RunEvent
+from sessions.services.runs import run_events_append, run_events_append_indexed
 from traces.tracing import tracer_for
 
 from ..runtime import TERMINAL_EVENTS
@@ -53,16 +54,20 @@ class EventLog:
         self.tracer = tracer_for(run)
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.forward is not None:
-            self.forward(event)
         if self.tracer is not None:
             self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
+            if self.forward is not None:
+                self.forward(event)
             return
         with self.lock:
             indexed = {**event, "event_index": self.next_index}
             self.next_index += 1
             self.buffer.append(indexed)
+        # The caller's stream gets the event with its index, as a follower does: a client that
+        # loses the stream resumes from the last index it saw, on any replica.
+        if self.forward is not None:
+            self.forward(indexed)
         publish(self.run.pk, indexed)
         if event.get("event") not in TERMINAL_EVENTS and time.monotonic() - self.last_flush >= self.flush_seconds:
             self.flush()
@@ -119,15 +124,17 @@ class LoopFed:
         self.arrived: deque[dict[str, Any]] = deque()  # appended on the loop, taken by the writer
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.forward is not None:
-            self.forward(event)
         if self.tracer is not None:
             self.tracer.observe(event)
         if self.keeps is not None and not self.keeps(event):
+            if self.forward is not None:
+                self.forward(event)
             return
         indexed = {**event, "event_index": self.next_index}  # numbered by the loop alone
         self.next_index += 1
         self.arrived.append(indexed)
+        if self.forward is not None:
+            self.forward(indexed)
         publish(self.run.pk, indexed)
 
     def take_arrived(self) -> None:
@@ -198,3 +205,17 @@ def run_error_event(*, run_id: str, session_id: str, agent_id: str, content: str
         "created_at": int(time.time()), "event": "RunError", "agent_id": agent_id, **extra, "run_id": run_id,
         "session_id": session_id, "nested_depth": 0, "content": content, "error_type": error_type,
     }
+
+
+def run_error_ending(*, run: Run, session_id: str, component_id: str, content: str, error_type: str) -> dict[str, Any]:
+    """The RunError that ends a run its process can no longer end (the reaper's verdict on a lost
+    worker or server), in the caller's transaction: stored at the next index after the run's last
+    stored event, and published to followers on every replica once the transaction commits.
+    Returns the event, with its ``event_index``."""
+    event = run_error_event(run_id=run.pk, session_id=session_id, agent_id=component_id, content=content, error_type=error_type)
+    top = RunEvent.objects.unscoped("the reaper ends every user's lost runs").filter(run_id=run.pk).aggregate(top=Max("event_index"))["top"]
+    index = 0 if top is None else top + 1
+    run_events_append(run=run, events=[event], first_index=index)
+    indexed = {**event, "event_index": index}
+    transaction.on_commit(lambda: publish(run.pk, indexed))
+    return indexed

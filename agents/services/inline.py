@@ -20,15 +20,13 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from core.db import release_connections
-from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
-from sessions.services.runs import run_events_append, run_transition
+from sessions.services.runs import run_transition
 
 from ..models import Job, JobStatus
 from ..runtime.events import CONTENT_DELTAS
 from .cancellation import cancel_local
-from .eventlog import EventLog, LoopFed, payloads, run_error_event
-from .live import publish
+from .eventlog import EventLog, LoopFed, payloads, run_error_ending
 from .watch import watch
 
 logger = logging.getLogger("agno_site.runs")
@@ -54,14 +52,7 @@ class InlineRecorder(EventLog):
 
     def __init__(self, run: Run, *, streamed: bool, forward: Callable[[dict[str, Any]], None] | None, first_index: int = 0) -> None:
         super().__init__(run, first_index=first_index, forward=forward, keeps=None if streamed else _not_a_delta)
-        self.beat_interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
-        self.next_beat = self.last_flush + self.beat_interval
         self.given_up = False  # the reaper failed the run while it still executed here
-
-    def tick(self, now: float) -> None:
-        """From the watch thread: renew the run's heartbeat, and write a quiet run's events."""
-        self._beat(now)
-        super().tick(now)
 
     def may_write(self) -> bool:
         return not self.given_up  # the reaper has written the run's end; nothing more is its
@@ -72,16 +63,24 @@ class InlineRecorder(EventLog):
             return
         super().write_batch()
 
-    def _beat(self, now: float) -> None:
-        if now >= self.next_beat:
-            self.next_beat = now + self.beat_interval
-            alive = scope_queryset(Run.objects, self.run.user_id or None).filter(pk=self.run.pk, status=RunStatus.RUNNING).update(updated_at=timezone.now())
+    @staticmethod
+    def beats_together(recorders: list[InlineRecorder]) -> None:
+        """From the watch thread, every heartbeat interval: renew the heartbeat (the row's
+        ``updated_at``) of every inline run this process executes, in one statement. A run the
+        reaper gave up meanwhile (this process stalled) is stopped, as a background run that
+        lost its lease stops; its end is already recorded."""
+        ids = [recorder.run.pk for recorder in recorders]
+        running = Run.objects.unscoped("the watch renews the runs this process executes, whoever's").filter(pk__in=ids, status=RunStatus.RUNNING)
+        try:
+            if running.update(updated_at=timezone.now()) == len(ids):
+                return
+            alive = set(running.values_list("pk", flat=True))
+        finally:
             release_connections()
-            if not alive:
-                # The reaper gave the run up (this process stalled past a lease): stop it, as a
-                # background run that lost its lease stops; its end is already recorded.
-                self.given_up = True
-                cancel_local(self.run.pk)
+        for recorder in recorders:
+            if recorder.run.pk not in alive:
+                recorder.given_up = True
+                cancel_local(recorder.run.pk)
 
     def take_remaining(self) -> tuple[list[dict[str, Any]], int]:
         """The events not yet written and the index of the first, for the run's final write."""
@@ -115,14 +114,20 @@ class watching:
         watch.remove(self.recorder.run.pk)
 
 
-def inline_runs_reap(*, now: Any = None) -> list[str]:
+def inline_runs_reap(*, now: Any = None, trusted: bool | None = None) -> list[str]:
     """Fail the inline runs whose process is gone: RUNNING, no background job, and no heartbeat
-    for a whole lease. Each ends ERROR with the reason, and a RunError event ends any follower's
-    stream. Returns their ids."""
-    from .runs import next_event_index  # runs builds on this module
+    for AGENTOS_PROCESS_LOST_AFTER_SECONDS (a whole lease in a pass that does not trust
+    heartbeats: ``trusted``, the pass's ``reaper_pass`` verdict; None: this call records the
+    pass). Each ends ERROR with the reason, and a RunError event ends any follower's stream.
+    Returns their ids."""
+    from .liveness import reaper_pass
 
     now = now or timezone.now()
-    stale_before = now - timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
+    if trusted is None:
+        trusted = reaper_pass(now=now)
+    lease = settings.AGENTOS_BACKGROUND_LEASE_SECONDS
+    silence = min(settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS, lease) if trusted else lease
+    stale_before = now - timedelta(seconds=silence)
     # A run whose job is queued or running is its job's lease's to reap; a paused background run
     # continued inline (its job stays paused) is reaped as any inline run.
     jobs = Job.objects.unscoped("a background run is reaped by its job's lease").filter(pk=OuterRef("pk"), status__in=(JobStatus.QUEUED, JobStatus.RUNNING))
@@ -138,11 +143,7 @@ def inline_runs_reap(*, now: Any = None) -> list[str]:
             data = {**(run_data or {}), "status": RunStatus.ERROR, "content": SERVER_LOST}
             if not run_transition(run_id=run_id, expected=RunStatus.RUNNING, to=RunStatus.ERROR, error=SERVER_LOST, content=SERVER_LOST, run_data=data):
                 continue  # it finished meanwhile
-            run = Run(pk=run_id, user_id=user_id)
-            event = run_error_event(run_id=run_id, session_id=session_id, agent_id=component_id, content=SERVER_LOST, error_type="server_lost")
-            index = next_event_index(run)
-            run_events_append(run=run, events=[event], first_index=index)
-        publish(run_id, {**event, "event_index": index})
+            run_error_ending(run=Run(pk=run_id, user_id=user_id), session_id=session_id, component_id=component_id, content=SERVER_LOST, error_type="server_lost")
         failed.append(run_id)
     if failed:
         logger.warning("reaper: %d inline run(s) failed after their server was lost", len(failed))

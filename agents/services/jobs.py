@@ -575,14 +575,26 @@ def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
     return _jobs().get(pk=job.pk)
 
 
-def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
-    """Expired leases: requeue while attempts remain, else fail the run visibly ("worker lost")."""
+def job_reap(*, now: datetime | None = None, trusted: bool | None = None) -> tuple[list[str], list[str]]:
+    """Expired leases, and the jobs of workers whose heartbeat stopped (agents.services.liveness):
+    requeue while attempts remain, else fail the run visibly ("worker lost"). ``trusted``: this
+    pass's ``reaper_pass`` verdict (None: this call records the pass)."""
+    from .liveness import lost_workers, reaper_pass
+
     now = now or timezone.now()
+    if trusted is None:
+        trusted = reaper_pass(now=now)
     retried: list[str] = []
     failed: list[str] = []
     with transaction.atomic():
         _lock_queue()
-        for job in _jobs().filter(status=JobStatus.RUNNING, lease_expires_at__lt=now).select_for_update():
+        lost = Q(lease_expires_at__lt=now)
+        silent = lost_workers(now=now) if trusted else []
+        if silent:
+            # Held by a worker that stopped beating, and not claimed (or renewed) since then.
+            quiet_since = now - timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
+            lost |= Q(locked_by__in=silent, updated_at__lt=quiet_since)
+        for job in _jobs().filter(lost, status=JobStatus.RUNNING).select_for_update():
             if job.attempt < job.max_attempts:
                 delay = settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS * (2 ** max(0, job.attempt - 1))
                 _jobs().filter(pk=job.pk).update(
@@ -596,7 +608,11 @@ def job_reap(*, now: datetime | None = None) -> tuple[list[str], list[str]]:
                 _jobs().filter(pk=job.pk).update(status=JobStatus.FAILED, lease_expires_at=None, error=WORKER_LOST, updated_at=now, completed_at=now)
                 run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
-                run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data)
+                if run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data):
+                    # It ends as any failed run does: a stored RunError, published to followers.
+                    from .eventlog import run_error_ending
+
+                    run_error_ending(run=run, session_id=run.session_id, component_id=job.component_id, content=WORKER_LOST, error_type="worker_lost")
                 failed.append(job.pk)
                 if job.job_type == "continue":
                     _follow_paused(job)

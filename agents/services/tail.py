@@ -20,10 +20,14 @@ from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
 from sessions.selectors import is_attempt_started, run_events_after, superseded_dropped
 
+from ..runtime import TERMINAL_EVENTS
+from ..runtime.workflow import WORKFLOW_TERMINAL_EVENTS
 from .live import Subscription
 
 POLL_SECONDS = 0.25
 _ENDS = set(TERMINAL_STATUSES) | {RunStatus.PAUSED}
+# The events that end a run's stream (an agent's, a team's, a workflow's).
+ENDING_EVENTS = TERMINAL_EVENTS | {f"Team{name}" for name in TERMINAL_EVENTS} | WORKFLOW_TERMINAL_EVENTS
 
 
 def _stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, Any]]:
@@ -33,6 +37,33 @@ def _stored_after(owner: str | None, run_id: str, after: int) -> list[dict[str, 
 
 def _status(owner: str | None, run_id: str) -> str | None:
     return scope_queryset(Run.objects, owner).filter(pk=run_id).values_list("status", flat=True).first()
+
+
+def _ending(owner: str | None, run_id: str) -> dict[str, Any] | None:
+    """An ended run's last stored event, if it is the event that ends its stream."""
+    row = scope_queryset(RunEvent.objects, owner).filter(run_id=run_id).order_by("-event_index").first()
+    if row is None or row.event not in ENDING_EVENTS:
+        return None
+    return {**row.payload, "event_index": row.event_index}
+
+
+def _is_ending(event: dict[str, Any] | None) -> bool:
+    return event is not None and event.get("event") in ENDING_EVENTS
+
+
+async def _missing_ending(owner: str | None, run_id: str, last: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ending of an ended run whose stream so far (``last``: its last event) lacks one.
+
+    A process that died sent its followers events it had not yet stored (up to a flush's worth);
+    the reaper's RunError then takes the next index after the last *stored* one, an index such a
+    follower may have seen already. A stream that resumes from there must still end, so it gets
+    the stored ending whatever its index."""
+    if _is_ending(last):
+        return None
+    ending = await _read(_ending)(owner, run_id)
+    if ending is None or (last is not None and ending["event_index"] == last.get("event_index")):
+        return None
+    return ending
 
 
 def _event_count(owner: str | None, run_id: str) -> int:
@@ -62,6 +93,9 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
     owner = run.user_id or None
     events = await _read(_stored_after)(owner, run.pk, after)
     if run.status in _ENDS:
+        ending = await _missing_ending(owner, run.pk, events[-1] if events else None) if after >= 0 else None
+        if ending is not None:
+            events.append(ending)
         if not events and after < 0 and await _read(_event_count)(owner, run.pk) == 0:
             yield "replay", {
                 "run_id": run.pk, "status": run.status, "total_events": 0,
@@ -94,6 +128,7 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
 async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterator[dict[str, Any]]:
     """Yield the run's events with ``event_index`` > ``after`` until the run ends."""
     pending: dict[int, dict[str, Any]] = {}
+    last: dict[str, Any] | None = None  # the last event yielded
     async with Subscription(run_id) as live:
         stored = await _read(_stored_after)(owner, run_id, after)
         for event in stored:
@@ -102,7 +137,8 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
             after = _past_announced(pending, after)
             while after + 1 in pending:
                 after += 1
-                yield pending.pop(after)
+                last = pending.pop(after)
+                yield last
             pending = {index: event for index, event in pending.items() if index > after}
             event = await live.get(timeout=POLL_SECONDS)
             if event is not None and "event_index" in event:
@@ -126,7 +162,11 @@ async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterat
                 for index in sorted(pending):
                     if index > after:
                         after = index
-                        yield pending[index]
+                        last = pending[index]
+                        yield last
+                ending = await _missing_ending(owner, run_id, last)
+                if ending is not None:
+                    yield ending
                 return
 
 

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from django.conf import settings
 from django.db import connections
 
 from core.db import release_connections
@@ -14,6 +15,7 @@ from core.logging import Throttle
 
 from .cancellation import POLL_SECONDS, cancel_poll
 from .eventlog import FLUSH_SECONDS, write_quiet
+from .liveness import process_beat
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -61,7 +63,8 @@ class Watch:
             self._jobs.pop(job_id, None)
 
     def _run(self) -> None:
-        next_tick = next_poll = 0.0
+        next_tick = next_poll = next_beat = 0.0
+        beaten: set[str] = set()  # the workers whose liveness the last beat wrote
         try:
             while True:
                 with self._condition:
@@ -98,6 +101,28 @@ class Watch:
                             connections.close_all()
                         # Back to the pool before the next run's lock is taken (its thread may
                         # hold that lock while it waits for a connection).
+                        release_connections()
+                    # The liveness of the workers whose jobs are here: every heartbeat interval,
+                    # and at once for a worker not beaten yet (its first job just started).
+                    # Inline runs' heartbeats go with it, one statement for all (``beats_together``).
+                    workers = {item.worker for watched in self._jobs.values() for item in watched if isinstance(getattr(item, "worker", None), str)}
+                    if now >= next_beat or not workers <= beaten:
+                        next_beat = now + min(settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+                        together: dict[Any, list[Any]] = {}
+                        for watched in self._jobs.values():
+                            for item in watched:
+                                if getattr(item, "beats_together", None) is not None:
+                                    together.setdefault(item.beats_together, []).append(item)
+                        try:
+                            if workers:
+                                process_beat(workers)
+                            beaten = workers
+                            for beat, items in together.items():
+                                beat(items)
+                        except Exception:
+                            if _failures.due():
+                                logger.exception("process heartbeat failed; retrying")
+                            connections.close_all()
                         release_connections()
                     if quiet:
                         try:

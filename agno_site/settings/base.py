@@ -144,6 +144,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Connections are kept between requests (and between runs in the run threads): opening one costs
 # more than a whole run's queries (SQLite re-runs its PRAGMAs, PostgreSQL authenticates).
 DATABASES["default"]["CONN_MAX_AGE"] = env.integer("DB_CONN_MAX_AGE", 600, minimum=0)
+# A kept connection is checked before its first use after a request or task; a pooled one (below)
+# before the pool lends it (Django passes ConnectionPool.check_connection as the pool's check), so
+# after a restart of the database or a terminated session the next query gets a good connection.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Values travel beside the statement (no quoting of every value into the SQL text), and a
@@ -527,6 +530,12 @@ WORKER_RUNS_PER_PROCESS = env.integer("WORKER_RUNS_PER_PROCESS", 256, minimum=1)
 AGENTOS_REAPER_INTERVAL_SECONDS = env.integer("AGENTOS_REAPER_INTERVAL_SECONDS", 10, minimum=1)
 # GET /ready answers 503 once no process has finished a reaper pass for this long.
 READY_REAPER_MAX_AGE_SECONDS = env.integer("READY_REAPER_MAX_AGE_SECONDS", max(60, 3 * AGENTOS_REAPER_INTERVAL_SECONDS), minimum=1)
+# Each process holding jobs writes its liveness this often (one row per worker), and the reaper
+# gives up the jobs of a worker whose heartbeat is this old, without waiting for their leases.
+AGENTOS_PROCESS_HEARTBEAT_SECONDS = env.number("AGENTOS_PROCESS_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
+AGENTOS_PROCESS_LOST_AFTER_SECONDS = env.number("AGENTOS_PROCESS_LOST_AFTER_SECONDS", 4 * AGENTOS_PROCESS_HEARTBEAT_SECONDS, minimum=0.3)
+if AGENTOS_PROCESS_LOST_AFTER_SECONDS < 2 * AGENTOS_PROCESS_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("AGENTOS_PROCESS_LOST_AFTER_SECONDS must be at least twice AGENTOS_PROCESS_HEARTBEAT_SECONDS")
 # Metrics (metrics/): days are cut in this time zone; a refresh also recomputes the days of runs
 # updated up to the overlap before its watermark (a run written just before it, committed after);
 # a refresh marked running for longer than the stale time may be started again.

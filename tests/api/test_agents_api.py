@@ -166,8 +166,10 @@ class TestStreaming:
         names = [name for name, _ in frames]
         assert names[0] == "RunStarted" and names[-1] == "RunCompleted"
         assert names.count("RunContent") >= 3
-        for name, data in frames:
-            assert data["event"] == name and "event_index" not in data
+        # Each frame carries the index its event is stored under (AgentOS numbers only streams
+        # it buffers; the extra field is what a client resumes from, on any replica).
+        for index, (name, data) in enumerate(frames):
+            assert data["event"] == name and data["event_index"] == index
         first_line = raw.split("\n")[1]
         assert first_line.startswith("data: {") and ", " not in first_line.split('"content"')[0]  # compact JSON
         completed = frames[-1][1]
@@ -299,7 +301,8 @@ class TestPollCancelResume:
         with httpx.stream("POST", f"{live_api}/agents/assistant/runs", data={"message": "stream me", "user_id": "alice", "session_id": "s-ps"}) as response:
             frames = parse_sse("".join(response.iter_text()))
         run_id = frames[0][1]["run_id"]
-        kept = [data for name, data in frames if name != "RunContent"]
+        # As stored: the frame's event_index is the row's, not part of the event a poll lists.
+        kept = [{key: value for key, value in data.items() if key != "event_index"} for name, data in frames if name != "RunContent"]
         assert [data["event"] for data in kept] == ["RunStarted", "ModelRequestStarted", "ModelRequestCompleted", "RunContentCompleted", "MemoryUpdateStarted", "MemoryUpdateCompleted", "RunCompleted"]
         polled = httpx.get(f"{live_api}/agents/assistant/runs/{run_id}", params={"session_id": "s-ps"}).json()
         assert polled["events"] == kept
