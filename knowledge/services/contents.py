@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Job, JobStatus
-from agents.services.jobs import job_enqueue
+from agents.services.cancellation import cancel_request
+from agents.services.jobs import job_cancel, job_enqueue
 
 from ..chunkers import CHUNKERS
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType
@@ -183,18 +184,38 @@ def chunk_metadata(content_metadata: dict[str, Any], piece_metadata: dict[str, A
 
 
 def content_delete(*, user: User, content_id: str) -> Content:
-    """Remove a content and its chunks (one transaction; the deleted row is returned)."""
+    """Remove a content and its chunks, and stop its ingestion (one transaction; the deleted row
+    is returned)."""
     with transaction.atomic():
         content = writable(Content.objects, user).defer("data").get(pk=content_id)
         writable(Content.objects, user).filter(pk=content.pk).delete()
+        _stop_ingestion([content.job_id])
     return content
 
 
 def content_delete_all(*, user: User, base_id: str) -> int:
-    """Remove every content ``user`` may change in a base (theirs; ALL_USERS: everyone's)."""
+    """Remove every content ``user`` may change in a base (theirs; ALL_USERS: everyone's), and
+    stop their ingestions, in one transaction."""
     base = base_get_for_user(user=user, base_id=base_id)
-    deleted, per_model = writable(Content.objects, user).filter(base=base).delete()
+    with transaction.atomic():
+        contents = writable(Content.objects, user).filter(base=base)
+        job_ids = list(contents.exclude(job_id="").values_list("job_id", flat=True))
+        deleted, per_model = contents.delete()
+        _stop_ingestion(job_ids)
     return per_model.get(Content._meta.label, 0)
+
+
+def _stop_ingestion(job_ids: list[str]) -> None:
+    """A deleted content's ingestion stops: a queued job ends cancelled now, a running one at its
+    next progress report (a cancel intent bound to the job's owner), so no worker goes on reading
+    and embedding what nobody can search any more."""
+    active = Job.objects.unscoped("the ingestion jobs of contents the caller deleted").filter(
+        pk__in=[job_id for job_id in job_ids if job_id], job_type=INGEST_JOB, status__in=(JobStatus.QUEUED, JobStatus.RUNNING),
+    ).values_list("id", "status", "user_id")
+    for job_id, status, owner in list(active):
+        if status == JobStatus.QUEUED and job_cancel(job_id=job_id, reason="The content was deleted"):
+            continue
+        cancel_request(run_id=job_id, user_id=owner)  # running (or claimed meanwhile)
 
 
 def _settle_abandoned(contents: list[Content]) -> None:

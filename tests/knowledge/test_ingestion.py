@@ -235,3 +235,56 @@ def test_status_and_config_for_a_client(shared_base):
     assert config["readers"]["pdf"]["content_types"] == ["application/pdf"] and config["readersForType"][".docx"] == ["docx"]
     assert set(config["chunkers"]) == {"fixed", "recursive", "markdown"}
     assert config["vector_dbs"][0]["search_types"] == ["vector", "keyword", "hybrid"]
+
+
+def test_deleting_a_content_cancels_its_queued_ingestion(shared_base):
+    from knowledge.services import content_delete_all
+
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="deleted before it was read").content
+    others = [content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text=f"bulk {n}").content for n in range(2)]
+    content_delete(user="alice", content_id=content.pk)
+    assert content_delete_all(user="alice", base_id=shared_base.pk) == 2
+    jobs = Job.objects.unscoped("test").filter(pk__in=[content.job_id] + [other.job_id for other in others])
+    assert sorted(jobs.values_list("status", flat=True)) == [JobStatus.CANCELLED] * 3
+    assert ingest() == []
+
+
+class _DeletedWhileFetched(BaseHTTPRequestHandler):
+    """A page whose fetch deletes the content being ingested, as a user would mid-ingestion."""
+
+    content_id = ""
+
+    def do_GET(self):
+        from django.db import connection
+
+        try:
+            content_delete(user="alice", content_id=type(self).content_id)
+        finally:
+            connection.close()
+        body = b"<html><body>" + b"<p>A long page that would take a while to embed.</p>" * 200 + b"</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_deleting_a_content_stops_its_running_ingestion(shared_base, settings):
+    settings.HTTP_FETCH_ALLOW_HOSTS = ["127.0.0.1"]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DeletedWhileFetched)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/page"
+        content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="url", url=url).content
+        _DeletedWhileFetched.content_id = content.pk
+        assert ingest() == ["CANCELLED"]  # stopped before embedding, not run to a void end
+    finally:
+        server.shutdown()
+        server.server_close()
+    job = Job.objects.unscoped("test").get(pk=content.job_id)
+    assert (job.status, job.progress.get("stage")) == (JobStatus.CANCELLED, "reading")
+    assert Chunk.all_users.count() == 0
