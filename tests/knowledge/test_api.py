@@ -302,3 +302,45 @@ def test_the_openapi_document_has_agentos_operation_ids(client):
         "delete_all_content", "refresh_content", "get_content_status", "search_knowledge", "get_knowledge_config",
         "list_content_sources", "list_source_files",
     }
+
+
+NUL_JSON = '{"topic": "tea\\u0000"}'  # JSON's escape: a NUL once parsed, which PostgreSQL refuses
+
+
+@pytest.mark.parametrize(
+    "fields, location",
+    [
+        ({"text_content": TEA, "metadata": NUL_JSON}, ["body", "metadata", "topic"]),
+        ({"text_content": TEA, "metadata": '{"to\\u0000pic": 1}'}, ["body", "metadata"]),
+        ({"url": '["https://example.com/\\u0000"]'}, ["body", "url", 0]),
+        ({"url": "https://example.com/" + "a" * 2000}, ["body", "url"]),
+    ],
+    ids=["nul-in-metadata-value", "nul-in-metadata-key", "nul-in-url-list", "url-longer-than-its-column"],
+)
+def test_what_the_database_cannot_store_is_a_422_not_a_500(alice, fields, location):
+    response = alice.upload(**fields)
+    assert response.status_code == 422, response.content
+    assert response.json()["detail"][0]["loc"][: len(location)] == location
+    assert not Content.all_users.exists()
+
+
+def test_a_patch_with_a_nul_in_its_metadata_is_refused(alice):
+    body = _added(alice, text_content=TEA, metadata=json.dumps({"topic": "tea"}))
+    response = alice.form(f"/knowledge/content/{body['id']}", {"metadata": NUL_JSON}, method="patch")
+    assert response.status_code == 422, response.content
+    assert response.json()["detail"][0]["loc"] == ["body", "metadata", "topic"]
+    assert Content.all_users.get(pk=body["id"]).metadata == {"topic": "tea"}
+
+
+def test_an_upload_whose_media_type_is_longer_than_its_column_is_refused(alice):
+    odd = SimpleUploadedFile("notes.txt", b"plain notes", content_type="text/" + "x" * 300)
+    response = alice.upload(file=odd)
+    assert response.status_code == 422, response.content
+    assert "mime_type must be at most 255 characters" in json.dumps(response.json()["detail"])
+    assert not Content.all_users.exists()
+
+
+def test_a_long_url_without_a_name_is_named_within_the_names_column(alice):
+    url = "https://example.com/" + "a" * 700
+    body = _added(alice, url=url)
+    assert body["url"] == url and body["name"] == url[:500]

@@ -288,3 +288,39 @@ def test_deleting_a_content_stops_its_running_ingestion(shared_base, settings):
     job = Job.objects.unscoped("test").get(pk=content.job_id)
     assert (job.status, job.progress.get("stage")) == (JobStatus.CANCELLED, "reading")
     assert Chunk.all_users.count() == 0
+
+
+def test_nul_bytes_in_a_file_are_dropped_from_its_text(shared_base):
+    data = b"The boiler room key hangs\x00 by the door.\x00\n\nAsk the caretaker\x00 for it."
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="upload", file_name="keys.txt", data=data).content
+    assert ingest() == ["COMPLETED"]  # PostgreSQL refuses NUL in text: once a lost worker, 70 s later
+    assert [chunk.text for chunk in _chunks(content.pk)] == ["The boiler room key hangs by the door.\n\nAsk the caretaker for it."]
+
+
+def test_a_value_the_database_refuses_fails_the_content_with_the_reason(shared_base, monkeypatch):
+    from knowledge.readers import READERS, Reader, Section
+
+    # A reader (a plug-in, say) whose metadata holds a number no JSON column stores.
+    def read(data: bytes) -> list[Section]:
+        return [Section(data.decode(), {"score": float("nan")})]
+
+    monkeypatch.setitem(READERS, "scored", Reader("scored", "Scored", "test reader", read, (), (".scored",), "recursive"))
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="A scored note.", reader_id="scored").content
+    assert ingest() == ["ERROR"]  # not a lost worker for the reaper to find much later
+    failed = _content(content.pk)
+    assert failed.status == ContentStatus.FAILED
+    assert failed.status_message.startswith("The database refused this content's data (")
+    assert Job.objects.unscoped("test").get(pk=content.job_id).error == failed.status_message
+    assert _chunks(content.pk) == []
+
+
+def test_the_service_refuses_what_the_database_cannot_store(shared_base):
+    for fields, message in (
+        ({"text": "ok", "metadata": {"a": ["\x00"]}}, "metadata must not contain NUL"),
+        ({"text": "ok", "metadata": {"a": float("inf")}}, "metadata numbers must be finite"),
+        ({"text": "ok", "name": "n" * 501}, "name must be at most 500 characters"),
+        ({"text": "a\x00b"}, "text must not contain NUL"),
+    ):
+        with pytest.raises(ContentInputError, match=message):
+            content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", **fields)
+    assert Content.all_users.count() == 0
