@@ -26,7 +26,7 @@ from agents.services.jobs import job_fence, job_handler
 from ..chunkers import Piece, chunk_sections
 from ..embedders import embedder_get
 from ..models import Chunk, Content, ContentStatus, SourceType
-from ..readers import ReadError, Section, reader_for
+from ..readers import ReadError, ReadLimits, Section, read_content, reader_for
 from .bases import writable
 from .contents import INGEST_JOB, base_of, chunk_metadata, content_hash
 
@@ -120,12 +120,18 @@ def _ingest_content(job: Job, content: Content, report: Callable[..., None]) -> 
         raise IngestError(f"The content is {len(data):,} bytes; the limit is {settings.KNOWLEDGE_MAX_CONTENT_BYTES:,} (KNOWLEDGE_MAX_CONTENT_BYTES)")
     digest = content_hash(data)
     reader = reader_for(reader_id=content.reader_id, mime_type=mime_type, file_name=content.file_name or content.url)
-    sections = _storable(reader.read(data))
+    limits = ReadLimits(unpacked_bytes=settings.KNOWLEDGE_MAX_UNPACKED_BYTES, text_chars=settings.KNOWLEDGE_MAX_TEXT_CHARS)
+    sections = _storable(read_content(reader, data, limits))
     size = content.chunk_size or settings.KNOWLEDGE_CHUNK_SIZE
     overlap = content.chunk_overlap if content.chunk_overlap is not None else min(settings.KNOWLEDGE_CHUNK_OVERLAP, size // 2)
     pieces = chunk_sections(sections, chunker=content.chunker or reader.chunker, size=size, overlap=overlap)
     if not pieces:
         raise IngestError("The content has no text to index")
+    if len(pieces) > settings.KNOWLEDGE_MAX_CHUNKS:
+        raise IngestError(
+            f"The content makes {len(pieces):,} chunks; at most {settings.KNOWLEDGE_MAX_CHUNKS:,} are indexed per content "
+            "(KNOWLEDGE_MAX_CHUNKS): split it, or use a larger chunk_size"
+        )
     report(stage="embedding", chunks=len(pieces), embedded=0)
     vectors = _copied_vectors(content, base.pk, digest, embedder_id, pieces)
     if vectors is None:

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from knowledge.models import Chunk, Content
-from tests.knowledge.conftest import docx_bytes, ingest, pdf_bytes
+from tests.knowledge.conftest import docx_bomb, docx_bytes, ingest, pdf_bytes
 from tests.security.conftest import USER_SCOPES, auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -344,3 +344,14 @@ def test_a_long_url_without_a_name_is_named_within_the_names_column(alice):
     url = "https://example.com/" + "a" * 700
     body = _added(alice, url=url)
     assert body["url"] == url and body["name"] == url[:500]
+
+
+def test_a_docx_bomb_is_accepted_then_failed_with_the_bound_it_passed(alice, settings):
+    settings.KNOWLEDGE_MAX_UNPACKED_BYTES = 1_000_000
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    bomb = SimpleUploadedFile("bomb.docx", docx_bomb("The only real sentence.", padding=4_000_000), content_type=docx_type)
+    body = _added(alice, file=bomb)
+    assert ingest() == ["ERROR"]
+    status = alice.get(f"/knowledge/content/{body['id']}/status").json()
+    assert status["status"] == "failed" and "(KNOWLEDGE_MAX_UNPACKED_BYTES)" in status["status_message"]
+    assert not Chunk.all_users.filter(content_id=body["id"]).exists()

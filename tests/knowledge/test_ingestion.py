@@ -1,6 +1,7 @@
 """Contents go in through a background job: read, chunk, embed, write; completed or failed."""
 from __future__ import annotations
 
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -11,7 +12,7 @@ from knowledge.models import Chunk, Content, ContentStatus
 from knowledge.services import (
     ContentInputError, content_delete, content_get_for_user, content_insert, content_refresh, content_update, knowledge_search,
 )
-from tests.knowledge.conftest import docx_bytes, ingest, pdf_bytes
+from tests.knowledge.conftest import docx_bomb, docx_bytes, ingest, pdf_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -301,7 +302,7 @@ def test_a_value_the_database_refuses_fails_the_content_with_the_reason(shared_b
     from knowledge.readers import READERS, Reader, Section
 
     # A reader (a plug-in, say) whose metadata holds a number no JSON column stores.
-    def read(data: bytes) -> list[Section]:
+    def read(data: bytes, limits: object) -> list[Section]:
         return [Section(data.decode(), {"score": float("nan")})]
 
     monkeypatch.setitem(READERS, "scored", Reader("scored", "Scored", "test reader", read, (), (".scored",), "recursive"))
@@ -324,3 +325,35 @@ def test_the_service_refuses_what_the_database_cannot_store(shared_base):
         with pytest.raises(ContentInputError, match=message):
             content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", **fields)
     assert Content.all_users.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("setting", "fields", "reason"),
+    [
+        (
+            {"KNOWLEDGE_MAX_UNPACKED_BYTES": 1_000_000},
+            {"source_type": "upload", "file_name": "bomb.docx", "data": docx_bomb("The only real sentence.", padding=4_000_000)},
+            r"The Word document unpacks to 4,\d{3},\d{3} bytes; at most 1,000,000 are read \(KNOWLEDGE_MAX_UNPACKED_BYTES\)",
+        ),
+        (
+            {"KNOWLEDGE_MAX_TEXT_CHARS": 1_000},
+            {"source_type": "text", "text": "All work and no play makes Jack a dull boy. " * 30},
+            r"The content's text is longer than 1,000 characters \(KNOWLEDGE_MAX_TEXT_CHARS\)",
+        ),
+        (
+            {"KNOWLEDGE_MAX_CHUNKS": 3},
+            {"source_type": "text", "text": "All work and no play makes Jack a dull boy. " * 60, "chunk_size": 100, "chunk_overlap": 0},
+            r"The content makes 30 chunks; at most 3 are indexed per content \(KNOWLEDGE_MAX_CHUNKS\)",
+        ),
+    ],
+    ids=["docx-bomb", "text", "chunks"],
+)
+def test_a_content_past_a_reading_bound_fails_with_the_bound_and_embeds_nothing(shared_base, settings, setting, fields, reason):
+    for name, value in setting.items():
+        setattr(settings, name, value)
+    content = content_insert(user_id="alice", base_id=shared_base.pk, **fields).content
+    assert ingest() == ["ERROR"]
+    failed = _content(content.pk)
+    assert failed.status == ContentStatus.FAILED and re.fullmatch(reason + ".*", failed.status_message), failed.status_message
+    job = Job.objects.unscoped("test").get(pk=content.job_id)
+    assert "embedded" not in job.progress and _chunks(content.pk) == []
