@@ -4,7 +4,9 @@ A request names its base with ``knowledge_id`` (a base's id, as ``/config`` list
 the deployment's default base (``KNOWLEDGE_DEFAULT_BASE``, shared, created on first use).
 ``db_id`` is accepted when it is this server's one database. Under user isolation a caller adds
 contents as their own, reads and searches their own and the shared ones, and changes and
-deletes only their own: another user's content is a 404, as a missing one is.
+deletes only their own: another user's content is a 404, as a missing one is. An anonymous guest
+(``ANONYMOUS_ACCESS=guests``) is one such user, ``GUEST_OWNER``: shared contents, which every
+signed-in user's search reads, are written only by an admin (or an open server).
 """
 from __future__ import annotations
 
@@ -96,19 +98,20 @@ class KnowledgeAPIView(AgentOSView):
     @property
     def reader(self) -> Any:
         """Whose contents this caller reads: theirs and the shared ones (an admin or an open
-        server: everyone's)."""
-        return self.principal.read_scope()
+        server: everyone's; a guest: the guests' and the shared ones)."""
+        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
 
     @property
     def owner(self) -> str | None:
-        """Whose name new contents are written under, and whose the caller may change."""
-        return self.principal.owner()
+        """Whose name new contents are written under: the caller's (a guest's: ``GUEST_OWNER``);
+        None, shared with every user, only for an admin or an open server."""
+        return self.principal.private_owner()
 
     @property
     def writer(self) -> Any:
-        """Whose contents this caller may change or delete: under isolation only their own (never
-        the shared ones); an admin or an open server: everyone's."""
-        return self.principal.read_scope()
+        """Whose contents this caller may change or delete: under isolation only their own, and a
+        guest only the guests' (never the shared ones); an admin or an open server: everyone's."""
+        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
 
     def base(self, params: Any, knowledge_id: str | None = None) -> KnowledgeBase:
         db_id = params.get("db_id") or None
