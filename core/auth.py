@@ -16,6 +16,9 @@ from .tenancy import ALL_USERS
 
 # A logged-in browser user may use every user-level capability on their own data.
 BROWSER = "session"
+# Whose name an anonymous guest's rows go under where rows without an owner are shared with every
+# user (knowledge): a subject no token may claim (core.tokens.RESERVED_SUBJECTS).
+GUEST_OWNER = "__guest__"
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,14 @@ class Principal:
         if self.guest:
             return guest_user_id(requested_user_id)
         return self.user_id or requested_user_id or None
+
+    def private_owner(self, requested_user_id: str | None = None) -> str | None:
+        """Whose name a new row is written under where rows without an owner are shared with every
+        user (knowledge): ``owner()``, except that a guest's rows are never ownerless (they go
+        under ``GUEST_OWNER`` when no user id is named). Only an admin, or an open server, writes
+        shared rows."""
+        owner = self.owner(requested_user_id)
+        return GUEST_OWNER if owner is None and self.guest else owner
 
 
 def guest_user_id(requested_user_id: str | None) -> str | None:

@@ -26,7 +26,9 @@ from django.utils import timezone
 PAT_PREFIX = "agno_pat_"
 HMAC_ALGORITHMS = ("HS256", "HS384", "HS512")
 RESERVED_SUBJECT_PREFIXES = ("sa:", "__oauth__:")
-RESERVED_SUBJECTS = ("__scheduler__",)
+# "__guest__": the owner of what anonymous guests write where ownerless rows are shared
+# (core.auth.GUEST_OWNER): no token may act as it.
+RESERVED_SUBJECTS = ("__scheduler__", "__guest__")
 
 
 class TokenError(Exception):

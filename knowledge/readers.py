@@ -3,6 +3,12 @@
 The reader is chosen by ``reader_id`` when given, else by the MIME type, else by the file name's
 extension. A type no reader knows, a file a reader cannot parse, or one with no text at all
 raises ``ReadError`` with a sentence the user can act on; the content then ends ``failed``.
+
+Reading is bounded whatever the content's size on the wire (``ReadLimits``): a compressed
+document may inflate a thousandfold. A DOCX's members are measured before any is opened (the
+sizes its zip directory declares, which ``zipfile`` holds each member to while inflating, the
+CRC refusing a member that lies); a PDF's streams inflate within pypdf's own limits, lowered to
+ours; and the text extracted is counted as it grows, so reading stops at the bound.
 """
 from __future__ import annotations
 
@@ -17,6 +23,52 @@ from typing import Any
 
 class ReadError(ValueError):
     """The content cannot be read; the message is shown to the user as the failure reason."""
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What reading one content may cost (the settings' names are in the failure reasons)."""
+
+    unpacked_bytes: int = 32 * 1024 * 1024  # KNOWLEDGE_MAX_UNPACKED_BYTES
+    text_chars: int = 1_000_000  # KNOWLEDGE_MAX_TEXT_CHARS
+
+
+DEFAULT_LIMITS = ReadLimits()
+# No DOCX has this many parts (a few dozen is usual); a directory of more is refused unread.
+MAX_ARCHIVE_MEMBERS = 10_000
+# Paragraphs and table cells a DOCX reading visits (a 1,000-page book has about 30,000).
+MAX_DOCX_BLOCKS = 100_000
+
+
+class _TextBudget:
+    """The characters of text a reading may still extract; past the bound it stops."""
+
+    def __init__(self, limits: ReadLimits) -> None:
+        self.limit = limits.text_chars
+        self.used = 0
+
+    def take(self, text: str) -> str:
+        self.used += len(text)
+        if self.used > self.limit:
+            raise ReadError(f"The content's text is longer than {self.limit:,} characters (KNOWLEDGE_MAX_TEXT_CHARS)")
+        return text
+
+
+def check_archive(data: bytes, limits: ReadLimits, what: str) -> None:
+    """Refuse a zip whose members would inflate past ``limits.unpacked_bytes`` all together,
+    before any is opened. The declared sizes are what counts: ``zipfile`` never inflates a member
+    past its declared size, and a member that lies fails its CRC."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:  # not a zip: zipfile.BadZipFile, the caller's to word
+        members = archive.infolist()
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise ReadError(f"{what} has {len(members):,} parts; at most {MAX_ARCHIVE_MEMBERS:,} are read")
+    total = sum(member.file_size for member in members)
+    if total > limits.unpacked_bytes:
+        raise ReadError(
+            f"{what} unpacks to {total:,} bytes; at most {limits.unpacked_bytes:,} are read (KNOWLEDGE_MAX_UNPACKED_BYTES)"
+        )
 
 
 @dataclass
@@ -36,11 +88,11 @@ def _decode(data: bytes) -> str:
     return data.decode("latin-1")
 
 
-def read_text(data: bytes) -> list[Section]:
+def read_text(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     return [Section(_decode(data))]
 
 
-def read_html(data: bytes) -> list[Section]:
+def read_html(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(_decode(data), "html.parser")
@@ -53,21 +105,45 @@ def read_html(data: bytes) -> list[Section]:
     return [Section(body, {"title": title} if title else {})]
 
 
-def read_pdf(data: bytes) -> list[Section]:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+# pypdf's bounds on what one stream may inflate to (each 75 MB in pypdf 7): lowered to
+# ReadLimits.unpacked_bytes when that is smaller, never raised nor switched off.
+PDF_OUTPUT_LIMITS = (
+    "maximum_declared_stream_length", "array_based_stream_maximum_output_length", "jbig2_maximum_output_length",
+    "lzw_maximum_output_length", "run_length_maximum_output_length", "zlib_maximum_output_length",
+    "brotli_maximum_output_length", "image_maximum_buffer_size",
+)
 
+
+def _pdf_configuration(limits: ReadLimits) -> Any:
+    from pypdf import get_configuration
+
+    current = get_configuration()
+    return current.with_overwrites(
+        **{name: min(getattr(current, name), limits.unpacked_bytes) for name in PDF_OUTPUT_LIMITS if hasattr(current, name)}
+    )
+
+
+def read_pdf(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import LimitReachedError, PdfReadError
+
+    budget = _TextBudget(limits)
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise ReadError("The PDF is encrypted; upload a copy without a password")
-        sections = []
-        for number, page in enumerate(reader.pages, start=1):
-            text = page.extract_text() or ""
-            if text.strip():
-                sections.append(Section(text, {"page": number}))
+        with apply_configuration(_pdf_configuration(limits)):
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                raise ReadError("The PDF is encrypted; upload a copy without a password")
+            sections = []
+            for number, page in enumerate(reader.pages, start=1):
+                text = budget.take(page.extract_text() or "")
+                if text.strip():
+                    sections.append(Section(text, {"page": number}))
     except ReadError:
         raise
+    except LimitReachedError as exc:
+        raise ReadError(
+            f"The PDF inflates past what is read ({exc}; at most {limits.unpacked_bytes:,} bytes a stream, KNOWLEDGE_MAX_UNPACKED_BYTES)"
+        ) from None
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ReadError(f"The PDF could not be read ({exc}); is it a valid PDF file?") from None
     if not sections:
@@ -75,28 +151,42 @@ def read_pdf(data: bytes) -> list[Section]:
     return sections
 
 
-def read_docx(data: bytes) -> list[Section]:
+def read_docx(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     import zipfile
 
     import docx
 
+    what = "The Word document"
     try:
+        check_archive(data, limits, what)
         document = docx.Document(io.BytesIO(data))
+    except ReadError:
+        raise
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ReadError(f"The Word document could not be read ({exc}); is it a .docx file (not .doc)?") from None
+        raise ReadError(f"{what} could not be read ({exc}); is it a .docx file (not .doc)?") from None
+    # Each paragraph and cell costs python-docx tens of microseconds, text or not, so their number
+    # is bounded too (counted in lxml, before any is visited): 4 MB of empty paragraphs are 700,000.
+    blocks = int(document.element.body.xpath("count(./w:p) + count(.//w:tc)"))
+    if blocks > MAX_DOCX_BLOCKS:
+        raise ReadError(f"{what} has {blocks:,} paragraphs and table cells; at most {MAX_DOCX_BLOCKS:,} are read")
+    budget = _TextBudget(limits)
+    styles: dict[str | None, str] = {}  # a style's lookup walks every style: once per style, not per paragraph
     lines: list[str] = []
     for paragraph in document.paragraphs:
-        text = paragraph.text.strip()
+        text = budget.take(paragraph.text.strip())
         if not text:
             continue
-        style = (paragraph.style.name or "") if paragraph.style is not None else ""
+        style_id = paragraph._p.style
+        if style_id not in styles:
+            styles[style_id] = (paragraph.style.name or "") if paragraph.style is not None else ""
+        style = styles[style_id]
         if style.startswith("Heading"):
             level = "".join(ch for ch in style if ch.isdigit()) or "1"
             text = "#" * min(6, int(level)) + " " + text  # headings kept as Markdown for the Markdown chunker
         lines.append(text)
     for table in document.tables:
         for row in table.rows:
-            cells = [cell.text.strip() for cell in row.cells]
+            cells = [budget.take(cell.text.strip()) for cell in row.cells]
             if any(cells):
                 lines.append(" | ".join(cells))
     return [Section("\n\n".join(lines))]
@@ -105,7 +195,7 @@ def read_docx(data: bytes) -> list[Section]:
 CSV_ROWS_PER_SECTION = 20
 
 
-def read_csv(data: bytes) -> list[Section]:
+def read_csv(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     text = _decode(data)
     try:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
@@ -125,7 +215,7 @@ def read_csv(data: bytes) -> list[Section]:
     return sections or [Section(", ".join(header))]
 
 
-def read_json(data: bytes) -> list[Section]:
+def read_json(data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     try:
         value = json.loads(_decode(data))
     except json.JSONDecodeError as exc:
@@ -139,7 +229,7 @@ class Reader:
     id: str
     name: str
     description: str
-    read: Callable[[bytes], list[Section]]
+    read: Callable[[bytes, ReadLimits], list[Section]]
     mime_types: tuple[str, ...]
     extensions: tuple[str, ...]
     chunker: str  # the chunker it is split with by default
@@ -160,6 +250,16 @@ READERS: dict[str, Reader] = {
         Reader("json", "JSON", "A JSON document, or each item of a JSON list", read_json, ("application/json",), (".json",), "recursive"),
     )
 }
+
+
+def read_content(reader: Reader, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
+    """``reader``'s sections of ``data`` within ``limits``: the bounds its reading keeps, and the
+    text of every reader counted against ``limits.text_chars``."""
+    sections = reader.read(data, limits)
+    budget = _TextBudget(limits)
+    for section in sections:
+        budget.take(section.text)
+    return sections
 
 
 def reader_for(*, reader_id: str = "", mime_type: str = "", file_name: str = "") -> Reader:

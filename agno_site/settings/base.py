@@ -467,6 +467,15 @@ KNOWLEDGE_EMBEDDER = env.string("KNOWLEDGE_EMBEDDER", "minilm")
 KNOWLEDGE_MODEL_DIR = Path(env.string("KNOWLEDGE_MODEL_DIR", str(VAR_DIR / "models")))
 # Largest content accepted (upload, text, fetched URL), in bytes.
 KNOWLEDGE_MAX_CONTENT_BYTES = env.integer("KNOWLEDGE_MAX_CONTENT_BYTES", 20 * 1024 * 1024, minimum=1)
+# What reading one content may cost, whatever its size on the wire (a 13 KB DOCX can inflate to
+# 5 MB of text): the members of a document archive (a DOCX), inflated, all together, and each
+# compressed PDF stream (pypdf's own limits, lowered to this when they are higher); the text
+# extracted, in characters (1,000,000: a 500-page book); and the chunks one content is split
+# into (2,500: the default chunk size makes 2,000 of that much text; embedding 10,000 took half an
+# hour of one core).
+KNOWLEDGE_MAX_UNPACKED_BYTES = env.integer("KNOWLEDGE_MAX_UNPACKED_BYTES", 32 * 1024 * 1024, minimum=1)
+KNOWLEDGE_MAX_TEXT_CHARS = env.integer("KNOWLEDGE_MAX_TEXT_CHARS", 1_000_000, minimum=1)
+KNOWLEDGE_MAX_CHUNKS = env.integer("KNOWLEDGE_MAX_CHUNKS", 2_500, minimum=1)
 # Wall-clock limit for fetching a URL (redirects and body included), seconds.
 KNOWLEDGE_URL_TIMEOUT_SECONDS = env.integer("KNOWLEDGE_URL_TIMEOUT_SECONDS", 20, minimum=1)
 # Default chunk size and overlap in characters: all-MiniLM-L6-v2 reads 256 word pieces and cuts

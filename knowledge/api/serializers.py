@@ -18,7 +18,7 @@ class UploadContentIn(serializers.Serializer):
 
     name = Text(required=False, allow_null=True, max_length=500)
     description = Text(required=False, allow_null=True, max_length=10_000)
-    url = Text(required=False, allow_null=True, max_length=4000)
+    url = Text(required=False, allow_null=True, max_length=2000)  # the column's length
     metadata = Text(required=False, allow_null=True)
     file = serializers.FileField(required=False, allow_null=True, allow_empty_file=True)
     text_content = Text(required=False, allow_null=True)

@@ -4,11 +4,12 @@ A request names its base with ``knowledge_id`` (a base's id, as ``/config`` list
 the deployment's default base (``KNOWLEDGE_DEFAULT_BASE``, shared, created on first use).
 ``db_id`` is accepted when it is this server's one database. Under user isolation a caller adds
 contents as their own, reads and searches their own and the shared ones, and changes and
-deletes only their own: another user's content is a 404, as a missing one is.
+deletes only their own: another user's content is a 404, as a missing one is. An anonymous guest
+(``ANONYMOUS_ACCESS=guests``) is one such user, ``GUEST_OWNER``: shared contents, which every
+signed-in user's search reads, are written only by an admin (or an open server).
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -21,6 +22,7 @@ from rest_framework.response import Response
 from agents.services.jobs import QueueFull
 from core.api.errors import BadRequest, NotFound, TooManyRequests, invalid
 from core.api.params import Page, choice, envelope, integer, page
+from core.api.parsers import load_json
 from core.api.schema import ErrorOut, ValidationErrorOut, query_param
 from core.api.views import AgentOSView, FormView, database_id
 from sessions.api.inputs import json_body
@@ -96,19 +98,20 @@ class KnowledgeAPIView(AgentOSView):
     @property
     def reader(self) -> Any:
         """Whose contents this caller reads: theirs and the shared ones (an admin or an open
-        server: everyone's)."""
-        return self.principal.read_scope()
+        server: everyone's; a guest: the guests' and the shared ones)."""
+        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
 
     @property
     def owner(self) -> str | None:
-        """Whose name new contents are written under, and whose the caller may change."""
-        return self.principal.owner()
+        """Whose name new contents are written under: the caller's (a guest's: ``GUEST_OWNER``);
+        None, shared with every user, only for an admin or an open server."""
+        return self.principal.private_owner()
 
     @property
     def writer(self) -> Any:
-        """Whose contents this caller may change or delete: under isolation only their own (never
-        the shared ones); an admin or an open server: everyone's."""
-        return self.principal.read_scope()
+        """Whose contents this caller may change or delete: under isolation only their own, and a
+        guest only the guests' (never the shared ones); an admin or an open server: everyone's."""
+        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
 
     def base(self, params: Any, knowledge_id: str | None = None) -> KnowledgeBase:
         db_id = params.get("db_id") or None
@@ -125,12 +128,13 @@ class KnowledgeAPIView(AgentOSView):
 
 def _metadata(raw: str | None, where: list[str]) -> dict[str, Any] | None:
     """AgentOS's metadata form field: a JSON object; text that is not JSON is kept as
-    ``{"value": text}``, as AgentOS keeps it."""
+    ``{"value": text}``, as AgentOS keeps it. JSON the database cannot store (a ``\u0000``, a
+    non-finite number, nesting past ``JSON_MAX_DEPTH``) is a 422 at ``where``."""
     if raw is None or raw == "":
         return None
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = load_json(raw, where)
+    except ValueError:
         return {"value": raw}
     if not isinstance(value, dict):
         raise invalid(where, "metadata must be a JSON object", value=raw)
@@ -176,8 +180,8 @@ class ContentsView(KnowledgeAPIView, FormView):
             raise invalid(["body"], "Send exactly one of file, text_content or url")
         if url.startswith("["):
             try:
-                urls = json.loads(url)
-            except json.JSONDecodeError:
+                urls = load_json(url, ["body", "url"])
+            except ValueError:
                 raise invalid(["body", "url"], "url must be a URL or a JSON list holding one URL") from None
             if not (isinstance(urls, list) and len(urls) == 1 and isinstance(urls[0], str)):
                 raise invalid(["body", "url"], "Send one URL per request")
@@ -250,8 +254,8 @@ class RemoteContentView(KnowledgeAPIView, FormView):
         metadata = _metadata(body.get("metadata"), ["body", "metadata"]) or {}
         if body.get("source_params"):
             try:
-                params = json.loads(body["source_params"])
-            except json.JSONDecodeError:
+                params = load_json(body["source_params"], ["body", "source_params"])
+            except ValueError:
                 raise BadRequest("source_params must be a valid JSON object") from None
             if not isinstance(params, dict):
                 raise BadRequest("source_params must be a JSON object")
@@ -299,8 +303,8 @@ class ContentDetailView(KnowledgeAPIView, FormView):
         metadata = None
         if body.get("metadata"):
             try:
-                metadata = json.loads(body["metadata"])
-            except json.JSONDecodeError:
+                metadata = load_json(body["metadata"], ["body", "metadata"])
+            except ValueError:
                 raise BadRequest("Invalid JSON format for metadata") from None
         if body.get("reader_id") and body["reader_id"] not in READERS:
             raise BadRequest(f"Invalid reader_id: {body['reader_id']}")

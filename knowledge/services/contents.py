@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import Job, JobStatus
-from agents.services.jobs import job_enqueue
+from agents.services.cancellation import cancel_request
+from agents.services.jobs import job_cancel, job_enqueue
 
 from ..chunkers import CHUNKERS
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType
@@ -21,6 +23,7 @@ from .bases import User, base_get_for_user, readable, writable
 INGEST_JOB = "knowledge-ingest"
 # Chunk metadata that comes from the reader or the chunker, not from the content's metadata.
 PIECE_KEYS = frozenset({"page", "headings", "rows", "item", "title"})
+NAME_MAX = Content._meta.get_field("name").max_length  # a URL named after itself may be longer
 
 
 class ContentInputError(ValueError):
@@ -52,6 +55,33 @@ def _check_options(*, reader_id: str, chunker: str, chunk_size: int | None, chun
         raise ContentInputError("metadata must be a JSON object")
 
 
+def _check_storable(*, metadata: Any = None, **fields: str | None) -> None:
+    """What PostgreSQL would refuse as a database error is the request's fault, said as such:
+    a text longer than its column, a NUL character in a text or in the metadata, a non-finite
+    number in the metadata. (SQLite would store them; the rule is the same on both.)"""
+    for name, value in fields.items():
+        if value is None:
+            continue
+        limit = Content._meta.get_field(name).max_length
+        if limit is not None and len(value) > limit:
+            raise ContentInputError(f"{name} must be at most {limit} characters")
+        if "\x00" in value:
+            raise ContentInputError(f"{name} must not contain NUL characters")
+    pending = [metadata]
+    while pending:  # iterative: deep nesting must not exhaust the stack
+        item = pending.pop()
+        if isinstance(item, dict):
+            if any("\x00" in key for key in item):
+                raise ContentInputError("metadata must not contain NUL characters")
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str) and "\x00" in item:
+            raise ContentInputError("metadata must not contain NUL characters")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ContentInputError("metadata numbers must be finite")
+
+
 def content_insert(
     *,
     user_id: str | None,
@@ -81,6 +111,9 @@ def content_insert(
     """
     metadata = {} if metadata is None else metadata
     _check_options(reader_id=reader_id, chunker=chunker, chunk_size=chunk_size, chunk_overlap=chunk_overlap, metadata=metadata)
+    _check_storable(metadata=metadata, name=name, description=description, url=url, file_name=file_name, mime_type=mime_type)
+    if text is not None and "\x00" in text:
+        raise ContentInputError("text must not contain NUL characters")
     base = base_get_for_user(user=user_id, base_id=base_id)
     if source_type == SourceType.TEXT:
         if text is None:
@@ -97,7 +130,7 @@ def content_insert(
         raise ContentInputError(f"Unknown source type {source_type!r}")
     now = timezone.now()
     content = Content(
-        user_id=user_id, base=base, name=name or file_name or url or "text", description=description, source_type=source_type,
+        user_id=user_id, base=base, name=(name or file_name or url or "text")[:NAME_MAX], description=description, source_type=source_type,
         url=url, file_name=file_name, mime_type=mime_type, metadata=metadata, reader_id=reader_id, chunker=chunker,
         chunk_size=chunk_size, chunk_overlap=chunk_overlap, created_at=now, updated_at=now,
     )
@@ -161,6 +194,7 @@ def content_update(
         raise ContentInputError("metadata must be a JSON object")
     if reader_id and reader_id not in READERS:
         raise ContentInputError(f"Unknown reader {reader_id!r}; readers: {', '.join(READERS)}")
+    _check_storable(metadata=metadata, name=name, description=description)
     with transaction.atomic():
         content = writable(Content.objects, user).defer("data").select_for_update().get(pk=content_id)
         fields = ["updated_at"]
@@ -183,18 +217,38 @@ def chunk_metadata(content_metadata: dict[str, Any], piece_metadata: dict[str, A
 
 
 def content_delete(*, user: User, content_id: str) -> Content:
-    """Remove a content and its chunks (one transaction; the deleted row is returned)."""
+    """Remove a content and its chunks, and stop its ingestion (one transaction; the deleted row
+    is returned)."""
     with transaction.atomic():
         content = writable(Content.objects, user).defer("data").get(pk=content_id)
         writable(Content.objects, user).filter(pk=content.pk).delete()
+        _stop_ingestion([content.job_id])
     return content
 
 
 def content_delete_all(*, user: User, base_id: str) -> int:
-    """Remove every content ``user`` may change in a base (theirs; ALL_USERS: everyone's)."""
+    """Remove every content ``user`` may change in a base (theirs; ALL_USERS: everyone's), and
+    stop their ingestions, in one transaction."""
     base = base_get_for_user(user=user, base_id=base_id)
-    deleted, per_model = writable(Content.objects, user).filter(base=base).delete()
+    with transaction.atomic():
+        contents = writable(Content.objects, user).filter(base=base)
+        job_ids = list(contents.exclude(job_id="").values_list("job_id", flat=True))
+        deleted, per_model = contents.delete()
+        _stop_ingestion(job_ids)
     return per_model.get(Content._meta.label, 0)
+
+
+def _stop_ingestion(job_ids: list[str]) -> None:
+    """A deleted content's ingestion stops: a queued job ends cancelled now, a running one at its
+    next progress report (a cancel intent bound to the job's owner), so no worker goes on reading
+    and embedding what nobody can search any more."""
+    active = Job.objects.unscoped("the ingestion jobs of contents the caller deleted").filter(
+        pk__in=[job_id for job_id in job_ids if job_id], job_type=INGEST_JOB, status__in=(JobStatus.QUEUED, JobStatus.RUNNING),
+    ).values_list("id", "status", "user_id")
+    for job_id, status, owner in list(active):
+        if status == JobStatus.QUEUED and job_cancel(job_id=job_id, reason="The content was deleted"):
+            continue
+        cancel_request(run_id=job_id, user_id=owner)  # running (or claimed meanwhile)
 
 
 def _settle_abandoned(contents: list[Content]) -> None:

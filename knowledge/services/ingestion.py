@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Job
@@ -26,13 +26,14 @@ from agents.services.jobs import job_fence, job_handler
 from ..chunkers import Piece, chunk_sections
 from ..embedders import embedder_get
 from ..models import Chunk, Content, ContentStatus, SourceType
-from ..readers import ReadError, reader_for
+from ..readers import ReadError, ReadLimits, Section, read_content, reader_for
 from .bases import writable
 from .contents import INGEST_JOB, base_of, chunk_metadata, content_hash
 
 logger = logging.getLogger("agno_site.knowledge")
 
 EMBED_BATCH = 64
+MIME_TYPE_MAX = Content._meta.get_field("mime_type").max_length
 
 
 class IngestError(ValueError):
@@ -78,6 +79,14 @@ def _ingest(job: Job, report: Callable[..., None]) -> None:
     except JobCancelled:
         _fail(job, content, "Ingestion was cancelled")
         raise
+    except (DataError, IntegrityError) as exc:
+        # The database refused this content's data (a value it cannot store), which no retry
+        # changes: the content's own failure, not a lost worker for the reaper to find.
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = f"The database refused this content's data ({type(exc).__name__}: {detail})"
+        logger.warning("knowledge ingestion of %s refused by the database: %s", content.pk, detail)
+        _fail(job, content, reason)
+        raise IngestError(reason) from None
     except DatabaseError:
         raise  # the database went away: the reaper retries the job (or fails it visibly)
     except Exception as exc:
@@ -101,7 +110,9 @@ def _ingest_content(job: Job, content: Content, report: Callable[..., None]) -> 
     data, mime_type = content.data, content.mime_type
     if content.source_type == SourceType.URL:
         data, fetched_type = fetch_remote(content.url)
-        mime_type = fetched_type.split(";")[0].strip() or mime_type
+        fetched_type = fetched_type.split(";")[0].strip()
+        if len(fetched_type) <= MIME_TYPE_MAX:  # longer is no media type (RFC 6838: 127 + 1 + 127)
+            mime_type = fetched_type or mime_type
     if data is None:
         raise IngestError("The content's original is not stored; upload it again")
     data = bytes(data)
@@ -109,12 +120,18 @@ def _ingest_content(job: Job, content: Content, report: Callable[..., None]) -> 
         raise IngestError(f"The content is {len(data):,} bytes; the limit is {settings.KNOWLEDGE_MAX_CONTENT_BYTES:,} (KNOWLEDGE_MAX_CONTENT_BYTES)")
     digest = content_hash(data)
     reader = reader_for(reader_id=content.reader_id, mime_type=mime_type, file_name=content.file_name or content.url)
-    sections = reader.read(data)
+    limits = ReadLimits(unpacked_bytes=settings.KNOWLEDGE_MAX_UNPACKED_BYTES, text_chars=settings.KNOWLEDGE_MAX_TEXT_CHARS)
+    sections = _storable(read_content(reader, data, limits))
     size = content.chunk_size or settings.KNOWLEDGE_CHUNK_SIZE
     overlap = content.chunk_overlap if content.chunk_overlap is not None else min(settings.KNOWLEDGE_CHUNK_OVERLAP, size // 2)
     pieces = chunk_sections(sections, chunker=content.chunker or reader.chunker, size=size, overlap=overlap)
     if not pieces:
         raise IngestError("The content has no text to index")
+    if len(pieces) > settings.KNOWLEDGE_MAX_CHUNKS:
+        raise IngestError(
+            f"The content makes {len(pieces):,} chunks; at most {settings.KNOWLEDGE_MAX_CHUNKS:,} are indexed per content "
+            "(KNOWLEDGE_MAX_CHUNKS): split it, or use a larger chunk_size"
+        )
     report(stage="embedding", chunks=len(pieces), embedded=0)
     vectors = _copied_vectors(content, base.pk, digest, embedder_id, pieces)
     if vectors is None:
@@ -136,6 +153,18 @@ def _ingest_content(job: Job, content: Content, report: Callable[..., None]) -> 
         for start in range(0, len(pieces), EMBED_BATCH):
             vectors += embedder.embed([piece.text for piece in pieces[start : start + EMBED_BATCH]])
         _write(job, content, pieces, vectors, embedder_id=current, digest=digest, size=len(data), mime_type=mime_type, data=data)
+
+
+def _storable(sections: list[Section]) -> list[Section]:
+    """The sections without NUL characters: they carry no meaning in text, and PostgreSQL's text
+    and jsonb refuse them (a text file with NUL bytes decodes as UTF-8 with them kept)."""
+    def clean(value: Any) -> Any:
+        return value.replace("\x00", "") if isinstance(value, str) else value
+
+    return [
+        Section(clean(section.text), {clean(key): clean(value) for key, value in section.metadata.items()})
+        for section in sections
+    ]
 
 
 def _copied_vectors(content: Content, base_id: str, digest: str, embedder_id: str, pieces: list[Piece]) -> list[list[float]] | None:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import io
+import zipfile
+import zlib
 
 import pytest
 
@@ -9,7 +11,7 @@ from agents.services.jobs import job_claim, job_run
 from knowledge.services import base_get_or_create
 from tests.agents.conftest import wait_for, worker
 
-__all__ = ["docx_bytes", "ingest", "pdf_bytes", "wait_for", "worker"]
+__all__ = ["docx_bomb", "docx_bytes", "ingest", "pdf_bytes", "wait_for", "worker"]
 
 
 @pytest.fixture(autouse=True)
@@ -33,8 +35,10 @@ def shared_base(db):
     return base_get_or_create(name="docs", description="shared documents")
 
 
-def pdf_bytes(pages: list[str]) -> bytes:
-    """A real PDF (Helvetica text on each page), written object by object with its xref table."""
+def pdf_bytes(pages: list[str], *, padding: int = 0) -> bytes:
+    """A real PDF (Helvetica text on each page), written object by object with its xref table.
+    ``padding``: that many spaces after each page's text, its content stream deflated (a stream
+    that inflates a thousandfold)."""
     objects: list[bytes] = []
     count = len(pages)
     page_ids = [4 + 2 * index for index in range(count)]
@@ -47,7 +51,11 @@ def pdf_bytes(pages: list[str]) -> bytes:
         objects.append(
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % (page_ids[index] + 1)
         )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        if padding:
+            stream = zlib.compress(stream + b" " * padding, 9)
+            objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        else:
+            objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -77,3 +85,26 @@ def docx_bytes(heading: str, paragraphs: list[str], table: list[list[str]] | Non
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+def docx_bomb(text: str, *, padding: int, declared: int | None = None) -> bytes:
+    """A small DOCX whose body inflates to ``padding`` bytes more than ``text``'s paragraph (empty
+    paragraphs: a thousandfold compression). ``declared``: the size its zip directory states for
+    the body instead of the true one (a member that lies)."""
+    plain = docx_bytes("Bomb", [text])
+    source = zipfile.ZipFile(io.BytesIO(plain))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for member in source.infolist():
+            data = source.read(member.filename)
+            if member.filename == "word/document.xml":
+                data = data.replace(b"</w:body>", b"<w:p/>" * (padding // 6) + b"</w:body>")
+            archive.writestr(member.filename, data)
+    bomb = out.getvalue()
+    if declared is None:
+        return bomb
+    name = b"word/document.xml"
+    central = bomb.index(b"PK\x01\x02")  # the zip directory's first entry; 46 bytes, then its name
+    while bomb[central + 46 : central + 46 + len(name)] != name:
+        central = bomb.index(b"PK\x01\x02", central + 4)
+    return bomb[: central + 24] + declared.to_bytes(4, "little") + bomb[central + 28 :]

@@ -1,6 +1,7 @@
 """Contents go in through a background job: read, chunk, embed, write; completed or failed."""
 from __future__ import annotations
 
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -11,7 +12,7 @@ from knowledge.models import Chunk, Content, ContentStatus
 from knowledge.services import (
     ContentInputError, content_delete, content_get_for_user, content_insert, content_refresh, content_update, knowledge_search,
 )
-from tests.knowledge.conftest import docx_bytes, ingest, pdf_bytes
+from tests.knowledge.conftest import docx_bomb, docx_bytes, ingest, pdf_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -235,3 +236,124 @@ def test_status_and_config_for_a_client(shared_base):
     assert config["readers"]["pdf"]["content_types"] == ["application/pdf"] and config["readersForType"][".docx"] == ["docx"]
     assert set(config["chunkers"]) == {"fixed", "recursive", "markdown"}
     assert config["vector_dbs"][0]["search_types"] == ["vector", "keyword", "hybrid"]
+
+
+def test_deleting_a_content_cancels_its_queued_ingestion(shared_base):
+    from knowledge.services import content_delete_all
+
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="deleted before it was read").content
+    others = [content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text=f"bulk {n}").content for n in range(2)]
+    content_delete(user="alice", content_id=content.pk)
+    assert content_delete_all(user="alice", base_id=shared_base.pk) == 2
+    jobs = Job.objects.unscoped("test").filter(pk__in=[content.job_id] + [other.job_id for other in others])
+    assert sorted(jobs.values_list("status", flat=True)) == [JobStatus.CANCELLED] * 3
+    assert ingest() == []
+
+
+class _DeletedWhileFetched(BaseHTTPRequestHandler):
+    """A page whose fetch deletes the content being ingested, as a user would mid-ingestion."""
+
+    content_id = ""
+
+    def do_GET(self):
+        from django.db import connection
+
+        try:
+            content_delete(user="alice", content_id=type(self).content_id)
+        finally:
+            connection.close()
+        body = b"<html><body>" + b"<p>A long page that would take a while to embed.</p>" * 200 + b"</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_deleting_a_content_stops_its_running_ingestion(shared_base, settings):
+    settings.HTTP_FETCH_ALLOW_HOSTS = ["127.0.0.1"]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DeletedWhileFetched)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/page"
+        content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="url", url=url).content
+        _DeletedWhileFetched.content_id = content.pk
+        assert ingest() == ["CANCELLED"]  # stopped before embedding, not run to a void end
+    finally:
+        server.shutdown()
+        server.server_close()
+    job = Job.objects.unscoped("test").get(pk=content.job_id)
+    assert (job.status, job.progress.get("stage")) == (JobStatus.CANCELLED, "reading")
+    assert Chunk.all_users.count() == 0
+
+
+def test_nul_bytes_in_a_file_are_dropped_from_its_text(shared_base):
+    data = b"The boiler room key hangs\x00 by the door.\x00\n\nAsk the caretaker\x00 for it."
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="upload", file_name="keys.txt", data=data).content
+    assert ingest() == ["COMPLETED"]  # PostgreSQL refuses NUL in text: once a lost worker, 70 s later
+    assert [chunk.text for chunk in _chunks(content.pk)] == ["The boiler room key hangs by the door.\n\nAsk the caretaker for it."]
+
+
+def test_a_value_the_database_refuses_fails_the_content_with_the_reason(shared_base, monkeypatch):
+    from knowledge.readers import READERS, Reader, Section
+
+    # A reader (a plug-in, say) whose metadata holds a number no JSON column stores.
+    def read(data: bytes, limits: object) -> list[Section]:
+        return [Section(data.decode(), {"score": float("nan")})]
+
+    monkeypatch.setitem(READERS, "scored", Reader("scored", "Scored", "test reader", read, (), (".scored",), "recursive"))
+    content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="A scored note.", reader_id="scored").content
+    assert ingest() == ["ERROR"]  # not a lost worker for the reaper to find much later
+    failed = _content(content.pk)
+    assert failed.status == ContentStatus.FAILED
+    assert failed.status_message.startswith("The database refused this content's data (")
+    assert Job.objects.unscoped("test").get(pk=content.job_id).error == failed.status_message
+    assert _chunks(content.pk) == []
+
+
+def test_the_service_refuses_what_the_database_cannot_store(shared_base):
+    for fields, message in (
+        ({"text": "ok", "metadata": {"a": ["\x00"]}}, "metadata must not contain NUL"),
+        ({"text": "ok", "metadata": {"a": float("inf")}}, "metadata numbers must be finite"),
+        ({"text": "ok", "name": "n" * 501}, "name must be at most 500 characters"),
+        ({"text": "a\x00b"}, "text must not contain NUL"),
+    ):
+        with pytest.raises(ContentInputError, match=message):
+            content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", **fields)
+    assert Content.all_users.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("setting", "fields", "reason"),
+    [
+        (
+            {"KNOWLEDGE_MAX_UNPACKED_BYTES": 1_000_000},
+            {"source_type": "upload", "file_name": "bomb.docx", "data": docx_bomb("The only real sentence.", padding=4_000_000)},
+            r"The Word document unpacks to 4,\d{3},\d{3} bytes; at most 1,000,000 are read \(KNOWLEDGE_MAX_UNPACKED_BYTES\)",
+        ),
+        (
+            {"KNOWLEDGE_MAX_TEXT_CHARS": 1_000},
+            {"source_type": "text", "text": "All work and no play makes Jack a dull boy. " * 30},
+            r"The content's text is longer than 1,000 characters \(KNOWLEDGE_MAX_TEXT_CHARS\)",
+        ),
+        (
+            {"KNOWLEDGE_MAX_CHUNKS": 3},
+            {"source_type": "text", "text": "All work and no play makes Jack a dull boy. " * 60, "chunk_size": 100, "chunk_overlap": 0},
+            r"The content makes 30 chunks; at most 3 are indexed per content \(KNOWLEDGE_MAX_CHUNKS\)",
+        ),
+    ],
+    ids=["docx-bomb", "text", "chunks"],
+)
+def test_a_content_past_a_reading_bound_fails_with_the_bound_and_embeds_nothing(shared_base, settings, setting, fields, reason):
+    for name, value in setting.items():
+        setattr(settings, name, value)
+    content = content_insert(user_id="alice", base_id=shared_base.pk, **fields).content
+    assert ingest() == ["ERROR"]
+    failed = _content(content.pk)
+    assert failed.status == ContentStatus.FAILED and re.fullmatch(reason + ".*", failed.status_message), failed.status_message
+    job = Job.objects.unscoped("test").get(pk=content.job_id)
+    assert "embedded" not in job.progress and _chunks(content.pk) == []

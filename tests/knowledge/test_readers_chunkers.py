@@ -6,8 +6,8 @@ import json
 import pytest
 
 from knowledge.chunkers import ChunkerError, chunk_fixed, chunk_markdown, chunk_recursive, chunk_sections
-from knowledge.readers import ReadError, reader_for
-from tests.knowledge.conftest import docx_bytes, pdf_bytes
+from knowledge.readers import ReadError, ReadLimits, read_content, reader_for
+from tests.knowledge.conftest import docx_bomb, docx_bytes, pdf_bytes
 
 
 def test_a_pdf_is_read_page_by_page():
@@ -85,3 +85,59 @@ def test_bad_chunk_settings_are_refused():
         chunk_recursive("text", 100, 100)
     with pytest.raises(ChunkerError, match="Unknown chunker"):
         chunk_sections([], chunker="semantic", size=100, overlap=0)
+
+
+def test_a_docx_bomb_is_refused_before_it_is_inflated():
+    bomb = docx_bomb("The only real sentence.", padding=4_000_000)
+    assert len(bomb) < 50_000  # 4 MB inside 40 KB (python-docx's template, a thumbnail included, is 36 KB of it)
+    docx = reader_for(file_name="bomb.docx")
+    with pytest.raises(ReadError, match=r"The Word document unpacks to 4,\d{3},\d{3} bytes; at most 1,000,000 are read \(KNOWLEDGE_MAX_UNPACKED_BYTES\)"):
+        read_content(docx, bomb, ReadLimits(unpacked_bytes=1_000_000))
+    # under that bound, its 666,667 empty paragraphs (python-docx's tens of microseconds each) are
+    with pytest.raises(ReadError, match="The Word document has 666,668 paragraphs and table cells; at most 100,000 are read"):
+        read_content(docx, bomb, ReadLimits(unpacked_bytes=5_000_000))
+    small = docx_bomb("The only real sentence.", padding=60_000)
+    [section] = read_content(docx, small, ReadLimits(unpacked_bytes=1_000_000))  # within both bounds: read
+    assert section.text == "# Bomb\n\nThe only real sentence."
+
+
+def test_a_docx_member_larger_than_it_declares_is_not_inflated_past_its_declared_size():
+    liar = docx_bomb("The only real sentence.", padding=4_000_000, declared=50_000)
+    with pytest.raises(ReadError, match="could not be read.*CRC"):
+        read_content(reader_for(file_name="liar.docx"), liar, ReadLimits(unpacked_bytes=1_000_000))
+
+
+def test_a_pdf_stream_that_inflates_past_the_bound_is_refused():
+    bomb = pdf_bytes(["Quarterly revenue grew."], padding=3_000_000)
+    assert len(bomb) < 20_000
+    pdf = reader_for(file_name="bomb.pdf")
+    with pytest.raises(ReadError, match=r"The PDF inflates past what is read .*KNOWLEDGE_MAX_UNPACKED_BYTES"):
+        read_content(pdf, bomb, ReadLimits(unpacked_bytes=1_000_000))
+    [section] = read_content(pdf, bomb, ReadLimits(unpacked_bytes=4_000_000))
+    assert section.text.strip() == "Quarterly revenue grew."
+
+
+def test_pypdfs_own_limits_stay_on_and_are_lowered_to_ours():
+    from pypdf import get_configuration
+
+    from knowledge.readers import PDF_OUTPUT_LIMITS, _pdf_configuration
+
+    pypdf_own = get_configuration()
+    assert all(getattr(pypdf_own, name) > 0 for name in PDF_OUTPUT_LIMITS if hasattr(pypdf_own, name))
+    ours = _pdf_configuration(ReadLimits(unpacked_bytes=1_000))
+    assert {getattr(ours, name) for name in PDF_OUTPUT_LIMITS if hasattr(ours, name)} == {1_000}
+    generous = _pdf_configuration(ReadLimits(unpacked_bytes=10**12))  # never raised past pypdf's
+    assert all(getattr(generous, name) == getattr(pypdf_own, name) for name in PDF_OUTPUT_LIMITS if hasattr(ours, name))
+
+
+@pytest.mark.parametrize(
+    "file_name, data",
+    [
+        ("long.txt", ("word " * 100).encode()),
+        ("long.pdf", pdf_bytes(["word " * 30, "word " * 30, "word " * 30])),
+        ("long.docx", docx_bytes("Long", ["word " * 30] * 4)),
+    ],
+)
+def test_text_past_the_bound_stops_the_reading(file_name, data):
+    with pytest.raises(ReadError, match=r"The content's text is longer than 200 characters \(KNOWLEDGE_MAX_TEXT_CHARS\)"):
+        read_content(reader_for(file_name=file_name), data, ReadLimits(text_chars=200))
