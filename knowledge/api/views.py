@@ -18,6 +18,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
 
 from agents.services.jobs import QueueFull
 from core.api.errors import BadRequest, NotFound, TooManyRequests, invalid
@@ -96,22 +97,40 @@ class KnowledgeAPIView(AgentOSView):
     # --- the caller and the base ---------------------------------------------------------------
 
     @property
+    def requested_user_id(self) -> str | None:
+        """The ``user_id`` a caller may name (a query parameter, or a form field of a write), as on
+        AgentOS's other routes: an admin or an open server acts for that user, a guest for a user
+        id nobody signs in as; an isolated caller's own id always wins (``core.auth.Principal``)."""
+        value = self.request.query_params.get("user_id")
+        content_type = self.request.content_type or ""
+        if not value and content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+            try:
+                value = self.request.data.get("user_id")
+            except (UnsupportedMediaType, ParseError):  # a route that takes no form (refresh)
+                value = None
+        return value if isinstance(value, str) and value else None
+
+    @property
     def reader(self) -> Any:
         """Whose contents this caller reads: theirs and the shared ones (an admin or an open
-        server: everyone's; a guest: the guests' and the shared ones)."""
-        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
+        server: everyone's, or the named user's; a guest: the guests' or the named user's, and the
+        shared ones)."""
+        requested = self.requested_user_id
+        return self.principal.private_owner(requested) if self.principal.guest else self.principal.read_scope(requested)
 
     @property
     def owner(self) -> str | None:
-        """Whose name new contents are written under: the caller's (a guest's: ``GUEST_OWNER``);
-        None, shared with every user, only for an admin or an open server."""
-        return self.principal.private_owner()
+        """Whose name new contents are written under: the caller's, or the user a guest or an admin
+        names (a guest naming none: ``GUEST_OWNER``); None, shared with every user, only for an
+        admin or an open server naming none."""
+        return self.principal.private_owner(self.requested_user_id)
 
     @property
     def writer(self) -> Any:
         """Whose contents this caller may change or delete: under isolation only their own, and a
-        guest only the guests' (never the shared ones); an admin or an open server: everyone's."""
-        return self.principal.private_owner() if self.principal.guest else self.principal.read_scope()
+        guest only the guests' or the named user's (never the shared ones); an admin or an open
+        server: everyone's, or the named user's."""
+        return self.reader
 
     def base(self, params: Any, knowledge_id: str | None = None) -> KnowledgeBase:
         db_id = params.get("db_id") or None

@@ -69,7 +69,7 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     first = run(before)
     # (The reader's `sleep 5`: the ingestion, run here or by the live server's worker.)
     ingest()
-    wait_for(lambda: Content.objects.for_user_or_shared("ada").filter(name="tea notes", status="completed").exists())  # a guest's document is shared
+    wait_for(lambda: Content.objects.for_user("ada").filter(name="tea notes", status="completed").exists())  # the guest wrote it as ada
     hello, markdown, upload = _objects(first)
     assert hello["content"].startswith("(offline demo) You said: Hello! My name is Ada.")
     assert '"event":"ToolCallCompleted"' in first and '"result": 42' in first.replace("\\", "")
