@@ -1,6 +1,7 @@
 """The operator console in Chromium (issue 34, item 10): the product's header, the index grouped by
 the operator's tasks, a runs list that fits a 1,400 px screen, and a workflow composer whose JSON
-box is wide enough to read and whose errors mark only the step that is wrong."""
+box is wide enough to read and whose errors mark only the step that is wrong (docs/admin-console.png
+with ``make screenshots``)."""
 from __future__ import annotations
 
 import re
@@ -29,7 +30,7 @@ def _runs() -> None:
         Run.all_users.filter(pk=run.pk).update(content="The report names three risks: supply, currency and staffing. " * 3, duration=2.4, total_tokens=12345)
 
 
-def test_the_console_is_branded_grouped_fits_the_screen_and_composes_workflows(browsing, make_user, screenshots_dir) -> None:
+def test_screenshot_the_console_is_branded_grouped_fits_the_screen_and_composes_workflows(browsing, make_user, screenshots_dir) -> None:
     off_thread(_runs)
     flow = off_thread(lambda: workflow_definition_create(workflow_id="checked", name="Checked", steps=[
         {"type": "Step", "name": "first", "executor_ref": "shout"},
@@ -48,6 +49,7 @@ def test_the_console_is_branded_grouped_fits_the_screen_and_composes_workflows(b
     expect(captions).to_have_text(["Operator console", "Runs and jobs", "Agents, teams and workflows", "Knowledge", "Schedules", "Users and access", "Observability"])
     expect(page.locator("#content-main")).not_to_contain_text("Crontabs")
     expect(page.locator("#content-main")).to_contain_text("Eval batches")
+    page.screenshot(path=str(screenshots_dir / "admin-console.png"))
 
     page.goto("/admin/agno_sessions/run/")
     expect(page.locator("#result_list tbody tr")).to_have_count(5)
