@@ -103,6 +103,9 @@ def pretty_json(value: Any) -> str:
     return format_html('<pre class="agno-json">{}</pre>', text)
 
 
+NO_SCOPES = "A token needs at least one scope: one with none can do nothing."
+
+
 def user_choices() -> list[tuple[str, str]]:
     """The sign-in accounts, by user id (a user's id is their username)."""
     from django.contrib.auth import get_user_model
@@ -117,7 +120,7 @@ class AccessTokenAdminForm(forms.ModelForm):
         help_text="Whose token it is. A personal token acts as this user; a service account is owned by them (or by no one).",
     )
     scopes_text = forms.CharField(
-        label="scopes",
+        label="scopes", error_messages={"required": NO_SCOPES},
         help_text="Space- or comma-separated, e.g. agents:read agents:run sessions:read. agent_os:admin grants everything.",
     )
     ttl_days = forms.IntegerField(label="expires in (days)", required=False, min_value=1, initial=90, help_text="Empty: never expires.")
@@ -134,7 +137,7 @@ class AccessTokenAdminForm(forms.ModelForm):
         except InvalidScopes as exc:
             raise forms.ValidationError(str(exc)) from None
         if not scopes:
-            raise forms.ValidationError("A token needs at least one scope: one with none can do nothing.")
+            raise forms.ValidationError(NO_SCOPES)
         return " ".join(scopes)
 
     def clean(self) -> dict[str, Any]:

@@ -73,7 +73,7 @@ def test_the_token_form_refuses_a_token_with_no_scopes(operator_client, django_u
     django_user_model.objects.create_user("alice", password="pw-for-tests")
     response = operator_client.post(reverse("admin:core_accesstoken_add"), {"name": "empty", "kind": "personal", "user_id": "alice", "scopes_text": " ", "ttl_days": "30"})
     assert response.status_code == 200  # the form again, with its error
-    assert "at least one scope" in response.content.decode() or "This field is required." in response.content.decode()
+    assert "A token needs at least one scope" in response.content.decode()
     response = operator_client.post(reverse("admin:core_accesstoken_add"), {"name": "bad", "kind": "personal", "user_id": "alice", "scopes_text": "nonsense", "ttl_days": "30"})
     assert response.status_code == 200 and "Invalid scope(s): nonsense" in response.content.decode()
     assert not AccessToken.all_users.exists()
