@@ -12,7 +12,7 @@ from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
-from .models import AgentDefinition, AgentVersion, CancelIntent, Job, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
+from .models import AgentDefinition, AgentVersion, Job, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
@@ -106,6 +106,17 @@ class PublishedVersionInline(admin.TabularInline):
         return False
 
 
+# A version's bookkeeping, not its content: two versions that differ only here are the same agent.
+VERSION_BOOKKEEPING = {"id", "definition", "version", "stage", "published_at", "created_at"}
+
+
+def version_content(version) -> dict:
+    return {
+        field.attname: getattr(version, field.attname)
+        for field in version._meta.concrete_fields if field.name not in VERSION_BOOKKEEPING
+    }
+
+
 @admin.register(AgentDefinition)
 class AgentDefinitionAdmin(admin.ModelAdmin):
     list_display = ("agent_id", "name", "is_active", "live_version", "draft_version", "updated_at")
@@ -126,10 +137,17 @@ class AgentDefinitionAdmin(admin.ModelAdmin):
         version = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
         return f"v{version.version} · {version.model}" if version else "— (not published)"
 
-    @admin.display(description="draft")
+    @admin.display(description="unpublished changes")
     def draft_version(self, obj: AgentDefinition) -> str:
-        version = obj.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
-        return f"v{version.version}" if version else "—"
+        """The draft, when it differs from what is live. Publishing opens a new draft that copies
+        the live version: that one is not news, so it is not listed."""
+        draft = obj.versions.filter(stage=Stage.DRAFT).order_by("-version").first()
+        if draft is None:
+            return "—"
+        live = obj.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
+        if live is not None and version_content(draft) == version_content(live):
+            return "—"
+        return f"draft v{draft.version}"
 
     def save_formset(self, request, form, formset, change) -> None:
         instances = formset.save(commit=False)
@@ -354,12 +372,10 @@ class WorkflowDefinitionAdmin(AgentDefinitionAdmin):
         publish_selected(self, request, queryset, "workflow_id")
 
 
-@admin.register(CancelIntent)
-class CancelIntentAdmin(OwnedModelAdmin):
-    list_display = ("run_id", "user_id", "created_at")
-    list_filter = (UserIdFilter, "created_at")
-    search_fields = ("run_id", "user_id")
-    ordering = ("-created_at",)
+# CancelIntent is not in the console: a row is the API's "cancel this run" note to whichever
+# process runs it, written by the cancel service and consumed by the run. Operators cancel with
+# the Runs and Jobs pages' *Cancel* action, which writes it; an edited or deleted row would
+# un-cancel a run behind the API's back.
 
 
 @admin.register(Job)

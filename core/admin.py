@@ -103,9 +103,24 @@ def pretty_json(value: Any) -> str:
     return format_html('<pre class="agno-json">{}</pre>', text)
 
 
+NO_SCOPES = "A token needs at least one scope: one with none can do nothing."
+
+
+def user_choices() -> list[tuple[str, str]]:
+    """The sign-in accounts, by user id (a user's id is their username)."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model().objects.order_by("username").values_list("username", flat=True)
+    return [("", "— none (a service account of no one's)"), *((name, name) for name in users)]
+
+
 class AccessTokenAdminForm(forms.ModelForm):
+    user_id = forms.ChoiceField(
+        label="user", choices=user_choices, required=False,
+        help_text="Whose token it is. A personal token acts as this user; a service account is owned by them (or by no one).",
+    )
     scopes_text = forms.CharField(
-        label="scopes", required=False,
+        label="scopes", error_messages={"required": NO_SCOPES},
         help_text="Space- or comma-separated, e.g. agents:read agents:run sessions:read. agent_os:admin grants everything.",
     )
     ttl_days = forms.IntegerField(label="expires in (days)", required=False, min_value=1, initial=90, help_text="Empty: never expires.")
@@ -113,6 +128,25 @@ class AccessTokenAdminForm(forms.ModelForm):
     class Meta:
         model = AccessToken
         fields = ("name", "kind", "user_id")
+
+    def clean_scopes_text(self) -> str:
+        from .services.tokens import InvalidScopes, normalize_scopes
+
+        try:
+            scopes = normalize_scopes(self.cleaned_data.get("scopes_text", ""))
+        except InvalidScopes as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if not scopes:
+            raise forms.ValidationError(NO_SCOPES)
+        return " ".join(scopes)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        from .models import TokenKind
+
+        if cleaned.get("kind") == TokenKind.PERSONAL and not cleaned.get("user_id"):
+            self.add_error("user_id", "A personal token acts as a user: pick one.")
+        return cleaned
 
 
 @admin.register(AccessToken)
@@ -165,3 +199,36 @@ class AccessTokenAdmin(OwnedModelAdmin):
         for token in queryset:
             access_token_revoke(token_id=token.pk, user=ALL_USERS)
         self.message_user(request, f"Revoked {queryset.count()} token(s).")
+
+
+# --- Tables the product keeps itself -------------------------------------------------------------
+# django-celery-beat's schedule tables are written by the scheduler (scheduler.services.beat keeps
+# each Schedule's PeriodicTask and CrontabSchedule in step, in the schedule's own transaction; the
+# sweep's interval comes from settings). An operator editing them would change a schedule behind
+# the scheduler's back, or silently move every schedule sharing a crontab:
+# * crontabs, intervals, solar events and clocked times are hidden (they are the periodic tasks'
+#   parameters, shown on each periodic task's page);
+# * periodic tasks stay visible, read-only: when beat last sent each, how often; a schedule is
+#   changed on its own page (Schedules → Schedules) or by its owner.
+from django_celery_beat import admin as beat_admin  # noqa: E402  (registered before core in INSTALLED_APPS)
+from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, PeriodicTask, SolarSchedule  # noqa: E402
+
+for _model in (ClockedSchedule, CrontabSchedule, IntervalSchedule, SolarSchedule, PeriodicTask):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+
+
+@admin.register(PeriodicTask)
+class ReadOnlyPeriodicTaskAdmin(NoSaveOnReadOnlyPages, beat_admin.PeriodicTaskAdmin):
+    """Beat's view of the schedules, to read: the scheduler writes these rows."""
+
+    actions = None
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -117,6 +117,7 @@ class EvalBatch(OwnedModel):
 
     class Meta:
         db_table = "agno_eval_batches"
+        verbose_name_plural = "eval batches"
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["user_id", "-created_at"], name="evalbatch_owner_created")]
 

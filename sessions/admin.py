@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter, preview, pretty_json, seconds
@@ -19,6 +20,13 @@ def _change_link(obj: object, label: str) -> str:
     meta = obj._meta  # type: ignore[attr-defined]
     url = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk])  # type: ignore[attr-defined]
     return format_html('<a href="{}">{}</a>', url, label)
+
+
+def short(value: str, length: int = 8) -> str:
+    """The first ``length`` characters of an id, the whole id as its tooltip."""
+    if len(value) <= length:
+        return value
+    return format_html('<span class="short-id" title="{}">{}</span>', value, value[:length] if length == 8 else value[: length - 1] + "…")
 
 
 @admin.register(Session)
@@ -58,7 +66,10 @@ class SessionAdmin(OwnedModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(OwnedModelAdmin):
-    list_display = ("run_id", "created_at", "status", "input_preview", "content_preview", "component_id", "user_id", "duration_display", "total_tokens", "session_link")
+    # The columns an operator scans, fitting a 1,400 px screen beside the filters: ids shortened
+    # (the full id is the tooltip, the search box and the run's page, which links its session),
+    # the time compact, the input and reply given the room.
+    list_display = ("short_id", "when", "status", "component_id", "short_user", "input_preview", "content_preview", "duration_display", "tokens")
     list_filter = ("status", "run_type", UserIdFilter, "created_at")
     search_fields = ("run_id", "session__session_id", "component_id", "user_id", "content")
     ordering = ("-created_at",)
@@ -74,6 +85,28 @@ class RunAdmin(OwnedModelAdmin):
 
     def has_add_permission(self, request) -> bool:  # runs are created by running agents
         return False
+
+    @admin.display(description="run", ordering="run_id")
+    def short_id(self, obj: Run) -> str:
+        return short(obj.pk)
+
+    @admin.display(description="user", ordering="user_id")
+    def short_user(self, obj: Run) -> str:
+        return short(obj.user_id, 16) if obj.user_id else "–"
+
+    @admin.display(description="created", ordering="created_at")
+    def when(self, obj: Run) -> str:
+        local = timezone.localtime(obj.created_at)
+        return format_html('<time datetime="{}" title="{}">{}</time>', local.isoformat(), local.isoformat(sep=" ", timespec="seconds"), local.strftime("%b %d %H:%M"))
+
+    @admin.display(description="tokens", ordering="total_tokens")
+    def tokens(self, obj: Run) -> int:
+        return obj.total_tokens
+
+    def changelist_view(self, request, extra_context=None):
+        # The widest list in the console gets the whole screen: the index and the breadcrumbs
+        # lead everywhere the sidebar would.
+        return super().changelist_view(request, {"is_nav_sidebar_enabled": False, **(extra_context or {})})
 
     @admin.display(description="session", ordering="session")
     def session_link(self, obj: Run) -> str:

@@ -61,7 +61,7 @@ CSRF_TRUSTED_ORIGINS = env.listing("CSRF_TRUSTED_ORIGINS")
 CSRF_FAILURE_VIEW = "core.api.errors.csrf_failure"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "core.console_site.ConsoleAdminConfig",  # Django's admin, as the operator console
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.core.management import call_command
 from django.urls import reverse
 
+from agents.models import CancelIntent
 from core.tenancy import owned_models
 from sessions.models import Run, RunEvent, Session
 from sessions.services import run_events_append
@@ -25,11 +26,19 @@ def changelist(model: type) -> str:
     return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
 
 
+# Owned tables the product keeps itself, deliberately not in the console (core/admin.py, agents/admin.py).
+NOT_IN_CONSOLE = {CancelIntent}
+
+
+def console_models() -> list[type]:
+    return sorted((model for model in owned_models() if model not in NOT_IN_CONSOLE), key=lambda m: m.__name__)
+
+
 def test_every_owned_model_is_in_the_admin() -> None:
-    assert set(owned_models()) <= set(admin.site._registry)
+    assert set(console_models()) <= set(admin.site._registry)
 
 
-@pytest.mark.parametrize("model", sorted(owned_models(), key=lambda m: m.__name__), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", console_models(), ids=lambda m: m.__name__)
 def test_changelist_shows_every_users_rows_and_filters_by_user(operator_client, model) -> None:
     alice = OWNED_FACTORIES[model]("alice")
     bob = OWNED_FACTORIES[model]("bob")

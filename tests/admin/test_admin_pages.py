@@ -30,14 +30,14 @@ def test_the_runs_list_shows_input_content_status_and_duration_with_a_unit(opera
     Run.all_users.filter(pk=slow.pk).update(content="", duration=75.2)
 
     page = operator_client.get(reverse("admin:agno_sessions_run_changelist"))
-    rows = {row[0]: row for row in _rows(page.content.decode())}
+    rows = {row[0]: row for row in _rows(page.content.decode())}  # by short id: the first 8 characters
 
-    assert rows[run.pk][1:] == ["What is the weather in Paris today?", "Sunny, 24 °C.", "Completed", "342 ms"]
-    assert rows[slow.pk][1:] == ["x" * 79 + "…", "–", "Error", "1 min 15 s"]
+    assert rows[run.pk[:8]][1:] == ["What is the weather in Paris today?", "Sunny, 24 °C.", "Completed", "342 ms"]
+    assert rows[slow.pk[:8]][1:] == ["x" * 79 + "…", "–", "Error", "1 min 15 s"]
 
 
 def _rows(html: str) -> list[list[str]]:
-    """Each result row: run id, then the input, content, status and duration cells."""
+    """Each result row: short run id, then the input, content, status and duration cells."""
     from html.parser import HTMLParser
 
     class Cells(HTMLParser):
@@ -63,8 +63,8 @@ def _rows(html: str) -> list[list[str]]:
 
     parser = Cells()
     parser.feed(html)
-    return [[row["run_id"].strip(), row["input_preview"], row["content_preview"], row["status"], row["duration_display"]]
-            for row in parser.rows if "run_id" in row]
+    return [[row["short_id"].strip(), row["input_preview"], row["content_preview"], row["status"], row["duration_display"]]
+            for row in parser.rows if "short_id" in row]
 
 
 def test_previews_and_durations() -> None:

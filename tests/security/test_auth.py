@@ -273,6 +273,7 @@ class TestAccessTokens:
 
     def test_tokens_in_the_admin_are_shown_once(self, client, django_user_model) -> None:
         client.force_login(django_user_model.objects.create_superuser("op", password="pw"))
+        django_user_model.objects.create_user("alice", password="pw")  # the form picks the owner from the accounts
         response = client.post("/admin/core/accesstoken/add/", {"name": "svc", "kind": "service", "user_id": "alice", "scopes_text": "agents:read", "ttl_days": "30"}, follow=True)
         messages = [str(m) for m in response.context["messages"]]
         secret = next(m.split(": ")[-1] for m in messages if "not shown again" in m)

@@ -35,8 +35,9 @@ ANONYMOUS = ["/chat/login/", "/admin/login/", "/docs", "/docs?script", "/redoc",
 SIGNED_IN = ["/chat/", "/chat/s/{session_id}/"]
 STAFF = ["/admin/", "/admin/dashboard/", "/admin/agno_sessions/run/", "/admin/agno_sessions/run/{run_pk}/change/",
          "/admin/userdata/?user_id=alice", "/admin/userdata/erase/?user_id=alice",
-         # django-celery-beat's periodic-task form ships an inline script; the eval runs list has its score trends.
-         "/admin/django_celery_beat/periodictask/add/", "/admin/django_celery_beat/periodictask/{task_pk}/change/", "/admin/evals/evalrun/"]
+         # django-celery-beat's periodic-task page ships an inline script (read-only in the console: the
+         # scheduler writes these rows); the eval runs list has its score trends.
+         "/admin/django_celery_beat/periodictask/{task_pk}/change/", "/admin/evals/evalrun/"]
 HTML_PAGES = [page for page in ANONYMOUS + SIGNED_IN + STAFF if page not in {"/docs?script", "/openapi.json", "/agents", "/health", "/no-such-route"} and not page.startswith("/static/")]
 
 

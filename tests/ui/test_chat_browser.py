@@ -294,10 +294,23 @@ def test_sessions_can_be_renamed_searched_and_deleted(browsing, make_user):
     expect(items).to_have_count(2)
 
     page.get_by_role("button", name="Rename “Tax questions”").click()
-    page.fill("#rename-input", "Taxes 2026")
+    page.fill("#rename-input", "Taxes 2025")
     page.locator("#rename-dialog").get_by_role("button", name="Save").click()
+    expect(page.locator("#session-list")).to_contain_text("Taxes 2025")
+    wait_until(lambda: Session.objects.for_user("alice").filter(session_name="Taxes 2025").exists(), message="the rename")
+    # Enter in the name field saves, as in every dialog people know (issue 34, item 7) ...
+    page.get_by_role("button", name="Rename “Taxes 2025”").click()
+    page.fill("#rename-input", "Taxes 2026")
+    page.press("#rename-input", "Enter")
+    expect(page.locator("#rename-dialog")).not_to_be_visible()
     expect(page.locator("#session-list")).to_contain_text("Taxes 2026")
-    wait_until(lambda: Session.objects.for_user("alice").filter(session_name="Taxes 2026").exists(), message="the rename")
+    wait_until(lambda: Session.objects.for_user("alice").filter(session_name="Taxes 2026").exists(), message="the rename with Enter")
+    # ... and Cancel still discards.
+    page.get_by_role("button", name="Rename “Taxes 2026”").click()
+    page.fill("#rename-input", "Not this")
+    page.locator("#rename-dialog").get_by_role("button", name="Cancel").click()
+    expect(page.locator("#rename-dialog")).not_to_be_visible()
+    expect(page.locator("#session-list")).not_to_contain_text("Not this")
 
     page.get_by_role("button", name="Delete “Taxes 2026”").click()
     expect(page.locator("#delete-dialog")).to_contain_text("can't be undone")

@@ -1246,6 +1246,11 @@ function bind() {
   ui.stop.addEventListener("click", stopRun);
   document.addEventListener("keydown", onShortcut);
   ui.helpButton.addEventListener("click", () => ui.help.showModal());
+  // A dialog's Cancel is a plain button, not a submit button: Enter in the dialog's field submits
+  // the form's first submit button, which must be the one that saves (Rename: Enter saves).
+  document.querySelectorAll("dialog [data-dialog-cancel]").forEach((button) => {
+    button.addEventListener("click", () => button.closest("dialog").close("cancel"));
+  });
   ui.theme.value = localStorage.getItem(THEME_KEY) || "system";
   ui.theme.addEventListener("change", () => applyTheme(ui.theme.value));
   ui.newChat.addEventListener("click", () => newChat({ push: true }));

@@ -24,6 +24,21 @@
     try { return JSON.parse(textarea.getAttribute("data-" + name) || "[]"); } catch (e) { return []; }
   }
 
+  // The server's problems with the saved graph ("steps[1].executor_ref: No function …", Django's
+  // error list above the field), each with the path of the step it is about: the composer marks
+  // that step, and only that one. Any edit clears them (saving checks the graph again).
+  var STEP_PATH = /^(steps(?:\[\d+\](?:\.(?:steps|else_steps|choices)\[\d+\])*))(?:\.\S*)?: ([\s\S]*)$/;
+  var INNER_STEP = /^\.(?:steps|else_steps|choices)\[\d+\]/;
+
+  function problems(textarea) {
+    var row = textarea.closest(".form-row");
+    if (!row) return [];
+    return Array.prototype.map.call(row.querySelectorAll(".errorlist li"), function (item) {
+      var found = STEP_PATH.exec(item.textContent.trim());
+      return found ? { path: found[1], text: found[0] } : null;
+    }).filter(Boolean);
+  }
+
   function Composer(textarea) {
     this.textarea = textarea;
     this.agents = blocks(textarea, "agents");
@@ -32,8 +47,9 @@
     this.root = el("div", "workflow-composer");
     this.root.setAttribute("data-testid", "workflow-composer");
     textarea.parentNode.insertBefore(this.root, textarea);
+    this.problems = problems(textarea);
     var self = this;
-    textarea.addEventListener("input", function () { self.load(); });
+    textarea.addEventListener("input", function () { self.problems = []; self.load(); });
     this.load();
   }
 
@@ -51,13 +67,14 @@
   };
 
   Composer.prototype.save = function (redraw) {
+    if (this.problems.length) { this.problems = []; redraw = true; }
     this.textarea.value = JSON.stringify(this.steps, null, 2);
     if (redraw) this.draw();
   };
 
   Composer.prototype.draw = function () {
     var heading = el("p", "wc-note", "Compose the steps here, or edit the JSON below: each keeps the other up to date. Saving the page checks the graph.");
-    this.root.replaceChildren(heading, this.list(this.steps, "steps", false));
+    this.root.replaceChildren(heading, this.list(this.steps, "steps", false, "steps"));
   };
 
   Composer.prototype.usedNames = function () {
@@ -92,11 +109,27 @@
     return step;
   };
 
-  Composer.prototype.list = function (list, label, nested) {
+  // The problems about the step at ``path`` itself (not about a step nested in it).
+  Composer.prototype.problemsAt = function (path) {
+    return this.problems.filter(function (problem) {
+      if (problem.path.indexOf(path) !== 0) return false;
+      var rest = problem.path.slice(path.length);
+      return rest === "" || (rest.charAt(0) === "." && !INNER_STEP.test(rest));
+    });
+  };
+
+  Composer.prototype.mark = function (card, path) {
+    var found = this.problemsAt(path);
+    if (!found.length) return;
+    card.classList.add("wc-invalid");
+    found.forEach(function (problem) { card.appendChild(el("p", "wc-problem", problem.text)); });
+  };
+
+  Composer.prototype.list = function (list, label, nested, prefix) {
     var self = this;
     var box = el("ol", "wc-list");
     box.setAttribute("data-list", label);
-    list.forEach(function (step, position) { box.appendChild(self.card(list, position, nested)); });
+    list.forEach(function (step, position) { box.appendChild(self.card(list, position, nested, prefix + "[" + position + "]")); });
     var adder = el("li", "wc-add");
     var type = el("select", "wc-add-type");
     type.setAttribute("aria-label", "type of the step to add to " + label);
@@ -109,11 +142,12 @@
     return box;
   };
 
-  Composer.prototype.card = function (list, position, nested) {
+  Composer.prototype.card = function (list, position, nested, path) {
     var self = this, step = list[position];
     var card = el("li", "wc-step");
     if (!step || typeof step !== "object" || TYPES.indexOf(step.type) < 0) {
       card.appendChild(el("span", "wc-note", "This entry is not a step the composer knows; edit it in the JSON below."));
+      this.mark(card, path);
       return card;
     }
     card.classList.add("wc-" + step.type.toLowerCase());
@@ -135,6 +169,7 @@
     remove.addEventListener("click", function () { list.splice(position, 1); self.save(true); });
     head.appendChild(remove);
     card.appendChild(head);
+    this.mark(card, path);
 
     var body = el("div", "wc-body");
     if (step.type === "Step") body.appendChild(this.executor(step));
@@ -152,7 +187,7 @@
       if (!Array.isArray(step[inner[0]])) step[inner[0]] = [];
       var group = el("div", "wc-inner");
       group.appendChild(el("span", "wc-inner-label", inner[1]));
-      group.appendChild(self.list(step[inner[0]], inner[0], true));
+      group.appendChild(self.list(step[inner[0]], inner[0], true, path + "." + inner[0]));
       body.appendChild(group);
     });
     card.appendChild(body);
