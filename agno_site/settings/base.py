@@ -309,6 +309,11 @@ SPECTACULAR_SETTINGS = {
 # security key when OS_SECURITY_KEY is set; else none (development only).
 # Comma-separated (PEM has no commas); JWT_VERIFICATION_KEYS_FILE may hold them instead.
 JWT_VERIFICATION_KEYS = [key.strip() for key in (env.secret("JWT_VERIFICATION_KEYS") or "").split(",") if key.strip()]
+# AgentOS's variable, one key (an HS secret or a PEM public key), so a deployment moved over as it
+# is starts with JWT on; it is one more key beside the list above.
+_jwt_single_key = (env.secret("JWT_VERIFICATION_KEY") or "").strip()
+if _jwt_single_key and _jwt_single_key not in JWT_VERIFICATION_KEYS:
+    JWT_VERIFICATION_KEYS.append(_jwt_single_key)
 JWT_JWKS_FILE = env.string("JWT_JWKS_FILE")
 JWT_ALGORITHMS = env.listing("JWT_ALGORITHMS", ["HS256", "RS256", "ES256"])
 JWT_AUDIENCE = env.string("JWT_AUDIENCE", AGENT_OS_ID)
@@ -334,7 +339,7 @@ else:
     AGENT_OS_AUTH_MODE = "none"
 if AGENT_OS_AUTH_MODE == "none" and not DEBUG and not ALLOW_UNAUTHENTICATED:
     raise ImproperlyConfigured(
-        "No authentication configured with DEBUG=false: set JWT_VERIFICATION_KEYS or JWT_JWKS_FILE "
+        "No authentication configured with DEBUG=false: set JWT_VERIFICATION_KEYS (or JWT_VERIFICATION_KEY) or JWT_JWKS_FILE "
         "(JWT), or OS_SECURITY_KEY, or ALLOW_UNAUTHENTICATED=true to serve an open API on purpose"
     )
 for _algorithm in JWT_ALGORITHMS:
