@@ -1,7 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from core import views as core_views
+from core.api.errors import HTML_PATH_PREFIXES, unknown_route
 from core.api.routing import route
 
 handler400 = "core.api.errors.bad_request"
@@ -25,4 +26,6 @@ urlpatterns = [
     path("", include("knowledge.api.urls")),
     path("", include("evals.api.urls")),
     path("", include("core.api.urls")),
+    # Last: an unknown API path is AgentOS's JSON 404 with DEBUG on too (core.api.errors).
+    re_path(r"^(?!%s)(?P<path>.*)$" % "|".join(prefix.lstrip("/") for prefix in HTML_PATH_PREFIXES), unknown_route),
 ]

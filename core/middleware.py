@@ -5,6 +5,7 @@ from functools import partial
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from csp.middleware import CSPMiddleware
+from django.conf import settings
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.messages import storage as messages_storage
@@ -13,6 +14,8 @@ from django.http import HttpResponse
 from django.middleware import clickjacking, common, csrf, security
 from django.utils.functional import SimpleLazyObject, empty
 from whitenoise.middleware import WhiteNoiseMiddleware
+
+from core.api.errors import is_api_path
 
 
 class StaticFilesMiddleware(WhiteNoiseMiddleware):
@@ -184,4 +187,84 @@ class LoginLockoutMiddleware:
     def _locked_out(request, response):
         if getattr(request, "axes_locked_out", False):
             response.status_code = 429
+        return response
+
+
+class CorsMiddleware:
+    """CORS as AgentOS answers it (Starlette's ``CORSMiddleware`` with ``allow_credentials=True``
+    and every method and header allowed), on API paths only: the chat and the admin are pages of
+    this site alone.
+
+    - A preflight (``OPTIONS`` with ``Access-Control-Request-Method``) is answered here: from an
+      allowed origin ``200 OK``, echoing the requested headers; from any other ``400 Disallowed
+      CORS origin``, as AgentOS does.
+    - Any other response to a request with an ``Origin`` carries ``Access-Control-Allow-
+      Credentials: true`` and ``Access-Control-Expose-Headers: *``, and, for an allowed origin,
+      that origin in ``Access-Control-Allow-Origin`` (errors too, so a browser client reads them).
+
+    Allowing credentials is harmless here: a login cookie authenticates an API request only from
+    this site's own pages (core.api.authentication), so another origin's page reads only what its
+    bearer token allows.
+    """
+
+    METHODS = "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT, QUERY"
+    PREFLIGHT_VARY = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers, Access-Control-Request-Private-Network"
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        origin = request.headers.get("Origin")
+        if origin is None or not is_api_path(request.path):
+            return self.get_response(request)
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            response = self._preflight(request, origin)
+            return self._done(response) if self.async_mode else response
+        if self.async_mode:
+            return self._acall(request, origin)
+        return self._simple(self.get_response(request), origin)
+
+    async def _acall(self, request, origin: str):
+        return self._simple(await self.get_response(request), origin)
+
+    @staticmethod
+    async def _done(response):
+        return response
+
+    @staticmethod
+    def allowed(origin: str) -> bool:
+        return origin in settings.CORS_ALLOWED_ORIGINS
+
+    def _preflight(self, request, origin: str) -> HttpResponse:
+        failures = []
+        if not self.allowed(origin):
+            failures.append("origin")
+        if request.headers["Access-Control-Request-Method"] not in self.METHODS.split(", "):
+            failures.append("method")
+        if "Access-Control-Request-Private-Network" in request.headers:
+            failures.append("private-network")  # Starlette's default, which AgentOS keeps
+        text = "Disallowed CORS " + ", ".join(failures) if failures else "OK"
+        response = HttpResponse(text, status=400 if failures else 200, content_type="text/plain; charset=utf-8")
+        response["Vary"] = self.PREFLIGHT_VARY
+        if "origin" not in failures:
+            response["Access-Control-Allow-Origin"] = origin
+        response["Access-Control-Allow-Methods"] = self.METHODS
+        response["Access-Control-Max-Age"] = str(settings.CORS_PREFLIGHT_MAX_AGE)
+        requested = request.headers.get("Access-Control-Request-Headers")
+        if requested is not None:
+            response["Access-Control-Allow-Headers"] = requested
+        response["Access-Control-Allow-Credentials"] = "true"
+        return response
+
+    def _simple(self, response, origin: str):
+        response["Access-Control-Allow-Credentials"] = "true"
+        response["Access-Control-Expose-Headers"] = "*"
+        if self.allowed(origin):
+            response["Access-Control-Allow-Origin"] = origin
+        vary = [part.strip() for part in response.get("Vary", "").split(",") if part.strip()]
+        if "origin" not in {part.lower() for part in vary}:
+            response["Vary"] = ", ".join([*vary, "Origin"])
         return response

@@ -2,7 +2,9 @@
 
 A browser always sends ``Origin``; a page on another site must not open a socket that rides on
 the user's login cookie (cross-site WebSocket hijacking), so a handshake with an ``Origin`` is
-accepted only from this site's hosts (``ALLOWED_HOSTS``) or the CORS allow-list. API clients send
+accepted only from this site's hosts (``ALLOWED_HOSTS``) or the configured CORS origins (not
+AgentOS's defaults: ``http://localhost:3000`` is the same site as a local server, so the login
+cookie would go with it). API clients send
 no ``Origin`` and authenticate with a bearer token, so they are let through to do that. Settings
 are read per handshake (Channels' ``AllowedHostsOriginValidator`` freezes them at import, and
 refuses every client without an ``Origin``).
@@ -20,7 +22,7 @@ def origin_allowed(origin: bytes | None) -> bool:
     if origin is None:
         return True
     text = origin.decode("latin-1").strip()
-    if text in settings.CORS_ALLOWED_ORIGINS:
+    if text in settings.CORS_CONFIGURED_ORIGINS:
         return True
     try:
         parts = urlsplit(text)

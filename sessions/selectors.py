@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from agents.runtime.events import CONTENT_DELTAS
 
@@ -221,7 +221,17 @@ def session_runs(
     created_before: datetime | None = None,
     statuses: Collection[str] | None = None,
 ) -> tuple[Session, list[Run]] | None:
-    """The session and its runs (members' included) in run order: two queries; None if not visible."""
+    """The session and its runs as AgentOS stores them: two queries; None if not visible.
+
+    - A run still executing (``RUNNING``) is left out, with the runs made inside it, unless
+      ``statuses`` asks for it: AgentOS stores a foreground run when it ends, and its clients
+      read the listing so (agent-ui reloads a new chat's history while its first answer streams,
+      and would replace the live text with an empty run). It exists from its first moment all
+      the same (the admin, ``/runs/{id}``, resume, ``?status=RUNNING``). A session whose every
+      run is still executing is None (404), as it is in AgentOS until its first run ends.
+    - A run's members (a team's, a workflow's steps) come before it, as AgentOS stores them
+      (each member's run ends before the team's), in run order otherwise.
+    """
     session = session_get(user=user, session_id=session_id)
     if session is None:
         return None
@@ -232,7 +242,62 @@ def session_runs(
         runs = runs.filter(created_at__lt=created_before)
     if statuses is not None:
         runs = runs.filter(status__in=list(statuses))
-    return session, list(runs.order_by("run_index"))
+    listed = list(runs.order_by("run_index"))
+    if statuses is None or RunStatus.RUNNING not in statuses:
+        visible = _without_runs_in_progress(listed)
+        if listed and not visible:
+            return None
+        listed = visible
+    return session, _members_first(listed)
+
+
+def _only_runs_in_progress(user: Any, session_id: str) -> bool:
+    counts = scope_queryset(Run.objects, user).filter(session_id=session_id, parent_run_id__isnull=True).aggregate(
+        runs=Count("pk"), running=Count("pk", filter=Q(status=RunStatus.RUNNING))
+    )
+    return bool(counts["runs"]) and counts["runs"] == counts["running"]
+
+
+def _without_runs_in_progress(runs: list[Run]) -> list[Run]:
+    hidden = {run.pk for run in runs if run.status == RunStatus.RUNNING}
+    by_id = {run.pk: run for run in runs}
+
+    def in_hidden(run: Run) -> bool:
+        seen = set()
+        while run is not None and run.pk not in seen:
+            if run.pk in hidden:
+                return True
+            seen.add(run.pk)
+            run = by_id.get(run.parent_run_id) if run.parent_run_id else None
+        return False
+
+    return [run for run in runs if not in_hidden(run)]
+
+
+def _members_first(runs: list[Run]) -> list[Run]:
+    """Each run after the runs made inside it (depth first), in run order otherwise."""
+    present = {run.pk for run in runs}
+    children: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.parent_run_id and run.parent_run_id in present and run.parent_run_id != run.pk:
+            children.setdefault(run.parent_run_id, []).append(run)
+    ordered: list[Run] = []
+    placed: set[str] = set()
+
+    def place(run: Run) -> None:
+        if run.pk in placed:
+            return
+        placed.add(run.pk)
+        for child in children.get(run.pk, ()):
+            place(child)
+        ordered.append(run)
+
+    for run in runs:
+        if not (run.parent_run_id and run.parent_run_id in present):
+            place(run)
+    for run in runs:  # a cycle of parents, which no writer makes: still listed once
+        place(run)
+    return ordered
 
 
 @dataclass(frozen=True)
@@ -326,7 +391,10 @@ def session_detail(*, user: Any, session_id: str, shape: str | None = None) -> t
         return None
     if (shape or session.session_type) == SessionType.WORKFLOW:
         return session, []
-    return session, session_chat_history(user=user, session_id=session_id)
+    history = session_chat_history(user=user, session_id=session_id)
+    if not history and _only_runs_in_progress(user, session_id):
+        return None  # as in AgentOS until the session's first run ends (see session_runs)
+    return session, history
 
 
 def run_feedback_for_session(*, user_id: str, session_id: str) -> list[RunFeedback]:

@@ -67,7 +67,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "corsheaders",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -92,7 +91,8 @@ MIDDLEWARE = [
     "core.middleware.SecurityMiddleware",
     # Ahead of the static files, so every response carries the policy (an SVG opened on its own too).
     "core.middleware.ContentSecurityPolicyMiddleware",
-    "corsheaders.middleware.CorsMiddleware",
+    # CORS as AgentOS answers it (README: Security): preflights answered here, before any view.
+    "core.middleware.CorsMiddleware",
     "core.middleware.StaticFilesMiddleware",
     "core.middleware.SessionMiddleware",
     "core.middleware.CommonMiddleware",
@@ -312,6 +312,11 @@ SPECTACULAR_SETTINGS = {
 # security key when OS_SECURITY_KEY is set; else none (development only).
 # Comma-separated (PEM has no commas); JWT_VERIFICATION_KEYS_FILE may hold them instead.
 JWT_VERIFICATION_KEYS = [key.strip() for key in (env.secret("JWT_VERIFICATION_KEYS") or "").split(",") if key.strip()]
+# AgentOS's variable, one key (an HS secret or a PEM public key), so a deployment moved over as it
+# is starts with JWT on; it is one more key beside the list above.
+_jwt_single_key = (env.secret("JWT_VERIFICATION_KEY") or "").strip()
+if _jwt_single_key and _jwt_single_key not in JWT_VERIFICATION_KEYS:
+    JWT_VERIFICATION_KEYS.append(_jwt_single_key)
 JWT_JWKS_FILE = env.string("JWT_JWKS_FILE")
 JWT_ALGORITHMS = env.listing("JWT_ALGORITHMS", ["HS256", "RS256", "ES256"])
 JWT_AUDIENCE = env.string("JWT_AUDIENCE", AGENT_OS_ID)
@@ -337,7 +342,7 @@ else:
     AGENT_OS_AUTH_MODE = "none"
 if AGENT_OS_AUTH_MODE == "none" and not DEBUG and not ALLOW_UNAUTHENTICATED:
     raise ImproperlyConfigured(
-        "No authentication configured with DEBUG=false: set JWT_VERIFICATION_KEYS or JWT_JWKS_FILE "
+        "No authentication configured with DEBUG=false: set JWT_VERIFICATION_KEYS (or JWT_VERIFICATION_KEY) or JWT_JWKS_FILE "
         "(JWT), or OS_SECURITY_KEY, or ALLOW_UNAUTHENTICATED=true to serve an open API on purpose"
     )
 for _algorithm in JWT_ALGORITHMS:
@@ -387,11 +392,20 @@ REQUEST_MAX_BODY_BYTES = env.integer(
 # on disk, gone with the request) rather than to memory. The run form's upload handler keeps the
 # files it accepts in memory (at most UPLOAD_MAX_TOTAL_BYTES) and never writes one to disk.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
-CORS_ALLOWED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
-CORS_ALLOW_CREDENTIALS = True
-CORS_EXPOSE_HEADERS = ["Retry-After", "Content-Type"]
+# Browser origins allowed to call the API (core.middleware.CorsMiddleware): the configured ones,
+# then AgentOS's defaults, agent-ui on its development port and Agno's control plane. Only the
+# configured ones may open a WebSocket (core.websocket), which a login cookie could ride on.
+CORS_CONFIGURED_ORIGINS = env.listing("CORS_ALLOWED_ORIGINS")
+AGENTOS_DEFAULT_ORIGINS = [
+    "http://localhost:3000",
+    "https://agno.com",
+    "https://www.agno.com",
+    "https://app.agno.com",
+    "https://os-stg.agno.com",
+    "https://os.agno.com",
+]
+CORS_ALLOWED_ORIGINS = list(dict.fromkeys([*CORS_CONFIGURED_ORIGINS, *AGENTOS_DEFAULT_ORIGINS]))
 CORS_PREFLIGHT_MAX_AGE = 600
-CORS_ALLOW_HEADERS = ["authorization", "content-type", "idempotency-key", "x-csrftoken", "accept"]
 
 # Content Security Policy on every response (django-csp; README: Security). What the sanitiser
 # of the chat UI (chat/static/chat/js/render.js) misses, the browser still refuses: scripts only

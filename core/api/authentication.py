@@ -7,6 +7,7 @@ accept is unauthenticated; the permission check answers 401 with AgentOS's messa
 from __future__ import annotations
 
 from django.conf import settings
+from django.middleware.csrf import CsrfViewMiddleware
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.request import Request
@@ -88,14 +89,30 @@ class BearerAuthentication(BaseAuthentication):
 
 
 class BrowserSessionAuthentication(SessionAuthentication):
-    """A logged-in browser user (chat UI). CSRF is enforced on unsafe methods, as DRF does."""
+    """A logged-in browser user (chat UI). CSRF is enforced on unsafe methods, as DRF does.
+
+    The login cookie is a credential only on this site's own pages' requests: a request whose
+    ``Origin`` is another (an allowed CORS origin included, which may read the answer) is not
+    authenticated by it, so a page of ``http://localhost:3000`` (the same site as a local server,
+    so the cookie goes with its requests) reads nothing of the signed-in user's."""
 
     def authenticate(self, request: Request):
         user = getattr(request._request, "user", None)
         if user is None or not user.is_active or not user.is_authenticated:
             return None
+        if not same_origin(request._request):
+            return None
         self.enforce_csrf(request)
         return (principal_for_django_user(user), None)
+
+
+def same_origin(request) -> bool:
+    """No ``Origin`` (a same-origin GET, a non-browser client), or the one CSRF accepts: this
+    site's own, or one of ``CSRF_TRUSTED_ORIGINS``."""
+    if "HTTP_ORIGIN" not in request.META:
+        return True
+    # Django's own check (a fresh one: it caches CSRF_TRUSTED_ORIGINS as it reads them).
+    return CsrfViewMiddleware(lambda request: None)._origin_verified(request)
 
 
 class OpenAuthentication(BaseAuthentication):

@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import csrf, defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -188,6 +189,15 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return JsonResponse({"detail": "Not Found"}, status=404)
+
+
+@csrf_exempt
+async def unknown_route(request: HttpRequest, path: str = "") -> JsonResponse:
+    """The last URL pattern: every path no route serves, outside the browser's pages. With DEBUG
+    on (``make run``) Django answers an unresolved path with its HTML debug page rather than
+    ``handler404``; an API client gets AgentOS's JSON 404 in development too. CSRF-exempt, as the
+    answer is the same 404 whatever the session: a POST to a typo is not a CSRF failure."""
+    return not_found(request)
 
 
 def server_error(request: HttpRequest) -> JsonResponse:

@@ -285,8 +285,10 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "get_session_runs": (
         "Get Session Runs",
         "Retrieve all runs (executions) of a session, with optional timestamp and status filtering. "
-        "Repeat the `status` parameter to match any of several. For lightweight entries, use "
-        "`GET /sessions/{session_id}/run-previews`.",
+        "Repeat the `status` parameter to match any of several. A team's member runs come before "
+        "the team's run. A run still executing is listed only when `status` names `RUNNING` (as "
+        "AgentOS stores a run when it ends), and a session whose every run is executing is a 404. "
+        "For lightweight entries, use `GET /sessions/{session_id}/run-previews`.",
     ),
     "get_session_run_previews": (
         "Get Session Run Previews",

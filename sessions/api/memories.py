@@ -170,8 +170,12 @@ class MemoryDetailView(MemoriesAPIView):
         owner = self.principal.owner(body.get("user_id"))
         if not owner:
             raise BadRequest(USER_ID_REQUIRED)
+        # The body's user_id names the owner, as the query's does on the other routes: a guest
+        # reaches only that user's memories; an open or admin caller any memory by its id (the
+        # upsert AgentOS does), whose owner never changes.
+        scope = self.principal.read_scope(body.get("user_id")) if self.principal.guest else self.principal.read_scope()
         memory = memory_upsert(
-            user=self.principal.read_scope(),
+            user=scope,
             owner_id=owner,
             memory_id=memory_id,
             memory=body["memory"],

@@ -230,7 +230,7 @@ class TestBrowser:
 
     def test_another_sites_page_cannot_open_a_socket(self, live_api, settings) -> None:
         settings.ALLOWED_HOSTS = ["127.0.0.1"]
-        settings.CORS_ALLOWED_ORIGINS = ["https://app.example.com"]
+        settings.CORS_CONFIGURED_ORIGINS = ["https://app.example.com"]
         with pytest.raises(InvalidStatus) as refused:
             Socket(live_api, Origin="https://evil.example.net").__enter__()
         assert refused.value.response.status_code == 403

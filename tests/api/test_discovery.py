@@ -87,6 +87,21 @@ def test_unknown_paths_and_methods_are_json(client) -> None:
     assert (response.status_code, response.json()) == (405, {"detail": "Method Not Allowed"})
 
 
+def test_unknown_paths_are_json_in_development_too(client, settings) -> None:
+    """`make run` serves with DEBUG on: an API client still gets AgentOS's JSON 404, whatever the
+    method, credentials or cookies; the browser's pages keep Django's debug page."""
+    settings.DEBUG = True
+    for method in ("get", "post", "patch", "delete", "options"):
+        response = getattr(client, method)("/agents/web/nope/deeper")
+        assert (response.status_code, response["Content-Type"], response.json()) == (404, "application/json", {"detail": "Not Found"}), method
+    client.cookies["csrftoken"] = "x" * 32
+    client.cookies["sessionid"] = "stale"
+    response = client.post("/nope", data={"a": "b"})
+    assert (response.status_code, response.json()) == (404, {"detail": "Not Found"})
+    assert client.get("/").status_code == 200  # the real routes are untouched
+    assert client.get("/chat/nope").status_code == 404 and "text/html" in client.get("/chat/nope")["Content-Type"]
+
+
 @pytest.mark.parametrize("path", ["/components", "/learnings"])
 def test_families_not_built_yet_answer_503(client, path: str) -> None:
     response = client.get(path)

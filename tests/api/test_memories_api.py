@@ -281,6 +281,17 @@ class TestMemoryDetail:
     def test_isolated_patch_of_own_memory(self, alice: Client, memories: dict[str, UserMemory]) -> None:
         assert patch(alice, "/memories/m-tea", {"memory": "Alice likes oolong"}).json()["memory"] == "Alice likes oolong"
 
+    def test_guest_patch_names_the_owner_in_the_body(self, client: Client, settings, memories: dict[str, UserMemory]) -> None:
+        """`make run`'s default (ANONYMOUS_ACCESS=guests): AgentOSClient.update_memory sends the
+        owner as the body's user_id, and the memory is updated, never another user's."""
+        settings.ANONYMOUS_ACCESS = "guests"
+        response = patch(client, "/memories/m-tea", {"memory": "Alice likes oolong", "user_id": "alice", "topics": ["drinks"]})
+        assert (response.status_code, response.json()["memory"], response.json()["user_id"]) == (200, "Alice likes oolong", "alice")
+        assert UserMemory.all_users.get(pk="m-tea").memory == "Alice likes oolong"
+        response = patch(client, "/memories/m-tea", {"memory": "Bob was here", "user_id": "bob"})
+        assert (response.status_code, response.json()) == (404, {"detail": "Memory not found"})
+        assert UserMemory.all_users.get(pk="m-tea").memory == "Alice likes oolong"
+
     def test_delete(self, client: Client, memories: dict[str, UserMemory]) -> None:
         response = client.delete("/memories/m-tea")
         assert (response.status_code, response.content) == (204, b"")

@@ -34,6 +34,18 @@ def test_create_get_update_and_delete_a_memory(live_api: str) -> None:
     assert list(UserMemory.all_users.values_list("pk", flat=True)) == ["fresh-id"]
 
 
+def test_update_memory_as_make_run_serves_it(live_api: str, settings) -> None:
+    """ANONYMOUS_ACCESS=guests, `make run`'s default: update_memory names the owner in its body."""
+    settings.ANONYMOUS_ACCESS = "guests"
+
+    async def scenario(client: Any) -> list[Any]:
+        created = await client.create_memory("Alice likes tea", user_id="alice", topics=["drinks"])
+        return [created, await client.update_memory(created.memory_id, "Alice likes green tea", user_id="alice", topics=["drinks"])]
+
+    created, updated = drive(scenario, live_api)
+    assert (updated.memory_id, updated.memory, updated.user_id) == (created.memory_id, "Alice likes green tea", "alice")
+
+
 def test_get_memory_of_an_unknown_id_raises_404(live_api: str) -> None:
     async def scenario(client: Any) -> Any:
         return await client.get_memory("nope")

@@ -817,9 +817,31 @@ class TestSessionRuns:
         listed = client.get("/sessions/s-agent/runs").json()
         assert [run["events"] for run in listed] == [kept]
 
-    def test_a_team_session_lists_team_runs_and_member_runs(self, client: Client) -> None:
+    def test_a_team_session_lists_member_runs_before_the_team_run(self, client: Client) -> None:
+        """As AgentOS stores them (a member's run ends first): agent-ui shows the member's reply above the team's answer."""
         team_session()
         assert client.get("/sessions/s-team/runs").json() == [
+            {
+                "run_id": "member",
+                "parent_run_id": "lead",
+                "agent_id": "researcher",
+                "user_id": "alice",
+                "status": "COMPLETED",
+                "run_input": "Find facts",
+                "content": {"facts": ["green"]},
+                "run_response_format": "json",
+                "reasoning_content": "",
+                "reasoning_steps": [],
+                "metrics": {},
+                "created_at": "2026-11-30T09:42:55Z",
+                "references": [],
+                "reasoning_messages": [],
+                "images": [],
+                "videos": [],
+                "audio": [],
+                "files": [],
+                "input_media": NO_MEDIA,
+            },
             {
                 "run_id": "lead",
                 "parent_run_id": "",
@@ -841,27 +863,6 @@ class TestSessionRuns:
                 "videos": [],
                 "audio": [],
                 "files": [],
-            },
-            {
-                "run_id": "member",
-                "parent_run_id": "lead",
-                "agent_id": "researcher",
-                "user_id": "alice",
-                "status": "COMPLETED",
-                "run_input": "Find facts",
-                "content": {"facts": ["green"]},
-                "run_response_format": "json",
-                "reasoning_content": "",
-                "reasoning_steps": [],
-                "metrics": {},
-                "created_at": "2026-11-30T09:42:55Z",
-                "references": [],
-                "reasoning_messages": [],
-                "images": [],
-                "videos": [],
-                "audio": [],
-                "files": [],
-                "input_media": NO_MEDIA,
             },
         ]
 
@@ -900,7 +901,7 @@ class TestSessionRuns:
     def test_type_agent_lists_every_run_as_an_agent_run(self, client: Client) -> None:
         team_session()
         runs = client.get("/sessions/s-team/runs?type=agent").json()
-        assert [(run["run_id"], run["agent_id"], "team_id" in run) for run in runs] == [("lead", "", False), ("member", "researcher", False)]
+        assert [(run["run_id"], run["agent_id"], "team_id" in run) for run in runs] == [("member", "researcher", False), ("lead", "", False)]
 
     def test_status_filter_is_repeatable_and_case_insensitive(self, client: Client) -> None:
         session = make_session("alice", session_id="s")
@@ -964,10 +965,12 @@ class TestRunPreviews:
                  status="RUNNING", input={"input_content": long_input}, created_at=T0 + timedelta(seconds=3),
                  run_data={"content": "y" * 300})
         assert client.get("/sessions/s-team/run-previews").json() == [
-            {"run_id": "lead", "parent_run_id": "", "team_id": "crew", "user_id": "alice", "status": "COMPLETED",
-             "run_input": "Research tea", "content_preview": "Tea is good.", "created_at": "2026-11-30T09:42:54Z"},
             {"run_id": "member", "parent_run_id": "lead", "agent_id": "researcher", "user_id": "alice", "status": "COMPLETED",
              "run_input": "Find facts", "content_preview": '{"facts": ["green"]}', "created_at": "2026-11-30T09:42:55Z"},
+            {"run_id": "lead", "parent_run_id": "", "team_id": "crew", "user_id": "alice", "status": "COMPLETED",
+             "run_input": "Research tea", "content_preview": "Tea is good.", "created_at": "2026-11-30T09:42:54Z"},
+        ]
+        assert client.get("/sessions/s-team/run-previews?status=running").json() == [
             {"run_id": "long", "parent_run_id": "", "team_id": "crew", "user_id": "alice", "status": "RUNNING",
              "run_input": long_input[:280], "content_preview": "y" * 280, "created_at": "2026-11-30T09:42:56Z"},
         ]
@@ -1065,7 +1068,7 @@ def test_a_runs_own_component_ids_decide_its_schema(client: Client) -> None:
     make_run("alice", session=session, run_id="member", run_type="team", component_id="crew", parent_run_id="lead",
              run_data={"agent_id": "researcher", "agent_name": "Researcher"})
     runs = client.get("/sessions/s/runs").json()
-    assert [(run["run_id"], run.get("team_id"), run.get("agent_id")) for run in runs] == [("lead", "crew", None), ("member", None, "researcher")]
+    assert [(run["run_id"], run.get("team_id"), run.get("agent_id")) for run in runs] == [("member", None, "researcher"), ("lead", "crew", None)]
 
 
 @pytest.mark.parametrize(

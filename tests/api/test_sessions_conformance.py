@@ -145,7 +145,7 @@ def test_get_session_runs_classifies_each_run(live_api: str) -> None:
     )
     assert first.tools == [{"tool_call_id": "c1", "tool_name": "add", "tool_args": {"a": 1}, "result": "1"}]
     assert first.created_at == T0
-    assert [(type(r), r.run_id, r.parent_run_id) for r in team_runs] == [(TeamRunSchema, "t1", ""), (RunSchema, "t1-m", "t1")]
+    assert [(type(r), r.run_id, r.parent_run_id) for r in team_runs] == [(RunSchema, "t1-m", "t1"), (TeamRunSchema, "t1", "")]  # members first, as AgentOS stores them
     assert [(type(r), r.workflow_id, r.status) for r in flow_runs] == [(WorkflowRunSchema, "flow", "PAUSED")]
     assert [r.run_id for r in errored] == [r.run_id for r in later] == ["a2"]
 
@@ -160,8 +160,8 @@ def test_run_previews_sync_and_async(live_api: str) -> None:
     synced, asynced = drive(scenario, live_api)
     assert synced == asynced
     assert [(type(p), p.run_id, p.team_id, p.agent_id, p.parent_run_id, p.run_input) for p in synced] == [
-        (SessionRunPreviewSchema, "t1", "crew", None, "", "Plan"),
         (SessionRunPreviewSchema, "t1-m", None, "researcher", "t1", "hello"),
+        (SessionRunPreviewSchema, "t1", "crew", None, "", "Plan"),
     ]
 
 

@@ -89,6 +89,25 @@ class TestModes:
         if not env:
             assert subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=environment, capture_output=True, timeout=60).returncode == 0
 
+    def test_agentos_singular_verification_key_turns_jwt_on(self, tmp_path) -> None:
+        """AgentOS reads JWT_VERIFICATION_KEY (one key); a deployment moved over as it is starts with JWT on."""
+        environment = {key: value for key, value in __import__("os").environ.items() if not key.startswith(("JWT_", "OS_SECURITY", "ALLOW_UNAUTH"))}
+        environment.update({"DJANGO_SETTINGS_MODULE": "agno_site.settings.production", "SECRET_KEY": "x" * 50, "ALLOWED_HOSTS": "example.com", "VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true"})
+        environment.update({"JWT_VERIFICATION_KEY": SECRET, "JWT_VERIFICATION_KEYS": "old-secret-0123456789012345678901234567"})
+        script = (
+            "import django; django.setup()\n"
+            "from django.conf import settings\n"
+            "import jwt, time\n"
+            "from core.tokens import verify_jwt\n"
+            "print(settings.AGENT_OS_AUTH_MODE, len(settings.JWT_VERIFICATION_KEYS))\n"
+            "now = int(time.time())\n"
+            f"signed = jwt.encode({{'sub': 'alice', 'aud': settings.JWT_AUDIENCE, 'iat': now, 'exp': now + 60}}, {SECRET!r}, algorithm='HS256')\n"
+            "print(verify_jwt(signed)['sub'])\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["jwt", "2", "alice"]
+
 
 def _rsa_pair():
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -110,6 +110,7 @@ export function query(path, params) {
 }
 
 const enc = encodeURIComponent;
+const RUN_STATUSES = ["PENDING", "RUNNING", "PAUSED", "COMPLETED", "ERROR", "CANCELLED", "REGENERATED"];
 
 /** The chat names a team "team:<id>" (an agent by its bare id): its runs live under /teams. */
 export const TEAM_PREFIX = "team:";
@@ -139,7 +140,12 @@ export function makeApi(userId) {
     // No type: agent, team and workflow conversations together, newest first.
     sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
       getJSON(query("/sessions", { page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
-    sessionRuns: (id) => getJSON(query(`/sessions/${enc(id)}/runs`, who)),
+    // Every status named: runs still executing too (the default listing leaves them out, as
+    // AgentOS does), so a reopened conversation resumes its live runs.
+    sessionRuns: (id) => {
+      const path = query(`/sessions/${enc(id)}/runs`, who);
+      return getJSON(`${path}${path.includes("?") ? "&" : "?"}${RUN_STATUSES.map((status) => `status=${status}`).join("&")}`);
+    },
     renameSession: (id, name) => request("POST", query(`/sessions/${enc(id)}/rename`, who), { json: { session_name: name } }),
     deleteSession: (id) => request("DELETE", query(`/sessions/${enc(id)}`, who)),
     run: (agentId, runId, sessionId) =>
