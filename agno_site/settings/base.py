@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "traces",
     "evals",
     "chat",
+    "importer",
 ]
 
 MIDDLEWARE = [
