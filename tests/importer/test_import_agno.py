@@ -237,3 +237,61 @@ class TestImportedChatsOverTheApi:
         assert [s["session_id"] for s in bob_sessions] == ["s-bob-agent"]
         memories = client.get("/memories", **auth(token("bob"))).json()["data"]
         assert [m["memory_id"] for m in memories] == ["mem-b1"]
+
+
+@pytest.fixture
+def postgres_source(settings, source):
+    """The fixture's rows in a PostgreSQL database of their own, as agno's PostgresDb lays them out:
+    schema ``ai``, JSON columns as JSONB (one encoding layer). Needs the tests' PostgreSQL."""
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("the PostgreSQL source is built on the tests' PostgreSQL server: run with DATABASE_URL=postgres://...")
+    import psycopg
+
+    db = settings.DATABASES["default"]
+    base = f"postgresql://{db['USER']}{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    name = f"{db['NAME']}_agno_src"[:63]
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = f"{base}/{name}"
+    json_columns = {"session_data", "agent_data", "team_data", "workflow_data", "metadata", "summary", "run_data", "memory", "topics"}
+    with sqlite3.connect(source) as lite, psycopg.connect(url, autocommit=True) as pg:
+        pg.execute("CREATE SCHEMA ai")
+        for table in ("agno_sessions", "agno_runs", "agno_memories"):
+            columns = [(row[1], row[2]) for row in lite.execute(f"PRAGMA table_info({table})")]
+            ddl = ", ".join(f'"{c}" {"JSONB" if c in json_columns else ("BIGINT" if t == "BIGINT" else "VARCHAR")}' for c, t in columns)
+            pg.execute(f"CREATE TABLE ai.{table} ({ddl})")
+            names = [c for c, _ in columns]
+            for values in lite.execute(f"SELECT {', '.join(names)} FROM {table}"):
+                pg.execute(f"INSERT INTO ai.{table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})", values)
+    yield url
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_postgresql_source_imports_the_same_rows_read_only(postgres_source) -> None:
+    import psycopg
+
+    def snapshot() -> list:
+        with psycopg.connect(postgres_source) as pg:
+            return [pg.execute(f"SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM ai.{table} t").fetchone()
+                    for table in ("agno_sessions", "agno_runs", "agno_memories")]
+
+    before = snapshot()
+    report = agno_import(postgres_source)
+    assert report.layout == "3.x" and report.imported == EXPECTED and not report.failures
+    assert "@" not in report.source  # the report names the database, not its credentials
+    assert Run.objects.for_user("alice").get(pk="r-a2").run_data["tools"][0]["result"] == "sunny"
+    assert agno_import(postgres_source).skipped == EXPECTED
+    assert snapshot() == before
+
+
+def test_the_postgresql_connection_refuses_writes(postgres_source) -> None:
+    from importer.sources import open_source
+
+    opened = open_source(postgres_source)
+    try:
+        with pytest.raises(Exception, match="read-only"):
+            opened.connection.execute("DELETE FROM ai.agno_memories")
+    finally:
+        opened.close()
