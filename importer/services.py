@@ -287,7 +287,8 @@ def _import_session(source: AgnoSource, row: dict[str, Any], report: ImportRepor
             present: set[str] = set()
         else:
             session = existing
-            present = set(Run.objects.for_user(owner).filter(session_id=session_id).values_list("run_id", flat=True))
+            # all_users: the owner may be None (an unowned Agno session), which for_user() refuses.
+            present = set(Run.all_users.filter(session_id=session_id, user_id=owner).values_list("run_id", flat=True))
         new = [run for run in runs if run.data["run_id"] not in present]
         taken = set(
             Run.all_users.filter(run_id__in=[run.data["run_id"] for run in new]).values_list("run_id", flat=True)

@@ -162,6 +162,16 @@ class TestImportAgno3:
         again = agno_import(str(source))
         assert again.colliding_users == ["alice"] and not any(again.imported.values())
 
+    def test_an_unowned_agno_session_stays_unowned_and_imports_once(self, source) -> None:
+        with sqlite3.connect(source) as conn:
+            conn.execute("UPDATE agno_sessions SET user_id = NULL WHERE session_id = 's-bob-agent'")
+            conn.execute("UPDATE agno_runs SET user_id = NULL WHERE session_id = 's-bob-agent'")
+        assert agno_import(str(source)).imported == EXPECTED
+        assert Session.all_users.get(pk="s-bob-agent").user_id is None
+        assert list(Run.all_users.filter(session_id="s-bob-agent").values_list("user_id", flat=True)) == [None]
+        again = agno_import(str(source))
+        assert not any(again.imported.values()) and not again.failures
+
     def test_a_session_id_held_by_another_user_fails_that_session(self, source) -> None:
         make_session("carol", session_id="s-bob-agent")
         report = agno_import(str(source))
