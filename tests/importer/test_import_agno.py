@@ -305,3 +305,31 @@ def test_the_postgresql_connection_refuses_writes(postgres_source) -> None:
             opened.connection.execute("DELETE FROM ai.agno_memories")
     finally:
         opened.close()
+
+
+def test_agentos_client_reads_imported_sessions_as_agentos_would(live_api, source) -> None:
+    """Agno's own AgentOSClient, against a live server, parses every imported session and its runs."""
+    from agno.db.base import SessionType as AgnoSessionType
+    from agno.os.schema import AgentSessionDetailSchema, RunSchema, TeamRunSchema, WorkflowRunSchema, WorkflowSessionDetailSchema
+
+    from tests.api.test_sessions_conformance import drive
+
+    agno_import(str(source))
+
+    async def scenario(client):
+        return [
+            await client.get_session("s-alice-agent", user_id="alice"),
+            await client.get_session_runs("s-alice-agent", user_id="alice"),
+            await client.get_session_runs("s-alice-team", session_type=AgnoSessionType.TEAM, user_id="alice"),
+            await client.get_session("s-bob-flow", user_id="bob"),
+            await client.get_session_runs("s-bob-flow", session_type=AgnoSessionType.WORKFLOW, user_id="bob"),
+        ]
+
+    chat, chat_runs, team_runs, flow, flow_runs = drive(scenario, live_api)
+    assert isinstance(chat, AgentSessionDetailSchema) and chat.session_name == "Weather chat"
+    assert [(m["role"], m["content"]) for m in chat.chat_history] == [
+        ("user", "Hello"), ("assistant", "Hi alice"), ("user", "Weather?"), ("assistant", "It is sunny")]
+    assert [(type(r), r.run_id, r.content) for r in chat_runs] == [(RunSchema, "r-a1", "Hi alice"), (RunSchema, "r-a2", "It is sunny")]
+    assert [(type(r), r.run_id) for r in team_runs] == [(RunSchema, "r-t1-m"), (TeamRunSchema, "r-t1")]
+    assert isinstance(flow, WorkflowSessionDetailSchema) and flow.workflow_id == "pipeline"
+    assert type(flow_runs[0]) is WorkflowRunSchema and flow_runs[0].run_id == "r-w1"
