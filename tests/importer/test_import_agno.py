@@ -61,6 +61,9 @@ def to_v2(path: Path, *, keep_runs_table: bool) -> None:
             runs = [json.loads(data) for (data,) in conn.execute(
                 "SELECT run_data FROM agno_runs WHERE session_id = ? ORDER BY run_index", (session_id,))]
             conn.execute("UPDATE agno_sessions SET runs = ? WHERE session_id = ?", (json.dumps(json.dumps(runs)), session_id))
+        # 2.x SQLite encodes every session JSON cell twice (a JSON string holding the JSON).
+        for column in ("session_data", "agent_data", "team_data", "workflow_data", "metadata", "summary"):
+            conn.execute(f"UPDATE agno_sessions SET {column} = json_quote({column}) WHERE {column} IS NOT NULL")
         if not keep_runs_table:
             conn.execute("DROP TABLE agno_runs")
 
@@ -136,14 +139,17 @@ class TestImportAgno3:
         with sqlite3.connect(source) as conn:
             conn.execute("UPDATE agno_runs SET run_data = '{not json' WHERE run_id = 'r-w1'")
             conn.execute("UPDATE agno_memories SET topics = '[broken' WHERE memory_id = 'mem-b1'")
+            conn.execute("UPDATE agno_sessions SET summary = '{\"summary\": ' WHERE session_id = 's-alice-team'")
         report = agno_import(str(source))
-        assert report.failed["sessions"] == 1 and report.failed["memories"] == 1
-        assert [(kind, source_id) for kind, source_id, _ in report.failures] == [("sessions", "s-bob-flow"), ("memories", "mem-b1")]
-        assert "r-w1" in report.failures[0][2]
+        assert report.failed["sessions"] == 2 and report.failed["memories"] == 1
+        assert [(kind, source_id) for kind, source_id, _ in report.failures] == [
+            ("sessions", "s-alice-team"), ("sessions", "s-bob-flow"), ("memories", "mem-b1")]
+        assert "summary" in report.failures[0][2] and "r-w1" in report.failures[1][2]
+        assert not Session.all_users.filter(pk="s-alice-team").exists() and not Run.all_users.filter(session_id="s-alice-team").exists()
         assert not Session.all_users.filter(pk="s-bob-flow").exists()
         assert not Run.all_users.filter(session_id="s-bob-flow").exists()
         assert not UserMemory.all_users.filter(pk="mem-b1").exists()
-        assert report.imported["sessions"] == EXPECTED["sessions"] - 1 and report.imported["memories"] == EXPECTED["memories"] - 1
+        assert report.imported["sessions"] == EXPECTED["sessions"] - 2 and report.imported["memories"] == EXPECTED["memories"] - 1
 
     def test_a_user_id_that_is_already_ours_is_reported_and_not_merged_unless_asked(self, source) -> None:
         make_session("alice", session_id="native-alice")
@@ -205,6 +211,9 @@ class TestOtherLayouts:
         report = agno_import(str(source))
         assert report.layout == "2.x" and report.imported == EXPECTED and not report.failures
         assert [(r.session_id, r.run_index, r.run_id, r.parent_run_id, r.content) for r in all_runs()] == expected
+        session = Session.objects.for_user("alice").get(pk="s-alice-agent")
+        assert (session.session_name, session.session_state, session.metadata) == ("Weather chat", {"city": "Paris"}, None)
+        assert session.component_data["name"] == "Helper" and Session.objects.for_user("bob").get(pk="s-bob-flow").metadata == {}
 
     def test_half_migrated_the_table_wins_the_blob_fills_gaps_nothing_twice(self, source) -> None:
         to_v2(source, keep_runs_table=True)
