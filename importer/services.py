@@ -13,7 +13,8 @@ Rules (documented in the README, "Importing an Agno database"):
   right after their workflow run, with ``parent_run_id`` = the workflow run.
 * **All or nothing per session.** A session and its runs are written in one transaction; a
   malformed cell (JSON that is not JSON, a run without an id, a run id taken by another session)
-  fails that session, which is reported with its id and left out entirely.
+  fails that session, which is reported with its id and left out entirely. A run row whose session
+  is missing from the source is reported as a failed run.
 * **User collisions.** A source user id that already owns sessions or memories here that no
   import wrote (a native user of ours with the same id) collides: that user's sessions and
   memories are skipped and the user is reported, unless ``merge_users`` names them (or is True).
@@ -394,6 +395,8 @@ def agno_import(
                 report.fail("sessions", str(row.get("session_id")), str(exc))
             except DatabaseError as exc:  # a value our schema refuses (too long, NUL byte...): rolled back
                 report.fail("sessions", str(row.get("session_id")), f"refused by the database: {exc}".splitlines()[0])
+        for orphan in source.orphan_runs():
+            report.fail("runs", str(orphan["run_id"]), f"its session {orphan['session_id']} is not in the source's sessions table")
         for position, row in enumerate(memory_rows, start=1):
             if progress:
                 progress("memories", position, len(memory_rows))

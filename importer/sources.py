@@ -114,6 +114,15 @@ class AgnoSource:
             (session_id,),
         )
 
+    def orphan_runs(self) -> list[dict[str, Any]]:
+        """Run rows whose session is not in the sessions table (nothing to attach them to)."""
+        if not self.has_runs_table or self.session_table not in self.tables:
+            return []
+        return self._rows(
+            f"SELECT run_id, session_id FROM {self._table(self.runs_table)} r WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {self._table(self.session_table)} s WHERE s.session_id = r.session_id) ORDER BY run_id"
+        )
+
     def memories(self) -> Iterator[dict[str, Any]]:
         if self.memory_table not in self.tables:
             return

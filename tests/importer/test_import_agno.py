@@ -151,6 +151,16 @@ class TestImportAgno3:
         assert not UserMemory.all_users.filter(pk="mem-b1").exists()
         assert report.imported["sessions"] == EXPECTED["sessions"] - 2 and report.imported["memories"] == EXPECTED["memories"] - 1
 
+    def test_a_run_whose_session_is_missing_is_reported(self, source) -> None:
+        with sqlite3.connect(source) as conn:
+            conn.execute(
+                "INSERT INTO agno_runs (run_id, session_id, run_type, agent_id, user_id, status, run_index, run_data, created_at) "
+                "VALUES ('r-lost', 's-gone', 'agent', 'helper', 'bob', 'COMPLETED', 0, '{}', 1790000050)"
+            )
+        report = agno_import(str(source))
+        assert report.failed["runs"] == 1 and report.failures == [("runs", "r-lost", "its session s-gone is not in the source's sessions table")]
+        assert report.imported == EXPECTED and not Run.all_users.filter(pk="r-lost").exists()
+
     def test_a_user_id_that_is_already_ours_is_reported_and_not_merged_unless_asked(self, source) -> None:
         make_session("alice", session_id="native-alice")
         report = agno_import(str(source))
