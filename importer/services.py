@@ -30,8 +30,10 @@ from datetime import datetime, timezone as dt_timezone
 from typing import Any
 
 from django.db import DatabaseError, transaction
+from django.db.models import F
 from django.utils import timezone
 
+from agents.runtime.output import has_usage, session_metrics_add
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
 from sessions.services.memories import memory_topics_key
 from sessions.services.runs import content_text, session_name_from_input
@@ -253,7 +255,14 @@ def _new_session(row: dict[str, Any], runs: list[SourceRun], *, owner: str | Non
         first = next((run for run in runs if run.kind == "runs"), None)
         name = session_name_from_input(str(_run_input(first.data).get("input_content") or "")) if first else ""
     state = session_data.get("session_state")
-    metrics = session_data.get("session_metrics") if isinstance(session_data.get("session_metrics"), dict) else {}
+    metrics = session_data.get("session_metrics") if isinstance(session_data.get("session_metrics"), dict) else None
+    if metrics is None:
+        # No session metrics stored: add up the runs', as our own writer does for a run and its children.
+        metrics = {}
+        for run in runs:
+            run_metrics = run.data.get("metrics")
+            if isinstance(run_metrics, dict) and has_usage(run_metrics):
+                metrics = session_metrics_add(metrics, run_metrics)
     return Session(
         session_id=session_id,
         user_id=owner,
@@ -309,7 +318,10 @@ def _import_session(source: AgnoSource, row: dict[str, Any], report: ImportRepor
             index += 1
         Run.all_users.bulk_create(rows)
         RunEvent.all_users.bulk_create(events)
-        Session.all_users.filter(pk=session_id, user_id=owner).update(next_run_index=index)
+        changes: dict[str, Any] = {"next_run_index": index}
+        if existing is not None and rows:  # runs appended to an imported session add their tokens to it
+            changes["total_tokens"] = F("total_tokens") + sum(row.total_tokens for row in rows)
+        Session.all_users.filter(pk=session_id, user_id=owner).update(**changes)
     if existing is None:
         report.imported["sessions"] += 1
     else:

@@ -102,6 +102,9 @@ class TestImportAgno3:
         assert (session.session_type, session.component_id, session.session_name) == ("agent", "helper", "Weather chat")
         assert session.session_state == {"city": "Paris"} and session.summary is None and session.metadata is None
         assert session.component_data["name"] == "Helper" and session.next_run_index == 2
+        # The fixture stores no session metrics: they are the runs' summed, per model too.
+        assert session.total_tokens == 30 and session.metrics["total_tokens"] == 30
+        assert session.metrics["details"]["model"][0]["id"] == "gpt-4o-mini"
         assert Session.objects.for_user("bob").get(pk="s-bob-flow").metadata == {}
 
         memory = UserMemory.objects.for_user("alice").get(pk="mem-a2")
@@ -121,12 +124,14 @@ class TestImportAgno3:
             conn.execute(
                 "INSERT INTO agno_runs (run_id, session_id, run_type, agent_id, user_id, status, run_index, run_data, created_at) "
                 "VALUES ('r-b2', 's-bob-agent', 'agent', 'helper', 'bob', 'COMPLETED', 1, ?, 1790000050)",
-                (json.dumps({"run_id": "r-b2", "agent_id": "helper", "input": {"input_content": "Again"}, "content": "Again, bob"}),),
+                (json.dumps({"run_id": "r-b2", "agent_id": "helper", "input": {"input_content": "Again"}, "content": "Again, bob",
+                            "metrics": {"input_tokens": 4, "output_tokens": 1, "total_tokens": 5}}),),
             )
         report = agno_import(str(source))
         assert report.imported["runs"] == 1 and report.skipped["runs"] == EXPECTED["runs"]
         assert list(Run.objects.for_user("bob").filter(session_id="s-bob-agent").order_by("run_index").values_list("run_id", "run_index")) == [
             ("r-b1", 0), ("r-b2", 1)]
+        assert Session.objects.for_user("bob").get(pk="s-bob-agent").total_tokens == 15 + 5  # r-b2's tokens added
 
     def test_the_source_file_is_opened_read_only(self, source) -> None:
         source.chmod(0o444)
