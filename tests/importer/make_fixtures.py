@@ -2,7 +2,7 @@
 encodings (JSON columns, ``'null'`` text, run rows with ``parent_run_id``, workflow step runs nested
 in ``step_executor_runs``) are agno's, not ours.
 
-    PYTHONPATH=<a directory holding sqlalchemy> python -m tests.importer.make_fixtures tests/importer/fixtures/agno3.db
+    PYTHONPATH=<a directory holding sqlalchemy> python -m tests.importer.make_fixtures tests/importer/fixtures
 
 (agno's SQL adapters need SQLAlchemy, which the project does not depend on: install it into a scratch
 directory, ``pip install --target /tmp/sa sqlalchemy``. The tests read the committed file.)
@@ -44,6 +44,55 @@ def agent_run(run_id: str, session_id: str, user_id: str, question: str, answer:
     }
     run.update(extra)
     return run
+
+
+EXPECTED_REAL = {"sessions": 2, "runs": 3, "members": 1, "steps": 0, "memories": 0}
+
+
+def _compact(path: str) -> None:
+    """agno 3.x leaves the file in WAL mode: fold the log in, then vacuum with small pages, so the
+    committed fixture is one small file."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA page_size=512")
+    conn.execute("VACUUM")
+    conn.close()
+
+
+def write_real(path: str) -> None:
+    """Runs made by agno itself (``Agent``/``Team`` on the fake OpenAI server): carol's agent chat of
+    two turns (a tool call, then a streamed answer with stored events) and a team run that delegates
+    to a member. ``EXPECTED_REAL`` counts it. The run ids are agno's uuids."""
+    from agno.agent import Agent
+    from agno.db.sqlite import SqliteDb
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from tests.fakes.openai_server import Call, FakeOpenAIServer, Reply
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    with FakeOpenAIServer() as server:
+        def model() -> OpenAIChat:
+            return OpenAIChat(id="gpt-4o-mini", base_url=server.base_url, api_key="fake")
+
+        db = SqliteDb(db_file=path)
+        agent = Agent(id="adder", name="Adder", model=model(), db=db, tools=[add], store_events=True)
+        server.push(Reply(tool_calls=[Call("add", {"a": 2, "b": 3})]), Reply(text="2 + 3 = 5"))
+        agent.run("What is 2+3?", user_id="carol", session_id="s-carol-agent")
+        server.push(Reply(text="You asked about sums."))
+        for _ in agent.run("What did I ask?", user_id="carol", session_id="s-carol-agent", stream=True):
+            pass
+        team = Team(id="crew", name="Crew", members=[Agent(id="writer", name="Writer", model=model())], model=model(), db=db)
+        server.push(Reply(tool_calls=[Call("delegate_task_to_member", {"member_id": "writer", "task": "write a haiku"})]),
+                    Reply(text="a haiku"), Reply(text="Here is a haiku"))
+        team.run("Write a haiku", user_id="carol", session_id="s-carol-team")
+        db.db_engine.dispose()
+    _compact(path)
 
 
 def write(path: str) -> None:
@@ -125,16 +174,10 @@ def write(path: str) -> None:
         db.upsert_user_memory(UserMemory(memory=text, memory_id=memory_id, topics=topics, user_id=user_id, input=text,
                                          agent_id="helper", created_at=T0 + 40, updated_at=T0 + 40))
     db.db_engine.dispose()
-    # agno 3.x leaves the file in WAL mode; fold the log in so the fixture is one file.
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode=DELETE")
-    # Small pages, vacuumed: the committed fixture stays a few KB.
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA page_size=512")
-    conn.execute("VACUUM")
-    conn.close()
+    _compact(path)
 
 
 if __name__ == "__main__":
-    write(sys.argv[1])
+    # python -m tests.importer.make_fixtures tests/importer/fixtures  (writes agno3.db and agno3_real.db)
+    write(f"{sys.argv[1]}/agno3.db")
+    write_real(f"{sys.argv[1]}/agno3_real.db")

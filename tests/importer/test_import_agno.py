@@ -16,10 +16,11 @@ from django.core.management import CommandError, call_command
 from importer.services import agno_import
 from sessions.models import Run, RunEvent, Session, UserMemory
 from tests.factories import make_session
-from tests.importer.make_fixtures import EXPECTED
+from tests.importer.make_fixtures import EXPECTED, EXPECTED_REAL
 from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agno3.db"
+REAL_FIXTURE = Path(__file__).parent / "fixtures" / "agno3_real.db"
 pytestmark = pytest.mark.django_db
 
 
@@ -40,8 +41,9 @@ def source_counts(path: Path) -> dict[str, int]:
         rows = [json.loads(data) for (data,) in conn.execute("SELECT run_data FROM agno_runs")]
         counts = {
             "sessions": conn.execute("SELECT COUNT(*) FROM agno_sessions").fetchone()[0],
-            "memories": conn.execute("SELECT COUNT(*) FROM agno_memories").fetchone()[0],
         }
+        has_memories = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'agno_memories'").fetchone()
+        counts["memories"] = conn.execute("SELECT COUNT(*) FROM agno_memories").fetchone()[0] if has_memories else 0
     counts["runs"] = sum(1 for run in rows if not run.get("parent_run_id"))
     counts["members"] = sum(1 for run in rows if run.get("parent_run_id"))
     counts["steps"] = sum(len(run.get("step_executor_runs") or []) for run in rows)
@@ -210,6 +212,25 @@ class TestImportAgno3:
             call_command("import_agno", str(source.parent / "missing.db"))
         with pytest.raises(CommandError, match="Unsupported database URL"):
             call_command("import_agno", "mysql://somewhere/db")
+
+
+def test_runs_agno_itself_made_import_with_their_order_members_and_events(tmp_path) -> None:
+    source = tmp_path / "real.db"
+    shutil.copy(REAL_FIXTURE, source)
+    report = agno_import(str(source))
+    assert report.imported == EXPECTED_REAL == source_counts(source) and not report.failures
+    with sqlite3.connect(source) as conn:
+        order = conn.execute("SELECT session_id, run_index, run_id, parent_run_id, status FROM agno_runs ORDER BY session_id, run_index").fetchall()
+        events = sum(len(json.loads(data).get("events") or []) for (data,) in conn.execute("SELECT run_data FROM agno_runs"))
+    assert [(r.session_id, r.run_index, r.run_id, r.parent_run_id, r.status) for r in all_runs()] == order
+    assert RunEvent.objects.for_user("carol").count() == events > 0
+    first, second = Run.objects.for_user("carol").filter(session_id="s-carol-agent").order_by("run_index")
+    assert (first.input, first.content, first.total_tokens > 0) == ({"input_content": "What is 2+3?"}, "2 + 3 = 5", True)
+    assert [tool["tool_name"] for tool in first.run_data["tools"]] == ["add"] and second.content == "You asked about sums."
+    team_run = Run.objects.for_user("carol").get(session_id="s-carol-team", parent_run_id=None)
+    assert (team_run.run_type, team_run.component_id, team_run.content) == ("team", "crew", "Here is a haiku")
+    assert Run.objects.for_user("carol").get(parent_run_id=team_run.run_id).component_id == "writer"
+    assert agno_import(str(source)).skipped == EXPECTED_REAL
 
 
 class TestOtherLayouts:
