@@ -42,6 +42,7 @@ from .models import ImportedRecord
 from .sources import AgnoSource, MalformedValue, decode_json, decode_text, open_source
 
 KINDS = ("sessions", "runs", "members", "steps", "memories")
+_SINGULAR = {"sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory"}
 _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
 
@@ -71,7 +72,7 @@ class ImportReport:
         for user in self.colliding_users:
             out.append(f"user {user!r} already has rows here that no import wrote: skipped (pass --merge-user {user} to import into them)")
         for kind, source_id, reason in self.failures:
-            out.append(f"failed {kind[:-1]} {source_id}: {reason}")
+            out.append(f"failed {_SINGULAR[kind]} {source_id}: {reason}")
         return out
 
 

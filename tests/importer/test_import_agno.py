@@ -152,6 +152,8 @@ class TestImportAgno3:
         assert [(kind, source_id) for kind, source_id, _ in report.failures] == [
             ("sessions", "s-alice-team"), ("sessions", "s-bob-flow"), ("memories", "mem-b1")]
         assert "summary" in report.failures[0][2] and "r-w1" in report.failures[1][2]
+        assert [line.split(":")[0] for line in report.lines() if line.startswith("failed")] == [
+            "failed session s-alice-team", "failed session s-bob-flow", "failed memory mem-b1"]
         assert not Session.all_users.filter(pk="s-alice-team").exists() and not Run.all_users.filter(session_id="s-alice-team").exists()
         assert not Session.all_users.filter(pk="s-bob-flow").exists()
         assert not Run.all_users.filter(session_id="s-bob-flow").exists()
