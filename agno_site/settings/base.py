@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "traces",
     "evals",
     "chat",
+    "importer",
 ]
 
 MIDDLEWARE = [
