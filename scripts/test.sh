@@ -87,6 +87,8 @@ fi
 logs=$(mktemp -d)
 sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
 redis_base=$(printf %s "$TEST_REDIS_URL" | sed -E "s#/[0-9]+\$##")
+# SQLite on TEST_REDIS_URL's database (15 by default), PostgreSQL on the one below it (14).
+redis_db=$(printf %s "$TEST_REDIS_URL" | sed -nE "s#.*/([0-9]+)\$#\1#p"); redis_db=${redis_db:-15}
 run_db() {  # name, DATABASE_URL, Redis database number, pytest arguments...
   local name=$1 url=$2 redis_db=$3 start; shift 3
   {
@@ -100,10 +102,10 @@ run_db() {  # name, DATABASE_URL, Redis database number, pytest arguments...
   } > "$logs/$name.log" 2>&1
 }
 started=$(date +%s)
-run_db SQLite "$sqlite_url" 15 "${sqlite_args[@]}" &
+run_db SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}" &
 sqlite_pid=$!
 if $pg_up; then
-  run_db PostgreSQL "$TEST_DATABASE_URL" 14 "${pg_args[@]}" &
+  run_db PostgreSQL "$TEST_DATABASE_URL" "$(( redis_db > 0 ? redis_db - 1 : 1 ))" "${pg_args[@]}" &
   pg_pid=$!
   wait $pg_pid
 fi
