@@ -35,9 +35,11 @@ ONCE_ON_SQLITE=(
 )
 # Run once, in the PostgreSQL stream (none: the SQLite stream is the one with room to spare).
 ONCE_ON_POSTGRES=()
-# The API fuzz (schemathesis, tests/fuzz) runs on both databases, after each one's suite: a 5xx
-# it finds is usually a database's own refusal (PostgreSQL: NUL bytes in text, integers past
-# bigint; SQLite: integers past 64 bits), which only that database shows.
+# The API fuzz (schemathesis, tests/fuzz) runs on both databases: a 5xx it finds is usually a
+# database's own refusal (PostgreSQL: NUL bytes in text, integers past bigint; SQLite: integers
+# past 64 bits), which only that database shows. Both fuzz runs are in the SQLite stream, after
+# its suite: the PostgreSQL one on a test database of its own (TEST_DATABASE_URL's name + _fuzz),
+# beside the PostgreSQL suite, which was the whole critical path with its fuzz after it.
 
 # The API fuzz run (schemathesis) needs the plugins the main runs switch off.
 FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
@@ -81,31 +83,37 @@ then
   (( $# )) || sqlite_args=(tests)
 fi
 
-# The two databases' runs go side by side (each its own Redis database, so neither flushes the
-# other's): most of a run is waiting on sockets, model delays and subprocesses, not on the CPU.
-# Each run's output is kept in a file and printed whole when both have ended.
+# The two streams go side by side (each its own Redis database, so neither flushes the other's): most of a run is waiting on sockets, model delays and subprocesses, not on the CPU.
+# Each stream's output is kept in a file and printed whole when both have ended.
 logs=$(mktemp -d)
 sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
 redis_base=$(printf %s "$TEST_REDIS_URL" | sed -E "s#/[0-9]+\$##")
 # SQLite on TEST_REDIS_URL's database (15 by default), PostgreSQL on the one below it (14).
 redis_db=$(printf %s "$TEST_REDIS_URL" | sed -nE "s#.*/([0-9]+)\$#\1#p"); redis_db=${redis_db:-15}
-run_db() {  # name, DATABASE_URL, Redis database number, pytest arguments...
-  local name=$1 url=$2 redis_db=$3 start; shift 3
-  {
-    echo "=== suite on $name: pytest $* ==="
-    start=$(date +%s)
-    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "$@" || echo "FAILED: suite on $name"
-    echo "=== suite on $name took $(( $(date +%s) - start )) s; API fuzz on $name ==="
-    start=$(date +%s)
-    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
-    echo "=== API fuzz on $name took $(( $(date +%s) - start )) s ==="
-  } > "$logs/$name.log" 2>&1
+suite() {  # name, DATABASE_URL, Redis database number, pytest arguments...
+  local name=$1 url=$2 redis_db=$3 start=$(date +%s); shift 3
+  echo "=== suite on $name: pytest $* ==="
+  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "$@" || echo "FAILED: suite on $name"
+  echo "=== suite on $name took $(( $(date +%s) - start )) s ==="
 }
+fuzz() {  # name, DATABASE_URL, Redis database number
+  local name=$1 url=$2 redis_db=$3 start=$(date +%s)
+  echo "=== API fuzz on $name ==="
+  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
+  echo "=== API fuzz on $name took $(( $(date +%s) - start )) s ==="
+}
+pg_redis_db=$(( redis_db > 0 ? redis_db - 1 : 1 ))
+# The PostgreSQL fuzz's own database: pytest-django makes test_<name>, apart from the suite's.
+pg_fuzz_url=$(printf %s "$TEST_DATABASE_URL" | sed -E 's#^([^?]*/[^/?]+)#\1_fuzz#')
 started=$(date +%s)
-run_db SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}" &
+{
+  suite SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}"
+  fuzz SQLite "$sqlite_url" "$redis_db"
+  if $pg_up; then fuzz PostgreSQL "$pg_fuzz_url" "$redis_db"; fi
+} > "$logs/SQLite.log" 2>&1 &
 sqlite_pid=$!
 if $pg_up; then
-  run_db PostgreSQL "$TEST_DATABASE_URL" "$(( redis_db > 0 ? redis_db - 1 : 1 ))" "${pg_args[@]}" &
+  suite PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "${pg_args[@]}" > "$logs/PostgreSQL.log" 2>&1 &
   pg_pid=$!
   wait $pg_pid
 fi
