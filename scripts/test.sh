@@ -2,6 +2,9 @@
 # The whole suite, on SQLite and on PostgreSQL (+pgvector). Called by `make test` and .ci/run.
 # Under CI=true a missing PostgreSQL, Redis, pgvector or Chromium fails the run; elsewhere the
 # run warns loudly and skips only what needs the missing piece.
+#
+# `bash scripts/test.sh` runs every group where it belongs (below); `bash scripts/test.sh ARGS...`
+# runs pytest ARGS on both databases, as they are (e.g. `bash scripts/test.sh tests/api -x`).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -9,6 +12,48 @@ CI="${CI:-false}"
 in_ci() { [[ "${CI,,}" =~ ^(1|true|yes)$ ]]; }
 warn() { printf '\n\033[1;33m!!! %s\033[0m\n\n' "$*" >&2; }
 die() { printf '\n\033[1;31m%s\033[0m\n' "$*" >&2; exit 1; }
+
+# ---- where each group runs --------------------------------------------------------------------
+# A group is a directory of tests/: a new test file runs where the other files of its directory
+# run, and a directory named nowhere below runs on both databases (the safe default: most of the
+# suite reads and writes through the ORM, and each database has code of its own: the queue's
+# claim, full-text search, pgvector, metrics' SQL, the SQLite backend). Tests marked
+# postgres_only skip on SQLite wherever they are. The two databases' runs go side by side, so a
+# group that needs only one run goes where it evens out the two (the PostgreSQL one is longer).
+#
+# Run once, in the SQLite stream:
+ONCE_ON_SQLITE=(
+  # The engine (agents.runtime): models, tools, teams, workflows, checkpoints, run in memory;
+  # no test of it touches a database (tests/runtime runs even without Django).
+  tests/runtime
+  # The browser tests drive the chat UI and the admin's pages in Chromium: what they prove is
+  # the pages' behaviour (HTML, JavaScript, the streams they follow). The database code under
+  # those pages is tested on both databases where it is written: search (tests/sessions),
+  # metrics and the dashboard's numbers (tests/metrics), the queue (tests/agents), approvals,
+  # tenancy (tests/security).
+  tests/ui
+)
+# Run once, in the PostgreSQL stream (none: the SQLite stream is the one with room to spare).
+ONCE_ON_POSTGRES=()
+# The API fuzz (schemathesis, tests/fuzz) runs on both databases: a 5xx it finds is usually a
+# database's own refusal (PostgreSQL: NUL bytes in text, integers past bigint; SQLite: integers
+# past 64 bits), which only that database shows. Both fuzz runs are in the SQLite stream, after
+# its suite: the PostgreSQL one on a test database of its own (TEST_DATABASE_URL's name + _fuzz),
+# beside the PostgreSQL suite, which was the whole critical path with its fuzz after it.
+
+# The API fuzz run (schemathesis) needs the plugins the main runs switch off.
+FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
+
+ignore_each() { local dir; for dir in "$@"; do printf -- '--ignore=%s\n' "$dir"; done; }
+if (( $# )); then
+  sqlite_args=("$@")
+  pg_args=("$@")
+else
+  mapfile -t sqlite_args < <(ignore_each ${ONCE_ON_POSTGRES[@]+"${ONCE_ON_POSTGRES[@]}"})
+  mapfile -t pg_args < <(ignore_each ${ONCE_ON_SQLITE[@]+"${ONCE_ON_SQLITE[@]}"})
+  sqlite_args=(tests ${sqlite_args[@]+"${sqlite_args[@]}"})
+  pg_args=(tests ${pg_args[@]+"${pg_args[@]}"})
+fi
 
 export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/agno_site}"
 export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
@@ -34,31 +79,41 @@ then
   in_ci && die "PostgreSQL is unreachable at $TEST_DATABASE_URL"
   warn "PostgreSQL is unreachable at $TEST_DATABASE_URL: SKIPPING the PostgreSQL run"
   pg_up=false
+  # Without it, the SQLite run takes the groups it would have run once.
+  (( $# )) || sqlite_args=(tests)
 fi
 
-# The API fuzz run (schemathesis) needs the plugins the main runs switch off.
-FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
-
-# The two databases' runs go side by side (each its own Redis database, so neither flushes the
-# other's): most of a run is waiting on sockets, model delays and subprocesses, not on the CPU.
-# Each run's output is kept in a file and printed whole when both have ended.
+# The two streams go side by side (each its own Redis database, so neither flushes the other's): most of a run is waiting on sockets, model delays and subprocesses, not on the CPU.
+# Each stream's output is kept in a file and printed whole when both have ended.
 logs=$(mktemp -d)
 sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
 redis_base=$(printf %s "$TEST_REDIS_URL" | sed -E "s#/[0-9]+\$##")
-run_db() {  # name, DATABASE_URL, Redis database number, pytest arguments...
-  local name=$1 url=$2 redis_db=$3; shift 3
-  {
-    echo "=== suite on $name ==="
-    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "$@" || echo "FAILED: suite on $name"
-    echo "=== API fuzz on $name ==="
-    DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
-  } > "$logs/$name.log" 2>&1
+# SQLite on TEST_REDIS_URL's database (15 by default), PostgreSQL on the one below it (14).
+redis_db=$(printf %s "$TEST_REDIS_URL" | sed -nE "s#.*/([0-9]+)\$#\1#p"); redis_db=${redis_db:-15}
+suite() {  # name, DATABASE_URL, Redis database number, pytest arguments...
+  local name=$1 url=$2 redis_db=$3 start=$(date +%s); shift 3
+  echo "=== suite on $name: pytest $* ==="
+  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "$@" || echo "FAILED: suite on $name"
+  echo "=== suite on $name took $(( $(date +%s) - start )) s ==="
 }
+fuzz() {  # name, DATABASE_URL, Redis database number
+  local name=$1 url=$2 redis_db=$3 start=$(date +%s)
+  echo "=== API fuzz on $name ==="
+  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
+  echo "=== API fuzz on $name took $(( $(date +%s) - start )) s ==="
+}
+pg_redis_db=$(( redis_db > 0 ? redis_db - 1 : 1 ))
+# The PostgreSQL fuzz's own database: pytest-django makes test_<name>, apart from the suite's.
+pg_fuzz_url=$(printf %s "$TEST_DATABASE_URL" | sed -E 's#^([^?]*/[^/?]+)#\1_fuzz#')
 started=$(date +%s)
-run_db SQLite "$sqlite_url" 15 "$@" &
+{
+  suite SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}"
+  fuzz SQLite "$sqlite_url" "$redis_db"
+  if $pg_up; then fuzz PostgreSQL "$pg_fuzz_url" "$redis_db"; fi
+} > "$logs/SQLite.log" 2>&1 &
 sqlite_pid=$!
 if $pg_up; then
-  run_db PostgreSQL "$TEST_DATABASE_URL" 14 "$@" &
+  suite PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "${pg_args[@]}" > "$logs/PostgreSQL.log" 2>&1 &
   pg_pid=$!
   wait $pg_pid
 fi
