@@ -587,6 +587,11 @@ def continue_prepare(
     for a background job that its worker prepares again (no history or memories read here)."""
     run_authorize(principal, kind, agent_id)
     run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
+    if run.parent_run_id:
+        # A team member's or a workflow step's run goes on only with the run it is part of: on its
+        # own it would run past its parent (which stays paused, or has moved on), and nothing the
+        # parent decides (its approvals, its scope) would hold for it.
+        raise RunNotContinuable(f"Run {run.pk} is part of run {run.parent_run_id}: continue that run")
     session = scope_queryset(Session.objects, _owner_scope(run.user_id)).get(pk=run.session_id)
     continuation = continuation or Continuation()
     if tools and run.status != RunStatus.PAUSED:

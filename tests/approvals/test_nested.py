@@ -195,6 +195,23 @@ def test_the_nested_run_cannot_be_continued_on_its_own_to_skip_the_approval(alic
     assert wired == []
 
 
+def test_a_nested_run_without_an_approval_is_not_continued_on_its_own_either(alice, db):
+    """A step's own pause (the owner's confirmation, no operator involved) goes on only with its
+    workflow: continued on its own, the step would run past a workflow that stays paused."""
+    workflow_definition_create(workflow_id="confirm-composed", name="Confirm Composed", steps=[{"type": "Step", "name": "delete", "agent_id": "hitl-agent"}])
+    run, pause = start_paused(alice, "/workflows/confirm-composed/runs", '/call delete_file {"path": "/tmp/x"}', "inline", None, "s-own")
+    step, requirement = executor_pause(pause)
+    child = Run.objects.for_user("alice").get(pk=step["executor_run_id"])
+    assert (child.parent_run_id, child.status) == (run.pk, "PAUSED")
+    tools = json.dumps([{**requirement["tool_execution"], "confirmed": True}])
+    response = alice.post(f"/agents/hitl-agent/runs/{child.pk}/continue", {"session_id": run.session_id, "tools": tools, "stream": "false"})
+    assert (response.status_code, response.json()["detail"]) == (409, f"Run {child.pk} is part of run {run.pk}: continue that run"), response.content
+    assert Run.objects.for_user("alice").get(pk=child.pk).status == "PAUSED"
+    # The workflow itself goes on as before.
+    response = alice.post(f"/workflows/confirm-composed/runs/{run.pk}/continue", {"session_id": run.session_id, "step_requirements": confirmed(step), "stream": "false"})
+    assert response.status_code == 200 and response.json()["status"] == "COMPLETED", response.content
+
+
 def test_the_owners_confirmation_over_the_workflow_socket_is_refused(live_api, alice, root, worker, wired):
     from tests.agents.test_workflow_socket import Socket
 
