@@ -16,10 +16,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
 from agents.registry import entry_get
 from agents.runtime.models import get_model
-from agents.services.jobs import job_enqueue
+from agents.services.jobs import job_enqueue, jobs_ended
 from core.tenancy import scope_queryset
 
 from .models import ComponentKind, EvalBatch, EvalDataset, EvalRun, EvalStatus, EvalType
@@ -216,13 +215,11 @@ def eval_runs_settle_abandoned(rows: list[EvalRun]) -> None:
     waiting = {row.job_id: row for row in rows if row.status in (EvalStatus.QUEUED, EvalStatus.RUNNING) and row.job_id}
     if not waiting:
         return
-    ended = Job.objects.unscoped("the jobs of eval runs the caller may read").filter(
-        pk__in=list(waiting), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
-    ).values_list("id", "status", "error")
+    ended = jobs_ended(list(waiting), cancelled="cancelled", unfinished="The eval's job ended without finishing it")
     now = timezone.now()
-    for job_id, status, error in ended:
+    for job_id, reason in ended.items():
         row = waiting[job_id]
-        reason = (error or ("cancelled" if status == JobStatus.CANCELLED else "The eval's job ended without finishing it"))[:2000]
+        reason = reason[:2000]
         settled = scope_queryset(EvalRun.objects, row.user_id).filter(
             pk=row.pk, job_id=job_id, status__in=(EvalStatus.QUEUED, EvalStatus.RUNNING),
         ).update(status=EvalStatus.FAILED, error=reason, updated_at=now)

@@ -546,6 +546,17 @@ def _job_adopt(run_id: str, now: datetime) -> Job | None:
     return job
 
 
+def jobs_ended(job_ids: list[str], *, cancelled: str, unfinished: str) -> dict[str, str]:
+    """Of ``job_ids``, the jobs that have ended, each with why its work did not finish: its own
+    error, else ``cancelled`` for a cancelled one or ``unfinished`` for one that ended without an
+    error. For a family whose rows follow a job (an eval, a content being ingested) to settle the
+    rows whose job ended without them; one query."""
+    ended = _jobs().filter(
+        pk__in=list(job_ids), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
+    ).values_list("id", "status", "error")
+    return {job_id: error or (cancelled if status == JobStatus.CANCELLED else unfinished) for job_id, status, error in ended}
+
+
 def job_follow_run(*, run_id: str, run_status: str) -> None:
     """A paused background run was continued inline: its job follows the run's new status."""
     if run_status == RunStatus.PAUSED:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from agents.models import Job, JobStatus
 from agents.services.cancellation import cancel_request
-from agents.services.jobs import job_cancel, job_enqueue
+from agents.services.jobs import job_cancel, job_enqueue, jobs_ended
 
 from ..chunkers import CHUNKERS
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType
@@ -258,13 +258,10 @@ def _settle_abandoned(contents: list[Content]) -> None:
     processing = {content.job_id: content for content in contents if content.status == ContentStatus.PROCESSING and content.job_id}
     if not processing:
         return
-    ended = Job.objects.unscoped("the ingestion jobs of contents the caller may read").filter(
-        pk__in=list(processing), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
-    ).values_list("id", "status", "error")
+    ended = jobs_ended(list(processing), cancelled="Ingestion was cancelled", unfinished="Ingestion ended without finishing; refresh it")
     now = timezone.now()
-    for job_id, status, error in ended:
+    for job_id, reason in ended.items():
         content = processing[job_id]
-        reason = error or ("Ingestion was cancelled" if status == JobStatus.CANCELLED else "Ingestion ended without finishing; refresh it")
         if writable(Content.objects, content.user_id).filter(pk=content.pk, job_id=job_id, status=ContentStatus.PROCESSING).update(
             status=ContentStatus.FAILED, status_message=reason[:2000], updated_at=now,
         ):
