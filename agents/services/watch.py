@@ -63,10 +63,12 @@ class Watch:
             self._jobs.pop(job_id, None)
 
     def _run(self) -> None:
-        next_tick = next_poll = next_beat = 0.0
+        next_tick = next_poll = 0.0
+        next_beat: float | None = None
         beaten: set[str] = set()  # the workers whose liveness the last beat wrote
         try:
             while True:
+                to_beat: set[str] = set()
                 with self._condition:
                     if not self._jobs:
                         connections.close_all()  # an idle process holds no connection for it
@@ -106,24 +108,27 @@ class Watch:
                     # and at once for a worker not beaten yet (its first job just started).
                     # Inline runs' heartbeats go with it, one statement for all (``beats_together``).
                     workers = {item.worker for watched in self._jobs.values() for item in watched if isinstance(getattr(item, "worker", None), str)}
-                    if now >= next_beat or not workers <= beaten:
-                        next_beat = now + min(settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+                    interval = min(settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
+                    if next_beat is None:
+                        next_beat = now + interval  # a run's first heartbeat is its start's own row
+                    if now >= next_beat:
+                        next_beat = now + interval
+                        to_beat = workers
                         together: dict[Any, list[Any]] = {}
                         for watched in self._jobs.values():
                             for item in watched:
                                 if getattr(item, "beats_together", None) is not None:
                                     together.setdefault(item.beats_together, []).append(item)
                         try:
-                            if workers:
-                                process_beat(workers)
-                            beaten = workers
                             for beat, items in together.items():
                                 beat(items)
                         except Exception:
                             if _failures.due():
-                                logger.exception("process heartbeat failed; retrying")
+                                logger.exception("inline runs' heartbeat failed; retrying")
                             connections.close_all()
                         release_connections()
+                    elif not workers <= beaten:
+                        to_beat = workers
                     if quiet:
                         try:
                             write_quiet(quiet)
@@ -131,6 +136,18 @@ class Watch:
                             if _failures.due():
                                 logger.exception("writing %d quiet runs' events failed; retrying", len(quiet))
                             connections.close_all()
+                # The workers' liveness is written outside the lock: it names workers, not the
+                # jobs that remove() hands back, and a write that waits (SQLite's one writer, a
+                # pool at its bound) must not keep remove() and add() waiting with it.
+                if to_beat:
+                    try:
+                        process_beat(to_beat)
+                        beaten = to_beat
+                    except Exception:
+                        if _failures.due():
+                            logger.exception("process heartbeat failed; retrying")
+                        connections.close_all()
+                    release_connections()
         finally:
             connections.close_all()
 
