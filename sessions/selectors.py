@@ -229,8 +229,8 @@ def session_runs(
       and would replace the live text with an empty run). It exists from its first moment all
       the same (the admin, ``/runs/{id}``, resume, ``?status=RUNNING``). A session whose every
       run is still executing is None (404), as it is in AgentOS until its first run ends.
-    - A run's members (a team's, a workflow's steps) come before it, as AgentOS stores them
-      (each member's run ends before the team's), in run order otherwise.
+    - A team's member runs come before it, as AgentOS stores them (each member's run ends before
+      the team's); a workflow's step runs after it; run order otherwise.
     """
     session = session_get(user=user, session_id=session_id)
     if session is None:
@@ -275,7 +275,9 @@ def _without_runs_in_progress(runs: list[Run]) -> list[Run]:
 
 
 def _members_first(runs: list[Run]) -> list[Run]:
-    """Each run after the runs made inside it (depth first), in run order otherwise."""
+    """Each team (or agent) run after the runs made inside it (depth first), as AgentOS stores a
+    team's members; a workflow run before its steps (AgentOS nests those in the run itself, and
+    its clients read a workflow session's first run as the workflow's); run order otherwise."""
     present = {run.pk for run in runs}
     children: dict[str, list[Run]] = {}
     for run in runs:
@@ -288,6 +290,11 @@ def _members_first(runs: list[Run]) -> list[Run]:
         if run.pk in placed:
             return
         placed.add(run.pk)
+        if run.run_type == "workflow":  # a workflow run first, then its steps, as it always listed
+            ordered.append(run)
+            for child in children.get(run.pk, ()):
+                place(child)
+            return
         for child in children.get(run.pk, ()):
             place(child)
         ordered.append(run)
