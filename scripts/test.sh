@@ -37,9 +37,9 @@ ONCE_ON_SQLITE=(
 ONCE_ON_POSTGRES=()
 # The API fuzz (schemathesis, tests/fuzz) runs on both databases: a 5xx it finds is usually a
 # database's own refusal (PostgreSQL: NUL bytes in text, integers past bigint; SQLite: integers
-# past 64 bits), which only that database shows. Both fuzz runs are in the SQLite stream, after
-# its suite: the PostgreSQL one on a test database of its own (TEST_DATABASE_URL's name + _fuzz),
-# beside the PostgreSQL suite, which was the whole critical path with its fuzz after it.
+# past 64 bits), which only that database shows. Each stream ends with its database's fuzz. Measured
+# from a clean clone (2 cores): SQLite suite 729 s + fuzz 219 s; PostgreSQL suite 888 s + fuzz
+# 280 s; with the PostgreSQL fuzz in the SQLite stream that stream took 1,228 s against 888 s.
 
 # The API fuzz run (schemathesis) needs the plugins the main runs switch off.
 FUZZ=(-o "addopts=-p no:cacheprovider --strict-markers -ra" tests/fuzz)
@@ -109,11 +109,13 @@ started=$(date +%s)
 {
   suite SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}"
   fuzz SQLite "$sqlite_url" "$redis_db"
-  if $pg_up; then fuzz PostgreSQL "$pg_fuzz_url" "$redis_db"; fi
 } > "$logs/SQLite.log" 2>&1 &
 sqlite_pid=$!
 if $pg_up; then
-  suite PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "${pg_args[@]}" > "$logs/PostgreSQL.log" 2>&1 &
+  {
+    suite PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "${pg_args[@]}"
+    fuzz PostgreSQL "$pg_fuzz_url" "$pg_redis_db"
+  } > "$logs/PostgreSQL.log" 2>&1 &
   pg_pid=$!
   wait $pg_pid
 fi
