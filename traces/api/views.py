@@ -157,7 +157,7 @@ class FilterSchemaView(TracesAPIView):
         return Response({"fields": fields, "logical_operators": ["AND", "OR"]})
 
 
-class SearchIn(serializers.Serializer):
+class TraceSearchIn(serializers.Serializer):
     """``TraceSearchRequest``."""
 
     filter = serializers.DictField(required=False, allow_null=True)
@@ -169,10 +169,10 @@ class SearchIn(serializers.Serializer):
 class TraceSearchView(TracesAPIView):
     scope_actions = {"POST": "read"}
 
-    @extend_schema(operation_id="search_traces", tags=TAGS, parameters=[DB_ID], request=SearchIn, responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    @extend_schema(operation_id="search_traces", tags=TAGS, parameters=[DB_ID], request=TraceSearchIn, responses={200: OpenApiTypes.OBJECT, **ERRORS})
     def post(self, request: Request) -> Response:
         user = self.reader(request.query_params)
-        body = json_body(request, SearchIn, required=False)
+        body = json_body(request, TraceSearchIn, required=False)
         window = Page(page=body.get("page", 1), limit=body.get("limit", 20))
         expression = None
         if body.get("filter"):
