@@ -121,14 +121,17 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
         "run_id": run.pk, "status": "running", "current_event_count": total,
         "message": "Subscribed to agent run. Receiving live events.",
     }
-    async for event in follow(run.pk, owner, after):
+    # The run may have ended between reading its status and its events: the catch-up then
+    # carried its ending already, and the follow must not send it again.
+    async for event in follow(run.pk, owner, after, sent=events[-1] if events else None):
         yield "event", event
 
 
-async def follow(run_id: str, owner: str | None, after: int = -1) -> AsyncIterator[dict[str, Any]]:
-    """Yield the run's events with ``event_index`` > ``after`` until the run ends."""
+async def follow(run_id: str, owner: str | None, after: int = -1, *, sent: dict[str, Any] | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Yield the run's events with ``event_index`` > ``after`` until the run ends (``sent``:
+    the last event the caller has already sent, the one at ``after``)."""
     pending: dict[int, dict[str, Any]] = {}
-    last: dict[str, Any] | None = None  # the last event yielded
+    last: dict[str, Any] | None = sent  # the last event sent
     async with Subscription(run_id) as live:
         stored = await _read(_stored_after)(owner, run_id, after)
         for event in stored:

@@ -51,13 +51,14 @@ def test_a_paused_workflow_is_continued_over_the_socket(live_api: str, worker) -
     worker()
     with Socket(live_api) as socket:
         socket.send(action="start-workflow", workflow_id="review-flow", message="socket review", user_id="alice", session_id="ws-r")
-        paused = socket.until_end()[-1]
+        first = socket.until_end()
+        paused = first[-1]
         assert paused[0] == "WorkflowPaused", paused
         [requirement] = paused[1]["step_requirements"]
         socket.send(action="continue-workflow", workflow_id="review-flow", run_id=paused[1]["run_id"], session_id="ws-r",
                     step_requirements=[{**requirement, "confirmed": True}])
         done = socket.until_end()
-    assert done[-1][0] == "WorkflowCompleted" and done[-1][1]["content"] == "SOCKET REVIEW"
+    assert done[-1][0] == "WorkflowCompleted" and done[-1][1]["content"] == "SOCKET REVIEW", (first, done)
 
 
 def test_refusals_are_error_frames(live_api: str) -> None:
