@@ -13,9 +13,18 @@ from asgiref.sync import sync_to_async
 logger = logging.getLogger("agno_site.jobs")
 
 
+class OlderDatabase(RuntimeError):
+    """The database lacks some of the code's migrations: the process refuses to start."""
+
+
 def _start() -> None:
     from django.conf import settings
 
+    from core.services.readiness import older_than_the_code
+
+    older = older_than_the_code()
+    if older:
+        raise OlderDatabase(older)
     if settings.REDIS_URL or not settings.EMBEDDED_WORKER:
         return
     from agents.worker import embedded_worker, serve_jobs
@@ -53,6 +62,10 @@ class LifespanApp:
             if message["type"] == "lifespan.startup":
                 try:
                     await sync_to_async(_start, thread_sensitive=False)()
+                except OlderDatabase as exc:  # every request would meet a missing table: refuse to start
+                    logger.error("%s", exc)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 except Exception as exc:  # a broken database must not stop the server from answering /health
                     logger.exception("embedded worker did not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})

@@ -15,9 +15,10 @@ NO_DATA_NEEDED = frozenset({
     "dbshell", "shell", "startapp", "startproject", "makemessages", "compilemessages", "sendtestemail",
     "flush", "inspectdb", "sqlflush", "sqlsequencereset",
 })
-# Servers start anyway (/health needs no table; a deployment may migrate after starting them),
-# saying what is wrong first.
-WARN_ONLY = frozenset({"serve", "runserver"})
+# Django's development server starts anyway, saying what is wrong first. ``serve`` refuses: every
+# request would meet a missing table or column as a 500 (a deployment migrates, then serves; a
+# database that does not answer yet is not refused, and /ready reports it until it does).
+WARN_ONLY = frozenset({"runserver"})
 
 
 def command_name(argv: list[str]) -> str:
@@ -53,7 +54,10 @@ def database_problem() -> str | None:
     if "django_migrations" not in tables:
         label = database["NAME"]
         return f"The database {label} ({where}) has no tables: no migrations are applied. {fix}"
-    return None
+    from core.services.readiness import older_than_the_code
+
+    older = older_than_the_code()
+    return f"{older} (The database: {database['NAME']}, {where}.)" if older else None
 
 
 def _env_set(name: str) -> bool:

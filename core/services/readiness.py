@@ -42,14 +42,39 @@ def _database() -> dict[str, Any]:
     return {"ok": True}
 
 
-def _migrations() -> dict[str, Any]:
+def unapplied_migrations() -> list[str]:
+    """The code's migrations the database lacks (``app.name``, in the order they would apply)."""
     from django.db.migrations.executor import MigrationExecutor
 
     executor = MigrationExecutor(connection)
     plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if plan:
-        names = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
-        return {"ok": False, "detail": f"{len(names)} unapplied migration(s): {', '.join(names[:5])}{' …' if len(names) > 5 else ''} (run manage.py migrate)"}
+    return [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+
+
+def unapplied_detail(names: list[str]) -> str:
+    return f"{len(names)} unapplied migration(s): {', '.join(names[:5])}{' …' if len(names) > 5 else ''} (run manage.py migrate)"
+
+
+def older_than_the_code() -> str | None:
+    """Why this process must not serve the database (it lacks some of the code's migrations),
+    with the fix; None when it has them all, or does not answer (``/ready`` reports that)."""
+    from django.db import DatabaseError
+
+    try:
+        names = unapplied_migrations()
+    except DatabaseError:
+        return None
+    finally:
+        connection.close()
+    if not names:
+        return None
+    return f"The database is older than the code: {unapplied_detail(names)}. Run `manage.py migrate` with the same settings (`make run` does), then start again."
+
+
+def _migrations() -> dict[str, Any]:
+    names = unapplied_migrations()
+    if names:
+        return {"ok": False, "detail": unapplied_detail(names)}
     return {"ok": True}
 
 

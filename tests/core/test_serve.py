@@ -13,7 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from django.db import connection
+from django.utils import timezone
+
 from tests.agents.conftest import wait_for
+from tests.agents.test_short_lived_processes import database_url
 
 pytestmark = pytest.mark.slow
 
@@ -26,14 +30,20 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def served(tmp_path) -> Iterator[str]:
-    port = _free_port()
+def _serve_env(tmp_path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "REDIS_URL"}}
     env.update({
         "VAR_DIR": str(tmp_path), "AGNO_SITE_IGNORE_DOTENV": "true", "DJANGO_SETTINGS_MODULE": "agno_site.settings.local",
-        "EMBEDDED_WORKER": "false", "PYTHONUNBUFFERED": "1",
+        "EMBEDDED_WORKER": "false", "PYTHONUNBUFFERED": "1", **extra,
     })
+    return env
+
+
+@pytest.fixture
+def served(tmp_path, settings, django_db_setup) -> Iterator[str]:
+    """``manage.py serve`` on the (migrated) test database."""
+    port = _free_port()
+    env = _serve_env(tmp_path, DATABASE_URL=database_url(settings))
     log = tmp_path / "serve.log"
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -97,3 +107,40 @@ def test_a_huge_header_is_refused_and_the_server_stays_up(served):
     assert _status_of_request_with_header(served, 32 * 1024) == 200  # a large token or cookie still fits
     assert _status_of_request_with_header(served, 8 * 1024 * 1024) in (400, 431)
     assert httpx.get(f"{served}/health", timeout=5).status_code == 200
+
+
+def _serve_refused(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(_free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_serve_refuses_a_database_older_than_the_code(tmp_path, settings) -> None:
+    """Migrated only part of the way (an upgrade deployed before its migrations ran): refused
+    with the cause and the fix, before anything listens, rather than a 500 on every request."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM django_migrations WHERE app = 'core' AND name = '0003_periodic_passes'")
+    env = _serve_env(tmp_path, DATABASE_URL=database_url(settings))
+    try:
+        result = _serve_refused(env)
+        # The production command (README: Production deployment) refuses in its lifespan.
+        uvicorn = subprocess.run(
+            [sys.executable, "-m", "uvicorn", "agno_site.asgi:application", "--port", str(_free_port()), "--http", "h11"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO django_migrations (app, name, applied) VALUES ('core', '0003_periodic_passes', %s)", [timezone.now()])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "The database is older than the code: 1 unapplied migration(s): core.0003_periodic_passes" in result.stderr
+    assert "Run `manage.py migrate`" in result.stderr and "Agno Site on" not in result.stdout
+    assert uvicorn.returncode != 0 and "The database is older than the code" in uvicorn.stderr, uvicorn.stderr
+    assert "Application startup failed" in uvicorn.stderr
+
+
+def test_serve_refuses_to_start_without_a_database(tmp_path) -> None:
+    result = _serve_refused(_serve_env(tmp_path))
+    assert result.returncode == 2 and f"No database at {tmp_path}/db.sqlite3" in result.stderr, result.stderr
+    assert not (tmp_path / "db.sqlite3").exists()
