@@ -22,6 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ..models import PeriodicPass
+from .schema import unapplied_migrations
 
 logger = logging.getLogger("agno_site.readiness")
 
@@ -43,12 +44,8 @@ def _database() -> dict[str, Any]:
 
 
 def _migrations() -> dict[str, Any]:
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if plan:
-        names = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    names = unapplied_migrations()
+    if names:
         return {"ok": False, "detail": f"{len(names)} unapplied migration(s): {', '.join(names[:5])}{' …' if len(names) > 5 else ''} (run manage.py migrate)"}
     return {"ok": True}
 
