@@ -43,12 +43,11 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _checked_reader(reader_id: str) -> str:
+def _check_reader(reader_id: str) -> None:
     try:
         check_reader_id(reader_id)
     except ReadError as exc:
         raise ContentInputError(str(exc)) from None
-    return reader_id
 
 
 def _chunker_key(chunker: str) -> str:
@@ -61,7 +60,7 @@ def _chunker_key(chunker: str) -> str:
 
 def _check_options(*, reader_id: str, chunk_size: int | None, chunk_overlap: int | None, metadata: Any) -> None:
     if reader_id:
-        _checked_reader(reader_id)
+        _check_reader(reader_id)
     size = chunk_size if chunk_size is not None else settings.KNOWLEDGE_CHUNK_SIZE
     overlap = chunk_overlap if chunk_overlap is not None else min(settings.KNOWLEDGE_CHUNK_OVERLAP, size // 2)
     if not 50 <= size <= 8000:
@@ -219,7 +218,7 @@ def content_update(
     if metadata is not None:
         metadata = _without_reserved(metadata)
     if reader_id:
-        _checked_reader(reader_id)
+        _check_reader(reader_id)
     _check_storable(metadata=metadata, name=name, description=description)
     with transaction.atomic():
         content = writable(Content.objects, user).defer("data").select_for_update().get(pk=content_id)
