@@ -127,7 +127,10 @@ def _store_result(row: EvalRun, owner_id: str | None, eval_data: dict[str, Any])
     if not settings.EVALS_RESULTS_DIR:
         raise kinds.EvalFailed("The result file was not written: EVALS_RESULTS_DIR is no longer set on this server")
     try:
-        result_store(root=settings.EVALS_RESULTS_DIR, template=template, run_id=row.run_id, name=row.name, owner_id=owner_id, eval_data=eval_data)
+        result_store(  # as Agno writes the result: its *Result dataclass, run_id first
+            root=settings.EVALS_RESULTS_DIR, template=template, run_id=row.run_id, name=row.name, owner_id=owner_id,
+            eval_data={"run_id": row.run_id, **eval_data},
+        )
     except (InvalidResultPath, OSError) as exc:
         raise kinds.EvalFailed(f"The result file was not written: {exc}"[:ERROR_CHARS]) from None
 

@@ -133,11 +133,36 @@ CHUNKERS: dict[str, str] = {
     "markdown": "Markdown headings first, then recursive",
 }
 
+# AgentOS names its chunking strategies (``ChunkingStrategyType``); a client sends those names,
+# and /knowledge/config lists the chunkers under them.
+AGENTOS_NAMES: dict[str, str] = {"fixed": "FixedSizeChunker", "recursive": "RecursiveChunker", "markdown": "MarkdownChunker"}
+# AgentOS's other strategies, which this server does not offer, and why.
+NOT_OFFERED: dict[str, str] = {
+    "AgenticChunker": "not offered here: it asks a model where to cut every document, at a model call per chunk",
+    "CodeChunker": "not offered here: no reader of this server reads source code (use RecursiveChunker)",
+    "DocumentChunker": "not offered here: RecursiveChunker splits at paragraphs first",
+    "SemanticChunker": "not offered here: it embeds every sentence to find where topics change (use MarkdownChunker or RecursiveChunker)",
+    "RowChunker": "not offered here: the csv reader writes each row as one 'column: value' line, and RecursiveChunker cuts between lines",
+}
+
+
+def chunker_key(name: str) -> str:
+    """This server's key of a chunker named by its key or AgentOS's name; ``ChunkerError`` saying
+    why for one it does not offer."""
+    if name in CHUNKERS:
+        return name
+    for key, agentos_name in AGENTOS_NAMES.items():
+        if name == agentos_name:
+            return key
+    if name in NOT_OFFERED:
+        raise ChunkerError(f"Chunker {name!r} is {NOT_OFFERED[name]}")
+    offered = ", ".join(f"{AGENTOS_NAMES[key]} ({key})" for key in CHUNKERS)
+    raise ChunkerError(f"Unknown chunker {name!r}; chunkers: {offered}")
+
 
 def chunk_sections(sections: list[Section], *, chunker: str, size: int, overlap: int) -> list[Piece]:
     """Every section's chunks, in order, each with its section's metadata (and heading path)."""
-    if chunker not in CHUNKERS:
-        raise ChunkerError(f"Unknown chunker {chunker!r}; chunkers: {', '.join(CHUNKERS)}")
+    chunker = chunker_key(chunker)
     pieces: list[Piece] = []
     for section in sections:
         if chunker == "markdown":

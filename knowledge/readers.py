@@ -252,6 +252,35 @@ READERS: dict[str, Reader] = {
 }
 
 
+_ONE_PAGE = "not offered here: a url content is one page, fetched by this server and read by its type"
+# AgentOS's other readers (its ReaderFactory's ids, with their names), which this server does not
+# offer, and why: /knowledge/config lists them as unavailable, and a content naming one is refused.
+NOT_OFFERED: dict[str, tuple[str, str]] = {
+    "website": ("WebsiteReader", f"{_ONE_PAGE}; no site is crawled"),
+    "sitemap": ("SitemapReader", f"{_ONE_PAGE}; a sitemap's pages are not followed"),
+    "llms_txt": ("LLMsTxtReader", f"{_ONE_PAGE}; the pages an llms.txt links to are not followed"),
+    "firecrawl": ("FirecrawlReader", f"{_ONE_PAGE}, not through Firecrawl"),
+    "tavily": ("TavilyReader", f"{_ONE_PAGE}, not through Tavily"),
+    "web_search": ("WebSearchReader", "not offered here: the web is not searched; a content is what its owner adds"),
+    "youtube": ("YouTubeReader", "not offered here: video transcripts are not read"),
+    "arxiv": ("ArxivReader", "not offered here: add a paper by the URL of its PDF"),
+    "wikipedia": ("WikipediaReader", "not offered here: add an article by its URL"),
+    "docling": ("DoclingReader", "not offered here: PDF, DOCX, HTML, Markdown, CSV and JSON have readers of their own; slides, images and audio are not read"),
+    "excel": ("ExcelReader", "not offered here: a spreadsheet is read as CSV (export its sheet)"),
+    "pptx": ("PptxReader", "not offered here: slides are not read (export them as PDF)"),
+    "field_labeled_csv": ("FieldLabeledCsvReader", "not offered here: the csv reader already writes each row as 'column: value' lines"),
+}
+
+
+def check_reader_id(reader_id: str) -> None:
+    """``ReadError`` saying why for a reader id this server does not offer."""
+    if reader_id in READERS:
+        return
+    if reader_id in NOT_OFFERED:
+        raise ReadError(f"Reader {reader_id!r} is {NOT_OFFERED[reader_id][1]}")
+    raise ReadError(f"Unknown reader {reader_id!r}; readers: {', '.join(READERS)}")
+
+
 def read_content(reader: Reader, data: bytes, limits: ReadLimits = DEFAULT_LIMITS) -> list[Section]:
     """``reader``'s sections of ``data`` within ``limits``: the bounds its reading keeps, and the
     text of every reader counted against ``limits.text_chars``."""
@@ -264,10 +293,8 @@ def read_content(reader: Reader, data: bytes, limits: ReadLimits = DEFAULT_LIMIT
 
 def reader_for(*, reader_id: str = "", mime_type: str = "", file_name: str = "") -> Reader:
     if reader_id:
-        reader = READERS.get(reader_id)
-        if reader is None:
-            raise ReadError(f"Unknown reader {reader_id!r}; readers: {', '.join(READERS)}")
-        return reader
+        check_reader_id(reader_id)
+        return READERS[reader_id]
     media = (mime_type or "").split(";")[0].strip().lower()
     for reader in READERS.values():
         if media in reader.mime_types:

@@ -101,6 +101,21 @@ def flush(timeout_millis: int = 10_000) -> bool:
     return (otlp.force_flush(timeout_millis) if otlp is not None else True) and written
 
 
+# The longest a trace read waits for this process's writer (a writer that is behind is not
+# waited for past it: the read answers what is written).
+READ_YOUR_WRITES_MILLIS = 2_000
+
+
+def written_through() -> None:
+    """Write the trees this process has handed over so far before a read of the trace tables, so
+    a client that has just had a run's answer finds its trace, as AgentOS (which writes each span
+    as it ends) answers it. Waits only for this process's writer, if it has one, and at most
+    ``READ_YOUR_WRITES_MILLIS``; the OTLP collector is not waited for."""
+    database = _database if _pid == os.getpid() else None
+    if database is not None:
+        database.flush(READ_YOUR_WRITES_MILLIS)
+
+
 def _shut(database: Any, otlp: Any) -> None:
     database.shutdown()
     if otlp is not None:

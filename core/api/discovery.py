@@ -76,7 +76,7 @@ class ConfigView(AgentOSView):
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
-        "session": serializers.DictField(), "memory": serializers.DictField(), "metrics": serializers.DictField(), "knowledge": serializers.DictField(),
+        "session": serializers.DictField(), "memory": serializers.DictField(), "learning": serializers.DictField(), "metrics": serializers.DictField(), "knowledge": serializers.DictField(),
         "traces": serializers.DictField(), "evals": serializers.DictField(),
         "queue": serializers.DictField(),
         "agents": serializers.ListField(child=serializers.DictField()), "teams": serializers.ListField(child=serializers.DictField()),
@@ -107,6 +107,9 @@ class ConfigView(AgentOSView):
             "databases": [db],
             "session": domain("agno_sessions"),
             "memory": domain("agno_memories"),
+            # As AgentOS lists its learning domain on every database; no table is named, as this
+            # server stores no learnings (its /learnings answers 503).
+            "learning": domain(None),
             "metrics": domain("agno_metrics"),
             "traces": domain(None),  # as AgentOS: the traces domain names no table
             # As AgentOS: the knowledge bases this OS offers ({id, name, description?}) as
@@ -119,7 +122,9 @@ class ConfigView(AgentOSView):
             },
             "evals": domain("agno_eval_runs"),
             "filesystem": {"namespaces": []},
-            "queue": {"durable": False, "queue_per_session": False},
+            # Background runs are durable jobs (the agno_jobs table, claimed by any worker), and a
+            # session's jobs run one at a time in submission order.
+            "queue": {"durable": True, "queue_per_session": True},
             "agents": [kind_get("agent").summary(entry) for entry in agents],
             "teams": component_summaries("team", _visible(self.principal, "teams")),
             "workflows": component_summaries("workflow", _visible(self.principal, "workflows")),

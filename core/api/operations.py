@@ -34,6 +34,19 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "- The agents, teams and workflows the caller may see\n"
         "- Chat, session, memory, knowledge and evaluation configurations",
     ),
+    "migrate_all_databases": (
+        "Migrate All Databases",
+        "Apply every database migration of this release that is not applied yet (this server has "
+        "one database). Idempotent: a second call applies nothing. Requires `config:write` (an "
+        "admin, the security key, or the open server). `target_version` is not supported: the "
+        "schema is always brought to the latest.",
+    ),
+    "migrate_database": (
+        "Migrate Database",
+        "Apply every database migration of this release that is not applied yet to the database "
+        "`db_id` (this server's one database, `/config`'s `os_database`; any other id is a 404). "
+        "Idempotent; requires `config:write`. `target_version` is not supported.",
+    ),
     # --- Agents ------------------------------------------------------------------------------
     "get_agents": (
         "List All Agents",

@@ -11,7 +11,6 @@ UNAVAILABLE_FAMILIES = {
     "registry": "Registry",
     "queue": "Queue",
     "learnings": "Learnings",
-    "databases": "Databases",
     "filesystem": "Filesystem",
 }
 

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.urls import include, path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
-from . import discovery, service_accounts
+from . import databases, discovery, service_accounts
 from .docs import RedocView
 from .routing import route
 
@@ -18,6 +18,9 @@ urlpatterns = [
     path("", discovery.landing, name="landing"),
     route("info", discovery.InfoView.as_view(), name="info"),
     route("config", discovery.ConfigView.as_view(), name="config"),
+    # "all" before the {db_id} route, as AgentOS orders them.
+    route("databases/all/migrate", databases.MigrateAllView.as_view(), name="migrate-all-databases"),
+    route("databases/{db_id}/migrate", databases.MigrateDatabaseView.as_view(), name="migrate-database"),
     route("service-accounts", service_accounts.ServiceAccountsView.as_view(), name="service-accounts"),
     route("service-accounts/{service_account_id}", service_accounts.ServiceAccountDetailView.as_view(), name="service-account"),
     path("", include("core.api.unavailable")),

@@ -22,6 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ..models import PeriodicPass
+from .schema import unapplied_migrations
 
 logger = logging.getLogger("agno_site.readiness")
 
@@ -40,15 +41,6 @@ def _database() -> dict[str, Any]:
         cursor.execute("SELECT 1")
         cursor.fetchone()
     return {"ok": True}
-
-
-def unapplied_migrations() -> list[str]:
-    """The code's migrations the database lacks (``app.name``, in the order they would apply)."""
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    return [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
 
 
 def unapplied_detail(names: list[str]) -> str:

@@ -105,15 +105,41 @@ class PaginatedEvalsOut(serializers.Serializer):
     meta = PaginationInfoOut()
 
 
-def eval_data(row: EvalRun) -> dict[str, Any]:
+def result_as_run(row: EvalRun) -> dict[str, Any]:
+    """The result as AgentOS answers the run that made it: its ``*Result`` dataclass, ``run_id``
+    first (empty until the eval has a result)."""
+    return {"run_id": row.run_id, **row.eval_data} if row.eval_data else {}
+
+
+def result_as_stored(row: EvalRun) -> dict[str, Any]:
+    """The result as AgentOS reads it back from its table (get, update, list): the run's answer,
+    except a performance eval's, which it stores as its statistics (``result``) and each
+    measured run's time and memory (``runs``)."""
+    data = row.eval_data or {}
+    if row.eval_type != EvalType.PERFORMANCE or not data:
+        return result_as_run(row)
+    samples = ("run_times", "memory_usages")
+    return {
+        "result": {key: value for key, value in data.items() if key not in samples},
+        "runs": [{"runtime": runtime, "memory": memory} for runtime, memory in zip(data.get("run_times") or [], data.get("memory_usages") or [])],
+    }
+
+
+def eval_fields(row: EvalRun, result: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row.run_id, "agent_id": row.agent_id, "model_id": row.model_id, "model_provider": row.model_provider,
         "team_id": row.team_id, "workflow_id": row.workflow_id, "name": row.name, "evaluated_component_name": row.evaluated_component_name,
-        "user_id": row.user_id, "eval_type": row.eval_type, "eval_data": row.eval_data or {}, "eval_input": row.eval_input,
+        "user_id": row.user_id, "eval_type": row.eval_type, "eval_data": result, "eval_input": row.eval_input,
         "created_at": row.created_at, "updated_at": row.updated_at, "status": row.status, "error": row.error or None,
         "progress": row.progress or None, "score": row.score,
     }
 
 
 def render_eval(row: EvalRun) -> dict[str, Any]:
-    return render(EvalOut, eval_data(row))
+    """An eval run as read back (get, update, list)."""
+    return render(EvalOut, eval_fields(row, result_as_stored(row)))
+
+
+def render_eval_run(row: EvalRun) -> dict[str, Any]:
+    """An eval run as the answer of the request that ran it (``POST /eval-runs``)."""
+    return render(EvalOut, eval_fields(row, result_as_run(row)))

@@ -31,7 +31,7 @@ from sessions.api.inputs import json_body
 from ..models import EvalStatus
 from ..selectors import EvalRunFilters, eval_run_get, eval_run_list
 from ..services import ComponentMissing, EvalForbidden, EvalInvalid, EvalRequest, EvalRunNotFound, eval_run_create, eval_run_rename, eval_runs_delete
-from .serializers import EVAL_TYPES, DeleteEvalRunsIn, EvalOut, EvalRunIn, PaginatedEvalsOut, UpdateEvalRunIn, render_eval
+from .serializers import EVAL_TYPES, DeleteEvalRunsIn, EvalOut, EvalRunIn, PaginatedEvalsOut, UpdateEvalRunIn, render_eval, render_eval_run
 
 TAGS = ["Evals"]
 EVAL_RUN_ID_PATH = OpenApiParameter("eval_run_id", OpenApiTypes.STR, OpenApiParameter.PATH)
@@ -158,9 +158,9 @@ class EvalRunsView(EvalsAPIView, AsyncAgentOSView):
             if row is None:  # deleted meanwhile
                 raise NotFound("Eval run not found")
             if row.status in FINISHED:
-                return Response(render_eval(row))
+                return Response(render_eval_run(row))
             if time.monotonic() >= deadline:
-                return Response(render_eval(row), status=202)
+                return Response(render_eval_run(row), status=202)
             await asyncio.sleep(POLL_SECONDS)
 
     # -- delete many --

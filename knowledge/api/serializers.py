@@ -8,7 +8,8 @@ from rest_framework import serializers
 from core.api.schema import PaginationInfoOut
 from sessions.api.serializers.common import JSONObjectIn, ObjectField, Text, iso_z, output
 
-from ..models import Content, SourceType
+from ..models import Content, ContentStatus, SourceType
+from ..services.contents import AGNO_METADATA_KEY
 
 CONTENT_STATUSES = ("processing", "completed", "partial", "failed")
 
@@ -209,6 +210,26 @@ def _type(content: Content) -> str | None:
     return content.mime_type or None
 
 
+def _agno_metadata(content: Content) -> dict[str, Any]:
+    """AgentOS's ``metadata._agno`` of a content: a URL's source, the reader it was added with,
+    and, once its chunks are embedded and stored, ``vectors_indexed``."""
+    agno: dict[str, Any] = {}
+    if content.source_type == SourceType.URL:
+        agno.update(source_type="url", source_url=content.url)
+    if content.reader_id:
+        agno["reader_id"] = content.reader_id
+    if content.status == ContentStatus.COMPLETED:
+        agno["vectors_indexed"] = True
+    return agno
+
+
+def _metadata(content: Content) -> dict[str, Any] | None:
+    """The owner's metadata and, under ``_agno``, the server's (None when both are empty)."""
+    agno = _agno_metadata(content)
+    metadata = {**(content.metadata or {}), **({AGNO_METADATA_KEY: agno} if agno else {})}
+    return metadata or None
+
+
 def render_content(content: Content) -> dict[str, Any]:
     return {
         "id": content.pk,
@@ -217,7 +238,7 @@ def render_content(content: Content) -> dict[str, Any]:
         "type": _type(content),
         "size": None if content.size is None else str(content.size),
         "linked_to": None,
-        "metadata": content.metadata or None,
+        "metadata": _metadata(content),
         "access_count": None,
         "status": content.status,
         "status_message": content.status_message or None,

@@ -5,8 +5,10 @@ from typing import Any
 
 from agents.models import Job
 
-from ..chunkers import CHUNKERS
+from ..chunkers import AGENTOS_NAMES, CHUNKERS
+from ..chunkers import NOT_OFFERED as CHUNKERS_NOT_OFFERED
 from ..models import Content
+from ..readers import NOT_OFFERED as READERS_NOT_OFFERED
 from ..readers import READERS
 from .bases import User, readable
 from .contents import content_get_for_user
@@ -21,17 +23,19 @@ def vector_db_id(base_id: str) -> str:
 
 
 def knowledge_config(*, user: User, base_id: str | None = None) -> dict[str, Any]:
-    """Readers (with the chunkers and types each takes), chunkers, the base's vector store with
-    its search types, the metadata keys of the contents ``user`` may read (the newest 1,000: one
-    bounded query) and the configured remote content sources, as AgentOS's config response
-    names them."""
+    """Readers (with the chunkers and types each takes), chunkers (under AgentOS's names), the
+    readers and chunkers of AgentOS's that this server does not offer (with why), the base's
+    vector store with its search types, the metadata keys of the contents ``user`` may read (the
+    newest 1,000: one bounded query) and the configured remote content sources, as AgentOS's
+    config response names them."""
     from django.conf import settings
 
     from ..sources import sources
     readers = {
         reader.id: {
             "id": reader.id, "name": reader.name, "description": reader.description,
-            "chunkers": [reader.chunker] + [key for key in CHUNKERS if key != reader.chunker], "content_types": list(reader.mime_types),
+            "chunkers": [AGENTOS_NAMES[reader.chunker]] + [AGENTOS_NAMES[key] for key in CHUNKERS if key != reader.chunker],
+            "content_types": list(reader.mime_types),
         }
         for reader in READERS.values()
     }
@@ -50,15 +54,28 @@ def knowledge_config(*, user: User, base_id: str | None = None) -> dict[str, Any
     return {
         "readers": readers,
         "readersForType": by_type,
-        "chunkers": {key: {"key": key, "name": key.title(), "description": description, "metadata": {}} for key, description in CHUNKERS.items()},
+        "chunkers": {
+            AGENTOS_NAMES[key]: {
+                "key": AGENTOS_NAMES[key], "name": AGENTOS_NAMES[key], "description": description,
+                "metadata": {"chunk_size": settings.KNOWLEDGE_CHUNK_SIZE, "chunk_overlap": settings.KNOWLEDGE_CHUNK_OVERLAP},
+            }
+            for key, description in CHUNKERS.items()
+        },
         "filters": sorted(keys),
         "vector_dbs": [{
             "id": vector_db_id(base_id) if base_id else "vectors", "name": "Chunks with their embeddings in the site's database",
             "description": engine, "search_types": list(SEARCH_TYPES),
         }],
         "remote_content_sources": [source.to_dict() for source in sources()],
-        "unavailable_readers": {},
-        "unavailable_chunkers": {},
+        # AgentOS's readers and chunkers this server does not offer, each with why.
+        "unavailable_readers": {
+            reader_id: {"id": reader_id, "name": name, "description": None, "missing_packages": [], "reason": f"Reader {reader_id!r} is {reason}"}
+            for reader_id, (name, reason) in READERS_NOT_OFFERED.items()
+        },
+        "unavailable_chunkers": {
+            name: {"id": name, "name": name, "description": None, "missing_packages": [], "reason": f"Chunker {name!r} is {reason}"}
+            for name, reason in CHUNKERS_NOT_OFFERED.items()
+        },
     }
 
 

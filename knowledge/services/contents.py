@@ -15,15 +15,18 @@ from agents.models import Job, JobStatus
 from agents.services.cancellation import cancel_request
 from agents.services.jobs import job_cancel, job_enqueue, jobs_ended
 
-from ..chunkers import CHUNKERS
+from ..chunkers import ChunkerError, chunker_key
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType
-from ..readers import READERS
+from ..readers import ReadError, check_reader_id
 from .bases import User, base_get_for_user, readable, writable
 
 INGEST_JOB = "knowledge-ingest"
 # Chunk metadata that comes from the reader or the chunker, not from the content's metadata.
 PIECE_KEYS = frozenset({"page", "headings", "rows", "item", "title"})
 NAME_MAX = Content._meta.get_field("name").max_length  # a URL named after itself may be longer
+# AgentOS's reserved metadata key: the server's own bookkeeping about a content (where it came
+# from, its reader, whether its vectors are stored), given in answers, never taken from a client.
+AGNO_METADATA_KEY = "_agno"
 
 
 class ContentInputError(ValueError):
@@ -40,11 +43,24 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _check_options(*, reader_id: str, chunker: str, chunk_size: int | None, chunk_overlap: int | None, metadata: Any) -> None:
-    if reader_id and reader_id not in READERS:
-        raise ContentInputError(f"Unknown reader {reader_id!r}; readers: {', '.join(READERS)}")
-    if chunker and chunker not in CHUNKERS:
-        raise ContentInputError(f"Unknown chunker {chunker!r}; chunkers: {', '.join(CHUNKERS)}")
+def _check_reader(reader_id: str) -> None:
+    try:
+        check_reader_id(reader_id)
+    except ReadError as exc:
+        raise ContentInputError(str(exc)) from None
+
+
+def _chunker_key(chunker: str) -> str:
+    """The chunker as this server stores it (AgentOS's names are accepted: ``RecursiveChunker``)."""
+    try:
+        return chunker_key(chunker)
+    except ChunkerError as exc:
+        raise ContentInputError(str(exc)) from None
+
+
+def _check_options(*, reader_id: str, chunk_size: int | None, chunk_overlap: int | None, metadata: Any) -> None:
+    if reader_id:
+        _check_reader(reader_id)
     size = chunk_size if chunk_size is not None else settings.KNOWLEDGE_CHUNK_SIZE
     overlap = chunk_overlap if chunk_overlap is not None else min(settings.KNOWLEDGE_CHUNK_OVERLAP, size // 2)
     if not 50 <= size <= 8000:
@@ -53,6 +69,11 @@ def _check_options(*, reader_id: str, chunker: str, chunk_size: int | None, chun
         raise ContentInputError("chunk_overlap must be at least 0 and smaller than chunk_size")
     if not isinstance(metadata, dict):
         raise ContentInputError("metadata must be a JSON object")
+
+
+def _without_reserved(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A client's metadata without ``_agno``, which only the server writes (as AgentOS drops it)."""
+    return {key: value for key, value in metadata.items() if key != AGNO_METADATA_KEY}
 
 
 def _check_storable(*, metadata: Any = None, **fields: str | None) -> None:
@@ -110,7 +131,9 @@ def content_insert(
     ``QueueFull`` when the user's share of the job queue is full.
     """
     metadata = {} if metadata is None else metadata
-    _check_options(reader_id=reader_id, chunker=chunker, chunk_size=chunk_size, chunk_overlap=chunk_overlap, metadata=metadata)
+    chunker = _chunker_key(chunker) if chunker else ""
+    _check_options(reader_id=reader_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap, metadata=metadata)
+    metadata = _without_reserved(metadata)
     _check_storable(metadata=metadata, name=name, description=description, url=url, file_name=file_name, mime_type=mime_type)
     if text is not None and "\x00" in text:
         raise ContentInputError("text must not contain NUL characters")
@@ -192,8 +215,10 @@ def content_update(
     in the same transaction (searches filter on them); a new reader takes effect on refresh."""
     if metadata is not None and not isinstance(metadata, dict):
         raise ContentInputError("metadata must be a JSON object")
-    if reader_id and reader_id not in READERS:
-        raise ContentInputError(f"Unknown reader {reader_id!r}; readers: {', '.join(READERS)}")
+    if metadata is not None:
+        metadata = _without_reserved(metadata)
+    if reader_id:
+        _check_reader(reader_id)
     _check_storable(metadata=metadata, name=name, description=description)
     with transaction.atomic():
         content = writable(Content.objects, user).defer("data").select_for_update().get(pk=content_id)

@@ -32,6 +32,30 @@ def test_config_answers_the_clients_required_keys(client) -> None:
     assert body["session"] == {"dbs": [{"db_id": "agno-site-db", "domain_config": {"display_name": "agno-site-db"}, "tables": ["agno_sessions"]}]}
 
 
+def test_config_has_the_learning_domain_workflow_objects_and_a_durable_queue(client) -> None:
+    body = client.get("/config").json()
+    assert body["learning"] == {"dbs": [{"db_id": "agno-site-db", "domain_config": {"display_name": "agno-site-db"}}]}
+    assert body["queue"] == {"durable": True, "queue_per_session": True}
+    assert body["workflows"][0] == {
+        "id": "draft-flow", "name": "Draft Flow", "description": body["workflows"][0]["description"], "db_id": "agno-site-db",
+        "is_factory": False, "is_component": False, "sandboxed": False,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_agentos_client_reads_the_config_sections(live_api) -> None:
+    from agno.client.os import AgentOSClient
+    from agno.os.schema import QueueCapabilities, WorkflowSummaryResponse
+
+    config = AgentOSClient(base_url=live_api, timeout=30).get_config()
+    assert [(db.db_id, db.domain_config.display_name, db.tables) for db in config.learning.dbs] == [(config.os_database, config.os_database, None)]
+    assert config.queue == QueueCapabilities(durable=True, queue_per_session=True)
+    assert all(isinstance(workflow, WorkflowSummaryResponse) for workflow in config.workflows)
+    assert [(workflow.id, workflow.db_id, workflow.is_component) for workflow in config.workflows] == [
+        ("draft-flow", config.os_database, False), ("review-flow", config.os_database, False),
+    ]
+
+
 def test_openapi_document_and_docs_pages(client) -> None:
     document = client.get("/openapi.json").json()
     assert document["openapi"].startswith("3.")

@@ -37,13 +37,31 @@ def test_a_listed_eval_run_has_agentos_shape(client) -> None:
         "data": [{
             "id": "r1", "agent_id": "assistant", "model_id": "demo", "model_provider": "Offline", "team_id": None, "workflow_id": None,
             "name": "tools", "evaluated_component_name": None, "user_id": "alice", "eval_type": "reliability",
-            "eval_data": {"eval_status": "PASSED", "passed_tool_calls": ["add"], "failed_tool_calls": []},
+            "eval_data": {"run_id": "r1", "eval_status": "PASSED", "passed_tool_calls": ["add"], "failed_tool_calls": []},
             "eval_input": {"input": "hi", "expected_tool_calls": ["add"]},
             "created_at": "2026-11-30T09:00:00Z", "updated_at": "2026-11-30T09:00:00Z",
             "status": "completed", "error": None, "progress": None, "score": None,
         }],
         "meta": {"page": 1, "limit": 20, "total_pages": 1, "total_count": 1, "search_time_ms": 0.0},
     }
+
+
+def test_a_performance_eval_reads_back_as_agentos_stores_it(client) -> None:
+    """AgentOS answers the run with the PerformanceResult, and stores (so gets, lists and renames)
+    its statistics as ``result`` and each measured run as ``runs``; the other kinds read back as run."""
+    make_eval_run("alice", run_id="p1", eval_type="performance", eval_data={
+        "run_times": [0.25, 0.75], "avg_run_time": 0.5, "p95_run_time": 0.725, "memory_usages": [1.5, 2.5], "avg_memory_usage": 2.0,
+    })
+    stored = {
+        "result": {"avg_run_time": 0.5, "p95_run_time": 0.725, "avg_memory_usage": 2.0},
+        "runs": [{"runtime": 0.25, "memory": 1.5}, {"runtime": 0.75, "memory": 2.5}],
+    }
+    assert client.get("/eval-runs/p1").json()["eval_data"] == stored
+    assert client.get("/eval-runs", {"eval_types": "performance"}).json()["data"][0]["eval_data"] == stored
+    renamed = client.patch("/eval-runs/p1", data=json.dumps({"name": "latency"}), content_type="application/json").json()
+    assert (renamed["name"], renamed["eval_data"]) == ("latency", stored)
+    make_eval_run("alice", run_id="q1", eval_type="performance", status="running", eval_data={})
+    assert client.get("/eval-runs/q1").json()["eval_data"] == {}  # no result yet: nothing to shape
 
 
 @pytest.mark.parametrize(("query", "expected"), [

@@ -21,6 +21,7 @@ def test_agentos_client_runs_lists_reads_renames_and_deletes_evals(live_api, wor
     client = AgentOSClient(base_url=live_api, timeout=60)
     reliability = run(client.run_eval(EvalType.RELIABILITY, ADD, agent_id="assistant", expected_tool_calls=["add"]))
     assert (reliability.eval_type, reliability.agent_id, reliability.eval_data["eval_status"]) == (EvalType.RELIABILITY, "assistant", "PASSED")
+    assert reliability.eval_data["run_id"] == reliability.id  # the ReliabilityResult, as AgentOS answers a run
 
     judge.push(Reply(text=json.dumps({"accuracy_score": 3, "accuracy_reason": "Not what was expected."})))
     accuracy = run(client.run_eval(EvalType.ACCURACY, "hello", agent_id="assistant", expected_output="hi there"))
@@ -28,6 +29,7 @@ def test_agentos_client_runs_lists_reads_renames_and_deletes_evals(live_api, wor
 
     performance = run(client.run_eval(EvalType.PERFORMANCE, "hello", team_id="research-team", num_iterations=2))
     assert (performance.team_id, len(performance.eval_data["run_times"])) == ("research-team", 2)
+    assert performance.eval_data["run_id"] == performance.id and accuracy.eval_data["run_id"] == accuracy.id
 
     listed = run(client.list_eval_runs())
     assert [item.id for item in listed.data] == [performance.id, accuracy.id, reliability.id]
@@ -40,6 +42,14 @@ def test_agentos_client_runs_lists_reads_renames_and_deletes_evals(live_api, wor
     assert (fetched.id, fetched.eval_input["expected_output"]) == (accuracy.id, "hi there")
     renamed = run(client.update_eval_run(accuracy.id, name="greeting accuracy"))
     assert renamed.name == "greeting accuracy"
+    assert run(client.get_eval_run(reliability.id)).eval_data == reliability.eval_data
+
+    # A performance eval reads back as AgentOS stores it: its statistics and each measured run.
+    stored = run(client.get_eval_run(performance.id)).eval_data
+    assert set(stored) == {"result", "runs"} and stored["result"]["avg_run_time"] == performance.eval_data["avg_run_time"]
+    assert [sample["runtime"] for sample in stored["runs"]] == performance.eval_data["run_times"]
+    assert [sample["memory"] for sample in stored["runs"]] == performance.eval_data["memory_usages"]
+    assert run(client.update_eval_run(performance.id, name="team latency")).eval_data == stored
 
     run(client.delete_eval_runs([accuracy.id, reliability.id]))
     assert list(EvalRun.objects.unscoped("test").values_list("pk", flat=True)) == [performance.id]

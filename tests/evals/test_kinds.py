@@ -33,6 +33,7 @@ def test_a_judge_that_disagrees_scores_low_and_its_reasoning_is_stored(client, w
     body = response.json()
     assert body["status"] == "completed" and body["score"] == 2.0
     assert body["eval_data"] == {
+        "run_id": body["id"],  # AgentOS's AccuracyResult names its run
         "results": [{
             "input": ADD, "output": 'Tool add returned: {"operation": "addition", "result": 5.0}', "expected_output": "6",
             "score": 2, "reason": "The agent added 2 and 3 and got 5; the expected answer is 6.",
@@ -77,7 +78,7 @@ def test_accuracy_against_the_openai_agent_that_calls_a_tool(client, worker, jud
 def test_reliability_names_the_missing_tool_call(client, worker) -> None:
     body = post_eval(client, eval_type="reliability", input=ADD, agent_id="assistant", expected_tool_calls=["add", "multiply"]).json()
     assert body["eval_data"] == {
-        "eval_status": "FAILED", "failed_tool_calls": [], "passed_tool_calls": ["add"], "additional_tool_calls": [],
+        "run_id": body["id"], "eval_status": "FAILED", "failed_tool_calls": [], "passed_tool_calls": ["add"], "additional_tool_calls": [],
         "missing_tool_calls": ["multiply"], "failed_argument_checks": [], "passed_argument_checks": [],
     }
     assert body["score"] == 0.0

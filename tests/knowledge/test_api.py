@@ -145,7 +145,8 @@ def test_patch_changes_metadata_on_the_chunks_and_search_filters_on_it(alice):
     other = _added(alice, text_content=BIKES, metadata=json.dumps({"topic": "bikes"}))
     ingest()
     response = alice.form(f"/knowledge/content/{body['id']}", {"name": "renamed", "metadata": json.dumps({"topic": "drinks"})}, method="patch")
-    assert response.status_code == 200 and response.json()["name"] == "renamed" and response.json()["metadata"] == {"topic": "drinks"}
+    assert response.status_code == 200 and response.json()["name"] == "renamed"
+    assert response.json()["metadata"] == {"topic": "drinks", "_agno": {"vectors_indexed": True}}
     filtered = alice.json("/knowledge/search", {"query": "tea", "filters": {"topic": "drinks"}}).json()["data"]
     assert {hit["content_id"] for hit in filtered} == {body["id"]}
     assert alice.json("/knowledge/search", {"query": "tea", "filters": {"topic": "tea"}}).json()["data"] == []
@@ -255,10 +256,81 @@ def test_the_config_lists_readers_chunkers_filters_the_store_and_sources(alice, 
     config = alice.get("/knowledge/config").json()
     assert set(config["readers"]) == {"text", "markdown", "html", "pdf", "docx", "csv", "json"}
     assert config["readersForType"]["application/pdf"] == ["pdf"] and config["readersForType"][".md"] == ["markdown"]
-    assert set(config["chunkers"]) == {"fixed", "recursive", "markdown"}
+    assert set(config["chunkers"]) == {"FixedSizeChunker", "RecursiveChunker", "MarkdownChunker"}
     assert config["filters"] == ["topic", "year"]
     assert config["vector_dbs"][0]["search_types"] == ["vector", "keyword", "hybrid"]
     assert config["remote_content_sources"] == [{"id": "handbook", "name": "handbook", "type": "local", "metadata": {"root": "handbook"}, "prefix": None}]
+
+
+def test_the_config_lists_every_reader_and_chunker_agentos_lists_each_available_or_not(alice):
+    """AgentOS's own lists (its ReaderFactory and ChunkingStrategyType, from the installed agno):
+    each is offered here or listed as unavailable with why, never both, never neither."""
+    from agno.knowledge.chunking.strategy import ChunkingStrategyType
+    from agno.knowledge.reader.reader_factory import ReaderFactory
+
+    config = alice.get("/knowledge/config").json()
+    agentos_readers = set(ReaderFactory.get_all_reader_keys())
+    assert agentos_readers <= set(config["readers"]) | set(config["unavailable_readers"])
+    assert set(config["readers"]) & set(config["unavailable_readers"]) == set()
+    assert set(config["readers"]) - agentos_readers == {"html"}  # this server's own
+    agentos_chunkers = {strategy.value for strategy in ChunkingStrategyType}
+    assert set(config["chunkers"]) | set(config["unavailable_chunkers"]) == agentos_chunkers
+    assert set(config["chunkers"]) == {"FixedSizeChunker", "RecursiveChunker", "MarkdownChunker"}
+    assert config["chunkers"]["MarkdownChunker"] == {
+        "key": "MarkdownChunker", "name": "MarkdownChunker", "description": "Markdown headings first, then recursive",
+        "metadata": {"chunk_size": 600, "chunk_overlap": 100},
+    }
+    assert config["readers"]["markdown"]["chunkers"] == ["MarkdownChunker", "FixedSizeChunker", "RecursiveChunker"]
+    assert all(set(reader["chunkers"]) <= set(config["chunkers"]) for reader in config["readers"].values())
+    website = config["unavailable_readers"]["website"]
+    assert (website["id"], website["name"], website["missing_packages"]) == ("website", "WebsiteReader", [])
+    assert website["reason"].startswith("Reader 'website' is not offered here: a url content is one page")
+    assert config["unavailable_chunkers"]["SemanticChunker"]["reason"].startswith("Chunker 'SemanticChunker' is not offered here")
+
+
+def test_agentos_chunker_names_are_taken_and_unoffered_ones_refused_with_why(alice):
+    body = _added(alice, text_content="# Tea\n\nSteep green tea for two minutes.", chunker="MarkdownChunker", chunk_size=200)
+    assert Content.all_users.get(pk=body["id"]).chunker == "markdown"
+    ingest()
+    assert list(Chunk.all_users.filter(content_id=body["id"]).values_list("metadata", flat=True)) == [{"headings": ["Tea"]}]
+    refused = alice.upload(text_content=TEA, chunker="SemanticChunker")
+    assert refused.status_code == 422 and refused.json()["detail"][0]["msg"].startswith("Chunker 'SemanticChunker' is not offered here")
+    refused = alice.upload(text_content=TEA, reader_id="youtube")
+    assert refused.status_code == 422 and refused.json()["detail"][0]["msg"] == "Reader 'youtube' is not offered here: video transcripts are not read"
+
+
+def test_content_answers_carry_the_servers_metadata_under_agno(alice, monkeypatch):
+    """``metadata._agno`` is the server's (a URL's source, the reader asked for, vectors stored);
+    a client's own ``_agno`` is dropped, as AgentOS drops it."""
+    sent = json.dumps({"topic": "tea", "_agno": {"vectors_indexed": True, "forged": 1}})
+    body = _added(alice, text_content=TEA, metadata=sent, reader_id="markdown")
+    assert body["metadata"] == {"topic": "tea", "_agno": {"reader_id": "markdown"}} and body["status_message"] is None
+    ingest()
+    done = {"topic": "tea", "_agno": {"reader_id": "markdown", "vectors_indexed": True}}
+    assert alice.get(f"/knowledge/content/{body['id']}").json()["metadata"] == done
+    assert alice.get("/knowledge/content").json()["data"][0]["metadata"] == done
+    assert Content.all_users.get(pk=body["id"]).metadata == {"topic": "tea"}  # stored without it
+    assert all("_agno" not in chunk for chunk in Chunk.all_users.filter(content_id=body["id"]).values_list("metadata", flat=True))
+    patched = alice.form(f"/knowledge/content/{body['id']}", {"metadata": json.dumps({"_agno": {"reader_id": "pdf"}})}, method="patch").json()
+    assert patched["metadata"] == {"_agno": {"reader_id": "markdown", "vectors_indexed": True}}
+
+    from knowledge.services import ingestion
+
+    def fetched(url: str) -> tuple[bytes, str]:  # the outside network
+        if "missing" in url:
+            raise ingestion.IngestError("The URL answered HTTP 404")
+        return b"<html><title>Tea</title><body><p>Green tea steeps for two minutes.</p></body></html>", "text/html"
+
+    monkeypatch.setattr(ingestion, "fetch_remote", fetched)
+    source = {"source_type": "url", "source_url": "https://docs.example/tea.html"}
+    page = _added(alice, url=source["source_url"])
+    assert page["metadata"] == {"_agno": source}
+    missing = _added(alice, url="https://docs.example/missing.html")
+    ingest()
+    assert alice.get(f"/knowledge/content/{page['id']}").json()["metadata"] == {"_agno": {**source, "vectors_indexed": True}}
+    failed = alice.get(f"/knowledge/content/{missing['id']}").json()
+    assert (failed["status"], failed["status_message"]) == ("failed", "The URL answered HTTP 404")
+    assert failed["metadata"] == {"_agno": {"source_type": "url", "source_url": "https://docs.example/missing.html"}}
 
 
 def test_a_file_of_a_server_folder_is_listed_and_ingested_and_paths_stay_inside(alice, tmp_path, settings):

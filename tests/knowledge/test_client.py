@@ -18,9 +18,14 @@ def test_every_knowledge_method_of_the_client_works(live_api: str, settings, wor
     client = AgentOSClient(base_url=live_api, timeout=30)
     config = run(client.get_knowledge_config())
     assert "pdf" in config.readers and config.vector_dbs[0].search_types == ["vector", "keyword", "hybrid"]
+    # AgentOS's chunkers and readers, each offered or unavailable with why (its UI greys those out).
+    assert set(config.chunkers) == {"FixedSizeChunker", "RecursiveChunker", "MarkdownChunker"}
+    assert set(config.unavailable_chunkers) == {"AgenticChunker", "CodeChunker", "DocumentChunker", "SemanticChunker", "RowChunker"}
+    assert config.readers["text"].chunkers[0] == "RecursiveChunker" and config.unavailable_readers["pptx"].reason.startswith("Reader 'pptx' is not offered")
 
     note = run(client.upload_knowledge_content(
         name="kettle", text_content="Green tea is steeped at eighty degrees for two minutes.", metadata={"topic": "tea"},
+        chunker="RecursiveChunker", chunk_size=400,
     ))
     upload = run(client.upload_knowledge_content(
         file=File(content=b"# Bikes\n\nOil the chain every few hundred kilometres.", filename="bikes.md", mime_type="text/markdown"),
@@ -37,7 +42,8 @@ def test_every_knowledge_method_of_the_client_works(live_api: str, settings, wor
 
     listed = run(client.list_knowledge_content(limit=10))
     assert {item.id for item in listed.data} == {note.id, upload.id} and listed.meta.total_count == 2
-    assert run(client.get_knowledge_content(note.id)).metadata == {"topic": "tea"}
+    fetched = run(client.get_knowledge_content(note.id))
+    assert (fetched.metadata, fetched.status_message) == ({"topic": "tea", "_agno": {"vectors_indexed": True}}, None)
     renamed = run(client.update_knowledge_content(note.id, name="tea notes", metadata={"topic": "drinks"}))
     assert renamed.name == "tea notes"
 

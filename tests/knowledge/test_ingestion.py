@@ -234,7 +234,7 @@ def test_status_and_config_for_a_client(shared_base):
     assert config["filters"] == ["team"]  # not bob's keys
     assert set(config["readers"]) == {"text", "markdown", "html", "pdf", "docx", "csv", "json"}
     assert config["readers"]["pdf"]["content_types"] == ["application/pdf"] and config["readersForType"][".docx"] == ["docx"]
-    assert set(config["chunkers"]) == {"fixed", "recursive", "markdown"}
+    assert set(config["chunkers"]) == {"FixedSizeChunker", "RecursiveChunker", "MarkdownChunker"}
     assert config["vector_dbs"][0]["search_types"] == ["vector", "keyword", "hybrid"]
 
 

@@ -7,10 +7,11 @@ import json
 import httpx
 import pytest
 from agno.client.os import AgentOSClient
-from agno.os.routers.traces.schemas import TraceSearchGroupBy
+from agno.os.routers.traces.schemas import TraceDetail, TraceSearchGroupBy, TraceSummary
 
 from tests.api.test_agents_conformance import run
 from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
+from traces import provider
 from traces.provider import flush
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,3 +132,27 @@ def test_agentos_client_reads_and_searches_traces(live_api: str) -> None:
     assert found.data[0].trace_id == listed.data[0].trace_id
     grouped = run(client.search_traces({"op": "EQ", "key": "user_id", "value": "carol"}, group_by=TraceSearchGroupBy.SESSION))
     assert grouped.data[0].total_traces == 1
+
+
+def test_a_client_finds_the_trace_of_the_run_it_just_had_as_make_run_serves_it(live_api: str, settings) -> None:
+    """make run's server: tracing on, anonymous callers kept apart as guests. As AgentOS writes
+    each span as it ends, a client that has a run's answer finds its trace at once, by the run's
+    id and then by the trace's, even when this server's writer would otherwise wait a minute."""
+    settings.ANONYMOUS_ACCESS = "guests"
+    default_delay = settings.TRACING_EXPORT_DELAY_MS
+    settings.TRACING_EXPORT_DELAY_MS = 60_000
+    provider.reset()  # the next trace goes to a writer built with that delay
+    try:
+        client = AgentOSClient(base_url=live_api, timeout=30)
+        output = run(client.run_agent("assistant", '/call add {"a": 1, "b": 2}'))
+        listed = run(client.get_traces(run_id=output.run_id))
+        assert [type(item) for item in listed.data] == [TraceSummary] and listed.data[0].name == "Agent.run"
+        found = run(client.search_traces({"op": "EQ", "key": "run_id", "value": output.run_id}))
+        assert [type(item) for item in found.data] == [TraceDetail] and found.data[0].trace_id == listed.data[0].trace_id
+        detail = run(client.get_trace(found.data[0].trace_id))
+        assert (detail.run_id, detail.user_id, detail.tree[0].type) == (output.run_id, None, "AGENT")
+        body = httpx.get(f"{live_api}/traces", params={"run_id": output.run_id}, timeout=30).json()
+        assert [row["trace_id"] for row in body["data"]] == [detail.trace_id] and body["meta"]["total_count"] == 1
+    finally:
+        settings.TRACING_EXPORT_DELAY_MS = default_delay
+        provider.reset()

@@ -20,6 +20,7 @@ from core.api.views import AgentOSView
 from sessions.api.inputs import json_body
 
 from ..models import Trace
+from ..provider import written_through
 from ..selectors import (
     FILTER_FIELDS,
     STATUSES,
@@ -55,6 +56,10 @@ FILTER_PARAMS = [
 
 class TracesAPIView(AgentOSView):
     scope_family = "traces"
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        written_through()  # the runs this process has finished are read back with their traces
 
     def handle_exception(self, exc: Exception) -> Any:
         if isinstance(exc, Trace.DoesNotExist):
