@@ -178,6 +178,7 @@ def _replace_input(run: AgentRun, content: Any) -> None:
     """The masked input is what the run keeps and what the model reads: its input and its user
     message (the last one: pre-hooks run before anything is added after it)."""
     run.state.input["input_content"] = content
+    run.replaced_input = dict(run.state.input)
     for message in reversed(run.state.messages):
         if message.get("role") == "user":
             message["content"] = content if isinstance(content, str) else str(content)

@@ -187,6 +187,8 @@ class AgentRun(RunIteration):
         self.memories: list[dict[str, Any]] | None = None
         # Post-hooks left for the caller to run once the run is stored (agents.runtime.hooks).
         self.background_hooks: list[str] = []
+        # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
+        self.replaced_input: dict[str, Any] | None = None
         self._events = EventFactory(state, ctx.clock)
         self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self._record_references)
         self._chain = agent.model_chain(ctx.sleep)
