@@ -127,3 +127,19 @@ def test_an_admin_defined_agents_named_guardrails_and_budget_apply(client: Clien
     assert (refused["status"], refused["content"][:34]) == ("ERROR", "The input looks like an attempt to")
     masked = run(client, "db-guarded", "call me on 020 7946 0958")
     assert masked["status"] == "COMPLETED" and masked["content"].startswith("(offline demo) You said: call me on [phone]")
+
+
+def test_my_usage_lists_each_run_with_what_it_spent_and_why_it_stopped(client: Client, django_user_model) -> None:
+    stopped = run(client, "budgeted", '/call add {"a": 2, "b": 3}')
+    other = Client()
+    other.post("/agents/budgeted/runs", {"message": "hi", "stream": "false", "user_id": "bob"})
+    client.force_login(django_user_model.objects.create_user(username="alice", password="x-long-password"))
+
+    page = client.get("/chat/usage/").content.decode()
+
+    row = page.split(f'data-run-id="{stopped["run_id"]}"')[1].split("</tr>")[0]
+    tokens = stopped["metrics"]
+    assert f'<span class="usage-run-tokens">{tokens["total_tokens"]}</span>' in row
+    assert f'({tokens["input_tokens"]} / {tokens["output_tokens"]})' in row
+    assert "Token budget exhausted: this run used" in row and "<td>budgeted</td>" in row
+    assert page.count("data-run-id=") == 1  # bob's run is not hers
