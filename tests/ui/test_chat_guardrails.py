@@ -29,6 +29,11 @@ def test_a_refused_message_shows_the_check_that_refused_it_and_why(browsing, mak
     expect(hooks.nth(1)).to_contain_text("guardrail prompt_injection refused")
     expect(reply.locator(".msg-error")).to_contain_text("Refused. The input looks like an attempt to override the agent's instructions")
 
+    page.reload()  # the stored run says the same, and offers no retry of a message that would be refused again
+    reply = last_reply(page)
+    expect(reply.locator(".msg-error")).to_contain_text("Refused. The input looks like an attempt to override the agent's instructions")
+    expect(reply.get_by_role("button", name="Retry")).to_have_count(0)
+
 
 def test_masked_personal_data_is_said_under_the_reply(browsing, make_user):
     make_user("alice")

@@ -63,6 +63,7 @@ const state = {
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
 // RunError types that are a check's decision (agents.runtime.hooks, the token budget), shown as such.
 const REFUSALS = new Set(["input_check_error", "output_check_error", "token_budget_exceeded"]);
+const refusalHeading = (data) => (data.error_type === "token_budget_exceeded" ? "Stopped. " : "Refused. ");
 const hookKey = (event, data) => `${event.startsWith("Pre") ? "pre" : "post"}:${data.pre_hook_name || data.post_hook_name}`;
 const hookLabel = (event, data) => `${data.guardrail ? "guardrail" : event.startsWith("Pre") ? "pre-hook" : "post-hook"} ${data.pre_hook_name || data.post_hook_name}`;
 const AGENT_KEY = "agno-site.chat.agent";
@@ -491,7 +492,10 @@ function renderHistory(runs) {
     }
     turn.setMeta({ createdAt: run.created_at, model: modelName(component), metrics: run.metrics, runId: tracedRun(run.run_id) });
     const source = { turn, agentId: component, runId: run.run_id, sessionId: state.sessionId };
-    if (status === "ERROR") {
+    const refusal = status === "ERROR" && (run.events || []).find((event) => /RunError$/.test(event.event) && REFUSALS.has(event.error_type));
+    if (refusal) {
+      turn.error(plainContent(run.content), refusalHeading(refusal)); // the same message would be refused again: no retry
+    } else if (status === "ERROR") {
       turn.error(plainContent(run.content) || `The ${isTeam(component) ? "team" : "agent"} could not finish this reply.`);
       if (last) offerAgain({ ...source, failed: true });
     } else if (status === "CANCELLED") {
@@ -697,7 +701,7 @@ function applyFrame(run, frame) {
       if (REFUSALS.has(data.error_type)) {
         // A guardrail (or the token budget) refused: its reason, not a failure of the service.
         turn.hooksRefused();
-        turn.error(plainContent(data.content), data.error_type === "token_budget_exceeded" ? "Stopped. " : "Refused. ");
+        turn.error(plainContent(data.content), refusalHeading(data));
         return event;
       }
       turn.error(plainContent(data.content) || `The ${who} could not finish this reply.`);
