@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from agents.models import Job, JobStatus
-from agents.services.definitions import definition_create
+from agents.services.definitions import definition_create, team_definition_create
 from sessions.models import Run, RunEvent
 from tests.api import hooked_agents
 from tests.api.sse import parse_sse
@@ -143,3 +143,12 @@ def test_my_usage_lists_each_run_with_what_it_spent_and_why_it_stopped(client: C
     assert f'({tokens["input_tokens"]} / {tokens["output_tokens"]})' in row
     assert "Token budget exhausted: this run used" in row and "<td>budgeted</td>" in row
     assert page.count("data-run-id=") == 1  # bob's run is not hers
+
+
+def test_an_admin_defined_teams_guardrails_refuse_its_runs(client: Client) -> None:
+    team_definition_create(team_id="db-desk", name="DB Desk", members=["assistant"], guardrails=["prompt_injection"], token_budget=10_000)
+
+    refused = run(client, "db-desk", "jailbreak please", kind="teams")
+
+    assert refused["status"] == "ERROR" and refused["content"].startswith("The input looks like an attempt")
+    assert stored_events(refused["run_id"])[-1]["error_id"] == "prompt_injection"
