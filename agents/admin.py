@@ -16,6 +16,7 @@ from .models import AgentDefinition, AgentVersion, Job, Stage, TeamDefinition, T
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
+from .runtime.guardrails import GUARDRAILS
 from .runtime.workflow_config import MAX_DEPTH
 from .toolkits import toolkit_choices
 
@@ -49,9 +50,17 @@ def knowledge_field() -> forms.MultipleChoiceField:
     )
 
 
+def guardrails_field() -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        choices=[(name, f"{name}: {label}") for name, (label, _) in GUARDRAILS.items()], required=False,
+        widget=forms.CheckboxSelectMultiple, help_text="Checks of each message before the model sees it; a refusal ends the run with its reason.",
+    )
+
+
 class AgentVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
+    guardrails = guardrails_field()
 
     class Meta:
         model = AgentVersion
@@ -61,7 +70,7 @@ class AgentVersionForm(forms.ModelForm):
 VERSION_FIELDS = (
     "model", "fallback_models", "reasoning_model", "instructions", "tools", "add_history_to_context",
     "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
-    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown", "knowledge",
+    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
@@ -177,6 +186,7 @@ def member_choices() -> list[tuple[str, str]]:
 class TeamVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
+    guardrails = guardrails_field()
     members = forms.MultipleChoiceField(
         choices=member_choices, widget=forms.CheckboxSelectMultiple,
         help_text="Live agents and teams (code or database); only published ones are offered. The order is the order listed here.",
@@ -189,7 +199,7 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "role", "instructions", "tools", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "knowledge",
+    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 

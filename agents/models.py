@@ -18,6 +18,23 @@ from core.tenancy import OwnedModel
 component_id_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", "Letters, digits, '-', '_' and '.'; 128 characters at most.")
 
 
+TOKEN_BUDGET_HELP = "The most tokens one run may spend: a run that has spent them is stopped before its next model call. Empty for no limit."
+GUARDRAILS_HELP = "Checks of each message before the model sees it, in order (agents.runtime.guardrails.GUARDRAILS)."
+
+
+def clean_guardrails(names: object) -> None:
+    """A version's ``guardrails``: distinct names of shipped guardrails."""
+    from .runtime.guardrails import GUARDRAILS
+
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ValidationError({"guardrails": "A list of guardrail names."})
+    if len(set(names)) != len(names):
+        raise ValidationError({"guardrails": "A guardrail is listed twice."})
+    unknown = [name for name in names if name not in GUARDRAILS]
+    if unknown:
+        raise ValidationError({"guardrails": f"Unknown guardrails: {', '.join(unknown)}. Known: {', '.join(GUARDRAILS)}."})
+
+
 class Stage(models.TextChoices):
     DRAFT = "draft"
     PUBLISHED = "published"
@@ -62,6 +79,8 @@ class AgentVersion(models.Model):
     search_past_sessions = models.BooleanField(default=False)
     num_past_sessions_to_search = models.PositiveIntegerField(default=2)
     tool_call_limit = models.PositiveIntegerField(null=True, blank=True)
+    token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
+    guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
     markdown = models.BooleanField(default=True)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the agent searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the model a search_knowledge_base tool over its knowledge bases.")
@@ -99,6 +118,7 @@ class AgentVersion(models.Model):
         if unknown:
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
+        clean_guardrails(self.guardrails)
 
 
 def clean_knowledge(names: object, *, frozen: bool) -> None:
@@ -164,6 +184,8 @@ class TeamVersion(models.Model):
     update_memory_on_run = models.BooleanField(default=False)
     enable_session_summaries = models.BooleanField(default=False)
     markdown = models.BooleanField(default=False)
+    token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
+    guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the leader searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the leader a search_knowledge_base tool over its knowledge bases.")
     add_knowledge_to_context = models.BooleanField(default=False, help_text="Add the best passages for each message to it before the leader answers.")
@@ -197,6 +219,7 @@ class TeamVersion(models.Model):
         if len(set(self.members)) != len(self.members):
             raise ValidationError({"members": "A member is listed twice."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
+        clean_guardrails(self.guardrails)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
             # names may have gone since (the team is then unavailable); that must not block

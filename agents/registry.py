@@ -26,6 +26,7 @@ from django.conf import settings
 
 from .knowledge import named_knowledge
 from .runtime import Agent, Team, Workflow
+from .runtime.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
 from .runtime.tools.toolkit import Toolkit
 from .runtime.workflow_config import Executors, StepConfigError, steps_from_config
 
@@ -199,7 +200,21 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         knowledge=named_knowledge(version.knowledge),
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
+        pre_hooks=named_guardrails(version.guardrails),
+        token_budget=version.token_budget,
     )
+
+
+def named_guardrails(names: Any) -> list[Guardrail]:
+    """A stored version's guardrails, by name (``GUARDRAILS``), new for each build. A name this
+    release does not ship (a row edited outside the admin) is left out, with a warning."""
+    found = []
+    for name in names or []:
+        if name in GUARDRAILS:
+            found.append(guardrail_by_name(name))
+        else:
+            logger.warning("unknown guardrail %r in a stored definition is ignored", name)
+    return found
 
 
 def _member_entries(version: Any) -> list[AgentEntry | TeamEntry]:
@@ -373,6 +388,8 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         knowledge=named_knowledge(version.knowledge),
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
+        pre_hooks=named_guardrails(version.guardrails),
+        token_budget=version.token_budget,
     )
 
 

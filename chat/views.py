@@ -21,9 +21,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.logins import LoginForm
 from metrics.selectors import last_refreshed_at, refresh_status, usage_series
 from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_run, metrics_timezone
-from sessions.selectors import run_references, session_get
+from sessions.selectors import run_references, run_usage_recent, session_get
 
 USAGE_DAYS = 30
+USAGE_RECENT_RUNS = 20  # the latest runs My usage lists one by one
 
 
 class LoginView(auth_views.LoginView):
@@ -233,6 +234,7 @@ def chat_usage(request: HttpRequest) -> HttpResponse:
     ]
     return render(request, "chat/usage.html", {
         "site_name": settings.AGENT_OS_NAME, "days": days, "usage": usage, "time_zone": tz.key,
+        "recent_runs": run_usage_recent(user_id=user_id, limit=USAGE_RECENT_RUNS),
         "max_runs": max((day["runs"] for day in days), default=0) or 1, "max_tokens": max((day["total"] for day in days), default=0) or 1,
         "refreshed_at": last_refreshed_at(scope=scope), "refresh": refresh_status(scope=scope),
     })

@@ -31,6 +31,14 @@ def run_get(*, user: Any, run_id: str, session_id: str | None = None) -> Run | N
     return runs.first()
 
 
+def run_usage_recent(*, user_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The user's latest top-level runs with what each spent (tokens, duration) and, for one that
+    failed or was refused, why. One query; a team's member runs are in its total already."""
+    fields = ("run_id", "session_id", "component_id", "run_type", "status", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "created_at")
+    runs = Run.objects.for_user(user_id).filter(parent_run_id__isnull=True).order_by("-created_at")
+    return list(runs.values(*fields)[:limit])
+
+
 def run_references(*, user: Any, run_id: str) -> tuple[str, list[Any]] | None:
     """The session of a run of ``user`` and the ``references`` it stored (its knowledge searches:
     ``[{query, references: [hit], time}]``), or None when the run is not theirs or does not

@@ -59,7 +59,9 @@ _ERRORS = {"RunError", "TeamRunError", "WorkflowError", "StepError", "ToolCallEr
 _MEMBER_EVENTS = {
     "ModelRequestStarted", "ModelRequestCompleted", "ModelError", "ToolCallStarted", "ToolCallCompleted",
     "ToolCallError", "MemoryUpdateStarted", "MemoryUpdateCompleted",
+    "PreHookStarted", "PreHookCompleted", "PostHookStarted", "PostHookCompleted",
 }
+_HOOK_STAGES = {"PreHookStarted": "pre", "PreHookCompleted": "pre", "PostHookStarted": "post", "PostHookCompleted": "post"}
 # Every event the tracer reads; any other (content chunks above all) costs it one set lookup.
 _OBSERVED = frozenset({
     *_RUN_STARTED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
@@ -131,6 +133,10 @@ class RunTracer:
         elif name in _RUN_ENDED or name in _WORKFLOW_ENDED:
             span = self.runs.get(run_id)
             if span is not None and span.end is None:
+                # A hook still open is the guardrail that refused: its span carries the reason.
+                for key, hook in list(self.open.items()):
+                    if key[0] == "hook" and key[1] == run_id:
+                        self._close(hook, now, event, error=name.endswith("Error"))
                 self._close(span, now, event, error=name.endswith("Error"))
                 span.attributes["agno.run.status"] = name.removeprefix("Team").removeprefix("Run").removeprefix("Workflow").upper()
                 if name in _RUN_ENDED or name in _WORKFLOW_ENDED:
@@ -186,6 +192,19 @@ class RunTracer:
             self.loop_iterations.pop(event.get("step_id"), None)
             if span is not None:
                 self._close(span, now, event)
+        elif kind in ("PreHookStarted", "PostHookStarted"):
+            stage = _HOOK_STAGES[kind]
+            hook = event.get(f"{stage}_hook_name") or "hook"
+            guardrail = bool(event.get("guardrail"))
+            label = "guardrail" if guardrail else f"{stage}_hook"
+            self._open(("hook", run_id, stage, hook), f"{label}.{hook}", "GUARDRAIL" if guardrail else "CHAIN", now, self.runs.get(run_id), {
+                "agno.run.id": run_id, "agno.hook.name": hook, "agno.hook.stage": stage,
+            })
+        elif kind in ("PreHookCompleted", "PostHookCompleted"):
+            stage = _HOOK_STAGES[kind]
+            span = self.open.pop(("hook", run_id, stage, event.get(f"{stage}_hook_name") or "hook"), None)
+            if span is not None:
+                self._close(span, now, event, error=bool(event.get("error")))
         elif kind in ("MemoryUpdateStarted",):
             self._open(("memory", run_id), "memory.update", "CHAIN", now, self.runs.get(run_id), {"agno.run.id": run_id})
         elif kind in ("MemoryUpdateCompleted",):

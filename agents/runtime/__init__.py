@@ -41,7 +41,14 @@ add_history_to_context, num_history_runs=3, update_memory_on_run, add_memories_t
 search_past_sessions, num_past_sessions_to_search, num_past_session_runs_in_search,
 enable_session_summaries, add_session_summary_to_context, session_state,
 add_session_state_to_context, output_schema, tool_call_limit, markdown, metadata,
-model_retries=1, retry_backoff=0.5``.
+model_retries=1, retry_backoff=0.5, pre_hooks, post_hooks, run_hooks_in_background, token_budget``.
+
+Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees the input (a
+``Guardrail`` may refuse with ``InputCheckError``), ``post_hooks`` after it answers (may refuse with
+``OutputCheckError``); background post-hooks are left in ``run.background_hooks`` for the caller
+(``hooks.run_background_hooks``), and ``run.replaced_input`` is the input a pre-hook masked.
+``token_budget`` stops a run before a model call once it has spent that many tokens
+(``TokenBudgetExceeded``, a ``RunError`` of type ``token_budget_exceeded``).
 
 Context protocols (``typing.Protocol``): ``MemoryStore`` (add/update/delete), ``PastSessions``
 (recent_runs), ``Retriever`` (search; exposed as the ``search_knowledge_base`` tool).

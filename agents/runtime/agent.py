@@ -13,6 +13,7 @@ from agents.runtime.checkpoints import safe_boundary, truncate
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.hitl import collect_decisions, is_pending
+from agents.runtime.hooks import Hook, check_hooks
 from agents.runtime.knowledge import KnowledgeSource
 from agents.runtime.knowledge_search import REFERENCES_FORMATS, effective_filters, knowledge_source
 from agents.runtime.models import Model, ModelChain, get_model
@@ -88,6 +89,10 @@ class Agent:
         references_format: str = "json",
         num_references: int = 5,
         tracing: bool | None = None,
+        pre_hooks: Sequence[Hook] = (),
+        post_hooks: Sequence[Hook] = (),
+        run_hooks_in_background: bool = False,
+        token_budget: int | None = None,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -96,6 +101,8 @@ class Agent:
             raise TypeError(f"Agent() got an unexpected keyword argument {key!r}")
         if tool_call_limit is not None and tool_call_limit < 0:
             raise ValueError("tool_call_limit must be >= 0")
+        if token_budget is not None and token_budget < 1:
+            raise ValueError("token_budget must be >= 1")
         if num_history_runs < 0:
             raise ValueError("num_history_runs must be >= 0")
         if references_format not in REFERENCES_FORMATS:
@@ -145,6 +152,12 @@ class Agent:
         self.references_format = references_format
         self.num_references = num_references
         self.functions = self._collect_functions(self.tools)
+        # Hooks and guardrails (agents.runtime.hooks); the token budget stops a run that would
+        # call the model again once it has spent that many tokens (agents.runtime.runner).
+        self.pre_hooks = check_hooks(pre_hooks, what="pre_hooks")
+        self.post_hooks = check_hooks(post_hooks, what="post_hooks")
+        self.run_hooks_in_background = run_hooks_in_background
+        self.token_budget = token_budget
 
     def with_options(self, **options: Any) -> Agent:
         """A shallow copy with some attributes changed (a request's output schema, say), so a

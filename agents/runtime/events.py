@@ -102,8 +102,15 @@ class EventFactory:
             requirements=json_copy(requirements),
         )
 
-    def run_error(self, message: str, error_type: str) -> dict[str, Any]:
-        return self.make("RunError", content=message, error_type=error_type)
+    def run_error(
+        self, message: str, error_type: str, *, error_id: str | None = None, additional_data: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """As Agno's: ``error_id`` and ``additional_data`` say why a check refused. Every terminal
+        event carries the run's usage so far (``metrics``), so a failed run's cost is seen too."""
+        return self.make(
+            "RunError", content=message, error_type=error_type, error_id=error_id, additional_data=json_copy(additional_data),
+            metrics=self.state.metrics.to_dict() or None,
+        )
 
     def run_cancelled(self, partial: str) -> dict[str, Any]:
         return self.make("RunCancelled", content=partial, reason=f"Run {self.state.run_id} was cancelled")

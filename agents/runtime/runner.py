@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from agents.runtime.aio import in_tool_thread, iterate_sync, maybe_await, run_sync
 from agents.runtime.calls import as_text, call_str, parse_arguments
-from agents.runtime.errors import FatalModelError, ModelError, OutputSchemaError
+from agents.runtime.errors import FatalModelError, InputCheckError, ModelError, OutputSchemaError, TokenBudgetExceeded
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
 from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
 from agents.runtime.history import history_messages, input_text, with_file_text
+from agents.runtime.hooks import post_hook_steps, pre_hook_steps
 from agents.runtime.knowledge_search import REFERENCES_INTRO, documents_text, references_entry
 from agents.runtime.memory import MemoryManager
 from agents.runtime.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
@@ -184,6 +185,10 @@ class AgentRun(RunIteration):
         self.stream_events = stream_events
         self.session_summary: dict[str, Any] | None = None
         self.memories: list[dict[str, Any]] | None = None
+        # Post-hooks left for the caller to run once the run is stored (agents.runtime.hooks).
+        self.background_hooks: list[str] = []
+        # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
+        self.replaced_input: dict[str, Any] | None = None
         self._events = EventFactory(state, ctx.clock)
         self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self._record_references)
         self._chain = agent.model_chain(ctx.sleep)
@@ -217,6 +222,11 @@ class AgentRun(RunIteration):
                 for event in self._emit(self._events.run_started()):
                     yield event
                 await self._check_cancelled()
+                if self.agent.pre_hooks:
+                    async with aclosing(pre_hook_steps(self)) as steps:
+                        async for event in steps:
+                            yield event
+                    await self._check_cancelled()
                 if self.agent.add_knowledge_to_context and self.agent.knowledge is not None:
                     await self._add_references()
                     await self._check_cancelled()
@@ -248,12 +258,17 @@ class AgentRun(RunIteration):
             # with the duration, session state); its clients read the last event for those.
             for event in self._emit(self._events.run_completed()):
                 yield event
-        except (ModelError, OutputSchemaError) as exc:
+        except (ModelError, OutputSchemaError, InputCheckError, TokenBudgetExceeded) as exc:
+            # A refusal (a guardrail's, the token budget's) ends the run as a provider failure
+            # does: its reason recorded as the content, and a RunError the caller shows.
             message = getattr(exc, "message", None) or str(exc)
             self.state.content = message
             self.state.status = ERROR
             self._close_timing()
-            for event in self._emit(self._events.run_error(message, exc.error_type)):
+            error = self._events.run_error(
+                message, exc.error_type, error_id=getattr(exc, "check_trigger", None), additional_data=getattr(exc, "additional_data", None)
+            )
+            for event in self._emit(error):
                 yield event
         finally:
             # A run that did not complete (paused, cancelled, failed, abandoned) keeps no memories.
@@ -291,6 +306,7 @@ class AgentRun(RunIteration):
 
     async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
         clock, events, state = self.ctx.clock, self._events, self.state
+        self._check_budget()
         self._turns += 1
         if self._turns >= MAX_MODEL_TURNS:
             self._limit_reached = True
@@ -522,6 +538,10 @@ class AgentRun(RunIteration):
             state.content = "".join(self._content)
         for event in self._emit(self._events.make("RunContentCompleted")):
             yield event
+        if self.agent.post_hooks:
+            async with aclosing(post_hook_steps(self)) as steps:
+                async for event in steps:
+                    yield event
         if self._memory_task is not None:
             async with aclosing(self._update_memories()) as steps:
                 async for event in steps:
@@ -641,6 +661,14 @@ class AgentRun(RunIteration):
 
     def _emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
         return (event,) if self.stream_events or event["event"] in ESSENTIAL_EVENTS else ()
+
+    def _check_budget(self) -> None:
+        """Before each model call: a run that has spent its token budget (all its model calls so
+        far, a continued run's included) is stopped rather than let it spend more."""
+        budget = self.agent.token_budget
+        spent = self.state.metrics.tokens["total_tokens"]
+        if budget is not None and spent >= budget:
+            raise TokenBudgetExceeded(budget, spent)
 
     async def _check_cancelled(self) -> None:
         if await maybe_await(self.ctx.is_cancelled()):

@@ -144,6 +144,10 @@ class Team:
         references_format: str = "json",
         num_references: int = 5,
         tracing: bool | None = None,
+        pre_hooks: Sequence[Any] = (),
+        post_hooks: Sequence[Any] = (),
+        run_hooks_in_background: bool = False,
+        token_budget: int | None = None,
         **removed: Any,
     ) -> None:
         # Whether its runs are traced (traces/): None follows the deployment's TRACING.
@@ -189,7 +193,8 @@ class Team:
             add_knowledge_to_context=add_knowledge_to_context, knowledge_filters=knowledge_filters,
             enable_agentic_knowledge_filters=enable_agentic_knowledge_filters,
             add_search_knowledge_instructions=add_search_knowledge_instructions, references_format=references_format,
-            num_references=num_references,
+            num_references=num_references, pre_hooks=pre_hooks, post_hooks=post_hooks,
+            run_hooks_in_background=run_hooks_in_background, token_budget=token_budget,
         )
         leader = self._leader
         # The attributes the services read, with the same meaning as on Agent.
@@ -226,6 +231,11 @@ class Team:
         self.enable_agentic_knowledge_filters = leader.enable_agentic_knowledge_filters
         self.references_format = leader.references_format
         self.functions: dict[str, Function] = leader.functions
+        # The leader runs them (agents.runtime.hooks): the team's input, the team's answer.
+        self.pre_hooks = leader.pre_hooks
+        self.post_hooks = leader.post_hooks
+        self.run_hooks_in_background = leader.run_hooks_in_background
+        self.token_budget = leader.token_budget
 
     def with_options(self, **options: Any) -> Team:
         """``Agent.with_options`` for a team: the leader's copy gets them too (it is what runs)."""

@@ -44,6 +44,7 @@ from .runs import (
     continue_prepare_for_owner,
     next_event_index,
     prepare_for_owner,
+    replaced_input,
     run_aftermath,
 )
 
@@ -208,10 +209,13 @@ def _job_end(execution: _Execution) -> str:
             with events.lock:
                 events.take_arrived()
                 events.write_buffer()
-            run_finish(run, _record_of(job, run, prepared, status=status, output=output, summary=getattr(execution.finished, "session_summary", None)))
+            run_finish(run, _record_of(
+                job, run, prepared, status=status, output=output, summary=getattr(execution.finished, "session_summary", None),
+                input=replaced_input(execution.finished),
+            ))
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
-            run_aftermath(prepared, status, output)
+            run_aftermath(prepared, status, output, execution.finished)
         elif job.job_type == "continue":
             # A continuation that could not start (its agent was removed after the pause) ends
             # the paused run all the same: a schedule run it paused follows that end.

@@ -42,6 +42,7 @@ from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from .eventlog import run_error_event
 from .executor import in_run_thread
+from .hooks import hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
 from .watch import watch
 from .jobs import job_cancel, job_follow_run, job_submit
@@ -389,10 +390,18 @@ def fork_input(source: Run, edited: str | None) -> dict[str, Any]:
     return {**source.input, "input_content": edited} if edited else dict(source.input)
 
 
-def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None) -> None:
+def replaced_input(finished: Any) -> dict[str, Any]:
+    """The input a run's pre-hooks changed (masked), which replaces what the caller sent in the
+    stored run; empty when they changed nothing."""
+    return dict(getattr(finished, "replaced_input", None) or {})
+
+
+def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None, finished: Any = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
-    regeneration replaces, the memories it made, and the approval rows of its paused or decided
-    ``@approval`` tool calls (from ``output``)."""
+    regeneration replaces, the memories it made, the approval rows of its paused or decided
+    ``@approval`` tool calls (from ``output``), and the job of its background post-hooks (from
+    the ``finished`` run iterator)."""
+    hooks_enqueue(prepared, getattr(finished, "background_hooks", ()))
     if output is not None:
         approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:
@@ -511,12 +520,12 @@ def _run_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: 
     status = str(output.get("status") or RunStatus.ERROR)
     with transaction.atomic():
         run_finish(run, prepared.record(
-            status=status, output=output, events=events, first_event_index=first_index,
+            status=status, output=output, events=events, first_event_index=first_index, input=replaced_input(finished),
             session_state=output.get("session_state"), summary=getattr(finished, "session_summary", None),
         ))
         if prepared.continues_in_place:
             job_follow_run(run_id=run.pk, run_status=status)  # a paused background run, continued here
-        run_aftermath(prepared, status, output)
+        run_aftermath(prepared, status, output, finished)
     return output
 
 

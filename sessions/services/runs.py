@@ -121,7 +121,7 @@ def session_create(
 _SESSION_INSERT = Insert(Session, skip_conflict=True)
 _RUN_INSERT = Insert(Run)
 _EVENT_INSERT = Insert(RunEvent, ["run_id", "user_id", "event_index", "event", "payload", "created_at"])
-_RUN_RESULT = Update(Run, ["status", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"], where=["user_id"])
+_RUN_RESULT = Update(Run, ["status", "input", "run_data", "content", "input_tokens", "output_tokens", "total_tokens", "duration", "error", "updated_at", "finished_at"], where=["user_id"])
 
 
 def _insert_session(session: Session) -> bool:
@@ -512,6 +512,8 @@ def run_finish(run: Run, record: RunRecord) -> Run:
     child_tokens += sum(max(0, sum(child.tokens) - stored[child.run_id].total_tokens) for child in children if child.run_id in stored)
     with transaction.atomic(savepoint=False), pipelined():
         run.status = record.status
+        if record.input:  # the run changed its input (a guardrail masked personal data): keep only that
+            run.input = dict(record.input)
         run.run_data = dict(record.output)
         run.content = content_text(record.output.get("content"))
         run.input_tokens, run.output_tokens, run.total_tokens = input_tokens, output_tokens, input_tokens + output_tokens

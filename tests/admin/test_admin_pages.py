@@ -4,10 +4,12 @@ may change, and the site's icon at /favicon.ico."""
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from agents.models import AgentDefinition, Job
-from agents.services.definitions import definition_create
+from agents.registry import agent_get
+from agents.services.definitions import definition_create, publish_draft
 from core.admin import preview, seconds
 from sessions.models import Run
 from tests.factories import make_job, make_run, make_session
@@ -128,3 +130,32 @@ def test_favicon_ico_is_the_sites_icon(client) -> None:
     response = client.get("/favicon.ico")
     assert (response.status_code, response["Content-Type"]) == (200, "image/svg+xml")
     assert response.content.startswith(b"<svg") and "max-age=86400" in response["Cache-Control"]
+
+
+def test_a_new_agents_draft_takes_named_guardrails_and_a_token_budget(operator_client) -> None:
+    page = operator_client.get(reverse("admin:agents_agentdefinition_add"))
+    prefix = next(f.formset.prefix for f in page.context["inline_admin_formsets"] if f.formset.max_num == 1)
+    guardrails = page.context["inline_admin_formsets"][0].formset.forms[0].fields["guardrails"]
+    assert [name for name, _ in guardrails.choices] == ["pii", "pii_mask", "prompt_injection", "openai_moderation"]
+    data = {"agent_id": "careful", "name": "Careful", "description": "", "is_active": "on"}
+    for formset in page.context["inline_admin_formsets"]:
+        management = formset.formset.management_form
+        data.update({f"{management.prefix}-{name}": value for name, value in management.initial.items()})
+    data.update({f"{prefix}-0-model": "offline:demo", f"{prefix}-0-num_history_runs": "3", f"{prefix}-0-num_past_sessions_to_search": "2",
+                 f"{prefix}-0-fallback_models": "[]", f"{prefix}-0-token_budget": "4000",
+                 f"{prefix}-0-guardrails": ["prompt_injection", "pii_mask"]})
+    response = operator_client.post(reverse("admin:agents_agentdefinition_add"), data)
+    assert response.status_code == 302, response.context and response.context["adminform"].form.errors
+    (draft,) = AgentDefinition.objects.get(agent_id="careful").versions.all()
+    assert (draft.guardrails, draft.token_budget) == (["prompt_injection", "pii_mask"], 4000)
+    publish_draft(draft.definition)
+    agent = agent_get("careful").build("alice")
+    assert ([h.name for h in agent.pre_hooks], agent.token_budget) == (["prompt_injection", "pii_mask"], 4000)
+
+
+def test_an_unknown_guardrail_is_refused_by_the_version(operator_client) -> None:
+    definition = definition_create(agent_id="loose", name="Loose", model="offline:demo", publish=False)
+    draft = definition.versions.get()
+    draft.guardrails = ["pii", "telepathy"]
+    with pytest.raises(ValidationError, match="Unknown guardrails: telepathy"):
+        draft.full_clean()

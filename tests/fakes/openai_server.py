@@ -1,5 +1,9 @@
 """A scriptable OpenAI-compatible Chat Completions server (``POST /v1/chat/completions``), with
-``POST /v1/embeddings`` answering deterministic bag-of-words vectors (``fake_embedding``).
+``POST /v1/embeddings`` answering deterministic bag-of-words vectors (``fake_embedding``), and
+``POST /v1/moderations`` flagging the categories an input names as ``[flag:<category>]``
+(``fake_moderation``; those requests go to ``moderation_requests`` and consume no scripted item,
+so a moderated run's model replies are scripted as without it; ``moderation_failure`` makes
+them fail).
 
 Drive the real ``openai`` SDK (or anything OpenAI-compatible) against it::
 
@@ -40,9 +44,28 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: 
 class FakeOpenAIServer(FakeServer):
     paths = ("/v1/chat/completions", "/chat/completions", "/v1/embeddings", "/embeddings")
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.moderation_requests: list[Recorded] = []
+        self.moderation_failure: Failure | None = None
+
     @property
     def base_url(self) -> str:
         return f"{self.origin}/v1"
+
+    def _handle(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        if method == "POST" and handler.path.split("?")[0] in ("/v1/moderations", "/moderations"):
+            length = int(handler.headers.get("Content-Length") or 0)
+            body = json.loads(handler.rfile.read(length) or b"{}")
+            with self._lock:
+                self.moderation_requests.append(Recorded(method, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body, tuple(handler.client_address)))
+            failure = self.moderation_failure
+            if failure is not None:
+                self.send_json(handler, failure.status, {"error": {"message": failure.message, "type": "server_error"}})
+            else:
+                self.send_json(handler, 200, fake_moderation(body))
+            return
+        super()._handle(handler, method)
 
     def respond(self, handler: BaseHTTPRequestHandler, recorded: Recorded, item: Reply | Failure) -> None:
         if isinstance(item, Failure):
@@ -127,6 +150,18 @@ def fake_embeddings(body: dict[str, Any]) -> dict[str, Any]:
     data = [{"object": "embedding", "index": index, "embedding": fake_embedding(text, dimensions)} for index, text in enumerate(inputs)]
     tokens = sum(len(str(text).split()) for text in inputs)
     return {"object": "list", "data": data, "model": body.get("model", "fake-embedder"), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+MODERATION_CATEGORIES = ("harassment", "hate", "illicit", "self-harm", "sexual", "violence")
+
+
+def fake_moderation(body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /v1/moderations``: flags each category the input names as ``[flag:<category>]``."""
+    text = body.get("input") if isinstance(body.get("input"), str) else json.dumps(body.get("input"))
+    categories = {name: f"[flag:{name}]" in text for name in MODERATION_CATEGORIES}
+    scores = {name: 0.99 if on else 0.001 for name, on in categories.items()}
+    result = {"flagged": any(categories.values()), "categories": categories, "category_scores": scores}
+    return {"id": "modr-fake", "model": body.get("model", "omni-moderation-latest"), "results": [result]}
 
 
 def _usage(usage: tuple[int, int]) -> dict[str, int]:

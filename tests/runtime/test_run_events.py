@@ -148,7 +148,9 @@ def test_model_failure_ends_the_run_with_run_error(make_ctx):
     events = drain(run)
 
     assert names(events) == ["RunStarted", "ModelRequestStarted", "RunError"]
-    assert events[-1] == common("RunError", content="offline model: /fail requested", error_type="model_provider_error")
+    assert events[-1] == common(
+        "RunError", content="offline model: /fail requested", error_type="model_provider_error", metrics={"duration": 0.0}
+    )
     assert (run.status, run.output["status"], run.output["content"]) == ("ERROR", "ERROR", "offline model: /fail requested")
 
 

@@ -61,6 +61,11 @@ const state = {
 };
 
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
+// RunError types that are a check's decision (agents.runtime.hooks, the token budget), shown as such.
+const REFUSALS = new Set(["input_check_error", "output_check_error", "token_budget_exceeded"]);
+const refusalHeading = (data) => (data.error_type === "token_budget_exceeded" ? "Stopped. " : "Refused. ");
+const hookKey = (event, data) => `${event.startsWith("Pre") ? "pre" : "post"}:${data.pre_hook_name || data.post_hook_name}`;
+const hookLabel = (event, data) => `${data.guardrail ? "guardrail" : event.startsWith("Pre") ? "pre-hook" : "post-hook"} ${data.pre_hook_name || data.post_hook_name}`;
 const AGENT_KEY = "agno-site.chat.agent";
 const THEME_KEY = "agno-site.theme";
 
@@ -487,7 +492,10 @@ function renderHistory(runs) {
     }
     turn.setMeta({ createdAt: run.created_at, model: modelName(component), metrics: run.metrics, runId: tracedRun(run.run_id) });
     const source = { turn, agentId: component, runId: run.run_id, sessionId: state.sessionId };
-    if (status === "ERROR") {
+    const refusal = status === "ERROR" && (run.events || []).find((event) => /RunError$/.test(event.event) && REFUSALS.has(event.error_type));
+    if (refusal) {
+      turn.error(plainContent(run.content), refusalHeading(refusal)); // the same message would be refused again: no retry
+    } else if (status === "ERROR") {
       turn.error(plainContent(run.content) || `The ${isTeam(component) ? "team" : "agent"} could not finish this reply.`);
       if (last) offerAgain({ ...source, failed: true });
     } else if (status === "CANCELLED") {
@@ -678,8 +686,24 @@ function applyFrame(run, frame) {
       turn.setSources([{ runId: data.run_id || run.runId, references: data.references }], SOURCE_URLS);
       turn.setMeta({ createdAt: data.created_at || Date.now() / 1000, model: modelName(run.agentId), metrics: data.metrics, runId: tracedRun(data.run_id) });
       return event;
+    case "PreHookStarted":
+    case "PostHookStarted":
+      turn.hookStarted(hookKey(event, data), hookLabel(event, data));
+      scrollToEnd();
+      return null;
+    case "PreHookCompleted":
+    case "PostHookCompleted":
+      turn.hookFinished(hookKey(event, data), data.error ? "error" : data.run_input ? "changed" : "done",
+        data.error || (data.run_input ? "The model saw the message with personal data masked." : ""));
+      return null;
     case "RunError":
       turn.settleSteps("error");
+      if (REFUSALS.has(data.error_type)) {
+        // A guardrail (or the token budget) refused: its reason, not a failure of the service.
+        turn.hooksRefused();
+        turn.error(plainContent(data.content), refusalHeading(data));
+        return event;
+      }
       turn.error(plainContent(data.content) || `The ${who} could not finish this reply.`);
       return event;
     case "RunCancelled":

@@ -488,9 +488,37 @@ export class AssistantTurn extends Transcript {
     this.streamedText = false;
   }
 
-  error(message) {
+  error(message, heading = "Something went wrong. ") {
     this.closeSegment();
-    this.body.append(el("div", { class: "msg-error", role: "alert" }, el("strong", { text: "Something went wrong. " }), el("span", { text: message })));
+    this.body.append(el("div", { class: "msg-error", role: "alert" }, el("strong", { text: heading }), el("span", { text: message })));
+  }
+
+  /**
+   * A pre- or post-hook of the run (a guardrail checking the message, say): one line that says
+   * what runs and how it ended ("done", "failed", or "refused" for the check that stopped it).
+   */
+  hookStarted(key, label) {
+    this.hooks ||= new Map();
+    if (this.hooks.has(key)) return;
+    this.closeSegment();
+    const state = el("span", { class: "hook-state", text: "checking…" });
+    const detail = el("span", { class: "hook-detail" });
+    const line = el("div", { class: "msg-hook", "data-state": "running" }, el("span", { class: "hook-icon", "aria-hidden": "true", text: "🛡" }), " ", el("code", { text: label }), " ", state, " ", detail);
+    this.hooks.set(key, { line, state, detail });
+    this.body.append(line);
+  }
+
+  hookFinished(key, outcome, text = "") {
+    const hook = this.hooks?.get(key);
+    if (!hook) return;
+    hook.line.dataset.state = outcome;
+    hook.state.textContent = { done: "passed", error: "failed", refused: "refused", changed: "changed the message" }[outcome] || outcome;
+    hook.detail.textContent = text;
+  }
+
+  /** The run ended while a hook ran: that hook is the check that refused it. */
+  hooksRefused() {
+    for (const [key, hook] of this.hooks || []) if (hook.line.dataset.state === "running") this.hookFinished(key, "refused");
   }
 
   /** The reply's text as Markdown, as the agent wrote it. */

@@ -1,0 +1,30 @@
+"""Code agents with hooks and guardrails, for tests/api/test_hooks_api.py (added to AGENT_MODULES there)."""
+from __future__ import annotations
+
+import threading
+
+from agents.runtime import Agent, CalculatorTools, Team
+from agents.runtime.guardrails import PIIDetectionGuardrail, PromptInjectionGuardrail
+from agents.runtime.hooks import hook
+
+# What the background hook saw, and the gate it waits at (a slow hook, held until a test opens it).
+audited: list[tuple[str, str, str | None]] = []
+audit_gate = threading.Event()
+
+
+@hook(run_in_background=True)
+def audit(run_output, user_id):
+    audit_gate.wait(10)
+    audited.append((run_output["run_id"], run_output["status"], user_id))
+
+
+def sign(run_output):
+    run_output["content"] += " [checked]"
+
+
+AGENTS = [
+    Agent(id="guarded", name="Guarded", pre_hooks=[PIIDetectionGuardrail(), PromptInjectionGuardrail()], post_hooks=[sign, audit]),
+    Agent(id="masked", name="Masked", pre_hooks=[PIIDetectionGuardrail(mask_pii=True)]),
+    Agent(id="budgeted", name="Budgeted", tools=[CalculatorTools()], token_budget=5),
+]
+TEAMS = [Team([Agent(id="guarded-member", name="Member")], id="guarded-team", name="Guarded Team", pre_hooks=[PromptInjectionGuardrail()])]
