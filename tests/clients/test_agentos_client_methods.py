@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from agno.client.os import AgentOSClient
 from agno.db.base import SessionType
@@ -233,6 +234,9 @@ def test_the_demo_workflow_waits_for_review_and_is_continued(client: AgentOSClie
     assert (done.run_id, done.status) == (paused.run_id, RunStatus.completed)
     assert done.content.startswith("Published (demo: nothing left the server)")
     assert [type(event).__name__ for event in done.events] == ["StepContinuedEvent"]
+    with pytest.raises(httpx.HTTPStatusError) as again:  # the same answer sent twice
+        run(client.continue_workflow_run("demo-workflow", paused.run_id, [requirement], session_id="w-1", user_id=USER))
+    assert (again.value.response.status_code, again.value.response.json()["detail"]) == (409, "run is already completed")
 
 
 @covers("run_workflow_stream", "continue_workflow_run_stream", "cancel_workflow_run")
