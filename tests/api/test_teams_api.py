@@ -172,6 +172,9 @@ class TestMemberHumanInTheLoop:
         assert done["content"] == "Tool delete_file returned: deleted report.txt"
         assert [event["event"] for event in done["events"]] == ["TeamRunPaused", "TeamRunContinued"]
         assert done["events"][0] == pause
+        # As AgentOS: the member's requirement was answered in the member's run; the team keeps none.
+        assert done["requirements"] == []
+        assert done["member_responses"][0]["requirements"][0]["tool_execution"]["confirmed"] is True
         completed = post_team_run(live_api, message=delegate("researcher", "plain"), session_id="t-p2", user_id="alice").json()
         assert "events" not in completed  # Agno keeps none for a non-streamed run that simply ends
         member = Run.objects.for_user("alice").get(pk=member_run_id)

@@ -189,6 +189,7 @@ def test_a_team_paused_by_its_member_answers_requirements_tools_and_events_and_c
     assert (done.run_id, done.status) == (paused.run_id, RunStatus.completed)
     assert "Email to bob@example.com with subject 'Hi' was queued" in done.content
     assert [type(event).__name__ for event in done.events] == ["RunPausedEvent", "RunContinuedEvent"]
+    assert done.requirements == []  # answered in the member's run, as AgentOS keeps them
     [member] = done.member_responses
     assert (member.agent_id, member.status, member.tools[0].confirmed) == ("demo-writer", RunStatus.completed, True)
     assert "was queued" in member.tools[0].result
@@ -199,7 +200,9 @@ def test_a_team_paused_by_its_member_answers_requirements_tools_and_events_and_c
 def test_a_streamed_team_pause_is_continued_as_a_stream(client: AgentOSClient) -> None:
     events = run(collect(client.run_team_stream("demo-team", TEAM_EMAIL, session_id="t-s", user_id=USER)))
     pause = events[-1]
-    assert names(events)[-1] == "RunPausedEvent" and pause.team_id == "demo-team"
+    # The member's RunPaused, the delegation's end, then the team's TeamRunPaused, as AgentOS streams them.
+    assert names(events)[-3:] == ["RunPausedEvent", "ToolCallCompletedEvent", "RunPausedEvent"]
+    assert (events[-3].agent_id, pause.team_id) == ("demo-writer", "demo-team")
     [requirement] = pause.requirements
     assert requirement.member_agent_id == "demo-writer"
     continued = run(collect(client.continue_team_run_stream("demo-team", pause.run_id, confirmed(pause.requirements), session_id="t-s", user_id=USER)))
