@@ -32,6 +32,7 @@ from django.core.management import call_command
 
 from sessions.models import Run
 from tests.api.test_agents_conformance import run
+from tests.security.conftest import jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 from traces.provider import flush
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -104,8 +105,11 @@ def test_config(client: AgentOSClient) -> None:
 
 @pending(11)
 @covers("migrate_database")
-def test_migrate_database(client: AgentOSClient) -> None:
-    assert run(client.migrate_database("agno-site-db")) is not None
+def test_migrate_database(client: AgentOSClient, jwt_server) -> None:
+    """An admin's operation: called with an admin's token (JWT on), as AgentOS's control plane does."""
+    admin = {"Authorization": f"Bearer {token('ops', ['agent_os:admin'])}"}
+    answer = run(client.migrate_database("agno-site-db", headers=admin))
+    assert answer == {"message": "Database migrated successfully to latest version"}
 
 
 # ---- agents ---------------------------------------------------------------------------------
