@@ -13,8 +13,10 @@ names its item, and fails the suite as soon as it passes (the mark is then remov
 """
 from __future__ import annotations
 
+import importlib
 import inspect
-import json
+import io
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +32,7 @@ from agno.os.routers.traces.schemas import TraceSearchGroupBy
 from agno.run.base import RunStatus
 from django.core.management import call_command
 
+from agents import registry
 from sessions.models import Run
 from tests.api.test_agents_conformance import run
 from tests.security.conftest import jwt_server, token  # noqa: F401 (jwt_server: a fixture)
@@ -61,11 +64,24 @@ def pending(item: int) -> pytest.MarkDecorator:
 def client(live_api: str, settings, monkeypatch) -> AgentOSClient:
     """The client, against the components and defaults `make run` serves without a key."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    offline_demo()
     settings.AGENT_MODULES = ["agents.demo"]
     settings.ANONYMOUS_ACCESS = "guests"
     settings.TRACING = True
-    call_command("bootstrap", stdout=open("/dev/null", "w"))
+    call_command("bootstrap", stdout=io.StringIO())
     return AgentOSClient(base_url=live_api, timeout=60)
+
+
+def offline_demo() -> None:
+    """agents.demo picks its model as it is imported: OpenAI when OPENAI_API_KEY is set, as the
+    test session's fake OpenAI server sets it. Imported earlier in the session with the key, it is
+    imported again without, and the registry forgets what it built from it."""
+    module = sys.modules.get("agents.demo")
+    if module is None or module.MODEL == "offline:demo":
+        return
+    importlib.reload(module)
+    for built in (registry._code_agents_for, registry._code_teams_for, registry._code_workflows_for, registry._code_functions_for):
+        built.cache_clear()
 
 
 async def collect(events) -> list[Any]:
