@@ -732,7 +732,9 @@ class TeamRun(AgentRun):
         label = member.name or member.id
         # The member's requirements were handed to it and are answered in its own run (in
         # member_responses): the team keeps only its own and any the member raises again, as Agno.
-        self.state.requirements = [req for req in self.state.requirements or [] if req.get("member_run_id") != run_id]
+        # A sub-team's name the run that paused inside it.
+        handed = _run_ids(out)
+        self.state.requirements = [req for req in self.state.requirements or [] if req.get("member_run_id") not in handed]
         if out.get("status") == PAUSED:
             self._propagate_pause(member, out)
             return
@@ -923,3 +925,11 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+def _run_ids(out: Mapping[str, Any]) -> set[str]:
+    """The run ids of a member's output and of the runs inside it (a sub-team's members)."""
+    ids = {out["run_id"]} if out.get("run_id") else set()
+    for inner in out.get("member_responses") or []:
+        ids |= _run_ids(inner)
+    return ids

@@ -168,6 +168,7 @@ def test_a_member_of_a_sub_team_pauses_and_resumes_through_both_teams(make_ctx, 
     inner_done = run.output["member_responses"][0]
     assert (inner_done["run_id"], inner_done["status"]) == (inner_out["run_id"], "COMPLETED")
     assert inner_done["member_responses"][0]["status"] == "COMPLETED"
+    assert run.output["requirements"] == inner_done["requirements"] == []  # answered in the runs they were handed to
 
 
 def test_bad_continuations_are_refused_before_anything_runs(make_ctx, openai_server):
