@@ -48,18 +48,19 @@ class ApprovalAlreadyResolved(Exception):
 
 def tool_executions(output: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every ToolExecution dict of a run output, wherever the call is nested: its tools, its
-    requirements' (a team's member tools come in through requirements only), and those of a
+    requirements' (a paused team's member calls, naming the member), and those of a
     workflow's agent and team steps (``step_executor_runs``: each the RunOutput the runtime made,
-    never the caller's answers, which a workflow keeps in its ``step_requirements``). A call in
-    more than one place is in the list as often."""
+    never the caller's answers, which a workflow keeps in its ``step_requirements``), and a team's
+    members' runs (``member_responses``: once continued, a member's answered calls are only
+    there, as in Agno). A call in more than one place is in the list as often."""
     found: list[dict[str, Any]] = [te for te in output.get("tools") or [] if isinstance(te, dict)]
     for req in output.get("requirements") or []:
         te = req.get("tool_execution") if isinstance(req, dict) else None
         if isinstance(te, dict):
             found.append(te)
-    for executor_run in output.get("step_executor_runs") or []:
-        if isinstance(executor_run, dict):
-            found.extend(tool_executions(executor_run))
+    for nested in [*(output.get("step_executor_runs") or []), *(output.get("member_responses") or [])]:
+        if isinstance(nested, dict):
+            found.extend(tool_executions(nested))
     return found
 
 

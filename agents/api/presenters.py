@@ -5,6 +5,7 @@ from typing import Any
 
 from core.api.views import database_id
 from sessions.models import Run
+from sessions.selectors import run_events_kept
 
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, Function, Team
@@ -203,3 +204,27 @@ def run_output(run: Run, events: list[dict[str, Any]] | None = None) -> dict[str
     if not body.get("tools"):
         body.pop("tools", None)  # AgentOS reads a stored run without tool calls back with none
     return drop_nulls(body)
+
+
+# The events Agno keeps on a team or workflow run that was not streamed: AgentOS turns
+# ``store_events`` on for both, and without a stream only these reach the run's list (Agno
+# records an agent's non-streamed run with none). A non-streamed answer lists them, as
+# AgentOS's does: a team paused by a member answers ``[TeamRunPaused]``, and once continued
+# ``[TeamRunPaused, TeamRunContinued]``; a continued workflow ``[StepContinued]``.
+UNSTREAMED_EVENTS = {
+    "team": frozenset({"TeamRunPaused", "TeamRunContinued", "TeamRunError", "TeamRunCancelled"}),
+    "workflow": frozenset({"StepContinued"}),
+}
+
+
+def with_unstreamed_events(output: dict[str, Any], kind: str, owner_id: str | None) -> dict[str, Any]:
+    """A non-streamed run's answer with the ``events`` Agno keeps for it (``UNSTREAMED_EVENTS``),
+    read from the run's stored events: a continuation's list starts with the pause it continues.
+    Unchanged when there are none (AgentOS leaves the key out then)."""
+    kept = UNSTREAMED_EVENTS.get(kind)
+    run_id = output.get("run_id")
+    if kept is None or not run_id:
+        return output
+    stored = run_events_kept(user=owner_id, run_ids=[run_id]).get(run_id, [])
+    events = [event for event in stored if event.get("event") in kept and event.get("run_id") == run_id]
+    return {**output, "events": events} if events else output

@@ -43,7 +43,7 @@ from ..services.submit import Finished, Started, Submitted, submit_continue, sub
 from ..services.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, parse_run_form, parse_step_requirements, parse_tools_field
-from .presenters import agent_response, run_output, team_response, workflow_response, workflow_summary
+from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_response, with_unstreamed_events, workflow_response, workflow_summary
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
@@ -189,7 +189,7 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, **path: str):
-        return await _rendered(self.prepared)
+        return await _rendered(self.prepared, self.of.kind)
 
     def prepare_post(self, request, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the submission, checked whole
@@ -398,7 +398,7 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         },
     )
     async def post(self, request, run_id: str, **path: str):
-        return await _rendered(self.prepared)
+        return await _rendered(self.prepared, self.of.kind)
 
     def prepare_post(self, request, run_id: str, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the continuation back on the queue
@@ -417,14 +417,18 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         )
 
 
-async def _rendered(submitted: Submitted):
+async def _rendered(submitted: Submitted, kind: str):
     """A submission's answer, on the event loop: the run's stream, or its RunOutput once it ends
-    (driven on this loop, holding no thread while it waits), or a background run's 202 (or its
-    events, followed, when the submission streams)."""
+    (driven on this loop, holding no thread while it waits; a team's or workflow's with the
+    events Agno keeps for it), or a background run's 202 (or its events, followed, when the
+    submission streams)."""
     if isinstance(submitted, Started):
         if submitted.streamed:
             return sse_response(stream_on_loop(submitted))
-        return json_response(await answer_on_loop(submitted))
+        output = await answer_on_loop(submitted)
+        if kind in UNSTREAMED_EVENTS:
+            output = await in_run_thread(with_unstreamed_events, output, kind, submitted.prepared.owner_id)
+        return json_response(output)
     if isinstance(submitted, Finished):
         return json_response(submitted.output)
     if submitted.stream:

@@ -712,8 +712,8 @@ class TeamRun(AgentRun):
         self.state.status = PAUSED
         self.state.content = paused_content(tools)
         self._close_timing()
-        for event in self._emit(self._events.make("RunContentCompleted")):
-            yield event
+        # No TeamRunContentCompleted before the pause: AgentOS's team stream goes from the last
+        # tool call (or model request) straight to TeamRunPaused.
         for event in self._emit(self._events.run_paused(tools, requirements)):
             yield event
 
@@ -740,15 +740,11 @@ class TeamRun(AgentRun):
         out = self.member_responses[slot] or {}
         run_id = out.get("run_id")
         label = member.name or member.id
-        for req in self.state.requirements or []:
-            if req.get("member_run_id") != run_id:
-                continue
-            call_id = (req.get("tool_execution") or {}).get("tool_call_id")
-            for member_req in out.get("requirements") or []:
-                if (member_req.get("tool_execution") or {}).get("tool_call_id") == call_id:
-                    for key in ("confirmation", "confirmation_note", "external_execution_result", "tool_execution", "user_input_schema"):
-                        if member_req.get(key) is not None:
-                            req[key] = json_copy(member_req[key])
+        # The member's requirements were handed to it and are answered in its own run (in
+        # member_responses): the team keeps only its own and any the member raises again, as Agno.
+        # A sub-team's name the run that paused inside it.
+        handed = _run_ids(out)
+        self.state.requirements = [req for req in self.state.requirements or [] if req.get("member_run_id") not in handed]
         if out.get("status") == PAUSED:
             self._propagate_pause(member, out)
             return
@@ -939,3 +935,11 @@ async def _cancel_all(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+def _run_ids(out: Mapping[str, Any]) -> set[str]:
+    """The run ids of a member's output and of the runs inside it (a sub-team's members)."""
+    ids = {out["run_id"]} if out.get("run_id") else set()
+    for inner in out.get("member_responses") or []:
+        ids |= _run_ids(inner)
+    return ids

@@ -605,6 +605,8 @@ def continue_prepare(
     continuation = continuation or Continuation()
     if tools and run.status != RunStatus.PAUSED:
         # Decisions sent again (a client retrying its confirmation) must not start another run.
+        if run.run_type == "workflow":
+            raise RunNotContinuable(_WORKFLOW_NOT_PAUSED.get(run.status, f"run is not paused (status={run.status})"))
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
     if not (continuation.plain and run.status == RunStatus.PAUSED):
         if tools:
@@ -621,6 +623,17 @@ def continue_prepare(
     # Validate the decisions now, so a bad request is a 400 before anything runs.
     resumed(prepared.agent, run.run_data, prepared.decisions, prepared.ctx, stream_events)
     return prepared
+
+
+# AgentOS's 409 details for a workflow run continued when it is not paused (a client that
+# sends its step_requirements again reads these).
+_WORKFLOW_NOT_PAUSED = {
+    RunStatus.PENDING: "run is already pending",
+    RunStatus.RUNNING: "run is already running",
+    RunStatus.COMPLETED: "run is already completed",
+    RunStatus.ERROR: "run has errored",
+    RunStatus.CANCELLED: "run is already cancelled",
+}
 
 
 def continue_prepare_for_owner(

@@ -155,6 +155,9 @@ class TestMemberHumanInTheLoop:
         [requirement] = paused["requirements"]
         assert requirement["member_agent_id"] == "hitl-member"
         member_run_id = requirement["member_run_id"]
+        # As AgentOS (store_events on): a non-streamed team run keeps its pause as its one event.
+        [pause] = paused["events"]
+        assert (pause["event"], pause["run_id"], pause["requirements"]) == ("TeamRunPaused", paused["run_id"], paused["requirements"])
         assert Run.objects.for_user("alice").get(pk=member_run_id).status == "PAUSED"  # stored with the team's pause
 
         requirement["confirmation"] = True
@@ -167,6 +170,13 @@ class TestMemberHumanInTheLoop:
         assert done["status"] == "COMPLETED"
         # Route mode: the member's answer is the team's.
         assert done["content"] == "Tool delete_file returned: deleted report.txt"
+        assert [event["event"] for event in done["events"]] == ["TeamRunPaused", "TeamRunContinued"]
+        assert done["events"][0] == pause
+        # As AgentOS: the member's requirement was answered in the member's run; the team keeps none.
+        assert done["requirements"] == []
+        assert done["member_responses"][0]["requirements"][0]["tool_execution"]["confirmed"] is True
+        completed = post_team_run(live_api, message=delegate("researcher", "plain"), session_id="t-p2", user_id="alice").json()
+        assert "events" not in completed  # Agno keeps none for a non-streamed run that simply ends
         member = Run.objects.for_user("alice").get(pk=member_run_id)
         assert (member.status, member.parent_run_id) == ("COMPLETED", paused["run_id"])
         assert Run.objects.for_user("alice").filter(session_id="t-p").count() == 2  # updated in place, not copied

@@ -73,8 +73,11 @@ def test_a_review_pauses_and_a_continue_with_step_requirements_finishes_it(live_
     done = httpx.post(url, data={"step_requirements": json.dumps([requirement]), "session_id": "w-r", "stream": "false"}, timeout=30)
     assert done.status_code == 200, done.text
     assert (done.json()["status"], done.json()["content"]) == ("COMPLETED", "SHIP IT")
+    assert "events" not in paused  # as AgentOS: a non-streamed workflow run keeps only its continuation
+    [continued] = done.json()["events"]
+    assert (continued["event"], continued["run_id"], continued["step_name"]) == ("StepContinued", paused["run_id"], requirement["step_name"])
     again = httpx.post(url, data={"step_requirements": json.dumps([requirement]), "session_id": "w-r", "stream": "false"})
-    assert again.status_code == 409
+    assert (again.status_code, again.json()["detail"]) == (409, "run is already completed")
     assert Run.objects.for_user("alice").filter(session_id="w-r").count() == 1
 
 
