@@ -106,3 +106,15 @@ def test_deleting_the_conversation_deletes_its_share(alice) -> None:
     assert alice.delete("/sessions/s-tea").status_code == 204
     assert Client().get(share["path"]).status_code == 404
     assert SharedConversation.objects.for_user("alice").count() == 0
+
+
+def test_an_operator_takes_a_share_down_in_the_console(alice, django_user_model) -> None:
+    say("hello", "hi")
+    share = alice.put(URL).json()
+    operator = Client()
+    operator.force_login(django_user_model.objects.create_superuser("op", password="pw-for-tests"))
+    row = SharedConversation.objects.for_user("alice").get()
+    listed = operator.get("/admin/chat/sharedconversation/").content.decode()
+    assert "Tea notes" in listed and row.token not in listed  # the link's secret is not shown
+    assert operator.post(f"/admin/chat/sharedconversation/{row.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert Client().get(share["path"]).status_code == 404
