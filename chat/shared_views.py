@@ -10,14 +10,14 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from .shares import shared_by_token
 
 SHARE_MISSING = "This conversation isn't shared, or its owner stopped sharing it."
 
 
-@require_GET
+@require_safe
 @never_cache
 def chat_shared(request: HttpRequest, token: str) -> HttpResponse:
     share = shared_by_token(token)
