@@ -114,3 +114,15 @@ def test_the_export_follows_what_the_chat_shows_the_newest_edit_and_the_answer_t
         ("user", "And now?"), ("assistant", "Black coffee."),
     ]
     assert conversation_transcript(user="bob", session_id="s-branches") is None
+
+
+def test_a_tool_result_holding_a_code_fence_cannot_break_out_of_its_block() -> None:
+    from sessions.transcript import transcript_markdown
+
+    session = make_session("alice", session_id="s-fence", session_name="Fences")
+    result = "```\nnot the end of the block\n```"
+    made = make_run("alice", session=session, status=RunStatus.COMPLETED, input={"input_content": "show me"},
+                    run_data={"tools": [{"tool_name": "read_file", "tool_args": {"path": "a.md"}, "result": result}]})
+    Run.objects.for_user("alice").filter(pk=made.pk).update(content="Here it is.")
+    text = transcript_markdown(conversation_transcript(user="alice", session_id="s-fence"), site_name="Agno Site")
+    assert f"Result:\n\n````\n{result}\n````\n" in text
