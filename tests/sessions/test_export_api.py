@@ -101,7 +101,7 @@ def test_the_export_follows_what_the_chat_shows_the_newest_edit_and_the_answer_t
 
     reply("r1", "I like green tea", "Noted: green tea.")
     reply("r2", "What do I like?", "Green tea.", status=RunStatus.REGENERATED)
-    reply("r3", "What do I like?", "You like green tea.")
+    reply("r3", "What do I like?", "You like green tea.", forked_from_run_id="r2", regenerated_from="r2")  # as a regenerate stores it
     # An edit of the first message: a fork of r1 whose transcript holds the new text.
     reply("r4", "I like green tea", "Noted: black coffee.", forked_from_run_id="r1",
           messages=[{"role": "user", "content": "I like black coffee"}, {"role": "assistant", "content": "Noted: black coffee."}])
@@ -126,3 +126,23 @@ def test_a_tool_result_holding_a_code_fence_cannot_break_out_of_its_block() -> N
     Run.objects.for_user("alice").filter(pk=made.pk).update(content="Here it is.")
     text = transcript_markdown(conversation_transcript(user="alice", session_id="s-fence"), site_name="Agno Site")
     assert f"Result:\n\n````\n{result}\n````\n" in text
+
+
+def test_the_export_of_a_real_conversation_follows_a_regenerated_answer_and_an_edit(alice) -> None:
+    first = run(alice, "I like green tea")
+    regenerated = alice.post(f"/agents/assistant/runs/{first['run_id']}/continue", {"session_id": "s-tea", "regenerate": "true", "stream": "false"})
+    assert regenerated.status_code == 200, regenerated.content
+    second = run(alice, "What do I like?")
+    messages = alice.get(f"/sessions/s-tea/runs/{second['run_id']}").json()["messages"]
+    asked_at = max(index for index, message in enumerate(messages) if message["role"] == "user" and not message.get("from_history"))
+    # The chat's Edit: the second message answered again with new text, in a new run beside it.
+    edited = alice.post(f"/agents/assistant/runs/{second['run_id']}/continue",
+                        {"session_id": "s-tea", "fork": "true", "continue_from": str(asked_at), "input": "What do I drink?", "stream": "false"})
+    assert edited.status_code == 200, edited.content
+
+    body = json.loads(alice.get("/sessions/s-tea/export/json").content)
+    assert [(m["role"], m["run_id"]) for m in body["messages"]] == [
+        ("user", regenerated.json()["run_id"]), ("assistant", regenerated.json()["run_id"]),
+        ("user", edited.json()["run_id"]), ("assistant", edited.json()["run_id"]),
+    ]
+    assert [m["content"] for m in body["messages"] if m["role"] == "user"] == ["I like green tea", "What do I drink?"]
