@@ -21,12 +21,14 @@ from django.utils.http import urlencode
 
 from agents.services.runs import cancel_for_caller
 from agents.services.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
+from core.admin import OwnedModelAdmin, UserIdFilter
 from core.auth import OPERATOR
 from sessions.admin import RunAdmin
 from sessions.models import Run, RunStatus, SessionType
 
 from .console.workflow_actions import DECISIONS, NotResumable, workflow_run_cancel, workflow_run_resume
 from .console.workflows import paused_requirement, step_timeline
+from .models import SharedConversation
 
 CANCELLABLE = (RunStatus.PENDING, RunStatus.RUNNING)
 # Each retry is a durable background run of its owner's; a bounded batch per click keeps the
@@ -184,3 +186,26 @@ class OperatorUserAdmin(UserAdmin):
 if admin.site.is_registered(User):
     admin.site.unregister(User)
 admin.site.register(User, OperatorUserAdmin)
+
+
+@admin.register(SharedConversation)
+class SharedConversationAdmin(OwnedModelAdmin):
+    """Share links, to read and to take down (deleting one revokes its link at once). The link's
+    token is not shown: an operator reads the conversation itself under Sessions."""
+
+    list_display = ("title", "user_id", "session_id", "message_count", "created_at", "shared_at")
+    list_filter = (UserIdFilter, "shared_at")
+    search_fields = ("title", "user_id", "session__session_id")
+    ordering = ("-shared_at",)
+    fields = ("title", "user_id", "session_id", "message_count", "created_at", "shared_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.display(description="messages")
+    def message_count(self, obj: SharedConversation) -> int:
+        return len(obj.messages or [])

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from . import views
+from . import shared_views, token_views, views
 
 app_name = "chat"
 
@@ -18,5 +18,7 @@ urlpatterns = [
     path("traces/<str:run_id>/", views.chat_trace, name="trace"),
     path("schedules/", views.chat_schedules, name="schedules"),
     path("evals/", views.chat_evals, name="evals"),
+    path("shared/<str:token>/", shared_views.chat_shared, name="shared"),
+    path("tokens/", token_views.chat_tokens, name="tokens"),
     path("api/", include("chat.api.urls")),
 ]

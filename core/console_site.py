@@ -27,7 +27,7 @@ GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
         ("scheduler", "schedule"), ("scheduler", "schedulerun"), ("django_celery_beat", "periodictask"),
     ]),
     ("Users and access", [
-        ("auth", "user"), ("auth", "group"), ("core", "accesstoken"),
+        ("auth", "user"), ("auth", "group"), ("core", "accesstoken"), ("chat", "sharedconversation"),
         ("axes", "accessattempt"), ("axes", "accessfailurelog"), ("axes", "accesslog"),
     ]),
     ("Observability", [

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from agents.models import CancelIntent, Job
 from approvals.models import Approval
+from chat.models import SharedConversation
 from core.auth import OPERATOR
 from core.models import AccessToken
 from core.services.tokens import access_token_create
@@ -70,6 +71,13 @@ def make_access_token(user_id: str | None = "alice", **fields: Any) -> AccessTok
     fields.setdefault("scopes", ["agents:read"])
     token, _secret = access_token_create(user_id=user_id, granted_by=OPERATOR, **fields)
     return token
+
+
+def make_shared_conversation(user_id: str | None = "alice", **fields: Any) -> SharedConversation:
+    session = fields.pop("session", None) or make_session(user_id)
+    fields.setdefault("token", f"share-token-{next(_counter)}")
+    fields.setdefault("messages", [{"role": "user", "content": "hello"}])
+    return SharedConversation.objects.create(user_id=user_id, session=session, **fields)
 
 
 def make_job(user_id: str | None = "alice", **fields: Any) -> Job:
@@ -197,6 +205,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     RunFeedback: make_feedback,
     CancelIntent: make_cancel_intent,
     AccessToken: make_access_token,
+    SharedConversation: make_shared_conversation,
     Job: make_job,
     Approval: make_approval,
     MetricsAggregate: make_metrics_row,

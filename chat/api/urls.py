@@ -4,9 +4,11 @@ from core.api.routing import route
 
 from .feedback import RunFeedbackView, SessionFeedbackView
 from .schedules import SchedulePreviewView
+from .shares import SessionShareView
 
 urlpatterns = [
     route("runs/{run_id}/feedback", RunFeedbackView.as_view(), name="chat-run-feedback"),
     route("sessions/{session_id}/feedback", SessionFeedbackView.as_view(), name="chat-session-feedback"),
+    route("sessions/{session_id}/share", SessionShareView.as_view(), name="chat-session-share"),
     route("schedules/preview", SchedulePreviewView.as_view(), name="chat-schedule-preview"),
 ]

@@ -5,6 +5,7 @@ from django.urls import re_path
 
 from core.api.routing import route
 
+from .export import SessionExportView
 from .memories import (
     MemoriesView,
     MemoryDetailView,
@@ -29,6 +30,7 @@ urlpatterns = [
     route("sessions/{session_id}/runs", SessionRunsView.as_view(), name="session-runs"),
     route("sessions/{session_id}/run-previews", SessionRunPreviewsView.as_view(), name="session-run-previews"),
     route("sessions/{session_id}/runs/{run_id}", SessionRunView.as_view(), name="session-run"),
+    route("sessions/{session_id}/export/{export_format}", SessionExportView.as_view(), name="session-export"),
     # The storage key is a path: it may contain slashes.
     re_path(r"^sessions/(?P<session_id>[^/]+)/media/(?P<storage_key>.+)$", SessionMediaView.as_view(), name="session-media"),
     route("memories", MemoriesView.as_view(), name="memories"),

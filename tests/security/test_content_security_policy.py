@@ -32,7 +32,7 @@ REDOC_POLICY = POLICY | {"style-src-elem": ["'self'", "'unsafe-inline'"], "worke
 
 ANONYMOUS = ["/chat/login/", "/admin/login/", "/docs", "/docs?script", "/redoc", "/openapi.json", "/agents", "/health",
              "/no-such-route", "/static/chat/js/app.js", "/static/chat/favicon.svg"]
-SIGNED_IN = ["/chat/", "/chat/s/{session_id}/"]
+SIGNED_IN = ["/chat/", "/chat/s/{session_id}/", "/chat/tokens/"]
 STAFF = ["/admin/", "/admin/dashboard/", "/admin/agno_sessions/run/", "/admin/agno_sessions/run/{run_pk}/change/",
          "/admin/userdata/?user_id=alice", "/admin/userdata/erase/?user_id=alice",
          # django-celery-beat's periodic-task page ships an inline script (read-only in the console: the
