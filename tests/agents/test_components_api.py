@@ -4,6 +4,9 @@ changes nothing; a draft never runs for a user, and runs for an admin (agents.se
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -266,3 +269,20 @@ class TestRegistry:
     def test_a_published_definition_joins_the_members(self, client, jwt_server, helper) -> None:
         agents = send(client, "get", "/registry", resource_type="agent", name="helper").json()["data"]
         assert agents == [{"name": "Helper", "type": "agent", "id": "helper", "metadata": {"source": "db", "referenced_as": "members, agent_id"}, "sandboxed": False}]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_the_readmes_example_runs_as_written(live_api, settings, tmp_path) -> None:
+    """README, "Components, the registry and the queue": pasted into bash against a live server
+    (so curl's bodyless POST of set-current is a real client's)."""
+    settings.OS_SECURITY_KEY = "s3cret"
+    settings.AGENT_OS_AUTH_MODE = "security_key"
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Components, the registry and the queue") :]
+    script = section[section.index("```bash\n") + len("```bash\n") : section.index("```\n", section.index("```bash\n") + 8)]
+    script = script.replace("localhost:7777", live_api.removeprefix("http://")).replace("\ncurl -s ", "\ncurl -sf ")
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    answers = [json.loads(line) for line in result.stdout.replace("}{", "}\n{").splitlines() if line.strip()]
+    assert [answers[0]["current_version"], answers[1]["version"], answers[2]["stage"], answers[3]["current_version"]] == [1, 2, "published", 3]
+    assert AgentVersion.objects.get(definition__agent_id="helper", version=3).instructions == "Be brief."
