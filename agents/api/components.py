@@ -51,13 +51,12 @@ def writes_components(principal: Principal) -> bool:
 def render_component(component: Component) -> dict[str, Any]:
     """AgentOS's ``ComponentResponse``, its null fields left out (as AgentOS answers)."""
     definition = component.definition
-    live = component.live()
     body: dict[str, Any] = {
         "component_id": component.component_id,
         "component_type": component.kind.name,
         "name": definition.name,
         "description": definition.description or None,
-        "current_version": live.version if live is not None else None,
+        "current_version": component.current_version,
         "created_at": int(definition.created_at.timestamp()),
         "updated_at": int(definition.updated_at.timestamp()),
         # Archiving is the last change an archived definition had.
@@ -217,6 +216,10 @@ class ComponentsAPIView(AgentOSView):
         if not self.writer:
             raise Forbidden(f"Cannot {verb} shared component")
 
+    def reread(self, component: Component) -> Component:
+        """The component as a write left it (a writer's read)."""
+        return catalog.component_get(component_id=component.component_id, include_archived=True)
+
     def component(self, component_id: str, *, include_archived: bool = False) -> Component:
         """The component as this caller may see it (one they may not is missing, never refused)."""
         writer = self.writer
@@ -277,7 +280,7 @@ class ComponentDetailView(ComponentsAPIView):
             catalog.config_set_current(component=component, version=data["current_version"], guard=guard)
             guard = catalog.NO_GUARD  # checked, before the pointer moved
         catalog.component_update(component=component, name=data.get("name"), description=data.get("description"), guard=guard)
-        return Response(render_component(component))
+        return Response(render_component(self.reread(component)))
 
     @extend_schema(
         operation_id="delete_component", tags=TAGS, summary="Delete Component",
@@ -305,7 +308,8 @@ class ComponentRestoreView(ComponentsAPIView):
     def post(self, request: Request, component_id: str) -> Response:
         component = self.component(component_id, include_archived=True)
         self.require_writer()
-        return Response(render_component(catalog.component_restore(component=component)))
+        catalog.component_restore(component=component)
+        return Response(render_component(self.reread(component)))
 
 
 class ConfigsView(ComponentsAPIView):
@@ -371,4 +375,4 @@ class SetCurrentConfigView(ComponentsAPIView):
         if guard.latest_version is not None:
             raise BadRequest("This route checks guard.current_version only; guard.latest_version is not honoured here. Remove it, or use the route that enforces it.")
         catalog.config_set_current(component=component, version=number, guard=guard)
-        return Response(render_component(component))
+        return Response(render_component(self.reread(component)))

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Max
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from ..models import AgentDefinition, AgentVersion, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
@@ -105,6 +105,11 @@ class Component:
     def versions(self):
         return self.definition.versions
 
+    @property
+    def current_version(self) -> int | None:
+        """The live version's number, as read with the definition (``_definitions``)."""
+        return self.definition.live_version
+
     def live(self) -> Version | None:
         return self.versions.filter(stage=Stage.PUBLISHED).order_by("-version").first()
 
@@ -135,34 +140,37 @@ NO_GUARD = Guard()
 
 # --- reads ------------------------------------------------------------------------------------
 
+def _definitions(kind: Kind):
+    """The kind's definitions, each with its live version's number (``live_version``)."""
+    return kind.definition.objects.annotate(live_version=Max("versions__version", filter=Q(versions__stage=Stage.PUBLISHED)))
+
+
 def component_get(*, component_id: str, include_archived: bool = False, published_only: bool = False) -> Component:
     """The component ``component_id`` (the first kind that has it: ids are unique per kind, and
     ``component_create`` keeps them unique across kinds). ``published_only``: one never published
     is missing (what a caller who may not read drafts gets)."""
     for kind in KINDS.values():
-        definition = kind.definition.objects.filter(**{kind.id_field: component_id}).first()
+        definition = _definitions(kind).filter(**{kind.id_field: component_id}).first()
         if definition is None:
             continue
-        component = Component(kind, definition)
-        if (not include_archived and not definition.is_active) or (published_only and component.live() is None):
+        if (not include_archived and not definition.is_active) or (published_only and definition.live_version is None):
             break
-        return component
+        return Component(kind, definition)
     raise ComponentMissing(component_id)
 
 
 def component_list(*, kind: str | None = None, include_archived: bool = False, published_only: bool = False) -> list[Component]:
     """Every component (of ``kind``), newest first. Definitions are few (an operator's), so the
-    three kinds are read whole and merged. Queries: one per kind, and one per kind with
-    ``published_only``."""
+    three kinds are read whole and merged: one query per kind."""
     found: list[Component] = []
     for each in KINDS.values():
         if kind is not None and each.name != kind:
             continue
-        definitions = each.definition.objects.all()
+        definitions = _definitions(each)
         if not include_archived:
             definitions = definitions.filter(is_active=True)
         if published_only:
-            definitions = definitions.filter(versions__stage=Stage.PUBLISHED).distinct()
+            definitions = definitions.filter(live_version__isnull=False)
         found += [Component(each, definition) for definition in definitions]
     return sorted(found, key=lambda component: (component.definition.created_at, component.component_id), reverse=True)
 
@@ -242,6 +250,12 @@ def _publish(component: Component, identity: dict[str, str]) -> Version:
     return published
 
 
+def _lock(component: Component) -> None:
+    """Writes to one definition take turns (PostgreSQL; SQLite's write transactions already do):
+    two drafts written at once must not both open version N."""
+    type(component.definition).objects.select_for_update().filter(pk=component.definition.pk).exists()
+
+
 def _touch(component: Component) -> None:
     component.definition.updated_at = timezone.now()
     component.definition.save(update_fields=["updated_at"])
@@ -270,16 +284,21 @@ def component_create(
             definition.full_clean()
         except ValidationError as exc:
             raise ComponentInvalid(exc) from None
-        definition.save()
+        try:
+            with transaction.atomic():
+                definition.save()
+        except IntegrityError:  # created by another request since the check above
+            raise ComponentConflict(f"Component {component_id} already exists") from None
         component = Component(each, definition)
         _save_draft(component, each.version(definition=definition, version=1), fields, notes=notes)
         if stage == Stage.PUBLISHED:
             _publish(component, {})
-    return component
+    return component_get(component_id=component_id)
 
 
-def component_update(*, component: Component, name: str | None, description: str | None, guard: Guard = NO_GUARD) -> Component:
+def component_update(*, component: Component, name: str | None, description: str | None, guard: Guard = NO_GUARD) -> None:
     with transaction.atomic():
+        _lock(component)
         guard.check(component)
         definition = component.definition
         if name is not None:
@@ -292,24 +311,26 @@ def component_update(*, component: Component, name: str | None, description: str
         except ValidationError as exc:
             raise ComponentInvalid(exc) from None
         definition.save(update_fields=["name", "description", "updated_at"])
-    return component
 
 
 def component_archive(*, component: Component, guard: Guard = NO_GUARD) -> None:
     with transaction.atomic():
+        _lock(component)
         guard.check(component)
         component.definition.is_active = False
         component.definition.updated_at = timezone.now()
         component.definition.save(update_fields=["is_active", "updated_at"])
 
 
-def component_restore(*, component: Component) -> Component:
-    if component.definition.is_active:
-        raise ComponentConflict("Component is not archived")
-    component.definition.is_active = True
-    component.definition.updated_at = timezone.now()
-    component.definition.save(update_fields=["is_active", "updated_at"])
-    return component
+def component_restore(*, component: Component) -> None:
+    with transaction.atomic():
+        _lock(component)
+        component.definition.refresh_from_db(fields=["is_active"])
+        if component.definition.is_active:
+            raise ComponentConflict("Component is not archived")
+        component.definition.is_active = True
+        component.definition.updated_at = timezone.now()
+        component.definition.save(update_fields=["is_active", "updated_at"])
 
 
 def config_create(
@@ -319,6 +340,7 @@ def config_create(
     the draft's next content), published when ``stage`` says so."""
     fields, identity = _fields_from_config(component.kind, component.component_id, config)
     with transaction.atomic():
+        _lock(component)
         guard.check(component)
         draft = _save_draft(component, draft_for(component.definition), fields, notes=notes)
         _touch(component)
@@ -331,6 +353,7 @@ def config_update(
     """Draft ``version`` edited (a published version never changes), and published if asked."""
     fields, identity = _fields_from_config(component.kind, component.component_id, config or {})
     with transaction.atomic():
+        _lock(component)
         guard.check(component)
         draft = config_get(component=component, version=version, published_only=False)
         if draft.stage != Stage.DRAFT:
@@ -343,6 +366,7 @@ def config_update(
 def config_delete(*, component: Component, version: int) -> None:
     """The draft ``version`` discarded (its unpublished edits); published versions stay."""
     with transaction.atomic():
+        _lock(component)
         found = config_get(component=component, version=version, published_only=False)
         if found.stage != Stage.DRAFT:
             raise ComponentConflict(f"Cannot delete published config {component.component_id} v{version}; only drafts are deletable")
@@ -355,6 +379,7 @@ def config_delete(*, component: Component, version: int) -> None:
 def config_set_current(*, component: Component, version: int, guard: Guard = NO_GUARD) -> Version:
     """Published ``version`` made live again (a rollback): see the module's docstring."""
     with transaction.atomic():
+        _lock(component)
         guard.check(component)
         target = config_get(component=component, version=version, published_only=False)
         if target.stage != Stage.PUBLISHED:

@@ -286,3 +286,22 @@ def test_the_readmes_example_runs_as_written(live_api, settings, tmp_path) -> No
     answers = [json.loads(line) for line in result.stdout.replace("}{", "}\n{").splitlines() if line.strip()]
     assert [answers[0]["current_version"], answers[1]["version"], answers[2]["stage"], answers[3]["current_version"]] == [1, 2, "published", 3]
     assert AgentVersion.objects.get(definition__agent_id="helper", version=3).instructions == "Be brief."
+
+
+def test_a_list_costs_one_query_per_kind_whatever_its_length(client, jwt_server, django_assert_num_queries) -> None:
+    for number in range(4):
+        definition_create(agent_id=f"agent-{number}", name=f"Agent {number}", model="offline:demo")
+    headers = auth(token("root", ADMIN))
+    client.get("/components", **headers)  # warm: the token's first use
+    with django_assert_num_queries(3):
+        body = client.get("/components", **headers).json()
+    assert [(item["component_id"], item["current_version"]) for item in body["data"]] == [(f"agent-{number}", 1) for number in reversed(range(4))]
+
+
+def test_numbers_past_the_columns_range_are_missing_or_refused_never_a_500(client, jwt_server, helper) -> None:
+    huge = 10**20
+    assert send(client, "get", f"/components/helper/configs/{huge}").status_code == 404
+    assert send(client, "post", f"/components/helper/configs/{huge}/set-current").status_code == 404
+    assert send(client, "patch", "/components/helper", {"current_version": huge}).status_code in (404, 422)
+    assert send(client, "post", "/components/helper/configs", {"config": {"num_history_runs": huge}}).status_code == 400
+    assert send(client, "delete", "/components/helper", expected_current_version=huge).status_code == 409
