@@ -18,7 +18,6 @@ from rest_framework.response import Response
 
 from core.api.params import choice, envelope, page
 from core.api.schema import ErrorOut, PaginationInfoOut, ValidationErrorOut, query_param
-
 from core.api.views import AgentOSView
 
 from ..knowledge import knowledge_base_list

@@ -305,3 +305,16 @@ def test_numbers_past_the_columns_range_are_missing_or_refused_never_a_500(clien
     assert send(client, "patch", "/components/helper", {"current_version": huge}).status_code in (404, 422)
     assert send(client, "post", "/components/helper/configs", {"config": {"num_history_runs": huge}}).status_code == 400
     assert send(client, "delete", "/components/helper", expected_current_version=huge).status_code == 409
+
+
+def test_a_workflow_is_composed_with_the_composers_checks(client, jwt_server) -> None:
+    steps = [{"type": "Step", "name": "draft", "agent_id": "assistant"}, {"type": "Step", "name": "shout", "executor_ref": "shout"}]
+    made = create(client, component_type="workflow", component_id="relay", name="Relay", stage="published", config={"steps": steps})
+    assert made.status_code == 201, made.content
+    listed = {item["id"]: item for item in client.get("/workflows", **auth(token("root", ADMIN))).json()}
+    assert (listed["relay"]["is_component"], listed["relay"]["current_version"]) == (True, 1)
+    nested: dict = {"type": "Step", "name": "leaf", "agent_id": "assistant"}
+    for _ in range(12):
+        nested = {"type": "Steps", "name": "box", "steps": [nested]}
+    deep = send(client, "post", "/components/relay/configs", {"config": {"steps": [nested]}})
+    assert deep.status_code == 400 and "deep" in deep.json()["detail"], deep.json()
