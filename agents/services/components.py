@@ -223,7 +223,7 @@ def _agno_spelling(field: str, value: Any) -> Any:
     return value
 
 
-def _save_draft(component: Component, draft: Version, fields: dict[str, Any], *, notes: str | None) -> Version:
+def _save_draft(draft: Version, fields: dict[str, Any], *, notes: str | None) -> Version:
     for field, value in fields.items():
         setattr(draft, field, value)
     if notes is not None:
@@ -245,6 +245,10 @@ def _publish(component: Component, identity: dict[str, str]) -> Version:
     if identity:
         for key, value in identity.items():
             setattr(component.definition, key, value)
+        try:
+            component.definition.full_clean()
+        except ValidationError as exc:
+            raise ComponentInvalid(exc) from None
         component.definition.save(update_fields=[*identity])
     assert published is not None  # the caller wrote the draft in this transaction
     return published
@@ -253,7 +257,7 @@ def _publish(component: Component, identity: dict[str, str]) -> Version:
 def _lock(component: Component) -> None:
     """Writes to one definition take turns (PostgreSQL; SQLite's write transactions already do):
     two drafts written at once must not both open version N."""
-    type(component.definition).objects.select_for_update().filter(pk=component.definition.pk).exists()
+    list(type(component.definition).objects.select_for_update().filter(pk=component.definition.pk).values_list("pk", flat=True))
 
 
 def _touch(component: Component) -> None:
@@ -290,7 +294,7 @@ def component_create(
         except IntegrityError:  # created by another request since the check above
             raise ComponentConflict(f"Component {component_id} already exists") from None
         component = Component(each, definition)
-        _save_draft(component, each.version(definition=definition, version=1), fields, notes=notes)
+        _save_draft(each.version(definition=definition, version=1), fields, notes=notes)
         if stage == Stage.PUBLISHED:
             _publish(component, {})
     return component_get(component_id=component_id)
@@ -342,7 +346,7 @@ def config_create(
     with transaction.atomic():
         _lock(component)
         guard.check(component)
-        draft = _save_draft(component, draft_for(component.definition), fields, notes=notes)
+        draft = _save_draft(draft_for(component.definition), fields, notes=notes)
         _touch(component)
         return _publish(component, identity) if stage == Stage.PUBLISHED else draft
 
@@ -358,7 +362,7 @@ def config_update(
         draft = config_get(component=component, version=version, published_only=False)
         if draft.stage != Stage.DRAFT:
             raise ComponentConflict(f"Cannot update published config {component.component_id} v{version}")
-        _save_draft(component, draft, fields, notes=notes)
+        _save_draft(draft, fields, notes=notes)
         _touch(component)
         return _publish(component, identity) if stage == Stage.PUBLISHED else draft
 
@@ -389,7 +393,7 @@ def config_set_current(*, component: Component, version: int, guard: Guard = NO_
             return live
         draft = draft_for(component.definition)
         pending = config_of(component, draft), draft.notes
-        _save_draft(component, draft, config_of(component, target), notes=f"v{version} made current again")
+        _save_draft(draft, config_of(component, target), notes=f"v{version} made current again")
         published = _publish(component, {})
-        _save_draft(component, draft_for(component.definition), pending[0], notes=pending[1])
+        _save_draft(draft_for(component.definition), pending[0], notes=pending[1])
         return published

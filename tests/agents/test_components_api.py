@@ -318,3 +318,9 @@ def test_a_workflow_is_composed_with_the_composers_checks(client, jwt_server) ->
         nested = {"type": "Steps", "name": "box", "steps": [nested]}
     deep = send(client, "post", "/components/relay/configs", {"config": {"steps": [nested]}})
     assert deep.status_code == 400 and "deep" in deep.json()["detail"], deep.json()
+
+
+def test_a_name_published_with_a_config_is_checked_as_the_admin_checks_it(client, jwt_server, helper) -> None:
+    response = send(client, "post", "/components/helper/configs", {"stage": "published", "config": {"name": "x" * 201}})
+    assert (response.status_code, response.json()) == (400, {"detail": "name: Ensure this value has at most 200 characters (it has 201)."})
+    assert send(client, "get", "/components/helper").json()["current_version"] == 1  # nothing published
