@@ -160,7 +160,7 @@ def component_get(*, component_id: str, include_archived: bool = False, publishe
 
 
 def component_list(*, kind: str | None = None, include_archived: bool = False, published_only: bool = False) -> list[Component]:
-    """Every component (of ``kind``), newest first. Definitions are few (an operator's), so the
+    """Every component (of ``kind``), newest first (then by id). Definitions are few (an operator's), so the
     three kinds are read whole and merged: one query per kind."""
     found: list[Component] = []
     for each in KINDS.values():
@@ -172,7 +172,9 @@ def component_list(*, kind: str | None = None, include_archived: bool = False, p
         if published_only:
             definitions = definitions.filter(live_version__isnull=False)
         found += [Component(each, definition) for definition in definitions]
-    return sorted(found, key=lambda component: (component.definition.created_at, component.component_id), reverse=True)
+    # AgentOS's order: newest first, then by id.
+    by_id = sorted(found, key=lambda component: component.component_id)
+    return sorted(by_id, key=lambda component: component.definition.created_at, reverse=True)
 
 
 def config_list(*, component: Component, published_only: bool) -> list[Version]:
