@@ -324,3 +324,12 @@ def test_a_name_published_with_a_config_is_checked_as_the_admin_checks_it(client
     response = send(client, "post", "/components/helper/configs", {"stage": "published", "config": {"name": "x" * 201}})
     assert (response.status_code, response.json()) == (400, {"detail": "name: Ensure this value has at most 200 characters (it has 201)."})
     assert send(client, "get", "/components/helper").json()["current_version"] == 1  # nothing published
+
+
+def test_a_token_without_user_isolation_writes_with_the_scope_as_in_agentos(client, jwt_server) -> None:
+    jwt_server.USER_ISOLATION = False
+    jwt_server.AGENT_OS_USER_ISOLATION = False
+    made = send(client, "post", "/components", {"name": "Ops", "component_type": "agent"}, scopes=["components:write", "components:read"], sub="ops")
+    assert (made.status_code, made.json()["component_id"]) == (201, "ops")
+    archive = send(client, "delete", "/components/ops", scopes=["components:write", "components:read"], sub="ops")
+    assert archive.json() == {"detail": "Insufficient permissions. Required scope(s): components:delete"}
