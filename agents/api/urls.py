@@ -1,6 +1,6 @@
 from core.api.routing import route
 
-from . import views
+from . import components, queue, registry, views
 
 urlpatterns = [
     route("agents", views.AgentListView.as_view(), name="agents"),
@@ -31,4 +31,17 @@ urlpatterns = [
     route("workflows/{workflow_id}/runs/{run_id}/cancel", views.WorkflowRunCancelView.as_view(), name="workflow-run-cancel"),
     route("workflows/{workflow_id}/runs/{run_id}/continue", views.WorkflowRunContinueView.as_view(), name="workflow-run-continue"),
     route("workflows/{workflow_id}/runs/{run_id}/resume", views.WorkflowRunResumeView.as_view(), name="workflow-run-resume"),
+    # /components/{id}/configs/current before /configs/{version} (AgentOS's order).
+    route("components", components.ComponentsView.as_view(), name="components"),
+    route("components/{component_id}", components.ComponentDetailView.as_view(), name="component"),
+    route("components/{component_id}/restore", components.ComponentRestoreView.as_view(), name="component-restore"),
+    route("components/{component_id}/configs", components.ConfigsView.as_view(), name="component-configs"),
+    route("components/{component_id}/configs/current", components.CurrentConfigView.as_view(), name="component-config-current"),
+    route("components/{component_id}/configs/{version}", components.ConfigDetailView.as_view(), name="component-config"),
+    route("components/{component_id}/configs/{version}/set-current", components.SetCurrentConfigView.as_view(), name="component-config-set-current"),
+    route("registry", registry.RegistryView.as_view(), name="registry"),
+    route("queue/jobs", queue.QueueJobsView.as_view(), name="queue-jobs"),
+    route("queue/jobs/{job_id}", queue.QueueJobView.as_view(), name="queue-job"),
+    route("queue/jobs/{job_id}/requeue", queue.QueueJobRequeueView.as_view(), name="queue-job-requeue"),
+    route("queue/stats", queue.QueueStatsView.as_view(), name="queue-stats"),
 ]

@@ -272,6 +272,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
+    "DEFAULT_GENERATOR_CLASS": "core.api.openapi.AgentOSSchemaGenerator",
     # The document and the docs pages are public in every auth mode, as in AgentOS.
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],

@@ -1,7 +1,9 @@
-"""drf-spectacular extensions: how our authentication classes appear in the OpenAPI document."""
+"""drf-spectacular extensions: how our authentication classes appear in the OpenAPI document, and
+the generator that keeps AgentOS's operation ids."""
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.generators import SchemaGenerator
 
 
 class BearerScheme(OpenApiAuthenticationExtension):
@@ -105,3 +107,22 @@ def declare_health(result, generator, request, public):
         }},
     }}
     return result
+
+
+
+# Operation ids AgentOS's own document gives to two operations (GET /config and GET
+# /components/{id}/configs/{version} are both "get_config"). drf-spectacular numbers the second
+# ("get_config_2") after every postprocessing hook has run; code generated from AgentOS's
+# document calls it by AgentOS's id, so the generator gives it back.
+_AGENTOS_SHARED_IDS = {"get_config"}
+
+
+class AgentOSSchemaGenerator(SchemaGenerator):
+    def get_schema(self, request=None, public=False):
+        result = super().get_schema(request, public)
+        for item in result.get("paths", {}).values():
+            for operation in item.values():
+                base, _, number = operation.get("operationId", "").rpartition("_")
+                if base in _AGENTOS_SHARED_IDS and number.isdigit():
+                    operation["operationId"] = base
+        return result

@@ -411,6 +411,101 @@ OPERATIONS: dict[str, tuple[str, str]] = {
         "The status of the caller's most recent metrics refresh: `running`, then `completed` or "
         "`failed` (with `error`) and when it finished; `idle` if none was ever started.",
     ),
+    # --- Components (the admin's agent, team and workflow definitions) ------------------------
+    "list_components": (
+        "List Components",
+        "Retrieve a paginated list of the agents, teams and workflows defined in the database "
+        "(the admin's definitions), newest first, optionally of one type. A caller who may not "
+        "change them (user isolation, a browser session, an anonymous guest) sees only those "
+        "with a published version, and no archived ones.",
+    ),
+    "create_component": (
+        "Create Component",
+        "Create a database agent, team or workflow with its first version (its `config`: the "
+        "version's fields, validated as the admin validates them). `stage: \"published\"` makes "
+        "it live at once; a draft runs only for an admin. Only an admin, or a caller acting for "
+        "every user, may create one: definitions are shared by every user.",
+    ),
+    "get_component": (
+        "Get Component",
+        "Retrieve one component by id. `current_version` is its live version (the newest "
+        "published); an archived component is found only with `include_deleted=true`.",
+    ),
+    "update_component": (
+        "Update Component",
+        "Change a component's name or description; `current_version` makes that published "
+        "version live again (as set-current does). Metadata is not stored by this server.",
+    ),
+    "delete_component": (
+        "Delete Component",
+        "Archive a component: it is hidden and cannot be run until restored. "
+        "`expected_current_version` (or `guard.current_version`) refuses with 409 unless it is "
+        "the live version.",
+    ),
+    "restore_component": (
+        "Restore Component",
+        "Bring an archived component back (409 when it is not archived). Needs `components:delete`.",
+    ),
+    "list_configs": (
+        "List Configs",
+        "List a component's versions, newest first: its published versions and its one draft. "
+        "A caller who may not change components sees the published ones only.",
+    ),
+    "create_config": (
+        "Create Config Version",
+        "Write the component's draft (there is one draft at a time: this is its next content) "
+        "from `config`, validated as the admin validates it; `stage: \"published\"` publishes "
+        "it, making it live. `guard.latest_version` refuses with 409 unless it is the latest version.",
+    ),
+    "update_config": (
+        "Update Draft Config",
+        "Update the draft version; `stage: \"published\"` publishes it. A published version "
+        "never changes (409).",
+    ),
+    "get_current_config": (
+        "Get Current Config",
+        "Get the live (newest published) version of a component; 404 when none is published.",
+    ),
+    "delete_config": (
+        "Delete Config Version",
+        "Discard the draft version (its unpublished changes). Published versions cannot be "
+        "deleted (409).",
+    ),
+    "set_current_config": (
+        "Set Current Config Version",
+        "Make a published version live again (a rollback). The live version here is always the "
+        "newest published one, so the rollback publishes a copy of that version under the next "
+        "number, and the pending draft's changes move to the draft after it.",
+    ),
+    "list_registry": (
+        "List Registry",
+        "List what a stored definition may reference: toolkits (`tool`), registered functions "
+        "(`function`), model providers (`model`), knowledge bases (`knowledge`), and the live "
+        "agents and teams (`agent`, `team`), filtered by type and by name (partial match).",
+    ),
+    # --- Queue (operators) ---------------------------------------------------------------------
+    "list_queue_jobs": (
+        "List Queue Jobs",
+        "List the durable job queue's jobs, every user's, newest first, optionally filtered by "
+        "status, session and submitting user (repeat `status` or `session_id` to match any of "
+        "several). Only an admin, or the open server without authentication, may use the queue "
+        "routes.",
+    ),
+    "get_queue_job": (
+        "Get Queue Job",
+        "Get one job of the durable queue (its id is its run's id).",
+    ),
+    "requeue_queue_job": (
+        "Requeue Failed Queue Job",
+        "Give a failed or cancelled job one more attempt under the same run id, as the admin "
+        "console's retry does. A cancelled job whose cancellation still stands needs "
+        "`clear_cancellation=true`, and a job that failed within the lease needs `force=true` "
+        "(its worker may still be running); otherwise 409.",
+    ),
+    "get_queue_stats": (
+        "Queue Stats",
+        "Job counts by status and the oldest queued job's age: the queue-health signals to alert on.",
+    ),
     # --- Approvals ---------------------------------------------------------------------------
     "list_approvals_approvals_get": (
         "List Approvals",
@@ -643,17 +738,31 @@ OPERATIONS: dict[str, tuple[str, str]] = {
 
 _METHODS = {"get", "post", "put", "patch", "delete"}
 
+# Operations whose id AgentOS gives to another operation too (both "get_config"), by method and path.
+BY_PATH: dict[tuple[str, str], tuple[str, str]] = {
+    ("get", "/components/{component_id}/configs/{version}"): (
+        "Get Config Version",
+        "Get one version of a component by number. A caller who may not change components gets "
+        "published versions only: a draft is as missing as a version that does not exist.",
+    ),
+}
+
+
+def operation_text(path: str, method: str, operation_id: str | None) -> tuple[str, str] | None:
+    """The (summary, description) of an operation: its own by path where its id is shared."""
+    return BY_PATH.get((method, path)) or OPERATIONS.get(operation_id or "")
+
 
 def document_operations(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """Give every operation of the document its summary and description from ``OPERATIONS``.
 
     An operation missing from the map keeps no description rather than a docstring written for
     maintainers; the test suite fails until it is added."""
-    for item in result.get("paths", {}).values():
+    for path, item in result.get("paths", {}).items():
         for method, operation in item.items():
             if method not in _METHODS:
                 continue
-            documented = OPERATIONS.get(operation.get("operationId"))
+            documented = operation_text(path, method, operation.get("operationId"))
             if documented is None:
                 operation.pop("description", None)
                 continue

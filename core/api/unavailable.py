@@ -7,9 +7,6 @@ from django.views.decorators.csrf import csrf_exempt
 
 # path prefix -> the name AgentOS's stub router uses in its message
 UNAVAILABLE_FAMILIES = {
-    "components": "Components",
-    "registry": "Registry",
-    "queue": "Queue",
     "learnings": "Learnings",
     "filesystem": "Filesystem",
 }

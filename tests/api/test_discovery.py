@@ -126,7 +126,7 @@ def test_unknown_paths_are_json_in_development_too(client, settings) -> None:
     assert client.get("/chat/nope").status_code == 404 and "text/html" in client.get("/chat/nope")["Content-Type"]
 
 
-@pytest.mark.parametrize("path", ["/components", "/learnings"])
+@pytest.mark.parametrize("path", ["/learnings", "/filesystem/files"])
 def test_families_not_built_yet_answer_503(client, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 503

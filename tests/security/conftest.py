@@ -20,6 +20,7 @@ USER_SCOPES = [
     "schedules:read", "schedules:write", "schedules:delete",
     "knowledge:read", "knowledge:write", "knowledge:delete",
     "evals:read", "evals:write", "evals:delete",
+    "components:read", "components:write", "components:delete", "registry:read",
 ]
 
 

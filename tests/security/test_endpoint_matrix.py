@@ -30,6 +30,8 @@ class Call:
     public: bool = False
     # What bob (valid token, every user scope) gets when aiming at alice's data.
     outsider_status: tuple[int, ...] = (404,)
+    # How a token without the call's scope is refused (the start of the 403's detail).
+    forbidden: str = "Insufficient permissions. Required scope(s): "
 
     def send(self, client, ids: dict[str, str], headers: dict[str, str]):
         url = self.path(ids)
@@ -45,6 +47,7 @@ class Call:
 
 
 S = "alice-sess"
+QUEUE_ADMIN_ONLY = "Job queue operations require an admin scope"
 ENDPOINTS = [
     Call("GET", "/health", lambda i: "/health", public=True, outsider_status=(200,)),
     Call("GET", "/info", lambda i: "/info", public=True, outsider_status=(200,)),
@@ -118,6 +121,27 @@ ENDPOINTS = [
     Call("GET", "/service-accounts", lambda i: "/service-accounts", outsider_status=(200,)),
     Call("POST", "/service-accounts", lambda i: "/service-accounts", body=lambda i: {"name": "bobs-bot", "scopes": [{"scope": "agents:read"}]}, outsider_status=(201,)),
     Call("DELETE", "/service-accounts/{service_account_id}", lambda i: f"/service-accounts/{i['service_account_id']}"),
+    # Definitions are nobody's: bob reads what is published (nothing here: "assistant" is defined in
+    # code, not a component), and changes nothing shared (403), as AgentOS answers a scoped caller.
+    Call("GET", "/components", lambda i: "/components", outsider_status=(200,)),
+    Call("POST", "/components", lambda i: "/components", body=lambda i: {"name": "Bobs", "component_type": "agent"}, outsider_status=(403,)),
+    Call("GET", "/components/{component_id}", lambda i: "/components/assistant"),
+    Call("PATCH", "/components/{component_id}", lambda i: "/components/assistant", body=lambda i: {"name": "x"}),
+    Call("DELETE", "/components/{component_id}", lambda i: "/components/assistant"),
+    Call("POST", "/components/{component_id}/restore", lambda i: "/components/assistant/restore", body=lambda i: {}),
+    Call("GET", "/components/{component_id}/configs", lambda i: "/components/assistant/configs"),
+    Call("POST", "/components/{component_id}/configs", lambda i: "/components/assistant/configs", body=lambda i: {"config": {}}),
+    Call("GET", "/components/{component_id}/configs/current", lambda i: "/components/assistant/configs/current"),
+    Call("GET", "/components/{component_id}/configs/{version}", lambda i: "/components/assistant/configs/1"),
+    Call("PATCH", "/components/{component_id}/configs/{version}", lambda i: "/components/assistant/configs/1", body=lambda i: {"config": {}}),
+    Call("DELETE", "/components/{component_id}/configs/{version}", lambda i: "/components/assistant/configs/1"),
+    Call("POST", "/components/{component_id}/configs/{version}/set-current", lambda i: "/components/assistant/configs/1/set-current", body=lambda i: {}),
+    Call("GET", "/registry", lambda i: "/registry", outsider_status=(200,)),
+    # An operator's surface: anyone but an admin is refused, whatever their scopes.
+    Call("GET", "/queue/jobs", lambda i: "/queue/jobs", outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
+    Call("GET", "/queue/jobs/{job_id}", lambda i: f"/queue/jobs/{i['run_id']}", outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
+    Call("POST", "/queue/jobs/{job_id}/requeue", lambda i: f"/queue/jobs/{i['run_id']}/requeue", body=lambda i: {}, outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
+    Call("GET", "/queue/stats", lambda i: "/queue/stats", outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
     Call("GET", "/traces", lambda i: "/traces", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("GET", "/traces/filter-schema", lambda i: "/traces/filter-schema", outsider_status=(200,)),
     Call("GET", "/traces/{trace_id}", lambda i: f"/traces/{i['trace_id']}"),
@@ -223,7 +247,7 @@ def test_a_token_without_the_scope_is_403_and_changes_nothing(client, jwt_server
     held = ["sessions:read"] if call.template.startswith("/eval-runs") else ["evals:read"]
     response = call.send(client, alice_data, auth(token("alice", held)))
     assert response.status_code == 403, (response.status_code, response.content[:300])
-    assert response.json()["detail"].startswith("Insufficient permissions. Required scope(s): ")
+    assert response.json()["detail"].startswith(call.forbidden)
     assert snapshot() == before
 
 
