@@ -481,8 +481,11 @@ class TestUnifiedContinue:
         assert again["content"].startswith("(offline demo) You said: tell me")
         assert [m["role"] for m in again["messages"]].count("assistant") == 1  # the old answer was dropped
         assert Run.objects.for_user("alice").get(pk=first["run_id"]).status == "REGENERATED"
-        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice"}).json()
+        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice", "branches": "all"}).json()
         assert {run["run_id"]: run["status"] for run in listed} == {first["run_id"]: "REGENERATED", again["run_id"]: "COMPLETED"}
+        # The conversation itself has the new answer in the old one's place.
+        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice"}).json()
+        assert [run["run_id"] for run in listed] == [again["run_id"]]
         # The replaced answer no longer counts as history.
         later = post_run(live_api, message="next", user_id="alice", session_id="s-c").json()
         assert "I can see 1 earlier message from you" in later["content"]
