@@ -404,6 +404,8 @@ class TestSessionFork:
         source_runs = list(Run.objects.for_user("alice").filter(session_id="s-src").order_by("run_index"))
         copies = list(Run.objects.for_user("alice").filter(session_id=new_id).order_by("run_index"))
         assert [run.run_index for run in copies] == [0, 1] and [run.content for run in copies] == [run.content for run in source_runs]
+        # The copy keeps the conversation's branches: its second turn follows its first.
+        assert [run.previous_run_id for run in copies] == [None, copies[0].pk] and all(run.branch_active for run in copies)
         assert not {run.pk for run in copies} & {run.pk for run in source_runs}
         for copy, original in zip(copies, source_runs):
             assert copy.run_data["run_id"] == copy.pk and copy.run_data["session_id"] == new_id
