@@ -372,7 +372,7 @@ class SessionRunPreviewsView(SessionsAPIView):
         operation_id="get_session_run_previews",
         summary="Get Session Run Previews",
         tags=TAGS,
-        parameters=_RUN_FILTERS,
+        parameters=[*_RUN_FILTERS, BRANCHES],
         responses={200: RunPreviewOut(many=True), **errors(400, 404, 422)},
     )
     def get(self, request: Request, session_id: str) -> Response:
@@ -384,6 +384,7 @@ class SessionRunPreviewsView(SessionsAPIView):
             user=self.principal.read_scope(params.get("user_id")),
             session_id=session_id,
             statuses=statuses,
+            all_branches=_branches_param(params),
             **created_window(params),
         )
         if found is None:

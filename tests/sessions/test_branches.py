@@ -82,6 +82,9 @@ def test_an_edited_message_replaces_the_old_one_for_the_model(alice) -> None:
     assert [(run["run_id"], run["branch_active"], run.get("previous_run_id")) for run in every] == [
         (first["run_id"], False, None), (edited["run_id"], True, None), (later["run_id"], True, edited["run_id"]),
     ]
+    previews = alice.get("/sessions/s-tea/run-previews").json()
+    assert [run["run_id"] for run in previews] == [edited["run_id"], later["run_id"]]
+    assert len(alice.get("/sessions/s-tea/run-previews", {"branches": "all"}).json()) == 3
     history = alice.get("/sessions/s-tea").json()["chat_history"]
     assert [m["content"] for m in history if m["role"] == "user"] == ["I like black coffee", "What do I like?"]
     assert alice.get("/sessions/s-tea/runs", {"branches": "some"}).status_code == 422
