@@ -40,6 +40,20 @@ def branch_follow_tip(*, run_id: str, session_id: str, owner_id: str | None, run
         )
 
 
+def branch_replace(*, run: Run, redoes: Run) -> None:
+    """``run`` takes the place of ``redoes`` (an edit, a regeneration): its branch becomes the
+    active one. When ``redoes`` is on the active branch (the chat only edits what it shows), that
+    is one UPDATE, nothing read: the active branch is one path in run order, so ``redoes`` and
+    the active runs after it are the ones left behind. Otherwise the path is worked out
+    (``branch_activate``)."""
+    if not redoes.branch_active:
+        branch_activate(owner_id=run.user_id, session_id=run.session_id, run_id=run.pk)
+        return
+    scope_queryset(Run.objects, run.user_id).filter(
+        session_id=run.session_id, parent_run_id__isnull=True, branch_active=True, run_index__gte=redoes.run_index,
+    ).exclude(pk=run.pk).update(branch_active=False)
+
+
 def branch_activate(*, owner_id: str | None, session_id: str, run_id: str) -> list[str]:
     """Make the branch through ``run_id`` the session's active one: the runs before it, it, and
     after it the newest version at each branch point. Returns that path, first turn first.

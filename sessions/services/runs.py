@@ -22,7 +22,7 @@ from core.statements import Insert, Update, pipelined
 from core.tenancy import owner_clause, scope_queryset
 
 from ..models import Run, RunEvent, RunOrigin, RunStatus, Session, SessionType
-from .branches import branch_activate, branch_follow_tip
+from .branches import branch_follow_tip, branch_replace
 
 
 class SessionNotFound(Exception):
@@ -241,7 +241,7 @@ def run_create(
 def _branch_place(run: Run, *, redoes: Run | None) -> None:
     """Where a new top-level run goes in its session's tree (sessions.services.branches)."""
     if redoes is not None:
-        branch_activate(owner_id=run.user_id, session_id=run.session_id, run_id=run.pk)
+        branch_replace(run=run, redoes=redoes)
     elif run.run_index > 0:
         branch_follow_tip(run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, run_index=run.run_index)
 
@@ -524,7 +524,7 @@ def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
             if record.redoes is None and run.parent_run_id is None and index > 0:
                 _branch_place(run, redoes=None)  # one more statement in the pipeline, nothing read
         if record.redoes is not None and run.parent_run_id is None:
-            _branch_place(run, redoes=record.redoes)  # reads the session's tree: after the pipeline
+            _branch_place(run, redoes=record.redoes)  # may read the session's tree: after the pipeline
     return run
 
 

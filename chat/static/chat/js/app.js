@@ -611,7 +611,7 @@ function decorateUserTurn(article, { run, siblings = [], text }) {
     // The whole branch from this message on: the version and the turns that followed it, and
     // the next message continues it (the server keeps which branch is active).
     const show = async (offset) => {
-      if (state.run) return;
+      if (state.run) return showNotice("Versions switch once the reply has finished.");
       const sessionId = state.sessionId;
       let active;
       try {
