@@ -18,6 +18,7 @@ from core.tenancy import owner_clause, scope_queryset
 
 from ..models import Run, RunStatus
 
+
 class BranchRunNotFound(Exception):
     def __init__(self) -> None:
         super().__init__("Run not found")
@@ -26,8 +27,8 @@ class BranchRunNotFound(Exception):
 def branch_follow_tip(*, run_id: str, session_id: str, owner_id: str | None, run_index: int) -> None:
     """A new run follows the session's active branch: the newest active top-level run before it.
 
-    One statement, sent without waiting for its answer inside ``pipelined()``; nothing is read
-    back, so starting a run costs no extra round trip.
+    One statement, nothing read back: inside ``pipelined()`` (an inline run's start) it costs no
+    round trip of its own.
     """
     owner, params = owner_clause(owner_id)
     with connection.cursor() as cursor:

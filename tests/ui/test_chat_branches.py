@@ -13,8 +13,6 @@ from playwright.sync_api import expect
 from sessions.models import Run, RunOrigin, RunStatus
 from tests.factories import make_run, make_session
 
-from .conftest import wait_until
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 IDLE = "body:not(.is-running)"
