@@ -21,7 +21,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.logins import LoginForm
 from metrics.selectors import last_refreshed_at, refresh_status, usage_series
 from metrics.services import RefreshAlreadyRunning, RefreshScope, metrics_refresh_run, metrics_timezone
-from sessions.selectors import run_references, run_usage_recent, session_get
+from sessions.models import RunOrigin
+from sessions.selectors import run_references, run_usage_recent, session_get, session_list
 
 USAGE_DAYS = 30
 USAGE_RECENT_RUNS = 20  # the latest runs My usage lists one by one
@@ -324,8 +325,11 @@ def chat_evals(request: HttpRequest) -> HttpResponse:
     targets = [(f"agent:{entry.component_id}", entry.name or entry.component_id) for entry in component_list("agent")]
     targets += [(f"team:{entry.component_id}", f"{entry.name or entry.component_id} (team)") for entry in component_list("team")]
     runs, _ = eval_run_list(user=user, filters=EvalRunFilters(), sort_by="created_at", descending=True, offset=0, limit=20)
+    # The sessions the evals' cases ran in: out of the chat's conversation list, reachable here.
+    eval_sessions, _ = session_list(user=user, origins=[RunOrigin.EVAL], sort_by="updated_at", offset=0, limit=20)
     return render(request, "chat/evals.html", {
         "site_name": settings.AGENT_OS_NAME, "datasets": dataset_list(user=user), "targets": targets, "kinds": EVAL_BATCH_KINDS,
         "batches": list(scope_queryset(EvalBatch.objects, user).order_by("-created_at")[:20]), "runs": runs,
+        "eval_sessions": eval_sessions,
     })
 

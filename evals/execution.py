@@ -19,6 +19,7 @@ from agents.runtime.models import get_model
 from agents.services.authority import RunForbidden, run_authorize
 from agents.services.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
 from core.tenancy import scope_queryset
+from sessions.models import RunOrigin
 from sessions.services.runs import new_id
 
 from . import kinds
@@ -47,7 +48,7 @@ def _component_runner(row: EvalRun, owner_id: str | None, principal: Any = None)
             raise kinds.EvalFailed(f"{exc.kind.capitalize()} {row.component_id} is no longer available") from None
         except RunForbidden as exc:
             raise kinds.EvalFailed(str(exc)) from None
-        request = RunRequest(message=message, stream=False, stream_events=False)
+        request = RunRequest(message=message, stream=False, stream_events=False, origin=RunOrigin.EVAL)
         prepared = prepare_for_owner(entry=entry, owner_id=owner_id, session=None, session_id=f"eval_{row.run_id}_{next(counter)}", request=request)
         prepared.ctx.principal = principal  # its tools act with the caller's rights
         if all(override) and row.component_kind != "workflow":

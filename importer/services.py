@@ -204,6 +204,12 @@ def _run_input(data: dict[str, Any]) -> dict[str, Any]:
     return {"input_content": value}
 
 
+def _branch_tip(session_id: str, owner: str | None) -> str | None:
+    """The last top-level run of the active branch of a session runs are appended to."""
+    runs = Run.all_users.filter(session_id=session_id, user_id=owner, parent_run_id__isnull=True, branch_active=True)
+    return runs.order_by("-run_index").values_list("run_id", flat=True).first()
+
+
 def _run_row(run: SourceRun, *, session: Session, index: int) -> tuple[Run, list[dict[str, Any]]]:
     data = dict(run.data)
     events = data.pop("events", None) or []
@@ -308,8 +314,12 @@ def _import_session(source: AgnoSource, row: dict[str, Any], report: ImportRepor
             raise RowError(f"run id {sorted(taken)[0]} is taken here by another session")
         index = session.next_run_index
         rows, events = [], []
+        # An imported conversation is one branch: each top-level run follows the one before it.
+        previous = _branch_tip(session_id, owner) if existing is not None else None
         for run in new:
             record, run_events = _run_row(run, session=session, index=index)
+            if record.parent_run_id is None:
+                record.previous_run_id, previous = previous, record.run_id
             rows.append(record)
             events.extend(
                 RunEvent(run_id=record.run_id, user_id=owner, event_index=position, event=str(event.get("event", ""))[:64],

@@ -28,6 +28,23 @@ class RunStatus(models.TextChoices):
     REGENERATED = "REGENERATED"
 
 
+class RunOrigin(models.TextChoices):
+    """Where a run came from. Conversations are the runs people start (the chat, an API
+    client); evals and schedules make sessions of their own, kept out of the conversation list;
+    a team's member runs and a workflow's steps are made inside another run."""
+
+    CHAT = "chat"
+    API = "api"
+    EVAL = "eval"
+    SCHEDULE = "schedule"
+    WORKFLOW_STEP = "workflow_step"
+    TEAM_MEMBER = "team_member"
+
+
+# The origins of the sessions the chat lists as conversations.
+CONVERSATION_ORIGINS = (RunOrigin.CHAT, RunOrigin.API)
+
+
 TERMINAL_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED})
 
 
@@ -43,6 +60,8 @@ class Session(OwnedModel):
     component_data = models.JSONField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     total_tokens = models.BigIntegerField(default=0)
+    # Where its first run came from (RunOrigin): the chat lists chat and API sessions only.
+    origin = models.CharField(max_length=16, choices=RunOrigin.choices, default=RunOrigin.API)
     # The next run_index to hand out; bumped atomically by run_create, so two runs starting
     # on one session at once get different indexes without reading the session's runs.
     next_run_index = models.PositiveIntegerField(default=0, editable=False)
@@ -55,6 +74,7 @@ class Session(OwnedModel):
             models.Index(fields=["user_id", "-created_at"], name="session_user_created"),
             models.Index(fields=["user_id", "-updated_at"], name="session_user_updated"),
             models.Index(fields=["session_type", "-created_at"], name="session_type_created"),
+            models.Index(fields=["user_id", "origin", "-updated_at"], name="session_user_origin_updated"),
         ]
 
     def __str__(self) -> str:
@@ -68,6 +88,13 @@ class Run(OwnedModel):
     component_id = models.CharField(max_length=255, blank=True, default="")
     run_index = models.PositiveIntegerField()
     parent_run_id = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    origin = models.CharField(max_length=16, choices=RunOrigin.choices, default=RunOrigin.API)
+    # A conversation is a tree of top-level runs: each follows the run before it on its branch
+    # (None: the first turn). An edit or a regeneration is a sibling of the run it redoes. The
+    # active branch (``branch_active``) is one path from the first turn: what the chat shows,
+    # and what a run's history is read from.
+    previous_run_id = models.CharField(max_length=64, null=True, blank=True)
+    branch_active = models.BooleanField(default=True)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
     input = models.JSONField(default=dict, blank=True)
     content = models.TextField(blank=True, default="")

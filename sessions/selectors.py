@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q
+from django.db.models import CharField, Count, IntegerField, Max, Q, Value
+from django.db.models.functions import Cast
 
 from agents.runtime.events import CONTENT_DELTAS
 
@@ -17,6 +18,9 @@ from core.tenancy import ALL_USERS, scope_queryset
 
 from .models import Run, RunEvent, RunFeedback, RunStatus, Session, SessionType, UserMemory
 from .search import session_search_condition
+
+# Past any run index: "before no run", the history of a run not stored yet.
+NO_LIMIT = 2**31 - 1
 
 
 
@@ -49,28 +53,35 @@ def run_references(*, user: Any, run_id: str) -> tuple[str, list[Any]] | None:
     return None
 
 
-def run_history(*, user: Any, session_id: str, limit: int, exclude_run_id: str | None = None) -> list[dict[str, Any]]:
-    """The last ``limit`` finished top-level runs of a session, oldest first, as RunOutput dicts.
+def run_history(*, user: Any, session_id: str, limit: int, before: Run | None = None) -> list[dict[str, Any]]:
+    """The last ``limit`` finished runs of the conversation's branch that leads to ``before``,
+    oldest first, as RunOutput dicts: the model's history. ``before`` None: a run not stored
+    yet, which follows the session's active branch (sessions.services.branches).
 
-    Read by run index through the (session_id, run_index) index: the cost depends on ``limit``,
-    never on the session's length.
+    On the active branch (nearly always) it is read by run index through the (session_id,
+    run_index) index: the cost depends on ``limit``, never on the session's length. A run on
+    another branch (an edit of a version not shown) reads the runs before it along the branch.
     """
     if limit <= 0:
         return []
-    exclude_run_id = exclude_run_id or None
+    if before is not None and not before.branch_active:
+        return [run.run_data for run in _branch_before(user, before, limit)]
+    # A string: a compiled statement's arguments are (core.statements.Select); the SQL casts it.
+    before_index = str(before.run_index if before is not None else NO_LIMIT)
     if user is ALL_USERS:  # not a value a compiled statement can take
-        runs = list(_history(user, session_id, exclude_run_id, limit))
+        runs = list(_history(user, session_id, before_index, limit))
     else:
-        runs = _compiled_history(limit).all(user, session_id, exclude_run_id)
+        runs = _compiled_history(limit).all(user, session_id, before_index)
     return [run.run_data for run in reversed(runs)]
 
 
-def _history(user: Any, session_id: str, exclude_run_id: str | None, limit: int) -> Any:
+def _history(user: Any, session_id: str, before_index: str, limit: int) -> Any:
     # Only finished answers: not errors, pauses or cancellations (as Agno), nor runs still queued
-    # or executing (a background run must not see itself).
-    runs = scope_queryset(Run.objects, user).filter(session_id=session_id, parent_run_id__isnull=True, status=RunStatus.COMPLETED)
-    if exclude_run_id is not None:
-        runs = runs.exclude(pk=exclude_run_id)
+    # or executing (a background run must not see itself), and only the active branch's.
+    before = Cast(Value(before_index, output_field=CharField()), IntegerField())
+    runs = scope_queryset(Run.objects, user).filter(
+        session_id=session_id, parent_run_id__isnull=True, status=RunStatus.COMPLETED, branch_active=True, run_index__lt=before,
+    )
     return runs.order_by("-run_index").only("run_data")[:limit]
 
 
@@ -78,7 +89,26 @@ def _history(user: Any, session_id: str, exclude_run_id: str | None, limit: int)
 def _compiled_history(limit: int) -> Select:
     """Every run with history reads it: one statement compiled once per limit (an agent's
     ``num_history_runs``)."""
-    return Select(lambda user, session_id, exclude_run_id: _history(user, session_id, exclude_run_id, limit))
+    return Select(lambda user, session_id, before_index: _history(user, session_id, before_index, limit))
+
+
+def _branch_before(user: Any, run: Run, limit: int) -> list[Run]:
+    """The last ``limit`` finished runs before ``run`` along its own branch (followed through
+    ``previous_run_id``), oldest first."""
+    rows = {
+        row.pk: row
+        for row in scope_queryset(Run.objects, user).filter(session_id=run.session_id, parent_run_id__isnull=True)
+        .only("run_id", "previous_run_id", "status", "run_data")
+    }
+    found: list[Run] = []
+    seen: set[str] = set()
+    node = rows.get(run.previous_run_id or "")
+    while node is not None and len(found) < limit and node.pk not in seen:
+        seen.add(node.pk)
+        if node.status == RunStatus.COMPLETED:
+            found.append(node)
+        node = rows.get(node.previous_run_id or "")
+    return list(reversed(found))
 
 
 # A background run executed again (its worker was lost, or an operator retried it) starts with
@@ -172,6 +202,7 @@ def session_list(
     component_id: str | None = None,
     session_name: str | None = None,
     text: str | None = None,
+    origins: Collection[str] | None = None,
     sort_by: str | None = None,
     descending: bool = True,
     offset: int = 0,
@@ -189,6 +220,8 @@ def session_list(
         sessions = sessions.filter(component_id=component_id)
     if session_name:
         sessions = sessions.filter(session_name__icontains=session_name)
+    if origins:
+        sessions = sessions.filter(origin__in=list(origins))
     if text:
         condition = session_search_condition(runs=scope_queryset(Run.objects, user), text=text)
         if condition is not None:
@@ -203,11 +236,12 @@ def session_chat_history(*, user: Any, session_id: str) -> list[dict[str, Any]]:
     """The session's user and assistant messages, oldest first, in one query.
 
     As Agno's ``get_chat_history``: top-level runs only (members' messages stay in their runs),
-    no system or tool messages, and no messages a run merely replayed from history.
+    no system or tool messages, and no messages a run merely replayed from history; and only the
+    conversation's active branch (the versions an edit replaced are not part of it).
     """
     stored = (
         scope_queryset(Run.objects, user)
-        .filter(session_id=session_id, parent_run_id__isnull=True)
+        .filter(session_id=session_id, parent_run_id__isnull=True, branch_active=True)
         .order_by("run_index")
         .values_list("run_data__messages", flat=True)
     )
@@ -228,8 +262,14 @@ def session_runs(
     created_after: datetime | None = None,
     created_before: datetime | None = None,
     statuses: Collection[str] | None = None,
+    all_branches: bool = False,
 ) -> tuple[Session, list[Run]] | None:
     """The session and its runs as AgentOS stores them: two queries; None if not visible.
+
+    - Only the conversation's active branch (sessions.services.branches), with the runs made
+      inside its runs: the versions an edit or a regeneration replaced are left out, so a client
+      that reads the listing as one conversation reads the one the model sees. ``all_branches``
+      lists them all (the chat's version switcher reads them).
 
     - A run still executing (``RUNNING``) is left out, with the runs made inside it, unless
       ``statuses`` asks for it: AgentOS stores a foreground run when it ends, and its clients
@@ -256,7 +296,26 @@ def session_runs(
         if listed and not visible:
             return None
         listed = visible
+    if not all_branches:
+        listed = _on_active_branch(listed)
     return session, _members_first(listed)
+
+
+def _on_active_branch(runs: list[Run]) -> list[Run]:
+    """``runs`` without the top-level runs off the active branch and the runs made inside them."""
+    off = {run.pk for run in runs if run.parent_run_id is None and not run.branch_active}
+    if not off:
+        return runs
+    parents = {run.pk: run.parent_run_id for run in runs}
+
+    def top(run: Run) -> str:
+        node, seen = run.pk, set()
+        while parents.get(node) and node not in seen:
+            seen.add(node)
+            node = parents[node]
+        return node
+
+    return [run for run in runs if top(run) not in off]
 
 
 def _only_runs_in_progress(user: Any, session_id: str) -> bool:

@@ -281,7 +281,7 @@ def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
         entry = component_entry(job.component_id, kind=job.component_type, version=request.version)
     # Token by token only when the submission streams; a stream=false background run is
     # polled, and its events (structural ones, and the answer) still reach any follower.
-    prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, run_id=job.pk, followed=job.stream)
+    prepared = prepare_for_owner(entry=entry, owner_id=job.user_id, session=session, session_id=session.pk, request=request, stored=run, followed=job.stream)
     # Its tools act with the submitter's rights as they were accepted (None: a job from before grants were kept).
     prepared.ctx.principal = principal_from_grant(payload.get("principal"))
     return prepared

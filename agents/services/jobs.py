@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from core.statements import Insert, Update, instances, pipelined
 from core.tenancy import unscoped
-from sessions.models import Run, RunStatus, Session
+from sessions.models import Run, RunOrigin, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
 from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
@@ -124,8 +124,12 @@ def job_submit(
     run_id: str | None = None,
     job_type: str = "run",
     group_id: str = "",
+    origin: str = RunOrigin.API,
+    redoes: Run | None = None,
 ) -> Accepted:
-    """Accept a background run: the job and the PENDING run row (and a new session), in one transaction."""
+    """Accept a background run: the job and the PENDING run row (and a new session), in one transaction.
+    ``origin``: where the run comes from; ``redoes``: the run it answers again in its place (an
+    edit, a regeneration), see sessions.services.runs.run_create."""
     now = timezone.now()
     scope = owner_id or ""
     key = idempotency_key or None
@@ -144,6 +148,7 @@ def job_submit(
         if session is None:
             session, _created = session_get_or_create(
                 user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id, session_type=component_type,
+                origin=origin,
             )
         busy = list(_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
         if busy and strategy == "reject":
@@ -183,6 +188,7 @@ def job_submit(
                 raise IdempotencyConflict("Idempotency-Key is being used by a concurrent submission; retry") from None
         run_create(
             session=session, run_id=job.id, run_type=component_type, component_id=component_id, input=input, status=RunStatus.PENDING, created_at=now,
+            origin=origin, redoes=redoes,
         )
         transaction.on_commit(dispatch)
     return Accepted(job, RunStatus.PENDING, duplicate=False)

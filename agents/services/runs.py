@@ -27,7 +27,7 @@ from core.auth import Principal, principal_from_grant, principal_grant
 from core.db import release_connections
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
-from sessions.models import Run, RunEvent, RunStatus, Session
+from sessions.models import Run, RunEvent, RunOrigin, RunStatus, Session
 from sessions.selectors import run_history
 from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition
 
@@ -81,6 +81,8 @@ class RunRequest:
     images: list[dict[str, Any]] | None = None
     files: list[dict[str, Any]] | None = None
     version: int | None = None
+    # Where the run comes from (RunOrigin); the submit service fills it in when the caller did not.
+    origin: str | None = None
 
     def stored_input(self) -> dict[str, Any]:
         """What the run row keeps of what the caller sent (AgentOS's RunInput)."""
@@ -127,13 +129,26 @@ class PreparedRun:
             return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events)
         return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
 
+    @property
+    def origin(self) -> str:
+        """Where the run comes from: its request's, or for a continuation its source run's."""
+        if self.request is not None and self.request.origin:
+            return self.request.origin
+        return self.continued.origin if self.continued is not None else RunOrigin.API
+
+    @property
+    def redoes(self) -> Run | None:
+        """The run whose place this one takes on its branch: the source of an edit or a regeneration."""
+        return self.continued if self.branch is not None and self.branch["fork"] else None
+
     def record(self, **fields: Any) -> RunRecord:
         """This run as the sessions service writes it (``fields``: status, output, events, ...)."""
         output = fields.get("output") or {}
         return RunRecord(
             run_id=self.run_id, session_id=self.session_id, owner_id=self.owner_id, component_id=self.agent.id,
             session_type=self.entry.session_type, component_data=_component_data(self.agent), started_at=self.started_at,
-            children=member_records(output, session_id=self.session_id, owner_id=self.owner_id), **fields,
+            children=member_records(output, session_id=self.session_id, owner_id=self.owner_id), origin=self.origin,
+            redoes=self.redoes, **fields,
         )
 
 
@@ -150,7 +165,9 @@ def member_records(output: Mapping[str, Any], *, session_id: str, owner_id: str 
     workflow's agent and team steps (``step_executor_runs``), recursively; each its own run, of its
     component's id and kind, with no events of its own (they are in the parent's stream, nested)."""
     records = []
-    for member in [*(output.get("member_responses") or []), *(output.get("step_executor_runs") or [])]:
+    members = [(member, RunOrigin.TEAM_MEMBER) for member in output.get("member_responses") or []]
+    members += [(step, RunOrigin.WORKFLOW_STEP) for step in output.get("step_executor_runs") or []]
+    for member, origin in members:
         is_team = "team_id" in member
         member_input = member.get("input") or {}
         records.append(RunRecord(
@@ -158,7 +175,7 @@ def member_records(output: Mapping[str, Any], *, session_id: str, owner_id: str 
             component_id=str(member.get("team_id") if is_team else member.get("agent_id") or ""),
             status=str(member.get("status") or RunStatus.ERROR), output=member,
             input={"input_content": member_input.get("input_content")} if isinstance(member_input, Mapping) else {},
-            session_type="team" if is_team else "agent", parent_run_id=output.get("run_id"),
+            session_type="team" if is_team else "agent", parent_run_id=output.get("run_id"), origin=origin,
             children=member_records(member, session_id=session_id, owner_id=owner_id),
         ))
     return records
@@ -291,20 +308,22 @@ def prepare_for_owner(
     session: Session | None,
     session_id: str,
     request: RunRequest,
-    run_id: str | None = None,
+    stored: Run | None = None,
     followed: bool | None = None,
 ) -> PreparedRun:
     """Everything a run needs, read for its owner (access was checked by the caller).
 
-    ``followed``: someone may watch the text arrive (default: the run is streamed). A
-    non-followed run lets providers answer in one piece.
+    ``stored``: the run's row, when it was accepted before (a background job's): its history is
+    the branch before it. ``followed``: someone may watch the text arrive (default: the run is
+    streamed). A non-followed run lets providers answer in one piece.
     """
     agent = _agent_for(entry, owner_id, request)
-    # The session's run counter tells whether any run but this one (``run_id``, already indexed)
-    # was ever started in it: a session's first run has no history to read.
-    earlier_runs = session is not None and session.next_run_index > (1 if run_id is not None else 0)
+    run_id = stored.pk if stored is not None else None
+    # The session's run counter tells whether any run but this one (already indexed when
+    # stored) was ever started in it: a session's first run has no history to read.
+    earlier_runs = session is not None and session.next_run_index > (1 if stored is not None else 0)
     history = (
-        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, exclude_run_id=run_id)
+        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, before=stored)
         if earlier_runs and agent.add_history_to_context
         else []
     )
@@ -641,7 +660,7 @@ def continue_prepare_for_owner(
 ) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
-    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk)
+    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk, before=run)
     return PreparedRun(
         entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
@@ -649,12 +668,14 @@ def continue_prepare_for_owner(
     )
 
 
-def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
+def _continuing(run: Run, session: Session, *, run_id: str, before: Run) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
-    with the session's history, the run itself left out (its transcript is the run's own)."""
+    with the history of the branch before ``before`` (the run itself, or the run an edit or a
+    regeneration takes the place of: its transcript is the run's own, and later turns and other
+    versions are not part of it)."""
     entry = continued_entry(run)
     agent = _agent_for(entry, run.user_id, None)
-    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
+    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, before=before) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
         session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
@@ -699,7 +720,7 @@ def _branch_prepare(
         agent, store = _agent_for(entry, run.user_id, None), None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
-        entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
+        entry, agent, ctx, store = _continuing(run, session, run_id=run_id, before=run)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
@@ -757,6 +778,7 @@ def branch_submit(
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
         payload=payload, input=fork_input(source, continuation.input), stream=stream, run_id=prepared.run_id, job_type="branch",
+        origin=source.origin, redoes=prepared.redoes,
     )
     return accepted.job
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from approvals.gate import continue_gate
 from approvals.services import approval_resolve_by_continue
-from core.auth import OPEN, Principal, principal_grant
-from sessions.models import Run, RunStatus, SessionType
+from core.auth import BROWSER, OPEN, Principal, principal_grant
+from sessions.models import Run, RunOrigin, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 
 from ..models import Job, Stage
@@ -136,6 +136,7 @@ def submit_run(
     schedule's timeout); without it AGENTOS_BACKGROUND_TIMEOUT_SECONDS applies."""
     if principal.session_id:
         request.session_id = principal.session_id  # a token bound to one session
+    request.origin = request.origin or (RunOrigin.CHAT if principal.via == BROWSER else RunOrigin.API)
     if background:
         return _accept(principal, component_id, kind, request, idempotency_key, strategy, timeout_seconds)
     prepared = run_prepare(principal=principal, agent_id=component_id, kind=kind, request=request)
@@ -160,7 +161,7 @@ def _accept(
         payload["timeout_seconds"] = int(timeout_seconds)
     accepted = job_submit(
         owner_id=owner_id, session=session, session_id=session_id, component_id=component_id, component_type=kind, payload=payload,
-        input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy,
+        input=request.stored_input(), stream=request.stream, idempotency_key=key, strategy=strategy, origin=request.origin,
     )
     return Accepted(accepted.job, accepted.run_status, stream=request.stream)
 
@@ -252,7 +253,7 @@ def submit_retry(*, run_id: str) -> Accepted:
     run = (
         Run.objects.unscoped("operator action: retry any user's run")
         .filter(pk=run_id)
-        .only("run_id", "status", "run_type", "component_id", "session_id", "user_id", "input", "parent_run_id")
+        .only("run_id", "status", "run_type", "component_id", "session_id", "user_id", "input", "parent_run_id", "origin")
         .first()
     )
     if run is None:
@@ -266,7 +267,9 @@ def submit_retry(*, run_id: str) -> Accepted:
     if not isinstance(message, str):
         raise RunNotRetryable("The run has no text input to send again.")
     principal = Principal(user_id=run.user_id, isolated=True, via="session") if run.user_id else OPEN
-    request = RunRequest(message=message, session_id=run.session_id, stream=False, images=data.get("images") or None, files=data.get("files") or None)
+    request = RunRequest(
+        message=message, session_id=run.session_id, stream=False, images=data.get("images") or None, files=data.get("files") or None, origin=run.origin,
+    )
     try:
         accepted = submit_run(principal=principal, component_id=run.component_id, kind=run.run_type, request=request, background=True)
     except (ComponentNotFound, SessionNotFound, SessionLimitReached, QueueFull) as exc:  # said to the operator

@@ -329,7 +329,7 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
         workflow = entry.build(job.user_id)
         session = run.session
         history = (
-            run_history(user=job.user_id or None, session_id=session.pk, limit=workflow.num_history_runs, exclude_run_id=run.pk)
+            run_history(user=job.user_id or None, session_id=session.pk, limit=workflow.num_history_runs, before=run)
             if session.next_run_index > 1 else []
         )
         ctx, _store = _context(

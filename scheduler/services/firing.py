@@ -102,6 +102,7 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     from agents.services.jobs import QueueFull, SessionBusy
     from agents.services.runs import ComponentNotFound, RunForbidden
     from agents.services.submit import submit_run
+    from sessions.models import RunOrigin
     from sessions.services.runs import SessionLimitReached, SessionNotFound
 
     from .grants import CredentialWithdrawn, fire_principal
@@ -111,6 +112,7 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
         if target is None:
             raise ScheduleInvalid(f"Invalid endpoint: {schedule.endpoint}")
         request = run_request_for(schedule.payload)
+        request.origin = RunOrigin.SCHEDULE  # its session is the schedule's, not a conversation
         # The rights it was created under, as its credential stands now; the pipeline's one
         # authority then decides the run (agents.services.authority).
         principal = fire_principal(schedule)

@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.errors import BadRequest, Conflict, NotFound, invalid
-from core.api.params import boolean, created_window, envelope, page, sort_order_param
-from sessions.models import SessionType
+from core.api.params import boolean, choice, created_window, envelope, page, sort_order_param
+from sessions.models import RunOrigin, SessionType
 from sessions.selectors import run_events_kept, session_chat_history, session_detail, session_list, session_run_get, session_runs
 from sessions.services import (
     SessionExists,
@@ -104,6 +104,24 @@ def _not_found(session_id: str, session_type: str | None = None) -> NotFound:
     return NotFound(f"{prefix} with id '{session_id}' not found")
 
 
+ORIGIN = q.query_param(
+    "origin",
+    "Only sessions that came from these origins, comma-separated (chat, api, eval, schedule): the chat lists "
+    "`chat,api`, people's conversations, without the sessions evals and schedules make (not in AgentOS)",
+)
+SESSION_ORIGINS = (RunOrigin.CHAT, RunOrigin.API, RunOrigin.EVAL, RunOrigin.SCHEDULE)
+
+
+def _origins_param(params: Any) -> list[str] | None:
+    """``origin=chat,api``: the origins asked for (None: all); an unknown one is a 422."""
+    wanted = [value.strip() for value in (params.get("origin") or "").split(",") if value.strip()]
+    unknown = [value for value in wanted if value not in SESSION_ORIGINS]
+    if unknown:
+        expected = ", ".join(SESSION_ORIGINS)
+        raise invalid(["query", "origin"], f"Input should be among {expected}", kind="enum", value=params.get("origin"), ctx={"expected": expected})
+    return wanted or None
+
+
 class SessionsView(SessionsAPIView):
     """GET (list), POST (create) and DELETE (bulk) on /sessions."""
 
@@ -121,6 +139,7 @@ class SessionsView(SessionsAPIView):
             q.query_param("user_id", "Only this user's sessions (ignored, and forced to the caller, under user isolation)"),
             q.query_param("session_name", "Only sessions whose name contains this (case-insensitive)"),
             SEARCH,
+            ORIGIN,
             q.LIMIT,
             q.PAGE,
             q.query_param("sort_by", "Column to sort by (unknown columns fall back to created_at)", default="created_at"),
@@ -143,6 +162,7 @@ class SessionsView(SessionsAPIView):
             component_id=params.get("component_id") or None,
             session_name=params.get("session_name") or None,
             text=text,
+            origins=_origins_param(params),
             sort_by=params.get("sort_by"),
             descending=descending,
             offset=window.offset,
@@ -303,14 +323,29 @@ class SessionRenameView(SessionsAPIView):
 _RUN_FILTERS = [q.SESSION_ID_PATH, q.TYPE, q.USER_ID, q.CREATED_AFTER, q.CREATED_BEFORE, q.STATUS, q.DB_ID, q.TABLE]
 
 
+BRANCHES = q.query_param(
+    "branches",
+    "`active` (default): the conversation's active branch only, as the model sees it; `all`: every version an edit "
+    "or a regeneration made, each run saying `previous_run_id` and `branch_active` (not in AgentOS)",
+    enum=("active", "all"),
+    default="active",
+)
+
+
+def _branches_param(params: Any) -> bool:
+    """True for ``branches=all``; a value other than ``active`` or ``all`` is a 422."""
+    return choice(params, "branches", ("active", "all"), "active") == "all"
+
+
 class SessionRunsView(SessionsAPIView):
-    """GET /sessions/{session_id}/runs: a bare array, team members' runs included."""
+    """GET /sessions/{session_id}/runs: a bare array, team members' runs included; the active
+    branch of the conversation unless ``branches=all``."""
 
     @extend_schema(
         operation_id="get_session_runs",
         summary="Get Session Runs",
         tags=TAGS,
-        parameters=_RUN_FILTERS,
+        parameters=[*_RUN_FILTERS, BRANCHES],
         responses={200: SESSION_RUNS, **errors(400, 404, 422)},
     )
     def get(self, request: Request, session_id: str) -> Response:
@@ -319,7 +354,8 @@ class SessionRunsView(SessionsAPIView):
         self.check_db_selector(params)
         requested_type = session_type_param(params)
         scope = self.principal.read_scope(params.get("user_id"))
-        found = session_runs(user=scope, session_id=session_id, statuses=statuses, **created_window(params))
+        all_branches = _branches_param(params)
+        found = session_runs(user=scope, session_id=session_id, statuses=statuses, all_branches=all_branches, **created_window(params))
         if found is None:
             raise NotFound(f"Session with ID {session_id} not found")
         session, runs = found
@@ -336,7 +372,7 @@ class SessionRunPreviewsView(SessionsAPIView):
         operation_id="get_session_run_previews",
         summary="Get Session Run Previews",
         tags=TAGS,
-        parameters=_RUN_FILTERS,
+        parameters=[*_RUN_FILTERS, BRANCHES],
         responses={200: RunPreviewOut(many=True), **errors(400, 404, 422)},
     )
     def get(self, request: Request, session_id: str) -> Response:
@@ -348,6 +384,7 @@ class SessionRunPreviewsView(SessionsAPIView):
             user=self.principal.read_scope(params.get("user_id")),
             session_id=session_id,
             statuses=statuses,
+            all_branches=_branches_param(params),
             **created_window(params),
         )
         if found is None:

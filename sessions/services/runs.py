@@ -21,7 +21,8 @@ from agents.runtime.output import has_usage, session_metrics_add
 from core.statements import Insert, Update, pipelined
 from core.tenancy import owner_clause, scope_queryset
 
-from ..models import Run, RunEvent, RunStatus, Session, SessionType
+from ..models import Run, RunEvent, RunOrigin, RunStatus, Session, SessionType
+from .branches import branch_follow_tip, branch_replace
 
 
 class SessionNotFound(Exception):
@@ -97,6 +98,7 @@ def session_create(
     session_state: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     component_data: Mapping[str, Any] | None = None,
+    origin: str = RunOrigin.API,
 ) -> Session:
     session_quota_check(owner_id=user_id)
     now = timezone.now()
@@ -109,6 +111,7 @@ def session_create(
         session_state=dict(session_state or {}),
         metadata=dict(metadata) if metadata is not None else None,
         component_data=dict(component_data) if component_data is not None else None,
+        origin=origin,
         created_at=now,
         updated_at=now,
     )
@@ -141,6 +144,7 @@ def session_get_or_create(
     session_type: str = SessionType.AGENT,
     component_id: str = "",
     component_data: Mapping[str, Any] | None = None,
+    origin: str = RunOrigin.API,
 ) -> tuple[Session, bool]:
     """The caller's session ``session_id``, created for ``owner_id`` if it does not exist.
 
@@ -159,6 +163,7 @@ def session_get_or_create(
                 session_type=session_type,
                 component_id=component_id,
                 component_data=component_data,
+                origin=origin,
             ),
             True,
         )
@@ -195,8 +200,13 @@ def run_create(
     model: str = "",
     run_data: Mapping[str, Any] | None = None,
     created_at: datetime | None = None,
+    origin: str = RunOrigin.API,
+    redoes: Run | None = None,
 ) -> Run:
-    """Insert a run row at the end of its session (in the caller's transaction, if there is one)."""
+    """Insert a run row at the end of its session (in the caller's transaction, if there is one).
+
+    A top-level run follows the session's active branch, or takes the place of the run it
+    ``redoes`` (an edit or a regeneration), whose branch it makes the active one."""
     now = created_at or timezone.now()
     input_data = dict(input or {})
     # No savepoint: nothing here is retried, so a failure rolls back the caller's whole write.
@@ -216,12 +226,24 @@ def run_create(
             input=input_data,
             model=model,
             run_data=dict(run_data or {}),
+            origin=origin,
+            previous_run_id=redoes.previous_run_id if redoes is not None else None,
             created_at=now,
             updated_at=now,
             started_at=now if status == RunStatus.RUNNING else None,
         )
         _RUN_INSERT.instance(run)
+        if parent_run_id is None:
+            _branch_place(run, redoes=redoes)
     return run
+
+
+def _branch_place(run: Run, *, redoes: Run | None) -> None:
+    """Where a new top-level run goes in its session's tree (sessions.services.branches)."""
+    if redoes is not None:
+        branch_replace(run=run, redoes=redoes)
+    elif run.run_index > 0:
+        branch_follow_tip(run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, run_index=run.run_index)
 
 
 def run_transition(
@@ -328,6 +350,9 @@ class RunRecord:
     parent_run_id: str | None = None
     started_at: datetime | None = None
     children: Sequence[RunRecord] = ()
+    origin: str = RunOrigin.API
+    # The run this one answers again in its place (an edit, a regeneration): see run_create.
+    redoes: Run | None = None
 
     @property
     def metrics(self) -> Mapping[str, Any]:
@@ -408,6 +433,8 @@ def _run_row(record: RunRecord, *, index: int, now: datetime) -> Run:
         input=dict(record.input),
         content=content,
         run_data=dict(record.output),
+        origin=record.origin,
+        previous_run_id=record.redoes.previous_run_id if record.redoes is not None else None,
         model=str(record.output.get("model") or ""),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -456,42 +483,49 @@ def run_record(record: RunRecord, *, create_session: bool = False) -> Run:
     tokens, metrics = _family_usage(family)
     first_input = str(record.input.get("input_content") or "")
     # Part of the caller's transaction when there is one (no savepoint: nothing here is retried).
-    with transaction.atomic(savepoint=False), pipelined():
-        index: int | None = None
-        if create_session:
-            session = Session(
-                session_id=record.session_id,
-                user_id=record.owner_id,
-                session_type=record.session_type,
-                component_id=record.component_id,
-                component_data=dict(record.component_data) if record.component_data is not None else None,
-                session_name=session_name_from_input(first_input),
-                session_state=dict(record.session_state or {}),
-                summary=dict(record.summary) if record.summary is not None else None,
-                total_tokens=tokens,
-                metrics=session_metrics_add({}, metrics),
-                next_run_index=len(family),
-                created_at=record.started_at or now,
-                updated_at=now,
-            )
-            with connection.cursor() as quota:
-                if record.owner_id is not None:
-                    _quota_count(quota, record.owner_id)
-                # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
-                index = 0 if _insert_session(session) else None
-                if record.owner_id is not None:
-                    _quota_verdict(quota)
-        if index is None:
-            with connection.cursor() as cursor:
-                row = _session_update(
-                    cursor, session_id=record.session_id, owner_id=record.owner_id, now=now, tokens_added=tokens,
-                    new_runs=len(family), first_input=first_input, session_state=record.session_state, summary=record.summary,
+    with transaction.atomic(savepoint=False):
+        with pipelined():
+            index: int | None = None
+            if create_session:
+                session = Session(
+                    session_id=record.session_id,
+                    user_id=record.owner_id,
+                    session_type=record.session_type,
+                    component_id=record.component_id,
+                    component_data=dict(record.component_data) if record.component_data is not None else None,
+                    session_name=session_name_from_input(first_input),
+                    origin=record.origin,
+                    session_state=dict(record.session_state or {}),
+                    summary=dict(record.summary) if record.summary is not None else None,
+                    total_tokens=tokens,
+                    metrics=session_metrics_add({}, metrics),
+                    next_run_index=len(family),
+                    created_at=record.started_at or now,
+                    updated_at=now,
                 )
-                if row is None:
-                    raise SessionNotFound(record.session_id)
-                _session_metrics_write(cursor, session_id=record.session_id, owner_id=record.owner_id, current=row[1], run=metrics)
-            index = int(row[0]) - len(family)
-        return _insert_family(family, first_index=index, now=now)[0]
+                with connection.cursor() as quota:
+                    if record.owner_id is not None:
+                        _quota_count(quota, record.owner_id)
+                    # Taken meanwhile (the same caller, twice at once): append to it below, if it is ours.
+                    index = 0 if _insert_session(session) else None
+                    if record.owner_id is not None:
+                        _quota_verdict(quota)
+            if index is None:
+                with connection.cursor() as cursor:
+                    row = _session_update(
+                        cursor, session_id=record.session_id, owner_id=record.owner_id, now=now, tokens_added=tokens,
+                        new_runs=len(family), first_input=first_input, session_state=record.session_state, summary=record.summary,
+                    )
+                    if row is None:
+                        raise SessionNotFound(record.session_id)
+                    _session_metrics_write(cursor, session_id=record.session_id, owner_id=record.owner_id, current=row[1], run=metrics)
+                index = int(row[0]) - len(family)
+            run = _insert_family(family, first_index=index, now=now)[0]
+            if record.redoes is None and run.parent_run_id is None and index > 0:
+                _branch_place(run, redoes=None)  # one more statement in the pipeline, nothing read
+        if record.redoes is not None and run.parent_run_id is None:
+            _branch_place(run, redoes=record.redoes)  # may read the session's tree: after the pipeline
+    return run
 
 
 def run_finish(run: Run, record: RunRecord) -> Run:

@@ -158,7 +158,7 @@ def session_fork(*, user: Any, owner_id: str | None, source_session_id: str, com
         session_type=source.session_type, component_id=source.component_id, session_name=source.session_name,
         session_state=source.session_state, metadata=source.metadata, summary=source.summary,
         component_data=source.component_data, metrics=source.metrics, total_tokens=source.total_tokens,
-        next_run_index=source.next_run_index, created_at=now, updated_at=now,
+        next_run_index=source.next_run_index, origin=source.origin, created_at=now, updated_at=now,
     )
     with transaction.atomic():
         fork.save(force_insert=True)
@@ -192,6 +192,8 @@ def _run_copy(run: Run, new_ids: Mapping[str, str], fork: Session) -> Run:
         status=run.status, input=run.input, content=run.content, run_data=run_data, model=run.model,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, total_tokens=run.total_tokens, duration=run.duration,
         error=run.error, created_at=run.created_at, updated_at=run.updated_at, started_at=run.started_at, finished_at=run.finished_at,
+        # The conversation's branches as they were (a run whose previous was not copied starts one).
+        origin=run.origin, previous_run_id=new_ids.get(run.previous_run_id or ""), branch_active=run.branch_active,
     )
 
 

@@ -102,12 +102,13 @@ def test_accepting_and_claiming_cost_a_fixed_handful_of_statements() -> None:
     # the session's active jobs, then the job, the run index and the run. A new session is first
     # counted against the owner's MAX_SESSIONS_PER_USER, then inserted ON CONFLICT DO NOTHING (a
     # concurrent request may create it first), so it needs no savepoint. SQLite's lock is its
-    # BEGIN IMMEDIATE; PostgreSQL's an advisory lock (a SELECT).
+    # BEGIN IMMEDIATE; PostgreSQL's an advisory lock (a SELECT). In a session with runs, the run
+    # then follows the conversation's active branch (one UPDATE, nothing read back).
     lock = ["SELECT"] if connection.vendor == "postgresql" else []
     assert statements(new_session) == [
         "BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT",
     ]
-    assert statements(known_session) == ["BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "COMMIT"]
+    assert statements(known_session) == ["BEGIN", *lock, "SELECT", "SELECT", "SELECT", "INSERT", "UPDATE", "INSERT", "UPDATE", "COMMIT"]
     # Claiming: is anything ready (outside the lock), the lock, the claim itself, the run's status
     # (on PostgreSQL in the claim's statement, and sent with the lock in one round trip).
     claiming = ["SELECT", "WITH"] if connection.vendor == "postgresql" else ["UPDATE", "UPDATE"]

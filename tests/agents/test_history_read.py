@@ -6,17 +6,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.services.runs import RunRequest, component_entry, prepare_for_owner
-from sessions.models import RunStatus, Session
+from sessions.models import Run, RunStatus, Session
 from tests.factories import make_run, make_session
 
 pytestmark = pytest.mark.django_db
 
 
-def prepare(session: Session, run_id: str | None = None):
+def prepare(session: Session, stored: Run | None = None):
     with CaptureQueriesContext(connection) as captured:
         prepared = prepare_for_owner(
             entry=component_entry("assistant"), owner_id="alice", session=session, session_id=session.pk,
-            request=RunRequest(message="hi"), run_id=run_id,
+            request=RunRequest(message="hi"), stored=stored,
         )
     reads = [q["sql"] for q in captured.captured_queries if "agno_runs" in q["sql"]]
     return prepared, reads
@@ -28,7 +28,7 @@ def test_the_first_run_of_a_session_reads_no_history() -> None:
     assert reads == []
     own = make_run("alice", session=session, status=RunStatus.PENDING)  # a background run: indexed
     session.refresh_from_db()
-    _, reads = prepare(session, run_id=own.pk)
+    _, reads = prepare(session, stored=own)
     assert reads == []
 
 

@@ -404,6 +404,8 @@ class TestSessionFork:
         source_runs = list(Run.objects.for_user("alice").filter(session_id="s-src").order_by("run_index"))
         copies = list(Run.objects.for_user("alice").filter(session_id=new_id).order_by("run_index"))
         assert [run.run_index for run in copies] == [0, 1] and [run.content for run in copies] == [run.content for run in source_runs]
+        # The copy keeps the conversation's branches: its second turn follows its first.
+        assert [run.previous_run_id for run in copies] == [None, copies[0].pk] and all(run.branch_active for run in copies)
         assert not {run.pk for run in copies} & {run.pk for run in source_runs}
         for copy, original in zip(copies, source_runs):
             assert copy.run_data["run_id"] == copy.pk and copy.run_data["session_id"] == new_id
@@ -481,8 +483,11 @@ class TestUnifiedContinue:
         assert again["content"].startswith("(offline demo) You said: tell me")
         assert [m["role"] for m in again["messages"]].count("assistant") == 1  # the old answer was dropped
         assert Run.objects.for_user("alice").get(pk=first["run_id"]).status == "REGENERATED"
-        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice"}).json()
+        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice", "branches": "all"}).json()
         assert {run["run_id"]: run["status"] for run in listed} == {first["run_id"]: "REGENERATED", again["run_id"]: "COMPLETED"}
+        # The conversation itself has the new answer in the old one's place.
+        listed = httpx.get(f"{live_api}/sessions/s-c/runs", params={"user_id": "alice"}).json()
+        assert [run["run_id"] for run in listed] == [again["run_id"]]
         # The replaced answer no longer counts as history.
         later = post_run(live_api, message="next", user_id="alice", session_id="s-c").json()
         assert "I can see 1 earlier message from you" in later["content"]

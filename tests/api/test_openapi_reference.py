@@ -32,7 +32,9 @@ NOT_BUILT = {
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code
 # generated from AgentOS's document never sends them, and gets AgentOS's answers without them.
 EXTENSIONS = {
-    "GET /sessions": {"q"}, "GET /approvals": {"created_after", "created_before"},
+    "GET /sessions": {"q", "origin"}, "GET /approvals": {"created_after", "created_before"},
+    # The conversation's active branch by default; every version on request (the chat's switcher).
+    "GET /sessions/{session_id}/runs": {"branches"}, "GET /sessions/{session_id}/run-previews": {"branches"},
     # The monthly rows (Agno computes only daily ones); without it GET /metrics answers AgentOS's daily rows.
     "GET /metrics": {"aggregation_period"},
     "POST /eval-runs": {"background"},

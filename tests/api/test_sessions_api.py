@@ -27,7 +27,10 @@ MODEL = {"id": "gpt-4o", "name": "OpenAIChat", "provider": "OpenAI"}
 SESSION_ITEM_KEYS = {
     "session_id", "session_name", "session_state", "created_at", "updated_at", "session_type", "user_id",
     "agent_id", "team_id", "workflow_id", "session_summary", "metrics", "total_tokens", "metadata",
+    "origin",  # ours: where the session came from (the chat lists chat and API sessions only)
 }
+# Ours, beside AgentOS's keys in every run body: where the run came from, its place in the branches.
+OURS = {"origin": "api", "branch_active": True}
 AGENT_DETAIL_KEYS = [
     "user_id", "agent_session_id", "session_id", "session_name", "session_summary", "session_state", "agent_id",
     "total_tokens", "agent_data", "metrics", "metadata", "chat_history", "created_at", "updated_at",
@@ -154,6 +157,7 @@ class TestListSessions:
                     "metrics": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
                     "total_tokens": 15,
                     "metadata": {"channel": "web"},
+                    "origin": "api",
                 },
                 {
                     "session_id": "s-bare",
@@ -163,6 +167,7 @@ class TestListSessions:
                     "updated_at": iso(bare.created_at),
                     "session_type": "agent",
                     "user_id": "bob",
+                    "origin": "api",
                 },
             ],
             "meta": {"page": 1, "limit": 20, "total_pages": 1, "total_count": 2, "search_time_ms": 0.0},
@@ -808,6 +813,7 @@ class TestSessionRuns:
                 "audio": [],
                 "files": [],
                 "input_media": NO_MEDIA,
+                **OURS,
             }
         ]
 
@@ -841,6 +847,7 @@ class TestSessionRuns:
                 "audio": [],
                 "files": [],
                 "input_media": NO_MEDIA,
+                **OURS,
             },
             {
                 "run_id": "lead",
@@ -863,6 +870,7 @@ class TestSessionRuns:
                 "videos": [],
                 "audio": [],
                 "files": [],
+                **OURS,
             },
         ]
 
@@ -895,6 +903,7 @@ class TestSessionRuns:
                 "videos": [],
                 "audio": [],
                 "files": [],
+                **OURS,
             }
         ]
 
@@ -1013,6 +1022,7 @@ class TestSessionRun:
             "forked_from_session_id": None,
             "regenerated_from": None,
             "last_checkpoint_at_message_index": None,
+            "previous_run_id": None,
         }
         assert list(body)[:4] == ["run_id", "parent_run_id", "agent_id", "user_id"]
 

@@ -67,6 +67,8 @@ class TestTeamRuns:
         child = rows[member["run_id"]]
         assert (child.run_type, child.component_id, child.parent_run_id, child.status) == ("agent", "researcher", body["run_id"], "COMPLETED")
         assert child.input == {"input_content": "find the boiling point"}
+        # Where each came from: the team's run from an API client, the member's from inside it.
+        assert (rows[body["run_id"]].origin, child.origin, session.origin) == ("api", "team_member", "api")
         # The session's tokens count the leader's and the member's.
         assert session.total_tokens == rows[body["run_id"]].total_tokens + child.total_tokens > child.total_tokens
 

@@ -45,6 +45,7 @@ def test_a_run_is_one_row_with_its_agent_steps_as_children(live_api: str) -> Non
     children = {run.component_id: run for run in Run.objects.for_user("alice").filter(parent_run_id=body["run_id"])}
     assert set(children) == {"drafter", "checker"}
     assert {run.run_type for run in children.values()} == {"agent"}
+    assert {run.origin for run in children.values()} == {"workflow_step"}
     assert sorted(run["run_id"] for run in body["step_executor_runs"]) == sorted(run.pk for run in children.values())
     session = Session.objects.for_user("alice").get(pk="w-1")
     assert (session.session_type, session.component_id) == ("workflow", "draft-flow")

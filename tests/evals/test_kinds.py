@@ -48,6 +48,8 @@ def test_a_judge_that_disagrees_scores_low_and_its_reasoning_is_stored(client, w
     # The evaluated run is a real run of the agent, in a session of its own, owned as the eval.
     run = Run.objects.unscoped("test").get(session_id=f"eval_{body['id']}_1")
     assert (run.component_id, run.status) == ("assistant", "COMPLETED")
+    # Marked as the eval's: out of the chat's conversation list.
+    assert (run.origin, run.session.origin) == ("eval", "eval")
 
 
 def test_accuracy_over_iterations_averages_the_judges_scores(client, worker, judge) -> None:

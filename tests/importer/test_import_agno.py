@@ -89,6 +89,8 @@ class TestImportAgno3:
             ("s-bob-flow", 1, "r-w1-s1", "r-w1", "agent", "bob"),
             ("s-bob-flow", 2, "r-w1-s2", "r-w1", "agent", "bob"),
         ]
+        # An imported conversation is one branch: each top-level run follows the one before it.
+        assert [(r.run_id, r.previous_run_id) for r in all_runs() if r.session_id == "s-alice-agent"] == [("r-a1", None), ("r-a2", "r-a1")]
         tool_run = Run.objects.for_user("alice").get(pk="r-a2")
         assert tool_run.input == {"input_content": "Weather?"} and tool_run.content == "It is sunny"
         assert tool_run.status == "COMPLETED" and tool_run.total_tokens == 15 and tool_run.model == "gpt-4o-mini"
@@ -131,8 +133,8 @@ class TestImportAgno3:
             )
         report = agno_import(str(source))
         assert report.imported["runs"] == 1 and report.skipped["runs"] == EXPECTED["runs"]
-        assert list(Run.objects.for_user("bob").filter(session_id="s-bob-agent").order_by("run_index").values_list("run_id", "run_index")) == [
-            ("r-b1", 0), ("r-b2", 1)]
+        assert list(Run.objects.for_user("bob").filter(session_id="s-bob-agent").order_by("run_index").values_list("run_id", "run_index", "previous_run_id")) == [
+            ("r-b1", 0, None), ("r-b2", 1, "r-b1")]  # one branch: the appended run follows the last one
         assert Session.objects.for_user("bob").get(pk="s-bob-agent").total_tokens == 15 + 5  # r-b2's tokens added
 
     def test_the_source_file_is_opened_read_only(self, source) -> None:

@@ -50,6 +50,8 @@ def test_a_fire_is_the_owners_background_run_followed_to_its_end(worker) -> None
     assert claimed is not None and (claimed.status, claimed.attempt, claimed.user_id) == (ScheduleRunStatus.RUNNING, 1, "alice")
     run = Run.objects.for_user("alice").get(pk=claimed.run_id)
     assert run.component_id == "assistant" and run.input["input_content"] == "scheduled hello"
+    # Marked as the schedule's: out of the chat's conversation list.
+    assert (run.origin, run.session.origin) == ("schedule", "schedule")
     job = Job.objects.for_user("alice").get(pk=claimed.run_id)
     assert (job.payload["timeout_seconds"], job.stream) == (120, False)
     done = wait_for(lambda: settled(schedule))

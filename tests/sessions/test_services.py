@@ -151,7 +151,7 @@ class TestHistory:
         make_run(None, session=ownerless, status=RunStatus.COMPLETED, run_data={"n": "shared"})
 
         assert run_history(user="alice", session_id=mine.pk, limit=2) == [{"n": 2}, {"n": 3}]
-        assert run_history(user="alice", session_id=mine.pk, limit=2, exclude_run_id=runs[3].pk) == [{"n": 1}, {"n": 2}]
+        assert run_history(user="alice", session_id=mine.pk, limit=2, before=runs[3]) == [{"n": 1}, {"n": 2}]
         assert run_history(user="alice", session_id=mine.pk, limit=3) == [{"n": 1}, {"n": 2}, {"n": 3}]
         assert run_history(user="bob", session_id=mine.pk, limit=2) == []
         assert run_history(user=None, session_id=mine.pk, limit=2) == []  # ownerless rows only

@@ -11,7 +11,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from sessions.models import Run, Session, SessionType
+from sessions.models import Run, RunOrigin, Session, SessionType
 
 from .common import (
     render,
@@ -75,6 +75,7 @@ def stored_run(run: Run, *, events: list[dict[str, Any]] | None = None) -> dict[
         data["content"] = run.content
     if events:
         data["events"] = events
+    data.update({"origin": run.origin, "previous_run_id": run.previous_run_id, "branch_active": run.branch_active})
     return data
 
 
@@ -109,6 +110,9 @@ _FORK_KEYS = (
     "regenerated_from",
     "last_checkpoint_at_message_index",
 )
+# Ours, beside AgentOS's keys (its clients ignore keys they do not know): where the run came
+# from, and its place in the conversation's branches (sessions.services.branches).
+_ROW_KEYS = ("origin", "previous_run_id", "branch_active")
 
 
 def _agent_run_data(run: Mapping[str, Any], *, agent_data: Any = None) -> dict[str, Any]:
@@ -143,6 +147,7 @@ def _agent_run_data(run: Mapping[str, Any], *, agent_data: Any = None) -> dict[s
         "input_media": _input_media(run),
         "followups": run.get("followups"),
         **{key: run.get(key) for key in _FORK_KEYS},
+        **{key: run.get(key) for key in _ROW_KEYS},
     }
 
 
@@ -185,6 +190,7 @@ def _workflow_run_data(run: Mapping[str, Any]) -> dict[str, Any]:
         "audio": run.get("audio", []),
         "files": run.get("files", []),
         "response_audio": run.get("response_audio"),
+        **{key: run.get(key) for key in _ROW_KEYS},
     }
 
 
@@ -276,6 +282,9 @@ class RunOut(serializers.Serializer):
     forked_from_session_id = output(serializers.CharField())
     regenerated_from = output(serializers.CharField())
     last_checkpoint_at_message_index = output(serializers.IntegerField())
+    origin = output(serializers.ChoiceField(choices=RunOrigin.values, help_text="Where the run came from (not in AgentOS)"))
+    previous_run_id = output(serializers.CharField(help_text="The run before this one on its branch of the conversation (not in AgentOS)"))
+    branch_active = output(serializers.BooleanField(help_text="On the conversation's active branch (not in AgentOS)"))
 
 
 class TeamRunOut(serializers.Serializer):
@@ -313,6 +322,9 @@ class TeamRunOut(serializers.Serializer):
     forked_from_session_id = output(serializers.CharField())
     regenerated_from = output(serializers.CharField())
     last_checkpoint_at_message_index = output(serializers.IntegerField())
+    origin = output(serializers.ChoiceField(choices=RunOrigin.values, help_text="Where the run came from (not in AgentOS)"))
+    previous_run_id = output(serializers.CharField(help_text="The run before this one on its branch of the conversation (not in AgentOS)"))
+    branch_active = output(serializers.BooleanField(help_text="On the conversation's active branch (not in AgentOS)"))
 
 
 class WorkflowRunOut(serializers.Serializer):
@@ -345,6 +357,9 @@ class WorkflowRunOut(serializers.Serializer):
     audio = output(ObjectListField())
     files = output(ObjectListField())
     response_audio = output(ObjectField())
+    origin = output(serializers.ChoiceField(choices=RunOrigin.values, help_text="Where the run came from (not in AgentOS)"))
+    previous_run_id = output(serializers.CharField(help_text="The run before this one on its branch of the conversation (not in AgentOS)"))
+    branch_active = output(serializers.BooleanField(help_text="On the conversation's active branch (not in AgentOS)"))
 
 
 RUN_OUT: dict[str, type[serializers.Serializer]] = {

@@ -6,7 +6,7 @@ from typing import Any
 from rest_framework import serializers
 
 from core.api.schema import PaginationInfoOut
-from sessions.models import Session, SessionType
+from sessions.models import RunOrigin, Session, SessionType
 
 from .common import (
     render,
@@ -114,6 +114,7 @@ def session_item_data(session: Session) -> dict[str, Any]:
         "metrics": _metrics(session),
         "total_tokens": _total_tokens(session),
         "metadata": metadata,
+        "origin": session.origin,
     }
 
 
@@ -183,6 +184,7 @@ class SessionOut(serializers.Serializer):
     metrics = output(ObjectField())
     total_tokens = output(serializers.IntegerField())
     metadata = output(ObjectField())
+    origin = output(serializers.ChoiceField(choices=RunOrigin.values, help_text="Where its first run came from (not in AgentOS)"))
 
 
 class PaginatedSessionsOut(serializers.Serializer):

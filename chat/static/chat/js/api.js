@@ -137,15 +137,19 @@ export function makeApi(userId) {
     workflows: () => getJSON("/workflows"),
     // The list holds summaries; a workflow's steps and input_schema come with its own page.
     workflow: (id) => getJSON(`/workflows/${enc(id)}`),
-    // No type: agent, team and workflow conversations together, newest first.
+    // No type: agent, team and workflow conversations together, newest first. Conversations only:
+    // the sessions evals and schedules make are found from their own pages.
     sessions: ({ page = 1, limit = 30, name = "" } = {}) =>
-      getJSON(query("/sessions", { page, limit, q: name, sort_by: "updated_at", sort_order: "desc", ...who })),
+      getJSON(query("/sessions", { page, limit, q: name, origin: "chat,api", sort_by: "updated_at", sort_order: "desc", ...who })),
     // Every status named: runs still executing too (the default listing leaves them out, as
     // AgentOS does), so a reopened conversation resumes its live runs.
+    // Every version of every message too (branches=all): the version switcher reads them.
     sessionRuns: (id) => {
-      const path = query(`/sessions/${enc(id)}/runs`, who);
+      const path = query(`/sessions/${enc(id)}/runs`, { branches: "all", ...who });
       return getJSON(`${path}${path.includes("?") ? "&" : "?"}${RUN_STATUSES.map((status) => `status=${status}`).join("&")}`);
     },
+    // Show another version of a message: its branch becomes the conversation's active one.
+    activateBranch: (id, runId) => request("POST", `/chat/api/sessions/${enc(id)}/branch`, { json: { run_id: runId } }),
     renameSession: (id, name) => request("POST", query(`/sessions/${enc(id)}/rename`, who), { json: { session_name: name } }),
     deleteSession: (id) => request("DELETE", query(`/sessions/${enc(id)}`, who)),
     run: (agentId, runId, sessionId) =>

@@ -56,8 +56,7 @@ const state = {
   search: "",
   run: null, // the run this page is streaming: {agentId, runId, sessionId, controller, turn, ...}
   loadToken: 0,
-  runs: [], // the open conversation's stored runs, as last loaded
-  branchChoice: new Map(), // branch point (the run before it, "" at the start) -> the run shown there
+  runs: [], // the open conversation's stored runs (every version of every message), as last loaded
 };
 
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
@@ -358,8 +357,8 @@ function newChat({ push = false } = {}) {
   state.loadToken += 1;
   state.sessionId = null;
   state.runs = [];
-  state.branchChoice = new Map();
   setTitle("");
+  showOrigin(null);
   clearMessages();
   hideNotice();
   markCurrentSession();
@@ -368,10 +367,9 @@ function newChat({ push = false } = {}) {
   ui.input.focus();
 }
 
-async function openSession(sessionId, { push = false, keepBranches = false } = {}) {
+async function openSession(sessionId, { push = false } = {}) {
   detachRun();
   const token = ++state.loadToken;
-  if (!keepBranches || sessionId !== state.sessionId) state.branchChoice = new Map();
   state.sessionId = sessionId;
   hideNotice();
   markCurrentSession();
@@ -398,40 +396,48 @@ async function openSession(sessionId, { push = false, keepBranches = false } = {
   const agentId = componentOf(known) || componentOf(runs.find((run) => !run.parent_run_id));
   if (agentId && state.agents.has(agentId)) selectAgent(agentId);
   else if (agentId) showNotice(`The ${kindOf(agentId)} of this conversation is not available any more; you can read it, but not continue it.`);
+  showOrigin(runs.find((run) => !run.parent_run_id)?.origin);
   renderHistory(runs);
   scrollToEnd(true);
 }
 
-/** The conversation as a tree of runs: an edit forks a run, so its branch point is the run's own. */
+/** Where a session an eval or a schedule made belongs: said above it, with a link to that page. */
+const ORIGIN_PAGES = {
+  eval: { text: "An eval made this conversation: it is not in your conversation list.", link: "My evals", href: "/chat/evals/" },
+  schedule: { text: "A schedule made this conversation: it is not in your conversation list.", link: "My schedules", href: "/chat/schedules/" },
+};
+
+function showOrigin(origin) {
+  const box = $("session-origin");
+  const page = ORIGIN_PAGES[origin];
+  box.hidden = !page;
+  box.dataset.origin = page ? origin : "";
+  if (page) box.replaceChildren(`${page.text} `, el("a", { href: page.href, text: `Back to ${page.link}` }));
+}
+
+/** The conversation as the server stores it: a tree of runs, each after the run before it on its
+ * branch (``previous_run_id``); an edit or a regeneration is a sibling of the run it redoes. */
 function branches(runs) {
   // Team member runs are shown through their team's run, not on their own.
-  const top = runs.filter((run) => !run.parent_run_id);
-  const parent = new Map();
-  let previous = "";
-  for (const run of top) {
-    const source = run.forked_from_run_id && parent.has(run.forked_from_run_id) ? run.forked_from_run_id : null;
-    parent.set(run.run_id, source ? parent.get(source) : previous);
-    previous = run.run_id;
-  }
   const children = new Map();
-  for (const run of top) {
+  for (const run of runs.filter((one) => !one.parent_run_id)) {
     if (run.status === "REGENERATED") continue; // gave way to the answer that replaced it
-    const key = parent.get(run.run_id);
+    const key = run.previous_run_id || "";
     if (!children.has(key)) children.set(key, []);
     children.get(key).push(run);
   }
   return children;
 }
 
-/** The runs on screen: at each branch point the one chosen, else the newest. */
+/** The runs on screen: the active branch (the one the model answers from), else the newest. */
 function shownPath(runs) {
   const children = branches(runs);
   const path = [];
   let key = "";
   while (children.has(key) && path.length <= runs.length) {
     const siblings = children.get(key);
-    const chosen = siblings.find((run) => run.run_id === state.branchChoice.get(key)) || siblings[siblings.length - 1];
-    path.push({ run: chosen, siblings, key });
+    const chosen = siblings.find((run) => run.branch_active) || siblings[siblings.length - 1];
+    path.push({ run: chosen, siblings });
     key = chosen.run_id;
   }
   return path;
@@ -461,12 +467,12 @@ const INTERNAL_STAGES = new Set(["PENDING", "PAUSED"]);
 function renderHistory(runs) {
   state.runs = runs;
   const path = shownPath(runs);
-  path.forEach(({ run, siblings, key }, index) => {
+  path.forEach(({ run, siblings }, index) => {
     const last = index === path.length - 1;
     const asked = userTurn(askedIn(run));
     asked.title = when(run.created_at);
     ui.messages.append(asked);
-    decorateUserTurn(asked, { run, siblings, key, text: askedIn(run) });
+    decorateUserTurn(asked, { run, siblings, text: askedIn(run) });
     const component = componentOf(run);
     const turn = new AssistantTurn(agentName(component));
     turn.runId = run.run_id;
@@ -597,7 +603,7 @@ function showContinuation(turn, sessionId) {
     setTimeout(() => showContinuation(turn, sessionId), 1000); // one stream at a time: after this one
     return;
   }
-  openSession(sessionId, { keepBranches: true }).catch(report);
+  openSession(sessionId).catch(report);
 }
 
 function modelName(agentId) {
@@ -606,13 +612,26 @@ function modelName(agentId) {
 }
 
 /** A sent message: its time on hover, Edit (a new branch from it), and the branch switcher. */
-function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
+function decorateUserTurn(article, { run, siblings = [], text }) {
   const bar = el("div", { class: "msg-actions msg-actions-user" });
   if (siblings.length > 1) {
     const at = siblings.indexOf(run);
-    const show = (offset) => {
-      state.branchChoice.set(key, siblings[at + offset].run_id);
-      detachRun();
+    // The whole branch from this message on: the version and the turns that followed it, and
+    // the next message continues it (the server keeps which branch is active).
+    const show = async (offset) => {
+      if (state.run) return showNotice("Versions switch once the reply has finished.");
+      const sessionId = state.sessionId;
+      let active;
+      try {
+        active = (await (await api.activateBranch(sessionId, siblings[at + offset].run_id)).json()).active_run_ids;
+      } catch (error) {
+        report(error);
+        return;
+      }
+      if (state.sessionId !== sessionId || state.run) return;
+      const chosen = new Set(active);
+      for (const one of state.runs) if (!one.parent_run_id) one.branch_active = chosen.has(one.run_id);
+      clearRegenerate();
       clearMessages();
       ui.welcome.hidden = true;
       renderHistory(state.runs);
@@ -624,7 +643,7 @@ function decorateUserTurn(article, { run, siblings = [], key = "", text }) {
       el("button", { type: "button", class: "msg-action", "aria-label": "Next version", disabled: at === siblings.length - 1, onclick: () => show(1) }, "›")));
   }
   if (run && state.agents.has(componentOf(run)) && !isWorkflow(componentOf(run)) && !["RUNNING", "PENDING", "PAUSED", "CANCELLED"].includes(run.status)) {
-    bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, key, text }) }, "Edit"));
+    bar.prepend(el("button", { type: "button", class: "msg-action msg-edit-button", title: "Edit this message and answer it again, as a new version", onclick: () => editMessage(article, { run, text }) }, "Edit"));
   }
   if (bar.children.length) article.append(bar);
 }
@@ -996,7 +1015,7 @@ async function sendMessage(text) {
   const terminal = await streamRun(run, (signal) => api.startRun(run.agentId, { message, sessionId: run.sessionId }, signal));
   attached.link(run.sessionId);
   if (run.runId && terminal && terminal !== "detached") {
-    decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: { RunPaused: "PAUSED", RunCancelled: "CANCELLED" }[terminal] || "ENDED" }, key: null, text: message });
+    decorateUserTurn(asked, { run: { run_id: run.runId, agent_id: run.agentId, status: { RunPaused: "PAUSED", RunCancelled: "CANCELLED" }[terminal] || "ENDED" }, text: message });
   }
 }
 
@@ -1081,7 +1100,7 @@ async function regenerate(source) {
   if (terminal === "RunCompleted" || (source.failed && run.runId && terminal)) source.turn.el.remove();
   // A team answers again from its members' earlier work, which its stream does not repeat: the
   // stored runs show those steps under the new answer.
-  if (terminal === "RunCompleted" && isTeam(source.agentId) && state.sessionId === source.sessionId) await openSession(source.sessionId, { keepBranches: true });
+  if (terminal === "RunCompleted" && isTeam(source.agentId) && state.sessionId === source.sessionId) await openSession(source.sessionId);
   else if (!run.runId) {
     turn.el.remove();
     offerAgain(source);
@@ -1090,7 +1109,7 @@ async function regenerate(source) {
 
 // ---- edit: a sent message again, as a new version ---------------------------------------------
 
-function editMessage(article, { run, key, text }) {
+function editMessage(article, { run, text }) {
   if (article.querySelector(".msg-edit")) return;
   const body = article.querySelector(".msg-body");
   const area = el("textarea", { class: "msg-edit-input", rows: 3, "aria-label": "Edit your message" });
@@ -1122,11 +1141,11 @@ function editMessage(article, { run, key, text }) {
     const message = area.value.trim();
     if (!message || message === text.trim()) return close();
     if (state.run) return;
-    await branchFrom(article, { run, key, message });
+    await branchFrom(article, { run, message });
   });
 }
 
-async function branchFrom(article, { run, key, message }) {
+async function branchFrom(article, { run, message }) {
   const sessionId = state.sessionId;
   const component = componentOf(run); // a stored team run names its team, one just sent its key
   let stored;
@@ -1155,8 +1174,7 @@ async function branchFrom(article, { run, key, message }) {
   const next = { agentId: component, runId: null, sessionId, newSession: false, turn, kind: "edit" };
   const terminal = await streamRun(next, (signal) => api.editRun(component, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
   if (terminal === "detached" || state.sessionId !== sessionId) return;
-  state.branchChoice.delete(key); // the newest version, the one just written, is shown
-  await openSession(sessionId, { keepBranches: true });
+  await openSession(sessionId); // the new version's branch is the active one now
 }
 
 /** Pick up a run that is still executing on the server: replay what was missed, then follow it. */
