@@ -49,26 +49,16 @@ def conversation_transcript(*, user: Any, session_id: str) -> Transcript | None:
 
 
 def shown_path(runs: list[Run]) -> list[Run]:
-    """The runs on screen when the conversation is opened: at each branch point the newest."""
-    top = [run for run in runs if not run.parent_run_id]
-    branch_point: dict[str, str] = {}
-    previous = ""
-    for run in top:
-        source = (run.run_data or {}).get("forked_from_run_id")
-        branch_point[run.run_id] = branch_point[source] if source in branch_point else previous
-        previous = run.run_id
-    newest: dict[str, Run] = {}
-    for run in top:
-        if run.status != RunStatus.REGENERATED:
-            newest[branch_point[run.run_id]] = run
+    """The runs on screen when the conversation is opened: its active branch, as the chat's
+    arrows last left it (the versions an edit or a regeneration replaced, and the branches
+    switched away from, left out), up to a run still being written."""
     path: list[Run] = []
-    key = ""
-    while key in newest and len(path) <= len(top):
-        run = newest[key]
+    for run in runs:
+        if run.parent_run_id or not run.branch_active:
+            continue
         if run.status in NOT_YET:
             break
         path.append(run)
-        key = run.run_id
     return path
 
 

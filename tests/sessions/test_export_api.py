@@ -10,6 +10,7 @@ from django.test import Client
 from core.auth import OPERATOR
 from core.services.tokens import access_token_create
 from sessions.models import Run, RunStatus
+from sessions.services.branches import branch_activate
 from sessions.transcript import conversation_transcript
 from tests.factories import make_run, make_session
 
@@ -91,7 +92,7 @@ def test_an_access_token_exports_its_owners_conversation_with_sessions_read(alic
     assert refused.status_code == 403 and refused.json()["detail"] == "Insufficient permissions. Required scope(s): sessions:read"
 
 
-def test_the_export_follows_what_the_chat_shows_the_newest_edit_and_the_answer_that_replaced_one() -> None:
+def test_the_export_follows_the_branch_the_chat_shows() -> None:
     session = make_session("alice", session_id="s-branches")
 
     def reply(run_id: str, asked: str, answer: str, status: str = RunStatus.COMPLETED, **run_data: Any) -> None:
@@ -107,6 +108,10 @@ def test_the_export_follows_what_the_chat_shows_the_newest_edit_and_the_answer_t
           messages=[{"role": "user", "content": "I like black coffee"}, {"role": "assistant", "content": "Noted: black coffee."}])
     reply("r5", "And now?", "Black coffee.")
     reply("r6", "Still there?", "", status=RunStatus.PENDING)  # not part of the conversation yet
+    # The tree as the branch service stores it: r3 redoes r2, r4 redoes r1; r4's branch is active.
+    for run_id, previous in {"r1": None, "r2": "r1", "r3": "r1", "r4": None, "r5": "r4", "r6": "r5"}.items():
+        Run.objects.for_user("alice").filter(pk=run_id).update(previous_run_id=previous)
+    branch_activate(owner_id="alice", session_id="s-branches", run_id="r5")
 
     transcript = conversation_transcript(user="alice", session_id="s-branches")
     assert [(m["role"], m["content"]) for m in transcript.messages] == [
@@ -114,6 +119,13 @@ def test_the_export_follows_what_the_chat_shows_the_newest_edit_and_the_answer_t
         ("user", "And now?"), ("assistant", "Black coffee."),
     ]
     assert conversation_transcript(user="bob", session_id="s-branches") is None
+    # The chat's arrows back to the first version: the export follows the branch on screen.
+    branch_activate(owner_id="alice", session_id="s-branches", run_id="r3")
+    transcript = conversation_transcript(user="alice", session_id="s-branches")
+    assert [(m["role"], m["content"]) for m in transcript.messages] == [
+        ("user", "I like green tea"), ("assistant", "Noted: green tea."),
+        ("user", "What do I like?"), ("assistant", "You like green tea."),
+    ]
 
 
 def test_a_tool_result_holding_a_code_fence_cannot_break_out_of_its_block() -> None:
