@@ -159,14 +159,15 @@ def _usage(usage: Mapping[str, Any], output_tokens: int | None = None) -> Usage:
 def _read_whole(message: Any) -> Iterator[ModelChunk]:
     """A non-streaming answer as the same chunks a stream gives."""
     message = json_object(message)
-    if message.get("id"):
-        yield ProviderData({"id": message["id"]})
     content = message.get("content")
+    blocks = [json_object(block) for block in content] if isinstance(content, list) else []
     thinking = _Thinking()
-    for block in content if isinstance(content, list) else []:
-        block = json_object(block)
-        kind = block.get("type")
+    for block in blocks:
         thinking.read_block(block)
+    if message.get("id") or thinking.kept:
+        yield ProviderData({"id": message.get("id"), **thinking.kept})
+    for block in blocks:
+        kind = block.get("type")
         if kind == "thinking" and block.get("thinking"):
             yield ReasoningDelta(block["thinking"])
         elif kind == "text" and block.get("text"):
@@ -174,8 +175,6 @@ def _read_whole(message: Any) -> Iterator[ModelChunk]:
         elif kind == "tool_use":
             arguments = json.dumps(block.get("input") or {})
             yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments)
-    if thinking.kept:
-        yield ProviderData({"id": message.get("id"), **thinking.kept})
     yield _usage(json_object(message.get("usage")))
 
 
