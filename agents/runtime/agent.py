@@ -10,6 +10,7 @@ from typing import Any
 
 from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool, search_knowledge_tool
 from agents.runtime.checkpoints import safe_boundary, truncate
+from agents.runtime.compression import DEFAULT_LIMIT as DEFAULT_COMPRESSION_LIMIT
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.hitl import collect_decisions, is_pending
@@ -88,6 +89,9 @@ class Agent:
         references_format: str = "json",
         num_references: int = 5,
         tracing: bool | None = None,
+        compress_tool_results: bool = False,
+        compression_model: Model | str | None = None,
+        compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -144,6 +148,12 @@ class Agent:
         self.add_search_knowledge_instructions = add_search_knowledge_instructions
         self.references_format = references_format
         self.num_references = num_references
+        if compress_tool_results_above < 200:
+            raise ValueError("compress_tool_results_above must be >= 200 characters")
+        # Long tool results are shortened before they re-enter the context (compression.py).
+        self.compress_tool_results = compress_tool_results
+        self.compression_model = get_model(compression_model) if compression_model is not None else None
+        self.compress_tool_results_above = compress_tool_results_above
         self.functions = self._collect_functions(self.tools)
 
     def with_options(self, **options: Any) -> Agent:

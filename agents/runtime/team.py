@@ -41,6 +41,7 @@ from typing import Any, Union
 
 from agents.runtime.agent import REMOVED_V2_PARAMETERS, Agent, ToolLike
 from agents.runtime.calls import call_str, parse_arguments
+from agents.runtime.compression import DEFAULT_LIMIT as DEFAULT_COMPRESSION_LIMIT
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
 from agents.runtime.events import ESSENTIAL_EVENTS
@@ -144,6 +145,9 @@ class Team:
         references_format: str = "json",
         num_references: int = 5,
         tracing: bool | None = None,
+        compress_tool_results: bool = False,
+        compression_model: Any = None,
+        compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
         **removed: Any,
     ) -> None:
         # Whether its runs are traced (traces/): None follows the deployment's TRACING.
@@ -189,7 +193,8 @@ class Team:
             add_knowledge_to_context=add_knowledge_to_context, knowledge_filters=knowledge_filters,
             enable_agentic_knowledge_filters=enable_agentic_knowledge_filters,
             add_search_knowledge_instructions=add_search_knowledge_instructions, references_format=references_format,
-            num_references=num_references,
+            num_references=num_references, compress_tool_results=compress_tool_results, compression_model=compression_model,
+            compress_tool_results_above=compress_tool_results_above,
         )
         leader = self._leader
         # The attributes the services read, with the same meaning as on Agent.
@@ -226,6 +231,7 @@ class Team:
         self.enable_agentic_knowledge_filters = leader.enable_agentic_knowledge_filters
         self.references_format = leader.references_format
         self.functions: dict[str, Function] = leader.functions
+        self.compress_tool_results = leader.compress_tool_results
 
     def with_options(self, **options: Any) -> Team:
         """``Agent.with_options`` for a team: the leader's copy gets them too (it is what runs)."""

@@ -126,6 +126,7 @@ DELEGATING_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_membe
 class OfflineModel(Model):
     provider = "Offline"
     name = "OfflineModel"
+    summarises = False
 
     def __init__(self, id: str = "demo", *, sleep: Callable[[float], Awaitable[None] | None] | None = None, **options: Any) -> None:
         super().__init__(id)
