@@ -13,6 +13,7 @@ from agents.runtime.checkpoints import safe_boundary, truncate
 from agents.runtime.compression import DEFAULT_LIMIT as DEFAULT_COMPRESSION_LIMIT
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
+from agents.runtime.factory import factory_tools, is_tool_factory
 from agents.runtime.hitl import collect_decisions, is_pending
 from agents.runtime.knowledge import KnowledgeSource
 from agents.runtime.knowledge_search import REFERENCES_FORMATS, effective_filters, knowledge_source
@@ -62,7 +63,7 @@ class Agent:
         model: Model | str = "offline:demo",
         fallback_models: Sequence[Model | str] = (),
         reasoning_model: Model | str | None = None,
-        tools: Sequence[ToolLike] = (),
+        tools: Sequence[ToolLike] | Callable[..., Sequence[ToolLike]] = (),
         add_history_to_context: bool = False,
         num_history_runs: int = 3,
         update_memory_on_run: bool = False,
@@ -117,7 +118,9 @@ class Agent:
         self.model = get_model(model)
         self.fallback_models = [get_model(m) for m in fallback_models]
         self.reasoning_model = get_model(reasoning_model) if reasoning_model is not None else None
-        self.tools = list(tools)
+        # A callable builds each run's tools from its context (factory.py): a tool factory.
+        self.tool_factory = tools if is_tool_factory(tools) else None
+        self.tools = [] if self.tool_factory is not None else list(tools)  # type: ignore[arg-type]
         self.add_history_to_context = add_history_to_context
         self.num_history_runs = num_history_runs
         self.update_memory_on_run = update_memory_on_run
@@ -155,6 +158,11 @@ class Agent:
         self.compression_model = get_model(compression_model) if compression_model is not None else None
         self.compress_tool_results_above = compress_tool_results_above
         self.functions = self._collect_functions(self.tools)
+
+    @property
+    def is_factory(self) -> bool:
+        """Whether its tools are built per run (``tools=callable``)."""
+        return self.tool_factory is not None
 
     def with_options(self, **options: Any) -> Agent:
         """A shallow copy with some attributes changed (a request's output schema, say), so a
@@ -291,6 +299,12 @@ class Agent:
         """The agent's tools plus those its knowledge and the run's context provide, by name.
         ``record_references`` receives what each knowledge search found."""
         functions = dict(self.functions)
+        if self.tool_factory is not None:
+            built = self._collect_functions(factory_tools(self.tool_factory, self, ctx))
+            taken = sorted(set(built) & set(functions))
+            if taken:
+                raise ValueError(f"The tool factory built tools named as the agent's own: {', '.join(taken)}")
+            functions.update(built)
         extra = []
         if self.knowledge is not None and self.search_knowledge:
             extra.append(
