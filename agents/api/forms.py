@@ -171,6 +171,7 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
         images=images,
         files=files,
         version=params.integer(data, "version", None, where="body"),
+        factory_input=_object_or_dropped(data, "factory_input"),
     )
     return run, params.boolean(data, "background", False, where="body")
 

@@ -105,6 +105,7 @@ class RunForm(serializers.Serializer):
     session_state = serializers.CharField(required=False, help_text="JSON object merged into the session state")
     metadata = serializers.CharField(required=False, help_text="JSON object")
     dependencies = serializers.CharField(required=False, help_text="JSON object")
+    factory_input = serializers.CharField(required=False, help_text="JSON object a factory-built component is built from (ignored by the others)")
     output_schema = serializers.CharField(required=False, help_text='JSON schema with "type": "object"')
     add_history_to_context = serializers.BooleanField(required=False)
     images = serializers.CharField(required=False, help_text="JSON array of image objects")

@@ -34,6 +34,7 @@ from sessions.services.sessions import NothingToFork, session_fork
 from ..models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
 from ..runtime import InvalidContinuation
+from ..runtime.factory import FactoryPermissionError, FactoryValidationError
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
@@ -62,6 +63,9 @@ _SERVICE_ERRORS = {
     IdempotencyConflict: lambda exc: Conflict(str(exc)),
     QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
     TooManyRuns: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}),
+    # A factory's refusals (runtime.factory): the caller's input, or the caller.
+    FactoryValidationError: lambda exc: BadRequest(str(exc)),
+    FactoryPermissionError: lambda exc: Forbidden(str(exc)),
 }
 
 
@@ -626,7 +630,7 @@ class OfAWorkflow:
 
 
 # AgentOS's input for a workflow factory: no workflow of this server is one, so it is ignored.
-_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="Accepted as AgentOS does, and ignored: no workflow here is a factory")
+_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="A JSON object a factory-built workflow is built from (ignored by the others)")
 _WORKFLOW_RUN_RESPONSES = {
     **_TEAM_RUN_RESPONSES,
     200: OpenApiResponse(docs.RunOutput, description="stream=false: the WorkflowRunOutput (step_results, step_executor_runs); stream=true (the default): text/event-stream of workflow, step and executor events"),

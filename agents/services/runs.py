@@ -36,6 +36,7 @@ from approvals.services import approvals_on_run_end
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, InvalidContinuation, RunContext, Team, Workflow
 from ..runtime.checkpoints import boundary
+from ..runtime.factory import FactoryContext
 from ..runtime.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
 from .cancellation import cancel_checker, cancel_request, forget_local
@@ -80,6 +81,8 @@ class RunRequest:
     images: list[dict[str, Any]] | None = None
     files: list[dict[str, Any]] | None = None
     version: int | None = None
+    # What a factory-built component is built from besides the run's context (runtime.factory).
+    factory_input: dict[str, Any] | None = None
 
     def stored_input(self) -> dict[str, Any]:
         """What the run row keeps of what the caller sent (AgentOS's RunInput)."""
@@ -197,8 +200,17 @@ def component_entry_for(*, principal: Principal, component_id: str, kind: str = 
     return run_authorize(principal, kind, component_id, version=version)
 
 
-def _agent_for(entry: Entry, owner_id: str | None, request: RunRequest | None) -> Component:
-    agent = entry.build(owner_id)
+def _agent_for(
+    entry: Entry, owner_id: str | None, request: RunRequest | None, *, session_id: str | None = None,
+    session_state: Mapping[str, Any] | None = None,
+) -> Component:
+    """The component for one run: built for its owner, and, for a factory, from the run's
+    session, state, dependencies and ``factory_input`` too."""
+    agent = entry.build_for(FactoryContext(
+        user_id=owner_id, session_id=session_id, session_state=session_state,
+        dependencies=request.dependencies if request is not None else None,
+        input=request.factory_input if request is not None else None,
+    ))
     overrides: dict[str, Any] = {}
     if request is not None and request.output_schema is not None and not isinstance(agent, Workflow):
         overrides["output_schema"] = request.output_schema
@@ -298,7 +310,10 @@ def prepare_for_owner(
     ``followed``: someone may watch the text arrive (default: the run is streamed). A
     non-followed run lets providers answer in one piece.
     """
-    agent = _agent_for(entry, owner_id, request)
+    session_state = dict(session.session_state or {}) if session is not None else None
+    if request.session_state:
+        session_state = {**(session_state or {}), **request.session_state}
+    agent = _agent_for(entry, owner_id, request, session_id=session_id, session_state=session_state)
     # The session's run counter tells whether any run but this one (``run_id``, already indexed)
     # was ever started in it: a session's first run has no history to read.
     earlier_runs = session is not None and session.next_run_index > (1 if run_id is not None else 0)
@@ -307,9 +322,6 @@ def prepare_for_owner(
         if earlier_runs and agent.add_history_to_context
         else []
     )
-    session_state = dict(session.session_state or {}) if session is not None else None
-    if request.session_state:
-        session_state = {**(session_state or {}), **request.session_state}
     run_id = run_id or new_id()
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
@@ -631,7 +643,7 @@ def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Comp
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the session's history, the run itself left out (its transcript is the run's own)."""
     entry = continued_entry(run)
-    agent = _agent_for(entry, run.user_id, None)
+    agent = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
@@ -674,7 +686,7 @@ def _branch_prepare(
     run_id = (run_id or new_id()) if fork else run.pk
     if checks_only:
         entry = component_entry(run.component_id, kind=run.run_type)
-        agent, store = _agent_for(entry, run.user_id, None), None
+        agent, store = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state), None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
         entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
