@@ -1,0 +1,56 @@
+"""Factory-built components and a compressing agent (added to AGENT_MODULES by
+test_factories_api.py and test_model_options_api.py)."""
+from __future__ import annotations
+
+from agents.runtime import Agent, Step, Team, Workflow, tool
+from agents.runtime.factory import AgentFactory, FactoryContext, FactoryPermissionError, TeamFactory, WorkflowFactory
+
+# Each tenant's credential for the catalogue service its tools call.
+KEYS = {"alice": "key-alice", "bob": "key-bob"}
+PLAN_SCHEMA = {"type": "object", "properties": {"plan": {"type": "string"}}, "required": ["plan"]}
+REPORT = "".join(f"line {n}: the quarterly figure was {n * 7} units.\n" for n in range(400))
+
+
+def tenant_tools(user_id):
+    """The run's user's tools: the lookup carries that user's key."""
+    key = KEYS.get(user_id, "no-key")
+
+    @tool
+    def lookup(item: str) -> str:
+        """Look an item up in the tenant's catalogue."""
+        return f"{item} looked up with {key}"
+
+    return [lookup]
+
+
+def tenant_assistant(ctx: FactoryContext) -> Agent:
+    if ctx.user_id == "mallory":
+        raise FactoryPermissionError("mallory may not use the tenant assistant")
+    plan = (ctx.input or {})["plan"]
+    return Agent(name="Tenant assistant", instructions=f"Serve a customer on the {plan} plan.", tools=tenant_tools(ctx.user_id))
+
+
+def tenant_team(ctx: FactoryContext) -> Team:
+    return Team([Agent(id="tenant-member", name="Tenant member", tools=tenant_tools(ctx.user_id))], name="Tenant team", mode="route")
+
+
+def tenant_flow(ctx: FactoryContext) -> Workflow:
+    def greet(step_input):
+        return f"hello {ctx.user_id} from session state {dict(ctx.session_state or {})}"
+
+    return Workflow(name="Tenant flow", steps=[Step(name="greet", executor=greet)])
+
+
+@tool
+def report() -> str:
+    """Fetch the long quarterly report."""
+    return REPORT
+
+
+AGENTS = [
+    Agent(id="tenant-tools", name="Tenant tools", description="Its tools are built per run", tools=tenant_tools),
+    AgentFactory("tenant-assistant", tenant_assistant, name="Tenant assistant", description="Built per request", input_schema=PLAN_SCHEMA),
+    Agent(id="compressing", name="Compressing", tools=[report], compress_tool_results=True),
+]
+TEAMS = [TeamFactory("tenant-team", tenant_team, name="Tenant team")]
+WORKFLOWS = [WorkflowFactory("tenant-flow", tenant_flow, name="Tenant flow", input_schema=PLAN_SCHEMA)]

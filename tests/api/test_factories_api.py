@@ -1,0 +1,85 @@
+"""Factories through the API: listings say ``is_factory``, each run builds its component (or
+its tools) from the run's context and ``factory_input``, and a factory's refusals are 4xx in
+the AgentOS error shape."""
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def factory_module(settings):
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.factory_agents"]
+
+
+def run(base: str, path: str, message: str, **fields: str) -> httpx.Response:
+    return httpx.post(f"{base}{path}", data={"message": message, "stream": "false", **fields}, timeout=30)
+
+
+def test_listings_say_which_components_are_factories(live_api: str) -> None:
+    agents = {agent["id"]: agent for agent in httpx.get(f"{live_api}/agents").json()}
+    assert agents["assistant"]["is_factory"] is False
+    assert agents["tenant-tools"]["is_factory"] is True  # its tools are built per run
+    whole = agents["tenant-assistant"]
+    assert whole["is_factory"] is True and whole["name"] == "Tenant assistant" and whole["description"] == "Built per request"
+    assert whole["factory_input_schema"] == whole["input_schema"] == {"type": "object", "properties": {"plan": {"type": "string"}}, "required": ["plan"]}
+    assert "model" not in whole  # it has one per request only
+    assert httpx.get(f"{live_api}/agents/tenant-assistant").json() == whole
+
+    teams = {team["id"]: team for team in httpx.get(f"{live_api}/teams").json()}
+    assert teams["tenant-team"]["is_factory"] is True and teams["research-team"]["is_factory"] is False
+    workflows = {flow["id"]: flow for flow in httpx.get(f"{live_api}/workflows").json()}
+    assert workflows["tenant-flow"]["is_factory"] is True and workflows["tenant-flow"]["factory_input_schema"]["required"] == ["plan"]
+    assert workflows["draft-flow"]["is_factory"] is False
+
+    config = httpx.get(f"{live_api}/config").json()
+    summary = next(agent for agent in config["agents"] if agent["id"] == "tenant-assistant")
+    assert summary["name"] == "Tenant assistant" and "model" not in summary
+
+
+def test_a_tool_factory_gives_each_user_their_own_credentials(live_api: str) -> None:
+    alice = run(live_api, "/agents/tenant-tools/runs", '/call lookup {"item": "pen"}', user_id="alice").json()
+    bob = run(live_api, "/agents/tenant-tools/runs", '/call lookup {"item": "pen"}', user_id="bob").json()
+    assert alice["tools"][0]["result"] == "pen looked up with key-alice"
+    assert bob["tools"][0]["result"] == "pen looked up with key-bob"
+    # Each run is its user's: bob cannot read alice's.
+    other = httpx.get(f"{live_api}/agents/tenant-tools/runs/{alice['run_id']}", params={"session_id": alice["session_id"], "user_id": "bob"})
+    assert other.status_code == 404
+
+
+def test_an_agent_factory_is_built_from_the_request(live_api: str) -> None:
+    response = run(live_api, "/agents/tenant-assistant/runs", '/call lookup {"item": "ink"}', user_id="alice", factory_input=json.dumps({"plan": "pro"}))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["agent_id"] == "tenant-assistant" and body["status"] == "COMPLETED"
+    assert "Serve a customer on the pro plan." in body["messages"][0]["content"]
+    assert body["tools"][0]["result"] == "ink looked up with key-alice"
+    stored = httpx.get(f"{live_api}/agents/tenant-assistant/runs/{body['run_id']}", params={"session_id": body["session_id"], "user_id": "alice"})
+    assert stored.status_code == 200 and stored.json()["agent_id"] == "tenant-assistant"
+
+
+def test_a_factorys_refusals_are_client_errors(live_api: str) -> None:
+    missing = run(live_api, "/agents/tenant-assistant/runs", "hi", user_id="alice")
+    assert missing.status_code == 400
+    assert missing.json() == {"detail": "factory_input is missing plan"}
+    refused = run(live_api, "/agents/tenant-assistant/runs", "hi", user_id="mallory", factory_input=json.dumps({"plan": "pro"}))
+    assert (refused.status_code, refused.json()) == (403, {"detail": "mallory may not use the tenant assistant"})
+
+
+def test_team_and_workflow_factories_run_under_their_ids(live_api: str) -> None:
+    team = run(live_api, "/teams/tenant-team/runs", '/call lookup {"item": "cup"}', user_id="bob")
+    assert team.status_code == 200, team.text
+    body = team.json()
+    assert body["team_id"] == "tenant-team" and body["member_responses"][0]["tools"][0]["result"] == "cup looked up with key-bob"
+
+    flow = run(
+        live_api, "/workflows/tenant-flow/runs", "go", user_id="alice", factory_input=json.dumps({"plan": "free"}),
+        session_state=json.dumps({"tier": "gold"}),
+    )
+    assert flow.status_code == 200, flow.text
+    assert flow.json()["workflow_id"] == "tenant-flow"
+    assert flow.json()["content"] == "hello alice from session state {'tier': 'gold'}"
