@@ -1,8 +1,8 @@
-"""Factory-built components and a compressing agent (added to AGENT_MODULES by
-test_factories_api.py and test_model_options_api.py)."""
+"""Factory-built components, a compressing agent and a reasoning one (added to AGENT_MODULES by
+test_factories_api.py, test_model_options_api.py and tests/ui/test_chat_reasoning.py)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Step, Team, Workflow, tool
+from agents.runtime import Agent, Step, Team, Workflow, get_model, tool
 from agents.runtime.factory import AgentFactory, FactoryContext, FactoryPermissionError, TeamFactory, WorkflowFactory
 
 # Each tenant's credential for the catalogue service its tools call.
@@ -51,6 +51,8 @@ AGENTS = [
     Agent(id="tenant-tools", name="Tenant tools", description="Its tools are built per run", tools=tenant_tools),
     AgentFactory("tenant-assistant", tenant_assistant, name="Tenant assistant", description="Built per request", input_schema=PLAN_SCHEMA),
     Agent(id="compressing", name="Compressing", tools=[report], compress_tool_results=True),
+    # Asked to reason, the offline model thinks aloud first: the chat shows it collapsed.
+    Agent(id="thinking-agent", name="Thinking agent", model=get_model("offline:demo", reasoning_effort="high")),
 ]
 TEAMS = [TeamFactory("tenant-team", tenant_team, name="Tenant team")]
 WORKFLOWS = [WorkflowFactory("tenant-flow", tenant_flow, name="Tenant flow", input_schema=PLAN_SCHEMA)]
