@@ -83,3 +83,16 @@ def test_team_and_workflow_factories_run_under_their_ids(live_api: str) -> None:
     assert flow.status_code == 200, flow.text
     assert flow.json()["workflow_id"] == "tenant-flow"
     assert flow.json()["content"] == "hello alice from session state {'tier': 'gold'}"
+
+
+def test_a_background_run_builds_the_factory_from_the_input_it_was_given(live_api: str, worker) -> None:
+    from sessions.models import Run
+    from tests.agents.conftest import wait_for
+
+    accepted = run(live_api, "/agents/tenant-assistant/runs", '/call lookup {"item": "mug"}', user_id="bob",
+                   factory_input=json.dumps({"plan": "team"}), background="true")
+    assert accepted.status_code == 202, accepted.text
+    run_id = accepted.json()["run_id"]
+    done = wait_for(lambda: Run.objects.for_user("bob").filter(pk=run_id, status="COMPLETED").first())
+    assert "Serve a customer on the team plan." in done.run_data["messages"][0]["content"]
+    assert done.run_data["tools"][0]["result"] == "mug looked up with key-bob"

@@ -59,6 +59,12 @@ Answers, in order of precedence:
    References added to the message (``add_knowledge_to_context``) are not echoed; instead
    ``The knowledge base gave me 2 passages; the best, from "<name>": <passage>``.
 
+Options: it takes every provider's generation options (``models/options.py``) and ignores them,
+except that with ``reasoning_effort`` (other than ``"none"``) or ``thinking_budget`` it streams
+reasoning deltas, ``(offline demo) Thinking about "<text>" before answering.``, before a chat
+answer that is not a tool call or an answer to tool results. It cannot summarise
+(``summarises = False``): ``compress_tool_results`` compacts its long tool results instead.
+
 Other tasks the runtime gives it:
 
 * reasoning: streams reasoning deltas ``The user asks: "<text>". I will answer directly ...``.
