@@ -2,7 +2,7 @@
 test_factories_api.py, test_model_options_api.py and tests/ui/test_chat_reasoning.py)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Step, Team, Workflow, get_model, tool
+from agents.runtime import Agent, Parallel, Step, Team, Workflow, get_model, tool
 from agents.runtime.factory import AgentFactory, FactoryContext, FactoryPermissionError, TeamFactory, WorkflowFactory
 
 # Each tenant's credential for the catalogue service its tools call.
@@ -41,6 +41,23 @@ def tenant_flow(ctx: FactoryContext) -> Workflow:
     return Workflow(name="Tenant flow", steps=[Step(name="greet", executor=greet)])
 
 
+def tenant_parallel_flow(ctx: FactoryContext) -> Workflow:
+    """Two branches, each saying whom and what plan it was built for: on the background path
+    each branch is a job of its own that builds the workflow again."""
+    plan = (ctx.input or {})["plan"]
+
+    def left(step_input):
+        return f"left for {ctx.user_id} on {plan}"
+
+    def right(step_input):
+        return f"right for {ctx.user_id} on {plan}"
+
+    def join(step_input):
+        return f"{step_input.get_step_content('left')} | {step_input.get_step_content('right')}"
+
+    return Workflow(name="Tenant parallel flow", steps=[Parallel(Step(name="left", executor=left), Step(name="right", executor=right), name="both"), Step(name="join", executor=join)])
+
+
 @tool
 def report() -> str:
     """Fetch the long quarterly report."""
@@ -55,4 +72,7 @@ AGENTS = [
     Agent(id="thinking-agent", name="Thinking agent", model=get_model("offline:demo", reasoning_effort="high")),
 ]
 TEAMS = [TeamFactory("tenant-team", tenant_team, name="Tenant team")]
-WORKFLOWS = [WorkflowFactory("tenant-flow", tenant_flow, name="Tenant flow", input_schema=PLAN_SCHEMA)]
+WORKFLOWS = [
+    WorkflowFactory("tenant-flow", tenant_flow, name="Tenant flow", input_schema=PLAN_SCHEMA),
+    WorkflowFactory("tenant-parallel-flow", tenant_parallel_flow, name="Tenant parallel flow", input_schema=PLAN_SCHEMA),
+]

@@ -96,3 +96,16 @@ def test_a_background_run_builds_the_factory_from_the_input_it_was_given(live_ap
     done = wait_for(lambda: Run.objects.for_user("bob").filter(pk=run_id, status="COMPLETED").first())
     assert "Serve a customer on the team plan." in done.run_data["messages"][0]["content"]
     assert done.run_data["tools"][0]["result"] == "mug looked up with key-bob"
+
+
+def test_a_background_factory_workflows_branches_are_built_from_its_input(live_api: str, worker) -> None:
+    """On the background path each Parallel branch is a job that builds the workflow again: it
+    is built from the run's own factory_input, not from the user alone."""
+    from sessions.models import Run
+    from tests.agents.conftest import wait_for
+
+    accepted = run(live_api, "/workflows/tenant-parallel-flow/runs", "go", user_id="alice", factory_input=json.dumps({"plan": "pro"}), background="true")
+    assert accepted.status_code == 202, accepted.text
+    run_id = accepted.json()["run_id"]
+    done = wait_for(lambda: Run.objects.for_user("alice").filter(pk=run_id, status__in=["COMPLETED", "ERROR"]).first())
+    assert (done.status, done.run_data["content"]) == ("COMPLETED", "left for alice on pro | right for alice on pro")
