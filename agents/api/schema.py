@@ -124,6 +124,7 @@ class ContinueForm(serializers.Serializer):
     continue_from = serializers.CharField(required=False, default="end", help_text='"end", "last_user" or a message index: how much of the transcript to keep')
     fork = serializers.BooleanField(required=False, default=False, help_text="Continue in a new run beside this one (a finished run always is)")
     regenerate = serializers.BooleanField(required=False, default=False, help_text="Answer the last question again, in a new run")
+    factory_input = serializers.CharField(required=False, help_text="JSON object a factory-built component is built from again (ignored by the others)")
     replace_original = serializers.BooleanField(required=False, allow_null=True, default=None, help_text="With regenerate: mark the original REGENERATED (default true)")
     additional_instructions = serializers.CharField(required=False, help_text="With regenerate: what to do differently (an alias of input)")
     background = serializers.BooleanField(required=False, default=False, help_text="Put a paused background run back on the queue (202)")

@@ -43,7 +43,7 @@ from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNo
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
-from .forms import bounded_text, form_data, parse_run_form, parse_step_requirements, parse_tools_field
+from .forms import bounded_text, form_data, object_or_dropped, parse_run_form, parse_step_requirements, parse_tools_field
 from .presenters import agent_response, run_output, team_response, workflow_response, workflow_summary
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
@@ -453,7 +453,10 @@ def _continuation(data: Any) -> Continuation:
         raise BadRequest("`replace_original` only makes sense with `regenerate=True`.")
     if regenerate and fork:
         raise BadRequest("`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly.")
-    return Continuation(continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions)
+    return Continuation(
+        continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions,
+        factory_input=object_or_dropped(data, "factory_input"),
+    )
 
 
 class AgentRunResumeView(RunsAnAgent, AgentAsyncView):

@@ -189,6 +189,8 @@ class Continuation:
     regenerate: bool = False
     replace_original: bool | None = None
     input: str | None = None
+    # What a factory-built component is built from again (AgentOS's continue takes it too).
+    factory_input: dict[str, Any] | None = None
 
     @property
     def plain(self) -> bool:
@@ -202,14 +204,14 @@ def component_entry_for(*, principal: Principal, component_id: str, kind: str = 
 
 def _agent_for(
     entry: Entry, owner_id: str | None, request: RunRequest | None, *, session_id: str | None = None,
-    session_state: Mapping[str, Any] | None = None,
+    session_state: Mapping[str, Any] | None = None, factory_input: Mapping[str, Any] | None = None,
 ) -> Component:
     """The component for one run: built for its owner, and, for a factory, from the run's
     session, state, dependencies and ``factory_input`` too."""
     agent = entry.build_for(FactoryContext(
         user_id=owner_id, session_id=session_id, session_state=session_state,
         dependencies=request.dependencies if request is not None else None,
-        input=request.factory_input if request is not None else None,
+        input=request.factory_input if request is not None else factory_input,
     ))
     overrides: dict[str, Any] = {}
     if request is not None and request.output_schema is not None and not isinstance(agent, Workflow):
@@ -618,7 +620,7 @@ def continue_prepare(
         prepared.streamed = stream
         prepared.ctx.principal = principal
         return prepared
-    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events)
+    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events, factory_input=continuation.factory_input)
     prepared.streamed = stream
     prepared.ctx.principal = principal
     # Validate the decisions now, so a bad request is a 400 before anything runs.
@@ -628,10 +630,11 @@ def continue_prepare(
 
 def continue_prepare_for_owner(
     *, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True, stream_events: bool = True,
+    factory_input: Mapping[str, Any] | None = None,
 ) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
-    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk)
+    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk, factory_input=factory_input)
     return PreparedRun(
         entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
@@ -639,11 +642,13 @@ def continue_prepare_for_owner(
     )
 
 
-def _continuing(run: Run, session: Session, *, run_id: str) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
+def _continuing(
+    run: Run, session: Session, *, run_id: str, factory_input: Mapping[str, Any] | None = None,
+) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the session's history, the run itself left out (its transcript is the run's own)."""
     entry = continued_entry(run)
-    agent = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state)
+    agent = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=factory_input)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, exclude_run_id=run.pk) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
@@ -686,10 +691,13 @@ def _branch_prepare(
     run_id = (run_id or new_id()) if fork else run.pk
     if checks_only:
         entry = component_entry(run.component_id, kind=run.run_type)
-        agent, store = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state), None
+        agent = _agent_for(
+            entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=continuation.factory_input,
+        )
+        store = None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
-        entry, agent, ctx, store = _continuing(run, session, run_id=run_id)
+        entry, agent, ctx, store = _continuing(run, session, run_id=run_id, factory_input=continuation.factory_input)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
@@ -743,6 +751,7 @@ def branch_submit(
         "source_run_id": source.pk, "continue_from": continuation.continue_from, "fork": True,
         "regenerate": continuation.regenerate, "replace_original": continuation.replace_original,
         "input": continuation.input, "stream_events": stream_events, "principal": principal_grant(principal),
+        "factory_input": continuation.factory_input,
     }
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
@@ -759,7 +768,7 @@ def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
         raise RunNotContinuable(f"Run {payload['source_run_id']} was deleted before this continuation could run")
     continuation = Continuation(
         continue_from=payload.get("continue_from", "end"), fork=True, regenerate=bool(payload.get("regenerate")),
-        replace_original=payload.get("replace_original"), input=payload.get("input"),
+        replace_original=payload.get("replace_original"), input=payload.get("input"), factory_input=payload.get("factory_input"),
     )
     prepared = _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
     prepared.ctx.principal = principal_from_grant(payload.get("principal"))

@@ -23,11 +23,17 @@ def tenant_tools(user_id):
     return [lookup]
 
 
+@tool(requires_confirmation=True)
+def approve_order(order: str) -> str:
+    """Approve an order (a person confirms it first)."""
+    return f"order {order} approved"
+
+
 def tenant_assistant(ctx: FactoryContext) -> Agent:
     if ctx.user_id == "mallory":
         raise FactoryPermissionError("mallory may not use the tenant assistant")
     plan = (ctx.input or {})["plan"]
-    return Agent(name="Tenant assistant", instructions=f"Serve a customer on the {plan} plan.", tools=tenant_tools(ctx.user_id))
+    return Agent(name="Tenant assistant", instructions=f"Serve a customer on the {plan} plan.", tools=[*tenant_tools(ctx.user_id), approve_order])
 
 
 def tenant_team(ctx: FactoryContext) -> Team:

@@ -109,3 +109,25 @@ def test_a_background_factory_workflows_branches_are_built_from_its_input(live_a
     run_id = accepted.json()["run_id"]
     done = wait_for(lambda: Run.objects.for_user("alice").filter(pk=run_id, status__in=["COMPLETED", "ERROR"]).first())
     assert (done.status, done.run_data["content"]) == ("COMPLETED", "left for alice on pro | right for alice on pro")
+
+
+def test_a_paused_factory_run_continues_built_from_the_continues_factory_input(live_api: str) -> None:
+    """As AgentOS: a continue builds the factory's component again, from the continue request's
+    ``factory_input`` and the run's user and session."""
+    paused = run(live_api, "/agents/tenant-assistant/runs", '/call approve_order {"order": "A1"}', user_id="alice",
+                 factory_input=json.dumps({"plan": "pro"}), session_id="s-factory").json()
+    assert paused["status"] == "PAUSED"
+    (pending,) = paused["tools"]
+    pending["confirmed"] = True
+    url = f"{live_api}/agents/tenant-assistant/runs/{paused['run_id']}/continue"
+    form = {"tools": json.dumps([pending]), "session_id": "s-factory", "user_id": "alice", "stream": "false"}
+
+    missing = httpx.post(url, data=form, timeout=30)
+    assert (missing.status_code, missing.json()) == (400, {"detail": "factory_input is missing plan"})
+    # Another user's continue with the right input finds no such run.
+    other = httpx.post(url, data={**form, "user_id": "bob", "factory_input": json.dumps({"plan": "pro"})}, timeout=30)
+    assert other.status_code == 404
+
+    done = httpx.post(url, data={**form, "factory_input": json.dumps({"plan": "pro"})}, timeout=30)
+    assert done.status_code == 200, done.text
+    assert (done.json()["status"], done.json()["tools"][0]["result"]) == ("COMPLETED", "order A1 approved")
