@@ -293,12 +293,11 @@ class AgentRun(RunIteration):
 
     async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
         clock, events, state = self.ctx.clock, self._events, self.state
-        pending = self._compressor.pending(state.messages) if self._compressor is not None else []
-        if pending:
-            assert self._compressor is not None
+        compressor = self._compressor
+        if compressor is not None and (pending := compressor.pending(state.messages)):
             for event in self._emit(events.make("CompressionStarted")):
                 yield event
-            done = await self._compressor.compress(pending)
+            done = await compressor.compress(pending)
             compressed = {"tool_results_compressed": done.count, "original_size": done.original_size, "compressed_size": done.compressed_size}
             for event in self._emit(events.make("CompressionCompleted", **compressed)):
                 yield event
