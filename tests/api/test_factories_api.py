@@ -21,22 +21,22 @@ def run(base: str, path: str, message: str, **fields: str) -> httpx.Response:
 
 
 def test_listings_say_which_components_are_factories(live_api: str) -> None:
-    agents = {agent["id"]: agent for agent in httpx.get(f"{live_api}/agents").json()}
+    agents = {agent["id"]: agent for agent in httpx.get(f"{live_api}/agents", timeout=30).json()}
     assert agents["assistant"]["is_factory"] is False
     assert agents["tenant-tools"]["is_factory"] is True  # its tools are built per run
     whole = agents["tenant-assistant"]
     assert whole["is_factory"] is True and whole["name"] == "Tenant assistant" and whole["description"] == "Built per request"
     assert whole["factory_input_schema"] == whole["input_schema"] == {"type": "object", "properties": {"plan": {"type": "string"}}, "required": ["plan"]}
     assert "model" not in whole  # it has one per request only
-    assert httpx.get(f"{live_api}/agents/tenant-assistant").json() == whole
+    assert httpx.get(f"{live_api}/agents/tenant-assistant", timeout=30).json() == whole
 
-    teams = {team["id"]: team for team in httpx.get(f"{live_api}/teams").json()}
+    teams = {team["id"]: team for team in httpx.get(f"{live_api}/teams", timeout=30).json()}
     assert teams["tenant-team"]["is_factory"] is True and teams["research-team"]["is_factory"] is False
-    workflows = {flow["id"]: flow for flow in httpx.get(f"{live_api}/workflows").json()}
+    workflows = {flow["id"]: flow for flow in httpx.get(f"{live_api}/workflows", timeout=30).json()}
     assert workflows["tenant-flow"]["is_factory"] is True and workflows["tenant-flow"]["factory_input_schema"]["required"] == ["plan"]
     assert workflows["draft-flow"]["is_factory"] is False
 
-    config = httpx.get(f"{live_api}/config").json()
+    config = httpx.get(f"{live_api}/config", timeout=30).json()
     summary = next(agent for agent in config["agents"] if agent["id"] == "tenant-assistant")
     assert summary["name"] == "Tenant assistant" and "model" not in summary
 
@@ -47,7 +47,7 @@ def test_a_tool_factory_gives_each_user_their_own_credentials(live_api: str) -> 
     assert alice["tools"][0]["result"] == "pen looked up with key-alice"
     assert bob["tools"][0]["result"] == "pen looked up with key-bob"
     # Each run is its user's: bob cannot read alice's.
-    other = httpx.get(f"{live_api}/agents/tenant-tools/runs/{alice['run_id']}", params={"session_id": alice["session_id"], "user_id": "bob"})
+    other = httpx.get(f"{live_api}/agents/tenant-tools/runs/{alice['run_id']}", params={"session_id": alice["session_id"], "user_id": "bob"}, timeout=30)
     assert other.status_code == 404
 
 
@@ -58,7 +58,7 @@ def test_an_agent_factory_is_built_from_the_request(live_api: str) -> None:
     assert body["agent_id"] == "tenant-assistant" and body["status"] == "COMPLETED"
     assert "Serve a customer on the pro plan." in body["messages"][0]["content"]
     assert body["tools"][0]["result"] == "ink looked up with key-alice"
-    stored = httpx.get(f"{live_api}/agents/tenant-assistant/runs/{body['run_id']}", params={"session_id": body["session_id"], "user_id": "alice"})
+    stored = httpx.get(f"{live_api}/agents/tenant-assistant/runs/{body['run_id']}", params={"session_id": body["session_id"], "user_id": "alice"}, timeout=30)
     assert stored.status_code == 200 and stored.json()["agent_id"] == "tenant-assistant"
 
 

@@ -54,7 +54,7 @@ def test_a_models_reasoning_streams_as_its_own_events_and_is_stored(live_api: st
     assert all(not data.get("content") for data in thinking)
     completed = next(data for name, data in frames if name == "RunCompleted")
     assert completed["reasoning_content"] == "Two plus two is four." and completed["content"] == "It is 4."
-    stored = httpx.get(f"{live_api}/agents/reasoner/runs/{completed['run_id']}", params={"session_id": completed["session_id"], "user_id": "alice"})
+    stored = httpx.get(f"{live_api}/agents/reasoner/runs/{completed['run_id']}", params={"session_id": completed["session_id"], "user_id": "alice"}, timeout=30)
     assert stored.json()["reasoning_content"] == "Two plus two is four."
 
 
@@ -87,7 +87,7 @@ def test_a_compressing_agent_shortens_long_results_for_the_model_and_keeps_them_
     completed = next(data for name, data in frames if name == "RunCompleted")
     assert "characters of this tool result left out" in completed["content"]
 
-    stored = httpx.get(f"{live_api}/agents/compressing/runs/{completed['run_id']}", params={"session_id": completed["session_id"], "user_id": "alice"}).json()
+    stored = httpx.get(f"{live_api}/agents/compressing/runs/{completed['run_id']}", params={"session_id": completed["session_id"], "user_id": "alice"}, timeout=30).json()
     tool_message = next(m for m in stored["messages"] if m["role"] == "tool")
     assert tool_message["content"] == REPORT and len(tool_message["compressed_content"]) < 2100
     assert stored["tools"][0]["result"] == REPORT
