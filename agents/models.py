@@ -33,6 +33,12 @@ def clean_guardrails(names: object) -> None:
     unknown = [name for name in names if name not in GUARDRAILS]
     if unknown:
         raise ValidationError({"guardrails": f"Unknown guardrails: {', '.join(unknown)}. Known: {', '.join(GUARDRAILS)}."})
+MODEL_OPTIONS_HELP = (
+    'Generation options for the model, as JSON, e.g. {"reasoning_effort": "high", "seed": 7}. OpenAI takes temperature, '
+    "max_tokens, top_p, stop, seed, response_format, reasoning_effort, reasoning_summary, service_tier and verbosity; "
+    "Anthropic takes temperature, max_tokens, top_p, stop and thinking_budget (extended thinking, at least 1024 tokens)."
+)
+COMPRESS_HELP = "Summarise long tool results before the model reads them again (their full text stays in the run)."
 
 
 class Stage(models.TextChoices):
@@ -69,8 +75,10 @@ class AgentVersion(models.Model):
     model = models.CharField(max_length=200, default="offline:demo", help_text="provider:model_id, e.g. openai:gpt-4o-mini or offline:demo.")
     fallback_models = models.JSONField(default=list, blank=True, help_text='Tried in order on retryable errors, e.g. ["openai:gpt-4o"].')
     reasoning_model = models.CharField(max_length=200, blank=True, default="")
+    model_options = models.JSONField(default=dict, blank=True, help_text=MODEL_OPTIONS_HELP)
     instructions = models.TextField(blank=True, default="")
     tools = models.JSONField(default=list, blank=True, help_text="Toolkit ids from the registry, e.g. calculator, datetime.")
+    compress_tool_results = models.BooleanField(default=False, help_text=COMPRESS_HELP)
     add_history_to_context = models.BooleanField(default=True)
     num_history_runs = models.PositiveIntegerField(default=3)
     update_memory_on_run = models.BooleanField(default=False)
@@ -107,6 +115,7 @@ class AgentVersion(models.Model):
                     get_model(value)  # parses the string; provider SDKs load only on first call
                 except ValueError as exc:
                     raise ValidationError({field: str(exc)}) from None
+        clean_model_options(self.model, self.model_options)
         if not isinstance(self.fallback_models, list) or not all(isinstance(item, str) for item in self.fallback_models):
             raise ValidationError({"fallback_models": "A list of provider:model_id strings."})
         for item in self.fallback_models:
@@ -119,6 +128,16 @@ class AgentVersion(models.Model):
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+
+
+def clean_model_options(model: str, options: object) -> None:
+    """A version's ``model_options``: only options its model's provider takes, each valid."""
+    from .runtime.models import model_from_definition
+
+    try:
+        model_from_definition(model, options if options is not None else {})
+    except ValueError as exc:
+        raise ValidationError({"model_options": str(exc)}) from None
 
 
 def clean_knowledge(names: object, *, frozen: bool) -> None:
@@ -173,10 +192,12 @@ class TeamVersion(models.Model):
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.DRAFT)
     mode = models.CharField(max_length=16, choices=TeamMode.choices, default=TeamMode.COORDINATE)
     model = models.CharField(max_length=200, default="offline:demo", help_text="The leader's model: provider:model_id, e.g. openai:gpt-4o-mini or offline:demo.")
+    model_options = models.JSONField(default=dict, blank=True, help_text=MODEL_OPTIONS_HELP)
     role = models.CharField(max_length=500, blank=True, default="", help_text="What the team is for, when it is itself a member of another team.")
     instructions = models.TextField(blank=True, default="")
     members = models.JSONField(default=list, blank=True, help_text="Ids of live agents and teams (code or database), in order.")
     tools = models.JSONField(default=list, blank=True, help_text="The leader's own toolkit ids from the registry, e.g. calculator.")
+    compress_tool_results = models.BooleanField(default=False, help_text=COMPRESS_HELP)
     max_iterations = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)], help_text="Tasks mode: the most leader turns one run takes.")
     member_timeout = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text="Seconds a member may take before the leader is told it timed out; empty for no limit.")
     add_history_to_context = models.BooleanField(default=False)
@@ -209,6 +230,7 @@ class TeamVersion(models.Model):
             get_model(self.model)
         except ValueError as exc:
             raise ValidationError({"model": str(exc)}) from None
+        clean_model_options(self.model, self.model_options)
         unknown = [tool for tool in self.tools if tool not in TOOLKITS] if isinstance(self.tools, list) else ["(not a list)"]
         if unknown:
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})

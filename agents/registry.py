@@ -27,10 +27,25 @@ from django.conf import settings
 from .knowledge import named_knowledge
 from .runtime import Agent, Team, Workflow
 from .runtime.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
+from .runtime.models import model_from_definition
+from .runtime.factory import AgentFactory, ComponentFactory, FactoryContext, TeamFactory, WorkflowFactory
 from .runtime.tools.toolkit import Toolkit
 from .runtime.workflow_config import Executors, StepConfigError, steps_from_config
 
 logger = logging.getLogger(__name__)
+
+
+def _is_factory(entry: Any) -> bool:
+    """Built per request: a whole-definition factory, or a component whose tools are."""
+    return entry.factory is not None or bool(getattr(entry.template, "is_factory", False))
+
+
+def _build_for(entry: Any, context: FactoryContext) -> Any:
+    """The component for one run, built from its context (a factory's whole definition), or
+    for its user (every other entry)."""
+    if entry.factory is not None:
+        return entry.factory.build(context)
+    return entry.build(context.user_id)
 
 
 @dataclass(frozen=True)
@@ -44,9 +59,14 @@ class AgentEntry:
     stage: str | None = None
     # Built once for describing the agent (tools, flags); runs get their own from build().
     template: Agent | None = field(default=None, repr=False, compare=False)
+    # A whole-definition factory (runtime.factory): built per request, with no template.
+    factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
 
     kind = "agent"  # the component protocol (core.components): what runs, and its session type
     session_type = "agent"
+
+    is_factory = property(lambda self: _is_factory(self))
+    build_for = _build_for
 
     @property
     def component_id(self) -> str:
@@ -69,9 +89,14 @@ class TeamEntry:
     version: int | None = None
     stage: str | None = None
     template: Team | None = field(default=None, repr=False, compare=False)
+    # A whole-definition factory (runtime.factory): built per request, with no template.
+    factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
 
     kind = "team"
     session_type = "team"
+
+    is_factory = property(lambda self: _is_factory(self))
+    build_for = _build_for
 
     @property
     def component_id(self) -> str:
@@ -94,9 +119,14 @@ class WorkflowEntry:
     version: int | None = None
     stage: str | None = None
     template: Workflow | None = field(default=None, repr=False, compare=False)
+    # A whole-definition factory (runtime.factory): built per request, with no template.
+    factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
 
     kind = "workflow"
     session_type = "workflow"
+
+    is_factory = property(lambda self: _is_factory(self))
+    build_for = _build_for
 
     @property
     def component_id(self) -> str:
@@ -114,11 +144,17 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
         # A module may export only teams, workflows or functions (of agents defined elsewhere, or inline).
         others = any(hasattr(module, name) for name in ("TEAMS", "WORKFLOWS", "FUNCTIONS"))
         agents = getattr(module, "AGENTS", [] if others else None)
-        if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, Agent) for agent in agents):
-            raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent")
+        if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, (Agent, AgentFactory)) for agent in agents):
+            raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent (or AgentFactory)")
         for agent in agents:
             if agent.id in entries:
                 raise ValueError(f"two code agents share the id {agent.id!r}")
+            if isinstance(agent, AgentFactory):
+                entries[agent.id] = AgentEntry(
+                    agent_id=agent.id, name=agent.name, description=agent.description, source="code",
+                    build=_factory_build(agent), factory=agent,
+                )
+                continue
             entries[agent.id] = AgentEntry(
                 agent_id=agent.id,
                 name=agent.name or agent.id,
@@ -128,6 +164,12 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
                 template=agent,
             )
     return entries
+
+
+def _factory_build(factory: ComponentFactory) -> Callable[[str | None], Any]:
+    """A factory entry's ``build(user_id)``, for callers that know only the user (a team's
+    member, an eval): the factory gets a context with the user alone."""
+    return lambda user_id: factory.build(FactoryContext(user_id=user_id))
 
 
 @lru_cache(maxsize=8)
@@ -145,11 +187,16 @@ def _load_code_teams(modules: tuple[str, ...]) -> dict[str, TeamEntry]:
     for module_name in modules:
         module = importlib.import_module(module_name)
         teams = getattr(module, "TEAMS", [])
-        if not isinstance(teams, (list, tuple)) or not all(isinstance(team, Team) for team in teams):
-            raise TypeError(f"{module_name}.TEAMS must be a list of agents.runtime.Team")
+        if not isinstance(teams, (list, tuple)) or not all(isinstance(team, (Team, TeamFactory)) for team in teams):
+            raise TypeError(f"{module_name}.TEAMS must be a list of agents.runtime.Team (or TeamFactory)")
         for team in teams:
             if team.id in entries or team.id in agents:
                 raise ValueError(f"the team id {team.id!r} is taken by another code agent or team")
+            if isinstance(team, TeamFactory):
+                entries[team.id] = TeamEntry(
+                    team_id=team.id, name=team.name, description=team.description, source="code", build=_factory_build(team), factory=team,
+                )
+                continue
             entries[team.id] = TeamEntry(
                 team_id=team.id, name=team.name or team.id, description=team.description, source="code",
                 build=lambda user_id, team=team: team, template=team,
@@ -187,9 +234,10 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         description=definition.description or None,
         role=version.role or None,
         mode=version.mode,
-        model=version.model,
+        model=model_from_definition(version.model, version.model_options),
         instructions=version.instructions or None,
         tools=[TOOLKITS[toolkit_id].build(user_id) for toolkit_id in version.tools if toolkit_id in TOOLKITS],
+        compress_tool_results=version.compress_tool_results,
         max_iterations=version.max_iterations,
         member_timeout=version.member_timeout,
         add_history_to_context=version.add_history_to_context,
@@ -372,10 +420,11 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         name=definition.name,
         description=definition.description or None,
         instructions=version.instructions or None,
-        model=version.model,
+        model=model_from_definition(version.model, version.model_options),
         fallback_models=list(version.fallback_models or []),
         reasoning_model=version.reasoning_model or None,
         tools=toolkits,
+        compress_tool_results=version.compress_tool_results,
         add_history_to_context=version.add_history_to_context,
         num_history_runs=version.num_history_runs,
         update_memory_on_run=version.update_memory_on_run,
@@ -462,11 +511,17 @@ def _load_code_workflows(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
     for module_name in modules:
         module = importlib.import_module(module_name)
         workflows = getattr(module, "WORKFLOWS", [])
-        if not isinstance(workflows, (list, tuple)) or not all(isinstance(workflow, Workflow) for workflow in workflows):
-            raise TypeError(f"{module_name}.WORKFLOWS must be a list of agents.runtime.Workflow")
+        if not isinstance(workflows, (list, tuple)) or not all(isinstance(workflow, (Workflow, WorkflowFactory)) for workflow in workflows):
+            raise TypeError(f"{module_name}.WORKFLOWS must be a list of agents.runtime.Workflow (or WorkflowFactory)")
         for workflow in workflows:
             if workflow.id in entries or workflow.id in taken:
                 raise ValueError(f"the workflow id {workflow.id!r} is taken by another code agent, team or workflow")
+            if isinstance(workflow, WorkflowFactory):
+                entries[workflow.id] = WorkflowEntry(
+                    workflow_id=workflow.id, name=workflow.name, description=workflow.description, source="code",
+                    build=_factory_build(workflow), factory=workflow,
+                )
+                continue
             entries[workflow.id] = WorkflowEntry(
                 workflow_id=workflow.id, name=workflow.name or workflow.id, description=workflow.description, source="code",
                 build=lambda user_id, workflow=workflow: workflow, template=workflow,

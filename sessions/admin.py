@@ -36,8 +36,8 @@ class SessionAdmin(OwnedModelAdmin):
     search_fields = ("session_id", "session_name", "component_id", "user_id")
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
-    readonly_fields = ("session_id", "session_type", "component_id", "user_id", "next_run_index", "total_tokens", "created_at", "updated_at", "runs_link", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
-    fields = ("session_id", "session_name", "session_type", "component_id", "user_id", "runs_link", "total_tokens", "next_run_index", "created_at", "updated_at", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
+    readonly_fields = ("session_id", "session_type", "origin", "component_id", "user_id", "next_run_index", "total_tokens", "created_at", "updated_at", "runs_link", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
+    fields = ("session_id", "session_name", "session_type", "origin", "component_id", "user_id", "runs_link", "total_tokens", "next_run_index", "created_at", "updated_at", "state_json", "metadata_json", "summary_json", "metrics_json", "component_json")
 
     @admin.display(description="runs")
     def runs_link(self, obj: Session) -> str:
@@ -75,7 +75,7 @@ class RunAdmin(OwnedModelAdmin):
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     list_select_related = ("session",)
-    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "trace_link", "member_runs", "input_json", "content", "run_data_json")
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "origin", "previous_run_id", "branch_active", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "trace_link", "member_runs", "input_json", "content", "run_data_json")
     exclude = ("session", "input", "run_data", "duration")
 
     def get_readonly_fields(self, request, obj=None):

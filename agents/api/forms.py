@@ -48,7 +48,7 @@ def _json_or_none(data: Any, name: str) -> Any:
         return None
 
 
-def _object_or_dropped(data: Any, name: str) -> dict[str, Any] | None:
+def object_or_dropped(data: Any, name: str) -> dict[str, Any] | None:
     value = _json_or_none(data, name)
     return value if isinstance(value, dict) else None
 
@@ -162,15 +162,16 @@ def parse_run_form(request) -> tuple[RunRequest, bool]:
         user_id=(data.get("user_id") or None),
         stream=params.boolean(data, "stream", True, where="body"),
         stream_events=params.boolean(data, "stream_events", True, where="body"),
-        session_state=_object_or_dropped(data, "session_state"),
+        session_state=object_or_dropped(data, "session_state"),
         metadata=metadata if isinstance(metadata, dict) else None,
-        dependencies=_object_or_dropped(data, "dependencies"),
+        dependencies=object_or_dropped(data, "dependencies"),
         knowledge_filters=_knowledge_filters(data),
         output_schema=output_schema,
         add_history_to_context=None if add_history in (None, "") else params.boolean(data, "add_history_to_context", True, where="body"),
         images=images,
         files=files,
         version=params.integer(data, "version", None, where="body"),
+        factory_input=object_or_dropped(data, "factory_input"),
     )
     return run, params.boolean(data, "background", False, where="body")
 

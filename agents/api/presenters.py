@@ -15,12 +15,26 @@ from ..runtime.output import drop_nulls
 
 def agent_response(entry: AgentEntry) -> dict[str, Any]:
     """``AgentResponse``: the detail shape, used by GET /agents and GET /agents/{id}."""
+    if entry.factory is not None:
+        return factory_response(entry, filesystem=False)
     agent = entry.template
     assert agent is not None
     body = _component_body(agent, entry)
     body["filesystem"] = False
     body["reasoning"] = _reasoning(agent)
     return drop_nulls(body)
+
+
+def factory_response(entry: AgentEntry | TeamEntry | WorkflowEntry, **extra: Any) -> dict[str, Any]:
+    """A whole-definition factory, as AgentOS's ``from_factory`` describes one: what it is
+    called and what ``factory_input`` it takes; the rest exists only per request."""
+    assert entry.factory is not None
+    schema = entry.factory.input_schema
+    return drop_nulls({
+        "id": entry.component_id, "name": entry.name, "db_id": database_id(), "description": entry.description,
+        **extra, "is_factory": True, "input_schema": schema, "factory_input_schema": schema,
+        "is_component": False, "sandboxed": False,
+    })
 
 
 def _reasoning(component: Agent | Team) -> dict[str, Any]:
@@ -31,6 +45,8 @@ def _reasoning(component: Agent | Team) -> dict[str, Any]:
 def team_response(entry: TeamEntry) -> dict[str, Any]:
     """``TeamResponse``: an agent's detail shape (the leader's settings) plus ``mode``, ``role``,
     ``members`` (recursively) and ``streaming``; its tools include the delegation tool."""
+    if entry.factory is not None:
+        return factory_response(entry)
     team = entry.template
     assert team is not None
     return drop_nulls(_team_body(team, entry))
@@ -65,7 +81,7 @@ def _component_body(component: Agent | Team, entry: AgentEntry | TeamEntry | Non
         "name": entry.name if entry is not None else component.name or component.id,
         "db_id": database_id(),
         "description": entry.description if entry is not None else component.description,
-        "is_factory": False,
+        "is_factory": entry.is_factory if entry is not None else component.is_factory,
         "model": component.model.to_dict(),
         "tools": drop_nulls({"tools": tools or None, "tool_call_limit": component.tool_call_limit}) or None,
         "sessions": drop_nulls({
@@ -96,9 +112,16 @@ def _component_body(component: Agent | Team, entry: AgentEntry | TeamEntry | Non
 
 def team_summary(entry: TeamEntry) -> dict[str, Any]:
     """``TeamSummaryResponse`` (in /config): an agent's summary plus ``mode``."""
+    if entry.factory is not None:
+        return _factory_summary(entry)
     team = entry.template
     assert team is not None
     return _summary(team, entry, mode=team.mode)
+
+
+def _factory_summary(entry: AgentEntry | TeamEntry) -> dict[str, Any]:
+    """A factory in /config: its model exists only per request, so the summary has none."""
+    return drop_nulls({"id": entry.component_id, "name": entry.name, "description": entry.description, "db_id": database_id(), "sandboxed": False})
 
 
 def _summary(component: Agent | Team, entry: AgentEntry | TeamEntry, **extra: Any) -> dict[str, Any]:
@@ -116,6 +139,8 @@ def _summary(component: Agent | Team, entry: AgentEntry | TeamEntry, **extra: An
 
 def workflow_response(entry: WorkflowEntry) -> dict[str, Any]:
     """``WorkflowResponse``: the workflow and its steps, each with its agent's or team's detail."""
+    if entry.factory is not None:
+        return factory_response(entry)
     workflow = entry.template
     assert workflow is not None
     spec = workflow.input_schema_spec
@@ -127,7 +152,7 @@ def workflow_response(entry: WorkflowEntry) -> dict[str, Any]:
         "input_schema": spec.schema if spec is not None else None,
         "steps": [_step_body(step) for step in workflow.steps],
         "metadata": workflow.metadata or None,
-        "is_factory": False,
+        "is_factory": entry.is_factory,
         "is_component": entry.is_component,
         "current_version": entry.version,
         "stage": entry.stage,
@@ -160,7 +185,8 @@ def workflow_summary(entry: WorkflowEntry) -> dict[str, Any]:
         "name": entry.name,
         "description": entry.description,
         "db_id": database_id(),
-        "is_factory": False,
+        "is_factory": entry.is_factory,
+        "factory_input_schema": entry.factory.input_schema if entry.factory is not None else None,
         "is_component": entry.is_component,
         "current_version": entry.version,
         "stage": entry.stage,
@@ -182,6 +208,8 @@ def _tool(function: Function) -> dict[str, Any]:
 
 def agent_summary(entry: AgentEntry) -> dict[str, Any]:
     """``AgentSummaryResponse`` (in /config): ``model`` is ``{id, provider}`` there."""
+    if entry.factory is not None:
+        return _factory_summary(entry)
     agent = entry.template
     assert agent is not None
     return _summary(agent, entry)

@@ -34,6 +34,7 @@ from sessions.services.sessions import NothingToFork, session_fork
 from ..models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
 from ..runtime import InvalidContinuation
+from ..runtime.factory import FactoryPermissionError, FactoryValidationError
 from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
@@ -42,7 +43,7 @@ from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNo
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
-from .forms import bounded_text, form_data, parse_run_form, parse_step_requirements, parse_tools_field
+from .forms import bounded_text, form_data, object_or_dropped, parse_run_form, parse_step_requirements, parse_tools_field
 from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_response, with_unstreamed_events, workflow_response, workflow_summary
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
@@ -62,6 +63,9 @@ _SERVICE_ERRORS = {
     IdempotencyConflict: lambda exc: Conflict(str(exc)),
     QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
     TooManyRuns: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}),
+    # A factory's refusals (runtime.factory): the caller's input, or the caller.
+    FactoryValidationError: lambda exc: BadRequest(str(exc)),
+    FactoryPermissionError: lambda exc: Forbidden(str(exc)),
 }
 
 
@@ -453,7 +457,10 @@ def _continuation(data: Any) -> Continuation:
         raise BadRequest("`replace_original` only makes sense with `regenerate=True`.")
     if regenerate and fork:
         raise BadRequest("`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly.")
-    return Continuation(continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions)
+    return Continuation(
+        continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions,
+        factory_input=object_or_dropped(data, "factory_input"),
+    )
 
 
 class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
@@ -630,7 +637,7 @@ class OfAWorkflow:
 
 
 # AgentOS's input for a workflow factory: no workflow of this server is one, so it is ignored.
-_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="Accepted as AgentOS does, and ignored: no workflow here is a factory")
+_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="A JSON object a factory-built workflow is built from (ignored by the others)")
 _WORKFLOW_RUN_RESPONSES = {
     **_TEAM_RUN_RESPONSES,
     200: OpenApiResponse(docs.RunOutput, description="stream=false: the WorkflowRunOutput (step_results, step_executor_runs); stream=true (the default): text/event-stream of workflow, step and executor events"),

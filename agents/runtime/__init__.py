@@ -41,7 +41,8 @@ add_history_to_context, num_history_runs=3, update_memory_on_run, add_memories_t
 search_past_sessions, num_past_sessions_to_search, num_past_session_runs_in_search,
 enable_session_summaries, add_session_summary_to_context, session_state,
 add_session_state_to_context, output_schema, tool_call_limit, markdown, metadata,
-model_retries=1, retry_backoff=0.5, pre_hooks, post_hooks, run_hooks_in_background, token_budget``.
+model_retries=1, retry_backoff=0.5, pre_hooks, post_hooks, run_hooks_in_background, token_budget,
+compress_tool_results=False, compression_model=None, compress_tool_results_above=2000``.
 
 Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees the input (a
 ``Guardrail`` may refuse with ``InputCheckError``), ``post_hooks`` after it answers (may refuse with
@@ -50,11 +51,16 @@ Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees
 ``token_budget`` stops a run before a model call once it has spent that many tokens
 (``TokenBudgetExceeded``, a ``RunError`` of type ``token_budget_exceeded``).
 
+Compression (``compression.py``) shortens long tool results before the model reads them again.
+``tools`` may be one callable, a tool factory called at each run's start; ``factory.py`` has
+``AgentFactory``, ``TeamFactory`` and ``WorkflowFactory`` for components built whole per request.
+
 Context protocols (``typing.Protocol``): ``MemoryStore`` (add/update/delete), ``PastSessions``
 (recent_runs), ``Retriever`` (search; exposed as the ``search_knowledge_base`` tool).
 
 Models: ``get_model("provider:model_id", **options)`` for ``openai:``, ``anthropic:``,
-``offline:`` (see ``agents.runtime.models.offline`` for the offline model's grammar); ``Model``
+``offline:`` (see ``agents.runtime.models.offline`` for the offline model's grammar), with each
+provider's generation options (``models/options.py``); ``Model``
 (``id``, ``provider``, ``name``, ``to_dict() -> {name, model, provider}``, ``stream(...)``).
 Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``workflow_review.py``)::
 

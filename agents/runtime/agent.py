@@ -10,8 +10,10 @@ from typing import Any
 
 from agents.runtime.builtin_tools import knowledge_search_tool, past_sessions_tool, search_knowledge_tool
 from agents.runtime.checkpoints import safe_boundary, truncate
+from agents.runtime.compression import DEFAULT_LIMIT as DEFAULT_COMPRESSION_LIMIT
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
+from agents.runtime.factory import factory_tools, is_tool_factory
 from agents.runtime.hitl import collect_decisions, is_pending
 from agents.runtime.hooks import Hook, check_hooks
 from agents.runtime.knowledge import KnowledgeSource
@@ -62,7 +64,7 @@ class Agent:
         model: Model | str = "offline:demo",
         fallback_models: Sequence[Model | str] = (),
         reasoning_model: Model | str | None = None,
-        tools: Sequence[ToolLike] = (),
+        tools: Sequence[ToolLike] | Callable[..., Sequence[ToolLike]] = (),
         add_history_to_context: bool = False,
         num_history_runs: int = 3,
         update_memory_on_run: bool = False,
@@ -93,6 +95,9 @@ class Agent:
         post_hooks: Sequence[Hook] = (),
         run_hooks_in_background: bool = False,
         token_budget: int | None = None,
+        compress_tool_results: bool = False,
+        compression_model: Model | str | None = None,
+        compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -120,7 +125,9 @@ class Agent:
         self.model = get_model(model)
         self.fallback_models = [get_model(m) for m in fallback_models]
         self.reasoning_model = get_model(reasoning_model) if reasoning_model is not None else None
-        self.tools = list(tools)
+        # A callable builds each run's tools from its context (factory.py): a tool factory.
+        self.tool_factory = tools if is_tool_factory(tools) else None
+        self.tools = [] if self.tool_factory is not None else list(tools)  # type: ignore[arg-type]
         self.add_history_to_context = add_history_to_context
         self.num_history_runs = num_history_runs
         self.update_memory_on_run = update_memory_on_run
@@ -151,6 +158,12 @@ class Agent:
         self.add_search_knowledge_instructions = add_search_knowledge_instructions
         self.references_format = references_format
         self.num_references = num_references
+        if compress_tool_results_above < 200:
+            raise ValueError("compress_tool_results_above must be >= 200 characters")
+        # Long tool results are shortened before they re-enter the context (compression.py).
+        self.compress_tool_results = compress_tool_results
+        self.compression_model = get_model(compression_model) if compression_model is not None else None
+        self.compress_tool_results_above = compress_tool_results_above
         self.functions = self._collect_functions(self.tools)
         # Hooks and guardrails (agents.runtime.hooks); the token budget stops a run that would
         # call the model again once it has spent that many tokens (agents.runtime.runner).
@@ -158,6 +171,11 @@ class Agent:
         self.post_hooks = check_hooks(post_hooks, what="post_hooks")
         self.run_hooks_in_background = run_hooks_in_background
         self.token_budget = token_budget
+
+    @property
+    def is_factory(self) -> bool:
+        """Whether its tools are built per run (``tools=callable``)."""
+        return self.tool_factory is not None
 
     def with_options(self, **options: Any) -> Agent:
         """A shallow copy with some attributes changed (a request's output schema, say), so a
@@ -294,6 +312,12 @@ class Agent:
         """The agent's tools plus those its knowledge and the run's context provide, by name.
         ``record_references`` receives what each knowledge search found."""
         functions = dict(self.functions)
+        if self.tool_factory is not None:
+            built = self._collect_functions(factory_tools(self.tool_factory, self, ctx))
+            taken = sorted(set(built) & set(functions))
+            if taken:
+                raise ValueError(f"The tool factory built tools named as the agent's own: {', '.join(taken)}")
+            functions.update(built)
         extra = []
         if self.knowledge is not None and self.search_knowledge:
             extra.append(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.runtime.aio import in_tool_thread, iterate_sync, maybe_await, run_sync
 from agents.runtime.calls import as_text, call_str, parse_arguments
+from agents.runtime.compression import model_view, run_compressor
 from agents.runtime.errors import FatalModelError, InputCheckError, ModelError, OutputSchemaError, TokenBudgetExceeded
 from agents.runtime.events import ESSENTIAL_EVENTS, EventFactory
 from agents.runtime.hitl import REJECTED, Decision, approval_ids, is_pending
@@ -205,6 +206,7 @@ class AgentRun(RunIteration):
         self._paused_calls: list[dict[str, Any]] = []
         self._memory: MemoryManager | None = None
         self._memory_task: asyncio.Task[None] | None = None
+        self._compressor = run_compressor(agent, ctx.sleep, lambda model, usage: state.metrics.add("compression_model", model, usage))
         self._agen = self._execute(decisions)
         self._sync: Iterator[dict[str, Any]] | None = None
 
@@ -307,6 +309,14 @@ class AgentRun(RunIteration):
     async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
         clock, events, state = self.ctx.clock, self._events, self.state
         self._check_budget()
+        compressor = self._compressor
+        if compressor is not None and (pending := compressor.pending(state.messages)):
+            for event in self._emit(events.make("CompressionStarted")):
+                yield event
+            done = await compressor.compress(pending)
+            compressed = {"tool_results_compressed": done.count, "original_size": done.original_size, "compressed_size": done.compressed_size}
+            for event in self._emit(events.make("CompressionCompleted", **compressed)):
+                yield event
         self._turns += 1
         if self._turns >= MAX_MODEL_TURNS:
             self._limit_reached = True
@@ -679,10 +689,10 @@ class AgentRun(RunIteration):
 
     def _context(self) -> list[dict[str, Any]]:
         """What the model sees: system message, history, then this run's messages."""
-        messages = [with_file_text(m) for m in self.state.messages]
+        messages = [with_file_text(model_view(m)) for m in self.state.messages]
         if messages and messages[0].get("role") == "system":
-            return [messages[0], *self._history, *messages[1:]]
-        return [*self._history, *messages]
+            return [messages[0], *map(model_view, self._history), *messages[1:]]
+        return [*map(model_view, self._history), *messages]
 
 
 def _add_usage(a: Usage, b: Usage) -> Usage:

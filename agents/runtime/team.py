@@ -41,8 +41,10 @@ from typing import Any, Union
 
 from agents.runtime.agent import REMOVED_V2_PARAMETERS, Agent, ToolLike
 from agents.runtime.calls import call_str, parse_arguments
+from agents.runtime.compression import DEFAULT_LIMIT as DEFAULT_COMPRESSION_LIMIT
 from agents.runtime.context import RunContext
 from agents.runtime.errors import InvalidContinuation
+from agents.runtime.factory import is_tool_factory
 from agents.runtime.events import ESSENTIAL_EVENTS
 from agents.runtime.hitl import approval_ids, collect_decisions, is_pending, supplied_decisions
 from agents.runtime.output import (
@@ -115,7 +117,7 @@ class Team:
         model: Any = "offline:demo",
         fallback_models: Sequence[Any] = (),
         mode: str = "coordinate",
-        tools: Sequence[ToolLike] = (),
+        tools: Sequence[ToolLike] | Any = (),
         max_iterations: int = 10,
         member_timeout: float | None = None,
         add_history_to_context: bool = False,
@@ -148,6 +150,9 @@ class Team:
         post_hooks: Sequence[Any] = (),
         run_hooks_in_background: bool = False,
         token_budget: int | None = None,
+        compress_tool_results: bool = False,
+        compression_model: Any = None,
+        compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
         **removed: Any,
     ) -> None:
         # Whether its runs are traced (traces/): None follows the deployment's TRACING.
@@ -176,7 +181,9 @@ class Team:
         self.role = role
         self.max_iterations = max_iterations
         self.member_timeout = member_timeout
-        self.tools = list(tools)
+        # A callable builds each run's tools (factory.py): the leader calls it, beside its team tools.
+        tool_factory = tools if is_tool_factory(tools) else None
+        self.tools = [] if tool_factory is not None else list(tools)
         leader_tools: list[ToolLike] = [*self.tools, self._team_toolkit()]
         self._leader = Agent(
             id=id, name=name, description=description, instructions=instructions, model=model,
@@ -195,7 +202,10 @@ class Team:
             add_search_knowledge_instructions=add_search_knowledge_instructions, references_format=references_format,
             num_references=num_references, pre_hooks=pre_hooks, post_hooks=post_hooks,
             run_hooks_in_background=run_hooks_in_background, token_budget=token_budget,
+            compress_tool_results=compress_tool_results, compression_model=compression_model,
+            compress_tool_results_above=compress_tool_results_above,
         )
+        self._leader.tool_factory = tool_factory
         leader = self._leader
         # The attributes the services read, with the same meaning as on Agent.
         self.id = leader.id
@@ -236,6 +246,12 @@ class Team:
         self.post_hooks = leader.post_hooks
         self.run_hooks_in_background = leader.run_hooks_in_background
         self.token_budget = leader.token_budget
+        self.compress_tool_results = leader.compress_tool_results
+
+    @property
+    def is_factory(self) -> bool:
+        """Whether the leader's tools are built per run (``tools=callable``)."""
+        return self._leader.is_factory
 
     def with_options(self, **options: Any) -> Team:
         """``Agent.with_options`` for a team: the leader's copy gets them too (it is what runs)."""

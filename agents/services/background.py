@@ -269,7 +269,10 @@ def _prepare(job: Job, run: Run, session: Session) -> PreparedRun:
         return branch_prepare_for_job(job=job, session=session)
     if job.job_type == "continue":
         # The claim moved the run to RUNNING; its stored output is still the paused one.
-        prepared = continue_prepare_for_owner(run=run, session=session, tools=payload.get("tools"), require_paused=False, stream_events=payload.get("stream_events", True))
+        prepared = continue_prepare_for_owner(
+            run=run, session=session, tools=payload.get("tools"), require_paused=False, stream_events=payload.get("stream_events", True),
+            factory_input=payload.get("factory_input"),  # the run's own, as it was submitted
+        )
         prepared.ctx.principal = principal_from_grant(payload.get("principal"))
         return prepared
     request = RunRequest(**{key: value for key, value in payload.items() if key in RunRequest.__dataclass_fields__})

@@ -36,6 +36,7 @@ from approvals.services import approvals_on_run_end
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from ..runtime import Agent, InvalidContinuation, RunContext, Team, Workflow
 from ..runtime.checkpoints import boundary
+from ..runtime.factory import FactoryContext
 from ..runtime.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
 from .cancellation import cancel_checker, cancel_request, forget_local
@@ -83,6 +84,8 @@ class RunRequest:
     version: int | None = None
     # Where the run comes from (RunOrigin); the submit service fills it in when the caller did not.
     origin: str | None = None
+    # What a factory-built component is built from besides the run's context (runtime.factory).
+    factory_input: dict[str, Any] | None = None
 
     def stored_input(self) -> dict[str, Any]:
         """What the run row keeps of what the caller sent (AgentOS's RunInput)."""
@@ -204,6 +207,8 @@ class Continuation:
     regenerate: bool = False
     replace_original: bool | None = None
     input: str | None = None
+    # What a factory-built component is built from again (AgentOS's continue takes it too).
+    factory_input: dict[str, Any] | None = None
 
     @property
     def plain(self) -> bool:
@@ -215,8 +220,17 @@ def component_entry_for(*, principal: Principal, component_id: str, kind: str = 
     return run_authorize(principal, kind, component_id, version=version)
 
 
-def _agent_for(entry: Entry, owner_id: str | None, request: RunRequest | None) -> Component:
-    agent = entry.build(owner_id)
+def _agent_for(
+    entry: Entry, owner_id: str | None, request: RunRequest | None, *, session_id: str | None = None,
+    session_state: Mapping[str, Any] | None = None, factory_input: Mapping[str, Any] | None = None,
+) -> Component:
+    """The component for one run: built for its owner, and, for a factory, from the run's
+    session, state, dependencies and ``factory_input`` too."""
+    agent = entry.build_for(FactoryContext(
+        user_id=owner_id, session_id=session_id, session_state=session_state,
+        dependencies=request.dependencies if request is not None else None,
+        input=request.factory_input if request is not None else factory_input,
+    ))
     overrides: dict[str, Any] = {}
     if request is not None and request.output_schema is not None and not isinstance(agent, Workflow):
         overrides["output_schema"] = request.output_schema
@@ -317,7 +331,10 @@ def prepare_for_owner(
     the branch before it. ``followed``: someone may watch the text arrive (default: the run is
     streamed). A non-followed run lets providers answer in one piece.
     """
-    agent = _agent_for(entry, owner_id, request)
+    session_state = dict(session.session_state or {}) if session is not None else None
+    if request.session_state:
+        session_state = {**(session_state or {}), **request.session_state}
+    agent = _agent_for(entry, owner_id, request, session_id=session_id, session_state=session_state)
     run_id = stored.pk if stored is not None else None
     # The session's run counter tells whether any run but this one (already indexed when
     # stored) was ever started in it: a session's first run has no history to read.
@@ -327,9 +344,6 @@ def prepare_for_owner(
         if earlier_runs and agent.add_history_to_context
         else []
     )
-    session_state = dict(session.session_state or {}) if session is not None else None
-    if request.session_state:
-        session_state = {**(session_state or {}), **request.session_state}
     run_id = run_id or new_id()
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
@@ -636,7 +650,7 @@ def continue_prepare(
         prepared.streamed = stream
         prepared.ctx.principal = principal
         return prepared
-    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events)
+    prepared = continue_prepare_for_owner(run=run, session=session, tools=tools, stream_events=stream_events, factory_input=continuation.factory_input)
     prepared.streamed = stream
     prepared.ctx.principal = principal
     # Validate the decisions now, so a bad request is a 400 before anything runs.
@@ -657,10 +671,11 @@ _WORKFLOW_NOT_PAUSED = {
 
 def continue_prepare_for_owner(
     *, run: Run, session: Session, tools: list[dict[str, Any]] | None, require_paused: bool = True, stream_events: bool = True,
+    factory_input: Mapping[str, Any] | None = None,
 ) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
-    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk, before=run)
+    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk, before=run, factory_input=factory_input)
     return PreparedRun(
         entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
@@ -668,13 +683,15 @@ def continue_prepare_for_owner(
     )
 
 
-def _continuing(run: Run, session: Session, *, run_id: str, before: Run) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
+def _continuing(
+    run: Run, session: Session, *, run_id: str, before: Run, factory_input: Mapping[str, Any] | None = None,
+) -> tuple[Entry, Component, RunContext, BufferedMemoryStore | None]:
     """What continuing ``run`` needs: its agent, and a context for its owner under ``run_id``
     with the history of the branch before ``before`` (the run itself, or the run an edit or a
     regeneration takes the place of: its transcript is the run's own, and later turns and other
     versions are not part of it)."""
     entry = continued_entry(run)
-    agent = _agent_for(entry, run.user_id, None)
+    agent = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=factory_input)
     history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, before=before) if agent.add_history_to_context else []
     ctx, store = _context(
         agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
@@ -717,10 +734,13 @@ def _branch_prepare(
     run_id = (run_id or new_id()) if fork else run.pk
     if checks_only:
         entry = component_entry(run.component_id, kind=run.run_type)
-        agent, store = _agent_for(entry, run.user_id, None), None
+        agent = _agent_for(
+            entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=continuation.factory_input,
+        )
+        store = None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
-        entry, agent, ctx, store = _continuing(run, session, run_id=run_id, before=run)
+        entry, agent, ctx, store = _continuing(run, session, run_id=run_id, before=run, factory_input=continuation.factory_input)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
@@ -774,6 +794,7 @@ def branch_submit(
         "source_run_id": source.pk, "continue_from": continuation.continue_from, "fork": True,
         "regenerate": continuation.regenerate, "replace_original": continuation.replace_original,
         "input": continuation.input, "stream_events": stream_events, "principal": principal_grant(principal),
+        "factory_input": continuation.factory_input,
     }
     accepted = job_submit(
         owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
@@ -791,7 +812,7 @@ def branch_prepare_for_job(*, job: Any, session: Session) -> PreparedRun:
         raise RunNotContinuable(f"Run {payload['source_run_id']} was deleted before this continuation could run")
     continuation = Continuation(
         continue_from=payload.get("continue_from", "end"), fork=True, regenerate=bool(payload.get("regenerate")),
-        replace_original=payload.get("replace_original"), input=payload.get("input"),
+        replace_original=payload.get("replace_original"), input=payload.get("input"), factory_input=payload.get("factory_input"),
     )
     prepared = _branch_prepare(run=source, session=session, continuation=continuation, stream_events=payload.get("stream_events", True), run_id=job.pk)
     prepared.ctx.principal = principal_from_grant(payload.get("principal"))

@@ -219,7 +219,7 @@ def submit_continue(
         # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
         checked = continue_prepare(
             principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
-            tools=tools, stream_events=stream_events, kind=kind,
+            tools=tools, stream_events=stream_events, continuation=continuation, kind=kind,
         )
         assert checked.continued is not None
         job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events, adopt=adopt)

@@ -41,6 +41,7 @@ from sessions.selectors import run_history
 from ..models import Job, JobStatus
 from ..runtime import RunContext, Workflow
 from ..runtime.aio import maybe_await
+from ..runtime.factory import FactoryContext
 from ..runtime.workflow import WorkflowRun
 from ..runtime.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from ..runtime.workflow_types import StepInput
@@ -94,6 +95,9 @@ class JobBranches:
             "keep_deltas": bool(self.job.stream), "version": self.version,
             "draft_allowed": bool(self.job.payload.get("draft_allowed")),
             "principal": self.job.payload.get("principal"),
+            # A factory-built workflow is built again for each branch, from what its run was.
+            "factory_input": self.job.payload.get("factory_input"), "dependencies": self.job.payload.get("dependencies"),
+            "session_state": self.job.payload.get("session_state"),
         }
         await in_run_thread(branch_jobs_submit, parent=self.job, ids=ids, payload=payload)
         try:
@@ -326,8 +330,11 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
             entry = component_entry_pinned(job.component_id, kind="workflow", version=version)
         else:
             entry = component_entry(job.component_id, kind="workflow", version=version)
-        workflow = entry.build(job.user_id)
         session = run.session
+        workflow = entry.build_for(FactoryContext(
+            user_id=job.user_id, session_id=session.pk, session_state={**(session.session_state or {}), **(payload.get("session_state") or {})},
+            dependencies=payload.get("dependencies"), input=payload.get("factory_input"),
+        ))
         history = (
             run_history(user=job.user_id or None, session_id=session.pk, limit=workflow.num_history_runs, before=run)
             if session.next_run_index > 1 else []

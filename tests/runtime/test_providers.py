@@ -166,6 +166,8 @@ def test_anthropic_streams_text_thinking_and_usage(anthropic_server):
         ReasoningDelta("Hmm."),
         TextDelta("Hello "),
         TextDelta("there."),
+        # The thinking's signature, once the stream has given it: sent back after a tool call.
+        ProviderData({"id": "msg_1", "thinking_signature": "fake"}),
         Usage(input_tokens=21, output_tokens=7, total_tokens=28),
     ]
     request = anthropic_server.requests[0]
@@ -187,7 +189,7 @@ def test_anthropic_answers_in_one_piece_when_nobody_follows_the_text(anthropic_s
     chunks = list(get_model("anthropic:claude-test").stream([{"role": "user", "content": "hi"}], tools=[ADD], incremental=False))
 
     assert chunks == [
-        ProviderData({"id": "msg_2"}),
+        ProviderData({"id": "msg_2", "thinking_signature": "fake"}),
         ReasoningDelta("Hmm."),
         TextDelta("Hello there."),
         ToolCall(id="toolu_1", name="add", arguments='{"a": 1, "b": 2}'),

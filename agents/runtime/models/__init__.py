@@ -18,15 +18,19 @@ from agents.runtime.models.base import (
     Usage,
 )
 from agents.runtime.models.chain import ModelChain
+from agents.runtime.models.options import definition_options
 
 PROVIDERS = ("openai", "anthropic", "offline")
 
 
 def get_model(spec: str | Model, **options: Any) -> Model:
     """Build a model from ``"provider:model_id"`` (``openai:gpt-4o-mini``, ``anthropic:claude-...``,
-    ``offline:demo``). ``options`` go to the provider's constructor (``api_key``, ``base_url``,
-    ``timeout``, ``temperature``, ``max_tokens``; ``sleep`` for the offline model).
-    A ``Model`` instance is returned unchanged.
+    ``offline:demo``). ``options`` go to the provider's constructor: the connection
+    (``api_key``, ``base_url``, ``timeout``; ``sleep`` for the offline model) and the generation
+    options of ``options.PROVIDER_OPTIONS`` (OpenAI: ``temperature``, ``max_tokens``, ``top_p``,
+    ``stop``, ``seed``, ``response_format``, ``reasoning_effort``, ``reasoning_summary``,
+    ``service_tier``, ``verbosity``; Anthropic: ``temperature``, ``max_tokens``, ``top_p``,
+    ``stop``, ``thinking_budget``). A ``Model`` instance is returned unchanged.
     """
     if isinstance(spec, Model):
         return spec
@@ -57,6 +61,20 @@ def get_model(spec: str | Model, **options: Any) -> Model:
     raise ValueError(f"Unknown model provider {provider!r} in {spec!r}; known providers: {', '.join(PROVIDERS)}")
 
 
+def model_from_definition(spec: str, options: Any = None) -> Model:
+    """The model a stored definition names, with its stored generation options: only option
+    names its provider takes (never connection settings such as an API key), each checked.
+    Raises ValueError saying what is wrong."""
+    model = get_model(spec)
+    if not options:
+        return model
+    provider = spec.partition(":")[0].strip().lower()
+    try:
+        return get_model(spec, **definition_options(provider, options))
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
 __all__ = [
     "Model",
     "ModelChain",
@@ -69,4 +87,5 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "get_model",
+    "model_from_definition",
 ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
 from agents.runtime.models._common import LoopClients, call_timeout, pool_limits, image_url, json_int, json_object, parse_arguments, required_env, status_error, whole_answer
+from agents.runtime.models.options import MIN_THINKING_BUDGET, stop_list, unit_float, whole_number
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -40,6 +41,9 @@ class Claude(Model):
         timeout: float = 60.0,
         temperature: float | None = None,
         max_tokens: int = 4096,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        thinking_budget: int | None = None,
     ) -> None:
         super().__init__(id)
         self._api_key = api_key
@@ -47,6 +51,7 @@ class Claude(Model):
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.options = _request_options(temperature=temperature, max_tokens=max_tokens, top_p=top_p, stop=stop, thinking_budget=thinking_budget)
         self._clients = LoopClients(self._make_client)
 
     def _make_client(self) -> anthropic.AsyncAnthropic:
@@ -89,6 +94,7 @@ class Claude(Model):
             params["tool_choice"] = {"type": tool_choice}
         if self.temperature is not None:
             params["temperature"] = self.temperature
+        params.update(self.options)
         # Structured output is requested through the system prompt (see structured.py); the
         # Messages API has no response_format.
 
@@ -121,6 +127,23 @@ class Claude(Model):
 _MESSAGES = "/v1/messages"
 
 
+def _request_options(*, temperature: Any, max_tokens: int, top_p: Any, stop: Any, thinking_budget: Any) -> dict[str, Any]:
+    """The Messages API fields of the model's options, without the unset ones. Extended
+    thinking takes a budget of at least 1,024 tokens, below ``max_tokens`` (the answer's room
+    includes the thinking), and no temperature of ours: the API refuses both otherwise."""
+    budget = whole_number("thinking_budget", thinking_budget, minimum=MIN_THINKING_BUDGET)
+    if budget is not None and budget >= max_tokens:
+        raise ValueError(f"thinking_budget ({budget}) must be below max_tokens ({max_tokens})")
+    if budget is not None and temperature is not None:
+        raise ValueError("Anthropic's extended thinking takes no temperature: leave temperature unset with thinking_budget")
+    fields = {
+        "top_p": unit_float("top_p", top_p),
+        "stop_sequences": stop_list(stop),
+        "thinking": {"type": "enabled", "budget_tokens": budget} if budget is not None else None,
+    }
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _usage(usage: Mapping[str, Any], output_tokens: int | None = None) -> Usage:
     input_tokens = json_int(usage.get("input_tokens"))
     output = json_int(usage.get("output_tokens")) if output_tokens is None else output_tokens
@@ -136,11 +159,14 @@ def _usage(usage: Mapping[str, Any], output_tokens: int | None = None) -> Usage:
 def _read_whole(message: Any) -> Iterator[ModelChunk]:
     """A non-streaming answer as the same chunks a stream gives."""
     message = json_object(message)
-    if message.get("id"):
-        yield ProviderData({"id": message["id"]})
     content = message.get("content")
-    for block in content if isinstance(content, list) else []:
-        block = json_object(block)
+    blocks = [json_object(block) for block in content] if isinstance(content, list) else []
+    thinking = _Thinking()
+    for block in blocks:
+        thinking.read_block(block)
+    if message.get("id") or thinking.kept:
+        yield ProviderData({"id": message.get("id"), **thinking.kept})
+    for block in blocks:
         kind = block.get("type")
         if kind == "thinking" and block.get("thinking"):
             yield ReasoningDelta(block["thinking"])
@@ -150,6 +176,32 @@ def _read_whole(message: Any) -> Iterator[ModelChunk]:
             arguments = json.dumps(block.get("input") or {})
             yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments)
     yield _usage(json_object(message.get("usage")))
+
+
+class _Thinking:
+    """What the API wants back of a turn's thinking: a turn that called tools must be followed
+    by its thinking blocks as they came, signature included, or the next request is refused.
+    The text is the message's ``reasoning_content``; the signature (and any redacted blocks)
+    ride in its provider data."""
+
+    def __init__(self) -> None:
+        self.signature = ""
+        self.redacted: list[str] = []
+
+    def read_block(self, block: Mapping[str, Any]) -> None:
+        if block.get("type") == "thinking" and isinstance(block.get("signature"), str):
+            self.signature += block["signature"]
+        elif block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+            self.redacted.append(block["data"])
+
+    @property
+    def kept(self) -> dict[str, Any]:
+        kept: dict[str, Any] = {}
+        if self.signature:
+            kept["thinking_signature"] = self.signature
+        if self.redacted:
+            kept["redacted_thinking"] = self.redacted
+        return kept
 
 
 async def _at_least_one(events: Any, provider: str) -> AsyncIterator[Any]:
@@ -167,16 +219,20 @@ async def _read_stream(response: Any) -> AsyncIterator[ModelChunk]:
     usage: Mapping[str, Any] = {}
     output_tokens = 0
     blocks: dict[int, dict[str, str]] = {}
+    thinking = _Thinking()
+    message_id = None
     async for event in response:
         event = json_object(event)
         kind = event.get("type")
         if kind == "message_start":
             message = json_object(event.get("message"))
-            yield ProviderData({"id": message.get("id")})
+            message_id = message.get("id")
+            yield ProviderData({"id": message_id})
             usage = json_object(message.get("usage"))
             output_tokens = json_int(usage.get("output_tokens"))
         elif kind == "content_block_start":
             block = json_object(event.get("content_block"))
+            thinking.read_block(block)
             if block.get("type") == "tool_use":
                 blocks[event.get("index")] = {"id": block.get("id") or "", "name": block.get("name") or "", "json": ""}
         elif kind == "content_block_delta":
@@ -186,6 +242,8 @@ async def _read_stream(response: Any) -> AsyncIterator[ModelChunk]:
                 yield TextDelta(delta["text"])
             elif delta_type == "thinking_delta" and delta.get("thinking"):
                 yield ReasoningDelta(delta["thinking"])
+            elif delta_type == "signature_delta" and isinstance(delta.get("signature"), str):
+                thinking.signature += delta["signature"]
             elif delta_type == "input_json_delta" and event.get("index") in blocks:
                 blocks[event["index"]]["json"] += delta.get("partial_json") or ""
         elif kind == "content_block_stop":
@@ -195,6 +253,8 @@ async def _read_stream(response: Any) -> AsyncIterator[ModelChunk]:
         elif kind == "message_delta":
             # message_delta carries the cumulative output token count.
             output_tokens = json_int(json_object(event.get("usage")).get("output_tokens")) or output_tokens
+    if thinking.kept:
+        yield ProviderData({"id": message_id, **thinking.kept})
     yield _usage(usage, output_tokens)
 
 
@@ -246,7 +306,8 @@ def to_anthropic_messages(
                     blocks.append({"type": "image", "source": {"type": "url", "url": url}})
             append("user", blocks)
         elif role == "assistant":
-            blocks = [{"type": "text", "text": text}] if text else []
+            blocks = _thinking_blocks(message) if keep_tool_blocks else []
+            blocks += [{"type": "text", "text": text}] if text else []
             for call in message.get("tool_calls") or []:
                 function = call["function"]
                 if keep_tool_blocks:
@@ -266,3 +327,14 @@ def to_anthropic_messages(
                 append("user", [{"type": "text", "text": f"[tool {message.get('tool_name')} returned: {text}]"}])
     return "\n\n".join(p for p in system_parts if p), out
 
+
+
+def _thinking_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An assistant turn's thinking as the API sent it (see ``_Thinking``); none for a turn
+    without a signature (another provider's, or the reasoning model's)."""
+    data = json_object(message.get("provider_data"))
+    blocks: list[dict[str, Any]] = []
+    if data.get("thinking_signature") and message.get("reasoning_content"):
+        blocks.append({"type": "thinking", "thinking": message["reasoning_content"], "signature": data["thinking_signature"]})
+    blocks += [{"type": "redacted_thinking", "data": item} for item in data.get("redacted_thinking") or [] if isinstance(item, str)]
+    return blocks

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, Union
 
 # What the model is being asked to do. Real providers ignore it; the offline model uses it to pick
 # its deterministic behaviour, the way a real model would read the task from the prompt.
-Task = Literal["chat", "reasoning", "memory", "summary"]
+Task = Literal["chat", "reasoning", "memory", "summary", "compression"]
 ToolChoice = Literal["auto", "none"]
 
 
@@ -74,6 +74,9 @@ class Model(ABC):
 
     provider: ClassVar[str] = ""
     name: ClassVar[str] = ""
+    # Whether it can summarise a text it is given (compress_tool_results); the offline model
+    # cannot, so its long tool results are compacted instead.
+    summarises: ClassVar[bool] = True
 
     def __init__(self, id: str) -> None:
         if not id:

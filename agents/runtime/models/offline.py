@@ -59,6 +59,12 @@ Answers, in order of precedence:
    References added to the message (``add_knowledge_to_context``) are not echoed; instead
    ``The knowledge base gave me 2 passages; the best, from "<name>": <passage>``.
 
+Options: it takes every provider's generation options (``models/options.py``) and ignores them,
+except that with ``reasoning_effort`` (other than ``"none"``) or ``thinking_budget`` it streams
+reasoning deltas, ``(offline demo) Thinking about "<text>" before answering.``, before a chat
+answer that is not a tool call or an answer to tool results. It cannot summarise
+(``summarises = False``): ``compress_tool_results`` compacts its long tool results instead.
+
 Other tasks the runtime gives it:
 
 * reasoning: streams reasoning deltas ``The user asks: "<text>". I will answer directly ...``.
@@ -84,6 +90,7 @@ from typing import Any
 
 from agents.runtime.aio import maybe_await
 from agents.runtime.errors import FatalModelError, RetryableModelError
+from agents.runtime.models.options import definition_options
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -125,10 +132,16 @@ DELEGATING_TOOLS = frozenset({"delegate_task_to_member", "delegate_task_to_membe
 class OfflineModel(Model):
     provider = "Offline"
     name = "OfflineModel"
+    summarises = False
 
-    def __init__(self, id: str = "demo", *, sleep: Callable[[float], Awaitable[None] | None] | None = None) -> None:
+    def __init__(self, id: str = "demo", *, sleep: Callable[[float], Awaitable[None] | None] | None = None, **options: Any) -> None:
         super().__init__(id)
         self._sleep = sleep
+        definition_options("offline", options)
+        # Any provider's options are taken, so a definition can switch to the offline model and
+        # back; they change nothing but this: asked to reason, it thinks aloud before answering.
+        self.options = options
+        self.thinks = bool(options.get("thinking_budget")) or options.get("reasoning_effort") not in (None, "none")
 
     async def astream(
         self,
@@ -183,6 +196,9 @@ class OfflineModel(Model):
             else:
                 text = _echo(messages, user_index, user_text)
 
+        if self.thinks and task == "chat" and not calls and not tool_results:
+            for piece in _pieces(f'(offline demo) Thinking about "{_strip_commands(user_text)}" before answering.'):
+                yield ReasoningDelta(piece)
         delay = _slow_seconds(user_text) if task == "chat" else 0.0
         pieces = _pieces(reasoning or text)
         pause = delay / len(pieces) if pieces and delay > 0 else 0.0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.runtime.errors import FatalModelError, ModelError, RetryableModelError
 from agents.runtime.models._common import LoopClients, call_timeout, pool_limits, image_url, json_int, json_list, json_object, required_env, schema_title, status_error, whole_answer
+from agents.runtime.models.options import effort_text, response_format_object, stop_list, unit_float, whole_number
 from agents.runtime.models.base import (
     Model,
     ModelChunk,
@@ -45,6 +46,14 @@ class OpenAIChat(Model):
         timeout: float = 60.0,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        seed: int | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        reasoning_effort: str | None = None,
+        reasoning_summary: str | None = None,
+        service_tier: str | None = None,
+        verbosity: str | None = None,
     ) -> None:
         super().__init__(id)
         # Credentials are read at first use, not here, so that building an agent never fails
@@ -54,6 +63,12 @@ class OpenAIChat(Model):
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
+        # The request fields these options become, checked now (a definition with a bad value
+        # fails where it is written, not at its first run).
+        self.options = _request_options(
+            top_p=top_p, stop=stop, seed=seed, response_format=response_format, reasoning_effort=reasoning_effort,
+            reasoning_summary=reasoning_summary, service_tier=service_tier, verbosity=verbosity,
+        )
         self._clients = LoopClients(self._make_client)
 
     def _make_client(self) -> openai.AsyncOpenAI:
@@ -91,7 +106,9 @@ class OpenAIChat(Model):
                 for t in tools
             ]
             params["tool_choice"] = tool_choice
+        params.update(self.options)
         if output_schema is not None:
+            # A run's output schema is what its answer must be: it wins over the model's format.
             params["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_title(output_schema), "schema": dict(output_schema)},
@@ -131,6 +148,29 @@ class OpenAIChat(Model):
 
 
 _COMPLETIONS = "/chat/completions"
+
+
+def _request_options(
+    *, top_p: Any, stop: Any, seed: Any, response_format: Any, reasoning_effort: Any, reasoning_summary: Any,
+    service_tier: Any, verbosity: Any,
+) -> dict[str, Any]:
+    """The Chat Completions fields of the model's options, without the unset ones.
+
+    ``reasoning_effort``, ``service_tier`` and ``verbosity`` are top-level fields; the effort's
+    summary is a Responses API setting that compatible routers (OpenRouter, LiteLLM) take on
+    Chat Completions as ``reasoning: {"summary": ...}``, which is where it goes."""
+    summary = effort_text("reasoning_summary", reasoning_summary)
+    fields = {
+        "top_p": unit_float("top_p", top_p),
+        "stop": stop_list(stop),
+        "seed": whole_number("seed", seed),
+        "response_format": response_format_object(response_format),
+        "reasoning_effort": effort_text("reasoning_effort", reasoning_effort),
+        "service_tier": effort_text("service_tier", service_tier),
+        "verbosity": effort_text("verbosity", verbosity),
+        "reasoning": {"summary": summary} if summary else None,
+    }
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def _usage(usage: Mapping[str, Any]) -> Usage:

@@ -484,6 +484,7 @@ function renderHistory(runs) {
     const continuedAt = (run.events || []).find((event) => /^(Team)?RunContinued$/.test(event.event))?.created_at;
     // A team run still executing is replayed from its first event on resume, its steps with it.
     const live = run.status === "RUNNING" || run.status === "PENDING";
+    if (!live) turn.setReasoning(run.reasoning_content);
     const members = isTeam(component) && !live ? renderMemberSteps(turn, run, runs, { team: state.agents.get(component), continuedAt }) : [];
     for (const tool of run.tools || []) {
       if (needsDecision(tool) || isDelegation(tool)) continue;
@@ -685,9 +686,14 @@ function applyFrame(run, frame) {
       turn.setBusy(true);
       return null;
     case "RunContent":
+      if (data.reasoning_content) turn.appendReasoning(data.reasoning_content);
       if (typeof data.content === "string") turn.appendText(data.content);
       else if (data.content) turn.setFinalText(data.content);
       scrollToEnd();
+      return null;
+    case "ReasoningContentDelta":
+      // The reasoning model's step (reasoning_model=...): the same collapsed thinking.
+      turn.appendReasoning(data.reasoning_content);
       return null;
     case "ToolCallStarted":
       if (data.tool && !isDelegation(data.tool)) turn.toolStarted(data.tool); // a delegation is shown as its member's step

@@ -249,6 +249,7 @@ class Transcript {
     this.streamedText = false;
     this.tools = new Map();
     this.pending = false;
+    this.reasoning = null; // {details, text}: the collapsed thinking, once there is some
   }
 
   appendText(delta) {
@@ -272,6 +273,25 @@ class Transcript {
       this.pending = false;
       if (this.segment) renderMarkdown(this.segment, this.segmentText);
     });
+  }
+
+  /** The model's thinking, collapsed above the answer: streamed (reasoning_content deltas) or
+   *  stored. Plain text, never Markdown: it is the model's working, not its reply. */
+  appendReasoning(delta) {
+    if (!delta) return;
+    if (!this.reasoning) {
+      const text = el("div", { class: "reasoning-text" });
+      const details = el("details", { class: "reasoning" },
+        el("summary", {}, el("span", { class: "reasoning-label", text: "Reasoning" })), text);
+      this.reasoning = { details, text };
+      this.body.prepend(details);
+    }
+    this.reasoning.text.textContent += delta;
+  }
+
+  /** A stored run's reasoning, when none was streamed into this transcript. */
+  setReasoning(text) {
+    if (!this.reasoning && typeof text === "string" && text.trim()) this.appendReasoning(text.trim());
   }
 
   /** The full answer, when no tokens were streamed (a stored run, or a replay without deltas). */
@@ -486,6 +506,7 @@ export class AssistantTurn extends Transcript {
     this.segment = null;
     this.segmentText = "";
     this.streamedText = false;
+    if (this.reasoning && !this.body.contains(this.reasoning.details)) this.reasoning = null;
   }
 
   error(message, heading = "Something went wrong. ") {
