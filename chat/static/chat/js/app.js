@@ -944,9 +944,19 @@ async function waitForRecord(run) {
   }
 }
 
+let sending = false; // between Enter and the run's start: a second Enter sends nothing
+
 async function sendMessage(text) {
-  const message = attachments.mention(text.trim());
-  if (!message || state.run || !state.agentId) return;
+  if (state.run || sending || !state.agentId) return;
+  sending = true;
+  let message;
+  try {
+    await attachments.settled(); // a file refused meanwhile is not named in the message
+    message = attachments.mention(text.trim());
+  } finally {
+    sending = false;
+  }
+  if (!message || state.run) return;
   const attached = attachments.take();
   clearRegenerate();
   hideNotice();
