@@ -56,6 +56,8 @@ def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) ->
         "documentsUrl": "/chat/documents/",
         "runsUrl": "/chat/runs/",
         "maxFileBytes": _max_file_bytes(),
+        # The longest message the run API accepts: the composer says so, and refuses more, before sending.
+        "maxMessageChars": settings.RUN_MAX_MESSAGE_CHARS,
         # Replies link to their trace only where runs are traced (TRACING: on in development).
         "tracing": settings.TRACING,
     }

@@ -35,6 +35,7 @@ const ui = {
   input: $("composer-input"),
   send: $("send"),
   stop: $("stop"),
+  limit: $("composer-limit"),
   live: $("live-status"),
   renameDialog: $("rename-dialog"),
   renameInput: $("rename-input"),
@@ -957,6 +958,10 @@ async function sendMessage(text) {
     sending = false;
   }
   if (!message || state.run) return;
+  if (!checkLength(message)) {
+    ui.input.focus();
+    return; // refused here: the server would refuse it (413) once sent
+  }
   const attached = attachments.take();
   clearRegenerate();
   hideNotice();
@@ -970,6 +975,7 @@ async function sendMessage(text) {
   scrollToEnd(true);
   ui.input.value = "";
   autosize();
+  checkLength();
   announce(`${agentName(state.agentId)} is replying.`);
   const run = { agentId: state.agentId, sessionId: state.sessionId, newSession: !state.sessionId, turn, kind: "new" };
   // A request that failed before the run existed is sent again as it was.
@@ -1214,6 +1220,25 @@ function applyTheme(choice) {
 
 // ---- the composer, the sidebar on small screens ---------------------------------------------
 
+// The composer counts once a message is within a tenth of the limit (a code point is one
+// character, as the server counts).
+const LIMIT_WARNING = 0.9;
+
+/** Whether the message fits the run API's limit; past 90 % of it the composer shows the count. */
+function checkLength(message = ui.input.value) {
+  const limit = config.maxMessageChars;
+  const rough = message.length; // UTF-16 units: never fewer than the characters
+  const count = rough >= limit * LIMIT_WARNING ? [...message].length : rough;
+  const over = count > limit;
+  ui.limit.hidden = count < limit * LIMIT_WARNING;
+  ui.limit.classList.toggle("is-over", over);
+  ui.limit.textContent = over
+    ? `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters: shorten the message, or attach the text as a file.`
+    : `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters.`;
+  ui.send.disabled = over || !state.agentId;
+  return !over;
+}
+
 function autosize() {
   ui.input.style.height = "auto";
   ui.input.style.height = `${Math.min(ui.input.scrollHeight, 240)}px`;
@@ -1252,7 +1277,10 @@ function bind() {
       sendMessage(ui.input.value);
     }
   });
-  ui.input.addEventListener("input", autosize);
+  ui.input.addEventListener("input", () => {
+    autosize();
+    checkLength();
+  });
   ui.stop.addEventListener("click", stopRun);
   document.addEventListener("keydown", onShortcut);
   ui.helpButton.addEventListener("click", () => ui.help.showModal());

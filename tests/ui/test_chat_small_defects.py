@@ -1,0 +1,45 @@
+"""Issue 34's smaller chat defects, each as a person meets them in Chromium: a message over the
+run API's limit, a very long message, the view after sending, the layout on a phone, the agent
+picker inside a conversation, two tabs on one conversation, and the trace links of replies."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from sessions.models import Run
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+IDLE = "body:not(.is-running)"
+
+
+def send(page, text: str) -> None:
+    page.fill("#composer-input", text)
+    page.press("#composer-input", "Enter")
+
+
+def test_a_message_over_the_limit_is_refused_in_the_composer_before_it_is_sent(browsing, make_user, settings):
+    settings.RUN_MAX_MESSAGE_CHARS = 100
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    limit = page.locator("#composer-limit")
+    page.fill("#composer-input", "a" * 80)
+    expect(limit).to_be_hidden()
+    page.fill("#composer-input", "é" * 95)  # counted as the server counts: characters
+    expect(limit).to_have_text("95 of at most 100 characters.")
+    page.fill("#composer-input", "a" * 150)
+    expect(limit).to_have_text("150 of at most 100 characters: shorten the message, or attach the text as a file.")
+    expect(page.locator("#send")).to_be_disabled()
+    page.press("#composer-input", "Enter")
+    expect(page.locator(".msg-user")).to_have_count(0)
+    expect(page.locator("#composer-input")).to_have_value("a" * 150)  # nothing typed is lost
+    assert not Run.all_users.exists()
+
+    # Shortened, it is sent, and the count goes away with it.
+    send(page, "a" * 60)
+    expect(page.locator(".msg-user .msg-body")).to_have_text("a" * 60)
+    expect(limit).to_be_hidden()
+    page.wait_for_selector(IDLE)
+    assert page.errors == []
