@@ -43,3 +43,31 @@ def test_a_message_over_the_limit_is_refused_in_the_composer_before_it_is_sent(b
     expect(limit).to_be_hidden()
     page.wait_for_selector(IDLE)
     assert page.errors == []
+
+
+def test_a_very_long_message_is_folded_with_show_more(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    long = "The quick brown fox jumps over the lazy dog. " * 2_223  # 100,035 characters
+    send(page, long)
+    page.wait_for_selector(IDLE)
+    mine = page.locator(".msg-user .msg-body")
+    toggle = mine.get_by_role("button", name="Show more")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    assert mine.bounding_box()["height"] < 500
+    toggle.click()
+    expect(mine.get_by_role("button", name="Show less")).to_have_attribute("aria-expanded", "true")
+    assert mine.bounding_box()["height"] > 5_000
+    mine.get_by_role("button", name="Show less").click()
+    assert mine.bounding_box()["height"] < 500
+    # The whole text is kept (to read, select and copy), and reopened it is folded again.
+    assert mine.locator(".msg-text").text_content() == long.strip()
+    page.reload()
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".msg-user .msg-body").get_by_role("button", name="Show more")).to_be_visible()
+    assert page.locator(".msg-user .msg-body").bounding_box()["height"] < 500
+    # A short message is never folded.
+    send(page, "short")
+    expect(page.locator(".msg-user .msg-body").last).to_have_text("short")
+    expect(page.locator(".msg-user .msg-more")).to_have_count(1)
+    assert page.errors == []

@@ -193,10 +193,33 @@ function contentText(content) {
   return typeof content === "string" ? content : "```json\n" + JSON.stringify(content, null, 2) + "\n```";
 }
 
+// A message longer than this (or with more lines) is shown folded, with "Show more": a pasted
+// document would otherwise be a bubble thousands of pixels tall.
+const FOLD_CHARS = 2000;
+const FOLD_LINES = 24;
+
 export function userTurn(text) {
   const body = el("div", { class: "msg-body" });
-  body.textContent = text; // what the user typed is shown as typed, never as HTML
+  const said = el("span", { class: "msg-text" });
+  said.textContent = text; // what the user typed is shown as typed, never as HTML
+  body.append(said);
+  if (text.length > FOLD_CHARS || text.split("\n").length > FOLD_LINES) foldable(body, said);
   return el("article", { class: "msg msg-user", "aria-label": "You said" }, body);
+}
+
+let folds = 0;
+
+function foldable(body, said) {
+  said.id = `said-${++folds}`;
+  const toggle = el("button", { type: "button", class: "msg-more", "aria-controls": said.id, "aria-expanded": "false" }, "Show more");
+  toggle.addEventListener("click", () => {
+    const folded = body.classList.toggle("is-folded");
+    toggle.setAttribute("aria-expanded", String(!folded));
+    toggle.textContent = folded ? "Show more" : "Show less";
+    if (folded) body.scrollIntoView({ block: "nearest" });
+  });
+  body.classList.add("is-folded");
+  body.append(toggle);
 }
 
 const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
