@@ -71,3 +71,28 @@ def test_a_very_long_message_is_folded_with_show_more(browsing, make_user):
     expect(page.locator(".msg-user .msg-body").last).to_have_text("short")
     expect(page.locator(".msg-user .msg-more")).to_have_count(1)
     assert page.errors == []
+
+
+def distance_from_the_end(page) -> float:
+    return page.evaluate("() => { const box = document.getElementById('messages'); return box.scrollHeight - box.scrollTop - box.clientHeight; }")
+
+
+def test_the_view_follows_the_message_just_sent_and_its_reply_unless_scrolled_up(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice", viewport=(390, 700), mobile=True)
+    # A reply that arrives in one large piece (a code block, a table, a list) is followed to its end.
+    for text in ("/markdown", "hello " * 300, "/markdown"):
+        send(page, text)
+        page.wait_for_selector(IDLE)
+        assert distance_from_the_end(page) < 2, text
+    # Scrolled up to read, the view stays where the person is while a reply comes in...
+    page.evaluate("document.getElementById('messages').scrollTop = 0")
+    page.wait_for_function("document.getElementById('messages').scrollTop === 0")
+    page.evaluate("""() => { const box = document.getElementById('messages');
+        box.append(Object.assign(document.createElement('p'), {textContent: 'more'})); }""")
+    assert page.evaluate("document.getElementById('messages').scrollTop") == 0
+    # ...and sending a message brings it back to the end.
+    send(page, "/markdown")
+    page.wait_for_selector(IDLE)
+    assert distance_from_the_end(page) < 2
+    assert page.errors == []

@@ -101,10 +101,23 @@ function report(error) {
   showNotice(text, { action });
 }
 
+// Whether the view follows the conversation's end: from a message sent (or a conversation
+// opened) until the person scrolls up to read. Decided before content grows, not after: a reply
+// that arrives in one large piece (a table, a code block) must not leave the view behind.
+let following = true;
+
 function scrollToEnd(force = false) {
-  const box = ui.messages;
-  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
-  if (force || nearBottom) box.scrollTop = box.scrollHeight;
+  if (force) following = true;
+  if (following) ui.messages.scrollTop = ui.messages.scrollHeight;
+}
+
+function followTheEnd() {
+  ui.messages.addEventListener("scroll", () => {
+    const box = ui.messages;
+    following = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
+  }, { passive: true });
+  // Whatever is added (streamed text, a tool's card, the reply's actions) keeps the end in view.
+  new MutationObserver(() => scrollToEnd()).observe(ui.messages, { childList: true, subtree: true, characterData: true });
 }
 
 const PENCIL = "M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4";
@@ -1262,6 +1275,7 @@ function closeSidebar() {
 const attachments = setupAttachments({ root: ui.form, sessionId: () => state.sessionId, maxFileBytes: config.maxFileBytes, announce });
 
 function bind() {
+  followTheEnd();
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (workflowFields) {
