@@ -941,9 +941,20 @@ async function afterRun(run, terminal) {
     setPanelEnabled(run.turn.el, true);
     run.turn.el.querySelector(".approval:not(.is-sent)")?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
   }
-  // Keyboard users land on the decision the run waits for, everyone else back in the composer.
-  const decision = terminal === "RunPaused" ? run.turn.el.querySelector(".approval:not(.is-sent) button, .approval:not(.is-sent) input") : null;
-  (decision || ui.input).focus();
+  // Keyboard users land on the decision the run waits for (its Approve, not the note field
+  // before it), everyone else back in the composer.
+  const waiting = terminal === "RunPaused" ? run.turn.el.querySelector(".approval:not(.is-sent)") : null;
+  const decision = waiting?.querySelector(".approval-actions button:not([type=submit])") || waiting?.querySelector("input, textarea");
+  focusGently(decision || ui.input);
+}
+
+const touchScreen = matchMedia("(pointer: coarse)");
+
+/** Focus a control, except a text field on a touch screen: its focus opens the on-screen keyboard
+ * over the page when the person has not asked to type. */
+function focusGently(node) {
+  if (touchScreen.matches && node !== ui.input && typing(node)) return;
+  node.focus();
 }
 
 // A stopped stream is recorded by the server a moment after the connection closes.
@@ -1261,7 +1272,7 @@ function openSidebar() {
   ui.app.dataset.sidebar = "open";
   ui.toggle.setAttribute("aria-expanded", "true");
   ui.scrim.hidden = false;
-  ui.search.focus();
+  ui.newChat.focus(); // into the drawer; not its search box, whose focus opens a phone's keyboard
 }
 
 function closeSidebar() {
