@@ -96,3 +96,72 @@ def test_the_view_follows_the_message_just_sent_and_its_reply_unless_scrolled_up
     page.wait_for_selector(IDLE)
     assert distance_from_the_end(page) < 2
     assert page.errors == []
+
+
+FOCUSED = "() => { const node = document.activeElement; return [node.tagName, node.id, node.textContent.trim()]; }"
+WIDER_THAN_THE_SCREEN = """() => { const width = document.documentElement.clientWidth;
+    return [...document.querySelectorAll('body *')].filter((node) => node.getBoundingClientRect().right > width + 1)
+        .map((node) => node.tagName + (node.id ? '#' + node.id : '')); }"""
+
+
+def test_on_a_phone_the_drawer_and_an_approval_card_do_not_open_the_keyboard(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice", viewport=(390, 800), mobile=True)
+    page.click("#sidebar-toggle")
+    expect(page.locator("#app")).to_have_attribute("data-sidebar", "open")
+    assert page.evaluate(FOCUSED)[:2] == ["BUTTON", "new-chat"]  # in the drawer, not in its search box
+    # The footer's links are apart: "Approvals" and "Schedules" do not run together.
+    approvals, schedules = page.locator("#my-approvals").bounding_box(), page.locator("#my-schedules").bounding_box()
+    assert schedules["x"] - (approvals["x"] + approvals["width"]) >= 12 or schedules["y"] >= approvals["y"] + approvals["height"]
+    page.keyboard.press("Escape")
+    expect(page.locator("#app")).to_have_attribute("data-sidebar", "closed")
+
+    page.select_option("#agent-picker", "hitl-agent")
+    send(page, '/call delete_file {"path": "pending.txt"}')
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".approval").get_by_role("button", name="Approve")).to_be_enabled()
+    assert page.evaluate(FOCUSED)[0] not in ("INPUT", "TEXTAREA")
+    assert page.errors == []
+
+
+def test_with_a_keyboard_a_paused_run_lands_on_approve_not_on_the_note(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.select_option("#agent-picker", "hitl-agent")
+    send(page, '/call delete_file {"path": "pending.txt"}')
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".approval").get_by_role("button", name="Approve")).to_be_focused()
+
+
+def test_my_schedules_fits_a_390_px_phone(browsing, make_user):
+    from scheduler.services.schedules import schedule_create
+
+    make_user("alice")
+    schedule_create(owner_id="alice", name="Morning briefing", endpoint="/agents/assistant/runs", cron_expr="30 7 * * 1-5",
+                    timezone_name="America/Argentina/Buenos_Aires", payload={"message": "Summarise what happened overnight"})
+    page = browsing.chat_as("alice", viewport=(390, 800), mobile=True)
+    page.goto("/chat/schedules/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator(".inbox-item", has_text="Morning briefing")).to_be_visible()
+    assert page.evaluate(WIDER_THAN_THE_SCREEN) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_book_meetings_date_is_asked_with_a_date_picker(browsing, make_user):
+    from agents.services.definitions import definition_create
+
+    definition_create(agent_id="demo", name="Demo Agent", model="offline:demo", tools=["demo_actions"])  # as make run seeds it
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.select_option("#agent-picker", "demo")
+    send(page, '/call book_meeting {"topic": "Roadmap"}')
+    page.wait_for_selector(IDLE)
+    date = page.locator(".approval").get_by_label("date")
+    expect(date).to_have_attribute("type", "date")
+    date.fill("2026-12-07")
+    page.locator(".approval").get_by_role("button", name="Submit").click()
+    page.wait_for_selector(IDLE)
+    card = page.locator(".msg-assistant").last.locator("details.tool")
+    card.locator("summary").click()
+    expect(card.locator(".tool-result")).to_contain_text("booked for 2026-12-07")
+    assert page.errors == []

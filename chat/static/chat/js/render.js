@@ -198,6 +198,14 @@ function contentText(content) {
 const FOLD_CHARS = 2000;
 const FOLD_LINES = 24;
 
+// The input a user-input field's type asks for: a number, a date picker, or text. A date's value
+// is ISO text ("2026-12-07"), as the tool reads it.
+const INPUT_TYPES = { int: "number", float: "number", number: "number", integer: "number", date: "date", datetime: "datetime-local" };
+
+function inputType(fieldType) {
+  return INPUT_TYPES[String(fieldType)] || "text";
+}
+
 export function userTurn(text) {
   const body = el("div", { class: "msg-body" });
   const said = el("span", { class: "msg-text" });
@@ -612,8 +620,7 @@ export class AssistantTurn extends Transcript {
       for (const field of tool.user_input_schema || []) {
         if (field.value !== null && field.value !== undefined) continue;
         const id = `in-${uid}-${field.name}`;
-        const numeric = ["int", "float", "number", "integer"].includes(String(field.field_type));
-        const input = el("input", { id, name: field.name, required: true, type: numeric ? "number" : "text", step: field.field_type === "float" ? "any" : undefined, disabled });
+        const input = el("input", { id, name: field.name, required: true, type: inputType(field.field_type), step: field.field_type === "float" ? "any" : undefined, disabled });
         inputs.push({ field, input });
         item.append(el("div", { class: "field" },
           el("label", { for: id, text: field.name.replace(/_/g, " ") }),
