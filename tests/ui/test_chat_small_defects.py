@@ -165,3 +165,35 @@ def test_book_meetings_date_is_asked_with_a_date_picker(browsing, make_user):
     card.locator("summary").click()
     expect(card.locator(".tool-result")).to_contain_text("booked for 2026-12-07")
     assert page.errors == []
+
+
+def test_picking_another_agent_inside_a_conversation_asks_before_starting_a_new_chat(browsing, make_user):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.select_option("#agent-picker", "assistant")
+    send(page, "hello")
+    page.wait_for_selector(IDLE)
+    expect(page).to_have_url(re.compile(r"/chat/s/[^/]+/$"))
+    conversation = page.url
+    dialog = page.locator("#switch-dialog")
+
+    page.select_option("#agent-picker", "hitl-agent")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("This conversation is with Assistant")
+    dialog.get_by_role("button", name="Stay here").click()
+    expect(dialog).to_be_hidden()
+    expect(page).to_have_url(conversation)
+    expect(page.locator("#agent-picker")).to_have_value("assistant")
+    expect(page.locator(".msg-user")).to_have_count(1)
+    page.keyboard.press("Escape")  # nothing open: Esc changes nothing
+
+    page.select_option("#agent-picker", "hitl-agent")
+    dialog.get_by_role("button", name=re.compile("^New chat with ")).click()
+    expect(page).to_have_url(re.compile("/chat/$"))
+    expect(page.locator("#agent-picker")).to_have_value("hitl-agent")
+    expect(page.locator(".msg")).to_have_count(0)
+    # In a new chat the picker just picks.
+    page.select_option("#agent-picker", "assistant")
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#agent-picker")).to_have_value("assistant")
+    assert page.errors == []

@@ -41,6 +41,7 @@ const ui = {
   renameInput: $("rename-input"),
   deleteDialog: $("delete-dialog"),
   deleteName: $("delete-name"),
+  switchDialog: $("switch-dialog"),
   theme: $("theme-picker"),
   help: $("shortcuts-dialog"),
   helpButton: $("shortcuts-button"),
@@ -318,6 +319,26 @@ function askRename(session) {
   };
   ui.renameDialog.showModal();
   ui.renameInput.select();
+}
+
+function pickAgent(agentId) {
+  localStorage.setItem(AGENT_KEY, agentId);
+  selectAgent(agentId);
+}
+
+/** Another agent picked inside a conversation: a new chat with it, once the person says so. */
+function askNewChatWith(agentId) {
+  const dialog = ui.switchDialog;
+  $("switch-from").textContent = agentName(state.agentId);
+  $("switch-to").textContent = agentName(agentId);
+  $("switch-confirm").textContent = `New chat with ${agentName(agentId)}`;
+  dialog.returnValue = "";
+  dialog.onclose = () => {
+    if (dialog.returnValue !== "new") return ui.picker.focus();
+    pickAgent(agentId);
+    newChat({ push: true });
+  };
+  dialog.showModal();
 }
 
 function askDelete(session) {
@@ -1318,9 +1339,10 @@ function bind() {
   ui.theme.addEventListener("change", () => applyTheme(ui.theme.value));
   ui.newChat.addEventListener("click", () => newChat({ push: true }));
   ui.picker.addEventListener("change", () => {
-    localStorage.setItem(AGENT_KEY, ui.picker.value);
-    selectAgent(ui.picker.value);
-    if (state.sessionId) newChat({ push: true }); // a conversation belongs to one agent
+    const chosen = ui.picker.value;
+    if (!state.sessionId) return pickAgent(chosen);
+    ui.picker.value = state.agentId; // a conversation belongs to one agent: asked, not switched silently
+    askNewChatWith(chosen);
   });
   let searchTimer;
   ui.search.addEventListener("input", () => {
