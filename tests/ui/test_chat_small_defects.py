@@ -197,3 +197,29 @@ def test_picking_another_agent_inside_a_conversation_asks_before_starting_a_new_
     expect(dialog).to_be_hidden()
     expect(page.locator("#agent-picker")).to_have_value("assistant")
     assert page.errors == []
+
+
+def test_two_tabs_on_one_conversation_see_each_others_messages(browsing, make_user):
+    make_user("alice")
+    laptop = browsing.chat_as("alice")
+    laptop.select_option("#agent-picker", "assistant")
+    send(laptop, "sent from the laptop")
+    laptop.wait_for_selector(IDLE)
+    expect(laptop).to_have_url(re.compile(r"/chat/s/[^/]+/$"))
+    phone = browsing.chat_as("alice", viewport=(390, 800), mobile=True)
+    phone.goto(laptop.url)
+    phone.wait_for_selector("body[data-ready=true]")
+    expect(phone.locator(".msg-user .msg-body")).to_have_text(["sent from the laptop"])
+
+    send(phone, "sent from the phone")
+    phone.wait_for_selector(IDLE)
+    # The laptop shows it when it is looked at again (it also looks every few seconds).
+    laptop.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(laptop.locator(".msg-user .msg-body")).to_have_text(["sent from the laptop", "sent from the phone"])
+    expect(laptop.locator(".msg-assistant").last.locator(".md")).to_contain_text("You said: sent from the phone")
+    # And the other way round.
+    send(laptop, "and the laptop again")
+    laptop.wait_for_selector(IDLE)
+    phone.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(phone.locator(".msg-user .msg-body")).to_have_count(3)
+    assert laptop.errors == [] and phone.errors == []

@@ -59,6 +59,7 @@ const state = {
   run: null, // the run this page is streaming: {agentId, runId, sessionId, controller, turn, ...}
   loadToken: 0,
   runs: [], // the open conversation's stored runs, as last loaded
+  knownRuns: new Set(), // the open conversation's runs this page shows or streamed (another tab's are new)
   branchChoice: new Map(), // branch point (the run before it, "" at the start) -> the run shown there
 };
 
@@ -490,6 +491,7 @@ const INTERNAL_STAGES = new Set(["PENDING", "PAUSED"]);
 
 function renderHistory(runs) {
   state.runs = runs;
+  state.knownRuns = new Set(runs.map((run) => run.run_id));
   const path = shownPath(runs);
   path.forEach(({ run, siblings, key }, index) => {
     const last = index === path.length - 1;
@@ -870,6 +872,7 @@ async function streamRun(run, open) {
     await readEventStream(response, (frame) => {
       if (run.detached) return;
       const end = applyFrame(run, frame);
+      if (run.runId) state.knownRuns.add(run.runId);
       if (end) terminal = end;
     });
     if (run.detached) {
@@ -1221,6 +1224,39 @@ async function stopRun() {
   if (state.run === run) run.stopTimer = setTimeout(() => run.controller.abort(), asked ? 3000 : 0);
 }
 
+// ---- the same conversation in another tab ---------------------------------------------------
+
+const CATCH_UP_MS = 10_000;
+
+/** A conversation open in two tabs (or on a phone and a laptop): each shows what the other sent,
+ * looked for when the tab comes back into view, and every few seconds while it is in view and
+ * idle. A run this page does not know is another tab's: the conversation is shown again. */
+async function catchUp() {
+  const sessionId = state.sessionId;
+  if (!sessionId || state.run || sending || document.hidden || editingInConversation()) return;
+  const token = state.loadToken;
+  let runs;
+  try {
+    runs = await api.sessionRuns(sessionId);
+  } catch {
+    return; // a blip of the network: the next look will do
+  }
+  if (token !== state.loadToken || state.run || editingInConversation()) return;
+  if (runs.every((run) => run.parent_run_id || state.knownRuns.has(run.run_id))) return;
+  await openSession(sessionId, { keepBranches: true });
+}
+
+/** Something typed in the conversation (an edit, a note, feedback) that showing it again would lose. */
+function editingInConversation() {
+  return Boolean(ui.messages.querySelector(".msg-edit")) || (ui.messages.contains(document.activeElement) && typing(document.activeElement));
+}
+
+function followOtherTabs() {
+  setInterval(catchUp, CATCH_UP_MS);
+  document.addEventListener("visibilitychange", catchUp);
+  window.addEventListener("focus", catchUp);
+}
+
 // ---- keyboard shortcuts and the theme -------------------------------------------------------
 
 function typing(target) {
@@ -1308,6 +1344,7 @@ const attachments = setupAttachments({ root: ui.form, sessionId: () => state.ses
 
 function bind() {
   followTheEnd();
+  followOtherTabs();
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (workflowFields) {
