@@ -37,6 +37,9 @@ logger = logging.getLogger("agno_site.traces")
 TEXT_LIMIT = 4000  # characters of an input or output kept on a span
 
 _RUN_STARTED = {"RunStarted", "TeamRunStarted"}
+# A run that begins by continuing another (a regenerated answer, an edited message's new version,
+# a paused run's continuation) opens its span with these: its trace is its own.
+_RUN_CONTINUED = {"RunContinued", "TeamRunContinued"}
 _RUN_ENDED = {
     "RunCompleted", "RunError", "RunCancelled", "RunPaused",
     "TeamRunCompleted", "TeamRunError", "TeamRunCancelled", "TeamRunPaused",
@@ -62,7 +65,7 @@ _MEMBER_EVENTS = {
 }
 # Every event the tracer reads; any other (content chunks above all) costs it one set lookup.
 _OBSERVED = frozenset({
-    *_RUN_STARTED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
+    *_RUN_STARTED, *_RUN_CONTINUED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
     "LoopIterationStarted", "LoopIterationCompleted", *_MEMBER_EVENTS, *(f"Team{name}" for name in _MEMBER_EVENTS),
 })
 
@@ -106,6 +109,7 @@ class RunTracer:
         self.runs: dict[str, _Span] = {}  # run id -> its span
         self.loop_iterations: dict[str, _Span] = {}  # loop step id -> its open iteration
         self.finished = False
+        self.began = time.time_ns()  # made as the run begins: the start of a span its events do not open
         self.trace_id = 0  # given when the run ends, with its spans' ids
         self.lock = threading.Lock()
 
@@ -126,10 +130,12 @@ class RunTracer:
 
     def _observe(self, kind: str, name: str, event: dict[str, Any], now: int) -> None:
         run_id = event.get("run_id") or self.run_id
-        if name in _RUN_STARTED or name == "WorkflowStarted":
+        if name in _RUN_STARTED or name in _RUN_CONTINUED or name == "WorkflowStarted":
             self._run_started(name, run_id, event, now)
         elif name in _RUN_ENDED or name in _WORKFLOW_ENDED:
             span = self.runs.get(run_id)
+            if span is None and run_id == self.run_id:
+                span = self._unstreamed_root(name, event)
             if span is not None and span.end is None:
                 self._close(span, now, event, error=name.endswith("Error"))
                 span.attributes["agno.run.status"] = name.removeprefix("Team").removeprefix("Run").removeprefix("Workflow").upper()
@@ -198,7 +204,7 @@ class RunTracer:
             return  # a continued run: its span goes on
         if name == "WorkflowStarted":
             component, kind, label = event.get("workflow_id") or self.component_id, "CHAIN", "Workflow"
-        elif name == "TeamRunStarted":
+        elif name in ("TeamRunStarted", "TeamRunContinued"):
             component, kind, label = event.get("team_id") or self.component_id, "AGENT", "Team"
         else:
             component, kind, label = event.get("agent_id") or self.component_id, "AGENT", "Agent"
@@ -213,7 +219,16 @@ class RunTracer:
             attributes["input.value"] = _text(self.input_text)
         span = self._open(("run", run_id), f"{label}.run", kind, now, parent, attributes)
         span.attributes["agno.component.name"] = event.get("agent_name") or event.get("team_name") or event.get("workflow_name") or component
+        if name in _RUN_CONTINUED:
+            span.attributes["agno.run.continued"] = True
         self.runs[run_id] = span
+
+    def _unstreamed_root(self, name: str, event: dict[str, Any]) -> _Span:
+        """The run's own span when its end is the first event it emitted (``stream_events=false``,
+        as an eval's runs are): from when its tracer was made, as the run began."""
+        started = "WorkflowStarted" if name in _WORKFLOW_ENDED else "TeamRunStarted" if name.startswith("Team") else "RunStarted"
+        self._run_started(started, self.run_id, event, self.began)
+        return self.runs[self.run_id]
 
     def _parent_of_run(self, run_id: str, event: dict[str, Any]) -> _Span | None:
         if run_id == self.run_id:
