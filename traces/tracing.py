@@ -168,11 +168,7 @@ class RunTracer:
                 "input.value": parameters,
             })
         elif kind in ("ToolCallCompleted", "ToolCallError"):
-            tool = event.get("tool") or {}
-            span = self.open.pop(("tool", tool.get("tool_call_id") or id(tool)), None)
-            if span is not None:
-                span.attributes["output.value"] = _text(tool.get("result"))
-                self._close(span, now, event, error=kind == "ToolCallError" or bool(tool.get("tool_call_error")))
+            self._tool_ended(kind, run_id, event, now)
         elif name in _STEP_STARTED:
             self._step_started(name, run_id, event, now)
         elif name in _STEP_ENDED:
@@ -222,6 +218,24 @@ class RunTracer:
         if name in _RUN_CONTINUED:
             span.attributes["agno.run.continued"] = True
         self.runs[run_id] = span
+
+    def _tool_ended(self, kind: str, run_id: str, event: dict[str, Any], now: int) -> None:
+        tool = event.get("tool") or {}
+        key = ("tool", tool.get("tool_call_id") or id(tool))
+        span = self.open.pop(key, None)
+        if span is None and kind == "ToolCallError" and not any(one.key == key for one in self.spans):
+            # A call refused before it ran (no such tool, arguments that are not JSON, over the
+            # limit): its error is its only event, and its span starts and ends there.
+            span = self._open(key, tool.get("tool_name") or "tool", "TOOL", now, self.runs.get(run_id), {
+                "tool.name": tool.get("tool_name") or "", "tool.parameters": _text(tool.get("tool_args")), "agno.run.id": run_id,
+            })
+        if span is None:
+            return
+        failed = kind == "ToolCallError" or bool(tool.get("tool_call_error"))
+        span.attributes["output.value"] = _text(tool.get("result"))
+        self._close(span, now, event, error=failed)
+        if failed:
+            span.error = _text(event.get("error") or tool.get("result") or "error")  # the tool's error, not the call's summary
 
     def _unstreamed_root(self, name: str, event: dict[str, Any]) -> _Span:
         """The run's own span when its end is the first event it emitted (``stream_events=false``,

@@ -1,6 +1,6 @@
 """The runs the chat links to a trace are traced: a regenerated answer and an edited message's new
 version (they begin with RunContinued), and an eval's runs (not streamed: their end is their
-first event)."""
+first event); and a team's failed tool calls are error spans, a call refused before it ran too."""
 from __future__ import annotations
 
 import pytest
@@ -45,3 +45,27 @@ def test_an_evals_runs_are_traced(client, worker):
     assert flush()
     for run in runs:
         assert Trace.all_users.filter(run_id=run.pk).exists(), run.pk
+
+
+def _member_task(task: str) -> str:
+    import json
+
+    return "/call delegate_task_to_member " + json.dumps({"member_id": "writer", "task": task})
+
+
+def test_a_team_members_failed_tool_calls_are_error_spans_with_the_tools_error(client):
+    body = _run(client, "/teams/research-team/runs", message=_member_task('/call add {"a": "x", "b": 1}'))
+    _, _, spans = _tree(body["run_id"])
+    (tool,) = [span for span in spans.values() if span.name == "add"]
+    assert (tool.span_type, tool.status) == ("TOOL", "ERROR")
+    assert tool.status_message.startswith("can only concatenate str")  # not "add(a=x, b=1) completed in …"
+
+
+def test_a_call_to_a_tool_that_does_not_exist_is_an_error_span(client):
+    body = _run(client, "/teams/research-team/runs", message=_member_task("/call nosuch {}"))
+    trace, children, spans = _tree(body["run_id"])
+    (tool,) = [span for span in spans.values() if span.name == "nosuch"]
+    assert (tool.span_type, tool.status) == ("TOOL", "ERROR") and "does not exist" in tool.status_message
+    member = spans[tool.parent_span_id]
+    assert member.span_type == "AGENT" and member.attributes["agno.agent.id"] == "writer"
+    assert trace.error_count >= 1
