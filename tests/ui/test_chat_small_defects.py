@@ -223,3 +223,27 @@ def test_two_tabs_on_one_conversation_see_each_others_messages(browsing, make_us
     phone.evaluate("window.dispatchEvent(new Event('focus'))")
     expect(phone.locator(".msg-user .msg-body")).to_have_count(3)
     assert laptop.errors == [] and phone.errors == []
+
+
+def test_the_trace_link_of_a_regenerated_reply_opens_its_trace(browsing, make_user, settings):
+    from traces.provider import flush
+
+    from .conftest import off_thread
+
+    settings.TRACING = True
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    page.select_option("#agent-picker", "assistant")
+    send(page, '/call add {"a": 20, "b": 22}')
+    page.wait_for_selector(IDLE)
+    page.locator(".msg-assistant").last.get_by_role("button", name="Regenerate").click()
+    page.wait_for_selector(IDLE)
+    expect(page.locator(".msg-assistant")).to_have_count(1)
+    link = page.locator(".msg-assistant .msg-trace")
+    expect(link).to_have_count(1)
+    assert off_thread(flush)
+    link.click()
+    expect(page.get_by_role("heading", name="How this reply was made")).to_be_visible()
+    expect(page.locator("td.trace-span-name.depth-0")).to_have_text(["Agent.run"])
+    expect(page.locator("tr.trace-span", has_text="LLM").first).to_be_visible()
+    assert page.errors == []
