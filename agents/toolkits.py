@@ -5,6 +5,7 @@ Each entry builds the toolkit for one run's user: the Workspace is a folder per 
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,14 +44,17 @@ class DemoActionTools(Toolkit):
         return f"Email to {to} with subject {subject!r} was queued (demo: nothing was sent)."
 
     @tool(requires_user_input=True, user_input_fields=["date"])
-    def book_meeting(self, topic: str, date: str) -> str:
+    def book_meeting(self, topic: str, date: dt.date) -> str:
         """Book a meeting (demo). Asks the user which date to use.
 
         Args:
             topic: What the meeting is about.
             date: The day of the meeting, filled in by the user.
         """
-        return f"Meeting about {topic!r} booked for {date} (demo: no calendar was touched)."
+        # Typed as a date so its user-input field says "date" (the chat offers a date picker); the
+        # person's answer arrives as ISO text, and anything else is refused as the tool's error.
+        day = date if isinstance(date, dt.date) else dt.date.fromisoformat(str(date))
+        return f"Meeting about {topic!r} booked for {day.isoformat()} (demo: no calendar was touched)."
 
     @tool(requires_approval=True)
     def issue_refund(self, order_id: str, amount: float) -> str:

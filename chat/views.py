@@ -6,6 +6,7 @@ to the logged-in user's own data.
 """
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,8 @@ from sessions.selectors import run_references, run_usage_recent, session_get, se
 
 USAGE_DAYS = 30
 USAGE_RECENT_RUNS = 20  # the latest runs My usage lists one by one
+
+logger = logging.getLogger("agno_site.chat")
 
 
 class LoginView(auth_views.LoginView):
@@ -55,6 +58,8 @@ def _page(request: HttpRequest, *, session_id: str | None, status: int = 200) ->
         "documentsUrl": "/chat/documents/",
         "runsUrl": "/chat/runs/",
         "maxFileBytes": _max_file_bytes(),
+        # The longest message the run API accepts: the composer says so, and refuses more, before sending.
+        "maxMessageChars": settings.RUN_MAX_MESSAGE_CHARS,
         # Replies link to their trace only where runs are traced (TRACING: on in development).
         "tracing": settings.TRACING,
     }
@@ -212,14 +217,12 @@ def chat_approvals(request: HttpRequest) -> HttpResponse:
 @login_required
 def chat_usage(request: HttpRequest) -> HttpResponse:
     """My usage: the signed-in user's own runs and tokens per day, from the metrics tables.
-    POST recomputes their rows now (only theirs, only the days whose runs changed)."""
+    Opening it counts first (only their rows, only the days whose runs changed since the last
+    count), so it never shows zeros for runs already made; POST (*Count again*) counts again."""
     user_id = request.user.get_username()
     scope = RefreshScope.of(user_id)
+    _count_usage(scope)
     if request.method == "POST":
-        try:
-            metrics_refresh_run(scope=scope)
-        except RefreshAlreadyRunning:
-            pass  # the page shows it running
         return redirect("chat:usage")
     tz = metrics_timezone()
     start = timezone.now().astimezone(tz).date() - timedelta(days=USAGE_DAYS - 1)
@@ -239,6 +242,17 @@ def chat_usage(request: HttpRequest) -> HttpResponse:
         "max_runs": max((day["runs"] for day in days), default=0) or 1, "max_tokens": max((day["total"] for day in days), default=0) or 1,
         "refreshed_at": last_refreshed_at(scope=scope), "refresh": refresh_status(scope=scope),
     })
+
+
+def _count_usage(scope: RefreshScope) -> None:
+    """Recompute the user's own metrics rows now. A count already in flight is shown as such;
+    a failed one is recorded in the refresh state, which the page shows beside the numbers."""
+    try:
+        metrics_refresh_run(scope=scope)
+    except RefreshAlreadyRunning:
+        pass
+    except Exception:  # noqa: BLE001 - recorded by metrics_refresh_run; the page still shows the last count
+        logger.exception("counting %s's usage failed", scope.user_id)
 
 
 @require_GET

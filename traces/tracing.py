@@ -37,6 +37,9 @@ logger = logging.getLogger("agno_site.traces")
 TEXT_LIMIT = 4000  # characters of an input or output kept on a span
 
 _RUN_STARTED = {"RunStarted", "TeamRunStarted"}
+# A run that begins by continuing another (a regenerated answer, an edited message's new version,
+# a paused run's continuation) opens its span with these: its trace is its own.
+_RUN_CONTINUED = {"RunContinued", "TeamRunContinued"}
 _RUN_ENDED = {
     "RunCompleted", "RunError", "RunCancelled", "RunPaused",
     "TeamRunCompleted", "TeamRunError", "TeamRunCancelled", "TeamRunPaused",
@@ -64,7 +67,7 @@ _MEMBER_EVENTS = {
 _HOOK_STAGES = {"PreHookStarted": "pre", "PreHookCompleted": "pre", "PostHookStarted": "post", "PostHookCompleted": "post"}
 # Every event the tracer reads; any other (content chunks above all) costs it one set lookup.
 _OBSERVED = frozenset({
-    *_RUN_STARTED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
+    *_RUN_STARTED, *_RUN_CONTINUED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
     "LoopIterationStarted", "LoopIterationCompleted", *_MEMBER_EVENTS, *(f"Team{name}" for name in _MEMBER_EVENTS),
 })
 
@@ -108,6 +111,7 @@ class RunTracer:
         self.runs: dict[str, _Span] = {}  # run id -> its span
         self.loop_iterations: dict[str, _Span] = {}  # loop step id -> its open iteration
         self.finished = False
+        self.began = time.time_ns()  # made as the run begins: the start of a span its events do not open
         self.trace_id = 0  # given when the run ends, with its spans' ids
         self.lock = threading.Lock()
 
@@ -128,10 +132,12 @@ class RunTracer:
 
     def _observe(self, kind: str, name: str, event: dict[str, Any], now: int) -> None:
         run_id = event.get("run_id") or self.run_id
-        if name in _RUN_STARTED or name == "WorkflowStarted":
+        if name in _RUN_STARTED or name in _RUN_CONTINUED or name == "WorkflowStarted":
             self._run_started(name, run_id, event, now)
         elif name in _RUN_ENDED or name in _WORKFLOW_ENDED:
             span = self.runs.get(run_id)
+            if span is None and run_id == self.run_id:
+                span = self._unstreamed_root(name, event)
             if span is not None and span.end is None:
                 # A hook still open is the guardrail that refused: its span carries the reason.
                 for key, hook in list(self.open.items()):
@@ -168,11 +174,7 @@ class RunTracer:
                 "input.value": parameters,
             })
         elif kind in ("ToolCallCompleted", "ToolCallError"):
-            tool = event.get("tool") or {}
-            span = self.open.pop(("tool", tool.get("tool_call_id") or id(tool)), None)
-            if span is not None:
-                span.attributes["output.value"] = _text(tool.get("result"))
-                self._close(span, now, event, error=kind == "ToolCallError" or bool(tool.get("tool_call_error")))
+            self._tool_ended(kind, run_id, event, now)
         elif name in _STEP_STARTED:
             self._step_started(name, run_id, event, now)
         elif name in _STEP_ENDED:
@@ -217,7 +219,7 @@ class RunTracer:
             return  # a continued run: its span goes on
         if name == "WorkflowStarted":
             component, kind, label = event.get("workflow_id") or self.component_id, "CHAIN", "Workflow"
-        elif name == "TeamRunStarted":
+        elif name in ("TeamRunStarted", "TeamRunContinued"):
             component, kind, label = event.get("team_id") or self.component_id, "AGENT", "Team"
         else:
             component, kind, label = event.get("agent_id") or self.component_id, "AGENT", "Agent"
@@ -232,7 +234,34 @@ class RunTracer:
             attributes["input.value"] = _text(self.input_text)
         span = self._open(("run", run_id), f"{label}.run", kind, now, parent, attributes)
         span.attributes["agno.component.name"] = event.get("agent_name") or event.get("team_name") or event.get("workflow_name") or component
+        if name in _RUN_CONTINUED:
+            span.attributes["agno.run.continued"] = True
         self.runs[run_id] = span
+
+    def _tool_ended(self, kind: str, run_id: str, event: dict[str, Any], now: int) -> None:
+        tool = event.get("tool") or {}
+        key = ("tool", tool.get("tool_call_id") or id(tool))
+        span = self.open.pop(key, None)
+        if span is None and kind == "ToolCallError" and not any(one.key == key for one in self.spans):
+            # A call refused before it ran (no such tool, arguments that are not JSON, over the
+            # limit): its error is its only event, and its span starts and ends there.
+            span = self._open(key, tool.get("tool_name") or "tool", "TOOL", now, self.runs.get(run_id), {
+                "tool.name": tool.get("tool_name") or "", "tool.parameters": _text(tool.get("tool_args")), "agno.run.id": run_id,
+            })
+        if span is None:
+            return
+        failed = kind == "ToolCallError" or bool(tool.get("tool_call_error"))
+        span.attributes["output.value"] = _text(tool.get("result"))
+        self._close(span, now, event, error=failed)
+        if failed:
+            span.error = _text(event.get("error") or tool.get("result") or "error")  # the tool's error, not the call's summary
+
+    def _unstreamed_root(self, name: str, event: dict[str, Any]) -> _Span:
+        """The run's own span when its end is the first event it emitted (``stream_events=false``,
+        as an eval's runs are): from when its tracer was made, as the run began."""
+        started = "WorkflowStarted" if name in _WORKFLOW_ENDED else "TeamRunStarted" if name.startswith("Team") else "RunStarted"
+        self._run_started(started, self.run_id, event, self.began)
+        return self.runs[self.run_id]
 
     def _parent_of_run(self, run_id: str, event: dict[str, Any]) -> _Span | None:
         if run_id == self.run_id:

@@ -407,12 +407,18 @@ class AgentRun(RunIteration):
             self._tool_calls += 1
             function = self._functions.get(call.name)
             args, parse_error = parse_arguments(call.arguments)
-            if limit is not None and self._tool_calls > limit:
-                self._tool_message(call.id, call.name, args, TOOL_LIMIT.format(name=call.name), error=True)
-            elif function is None:
-                self._tool_message(call.id, call.name, args, TOOL_NOT_FOUND.format(name=call.name), error=True)
-            elif parse_error is not None:
-                self._tool_message(call.id, call.name, args, parse_error, error=True)
+            refusal = (
+                TOOL_LIMIT.format(name=call.name) if limit is not None and self._tool_calls > limit
+                else TOOL_NOT_FOUND.format(name=call.name) if function is None
+                else parse_error
+            )
+            if refusal is not None:
+                self._tool_message(call.id, call.name, args, refusal, error=True)
+                # Never run, so not one of the run's tools (as in Agno); its ToolCallError tells the
+                # stream and the trace that the call failed, which they would not see otherwise.
+                te = tool_execution(call.id, call.name, args, int(self.ctx.clock()), result=refusal, tool_call_error=True)
+                for event in self._emit(self._events.tool_call("ToolCallError", te, error=refusal)):
+                    yield event
             elif function.pauses:
                 te = self._paused_execution(call.id, function, args)
                 self.state.tools.append(te)

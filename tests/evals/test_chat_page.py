@@ -39,7 +39,10 @@ def test_a_user_uploads_a_dataset_runs_it_and_reads_the_score(client, worker, ju
     batch = wait_for(lambda: EvalBatch.objects.for_user("alice").filter(status__in=("completed", "failed")).first(), timeout=60)
     assert (batch.status, batch.aggregate_score, batch.cases_total) == ("completed", 6.0, 2)
     html = client.get("/chat/evals/").content.decode()
-    assert "6.00" in html and "1 / 2" in html and "basics #1" in html
+    assert "basics #1" in html
+    # The numbers say their scale: a score out of 10, and what passing a case means.
+    assert "6.00 / 10" in html and "1 of 2 <span class=\"muted small\">(at 7 or more)</span>" in html and "8.00 / 10" in html
+    assert "Scores are out of 10" in html
 
 
 def test_a_csv_dataset_and_bad_uploads_say_what_is_wrong(client):

@@ -125,7 +125,7 @@ def test_unknown_tools_and_bad_arguments_are_reported_to_the_model(make_ctx):
 
     agent = Agent(id="assistant", name="Assistant", tools=[add])
     run = agent.start_run("/call nope {}\n/call add {not json}", make_ctx())
-    drain(run)
+    events = drain(run)
 
     assert run.output["content"].splitlines() == [
         "Tool nope failed: Error: The requested tool 'nope' does not exist or is not available.",
@@ -133,7 +133,12 @@ def test_unknown_tools_and_bad_arguments_are_reported_to_the_model(make_ctx):
         "",
         "Please make sure we can json.loads() the arguments and retry.",
     ]
-    assert run.output["tools"] == []
+    assert run.output["tools"] == []  # never run: not the run's tools, as in Agno
+    # Each refusal is a ToolCallError in the stream (and so a failed span in the trace).
+    errors = [event for event in events if event["event"] == "ToolCallError"]
+    assert [(event["tool"]["tool_name"], event["tool"]["tool_call_error"]) for event in errors] == [("nope", True), ("add", True)]
+    assert errors[0]["error"] == "Error: The requested tool 'nope' does not exist or is not available."
+    assert "ToolCallStarted" not in names(events)
 
 
 def test_stream_events_false_yields_only_content_and_the_terminal_event(make_ctx):

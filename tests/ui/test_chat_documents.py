@@ -332,6 +332,22 @@ def test_files_attached_in_the_composer_go_to_my_documents_and_the_message_names
     assert page.errors == []
 
 
+def test_a_file_that_could_not_be_read_is_not_named_in_the_message(browsing, make_user, ingesting, tmp_path):
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    (tmp_path / "tea.txt").write_text(TEA)
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    page.locator("#attach-input").set_input_files([str(tmp_path / "tea.txt"), str(tmp_path / "broken.pdf")])
+    broken = page.locator("#composer-attachments .attachment", has_text="broken.pdf")
+    expect(broken.locator(".attachment-status")).to_have_text(re.compile(r"^Failed: "), timeout=60_000)
+    expect(page.locator("#composer-attachments .attachment.is-ready")).to_have_count(1, timeout=60_000)
+    page.fill("#composer-input", "What do my files say?")
+    page.press("#composer-input", "Enter")
+    expect(page.locator(".msg-user .msg-body").last).to_have_text(re.compile("What do my files say\\?\\s+Attached from My documents: “tea.txt”$"))
+    page.wait_for_selector(IDLE)
+    assert page.errors == []
+
+
 def test_my_documents_on_a_phone_in_dark_mode(browsing, make_user, ingesting, tmp_path):
     make_user("alice")
     page = browsing.chat_as("alice", viewport=(390, 844), mobile=True)

@@ -35,11 +35,13 @@ const ui = {
   input: $("composer-input"),
   send: $("send"),
   stop: $("stop"),
+  limit: $("composer-limit"),
   live: $("live-status"),
   renameDialog: $("rename-dialog"),
   renameInput: $("rename-input"),
   deleteDialog: $("delete-dialog"),
   deleteName: $("delete-name"),
+  switchDialog: $("switch-dialog"),
   theme: $("theme-picker"),
   help: $("shortcuts-dialog"),
   helpButton: $("shortcuts-button"),
@@ -57,6 +59,7 @@ const state = {
   run: null, // the run this page is streaming: {agentId, runId, sessionId, controller, turn, ...}
   loadToken: 0,
   runs: [], // the open conversation's stored runs (every version of every message), as last loaded
+  knownRuns: new Set(), // the open conversation's runs this page shows or streamed (another tab's are new)
 };
 
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
@@ -104,10 +107,23 @@ function report(error) {
   showNotice(text, { action });
 }
 
+// Whether the view follows the conversation's end: from a message sent (or a conversation
+// opened) until the person scrolls up to read. Decided before content grows, not after: a reply
+// that arrives in one large piece (a table, a code block) must not leave the view behind.
+let following = true;
+
 function scrollToEnd(force = false) {
-  const box = ui.messages;
-  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
-  if (force || nearBottom) box.scrollTop = box.scrollHeight;
+  if (force) following = true;
+  if (following) ui.messages.scrollTop = ui.messages.scrollHeight;
+}
+
+function followTheEnd() {
+  ui.messages.addEventListener("scroll", () => {
+    const box = ui.messages;
+    following = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
+  }, { passive: true });
+  // Whatever is added (streamed text, a tool's card, the reply's actions) keeps the end in view.
+  new MutationObserver(() => scrollToEnd()).observe(ui.messages, { childList: true, subtree: true, characterData: true });
 }
 
 const PENCIL = "M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4";
@@ -310,6 +326,26 @@ function askRename(session) {
   ui.renameInput.select();
 }
 
+function pickAgent(agentId) {
+  localStorage.setItem(AGENT_KEY, agentId);
+  selectAgent(agentId);
+}
+
+/** Another agent picked inside a conversation: a new chat with it, once the person says so. */
+function askNewChatWith(agentId) {
+  const dialog = ui.switchDialog;
+  $("switch-from").textContent = agentName(state.agentId);
+  $("switch-to").textContent = agentName(agentId);
+  $("switch-confirm").textContent = `New chat with ${agentName(agentId)}`;
+  dialog.returnValue = "";
+  dialog.onclose = () => {
+    if (dialog.returnValue !== "new") return ui.picker.focus();
+    pickAgent(agentId);
+    newChat({ push: true });
+  };
+  dialog.showModal();
+}
+
 function askDelete(session) {
   ui.deleteName.textContent = session.session_name || "Untitled conversation";
   ui.deleteDialog.returnValue = "";
@@ -466,6 +502,7 @@ const INTERNAL_STAGES = new Set(["PENDING", "PAUSED"]);
 
 function renderHistory(runs) {
   state.runs = runs;
+  state.knownRuns = new Set(runs.map((run) => run.run_id));
   const path = shownPath(runs);
   path.forEach(({ run, siblings }, index) => {
     const last = index === path.length - 1;
@@ -884,6 +921,7 @@ async function streamRun(run, open) {
     await readEventStream(response, (frame) => {
       if (run.detached) return;
       const end = applyFrame(run, frame);
+      if (run.runId) state.knownRuns.add(run.runId);
       if (end) terminal = end;
     });
     if (run.detached) {
@@ -976,9 +1014,20 @@ async function afterRun(run, terminal) {
     setPanelEnabled(run.turn.el, true);
     run.turn.el.querySelector(".approval:not(.is-sent)")?.append(el("p", { class: "approval-hint", text: WAITING_HINT }));
   }
-  // Keyboard users land on the decision the run waits for, everyone else back in the composer.
-  const decision = terminal === "RunPaused" ? run.turn.el.querySelector(".approval:not(.is-sent) button, .approval:not(.is-sent) input") : null;
-  (decision || ui.input).focus();
+  // Keyboard users land on the decision the run waits for (its Approve, not the note field
+  // before it), everyone else back in the composer.
+  const waiting = terminal === "RunPaused" ? run.turn.el.querySelector(".approval:not(.is-sent)") : null;
+  const decision = waiting?.querySelector(".approval-actions button:not([type=submit])") || waiting?.querySelector("input, textarea");
+  focusGently(decision || ui.input);
+}
+
+const touchScreen = matchMedia("(pointer: coarse)");
+
+/** Focus a control, except a text field on a touch screen: its focus opens the on-screen keyboard
+ * over the page when the person has not asked to type. */
+function focusGently(node) {
+  if (touchScreen.matches && node !== ui.input && typing(node)) return;
+  node.focus();
 }
 
 // A stopped stream is recorded by the server a moment after the connection closes.
@@ -993,9 +1042,23 @@ async function waitForRecord(run) {
   }
 }
 
+let sending = false; // between Enter and the run's start: a second Enter sends nothing
+
 async function sendMessage(text) {
-  const message = attachments.mention(text.trim());
-  if (!message || state.run || !state.agentId) return;
+  if (state.run || sending || !state.agentId) return;
+  sending = true;
+  let message;
+  try {
+    await attachments.settled(); // a file refused meanwhile is not named in the message
+    message = attachments.mention(text.trim());
+  } finally {
+    sending = false;
+  }
+  if (!message || state.run) return;
+  if (!checkLength(message)) {
+    ui.input.focus();
+    return; // refused here: the server would refuse it (413) once sent
+  }
   const attached = attachments.take();
   clearRegenerate();
   hideNotice();
@@ -1009,6 +1072,7 @@ async function sendMessage(text) {
   scrollToEnd(true);
   ui.input.value = "";
   autosize();
+  checkLength();
   announce(`${agentName(state.agentId)} is replying.`);
   const run = { agentId: state.agentId, sessionId: state.sessionId, newSession: !state.sessionId, turn, kind: "new" };
   // A request that failed before the run existed is sent again as it was.
@@ -1208,6 +1272,39 @@ async function stopRun() {
   if (state.run === run) run.stopTimer = setTimeout(() => run.controller.abort(), asked ? 3000 : 0);
 }
 
+// ---- the same conversation in another tab ---------------------------------------------------
+
+const CATCH_UP_MS = 10_000;
+
+/** A conversation open in two tabs (or on a phone and a laptop): each shows what the other sent,
+ * looked for when the tab comes back into view, and every few seconds while it is in view and
+ * idle. A run this page does not know is another tab's: the conversation is shown again. */
+async function catchUp() {
+  const sessionId = state.sessionId;
+  if (!sessionId || state.run || sending || document.hidden || editingInConversation()) return;
+  const token = state.loadToken;
+  let runs;
+  try {
+    runs = await api.sessionRuns(sessionId);
+  } catch {
+    return; // a blip of the network: the next look will do
+  }
+  if (token !== state.loadToken || state.run || editingInConversation()) return;
+  if (runs.every((run) => run.parent_run_id || state.knownRuns.has(run.run_id))) return;
+  await openSession(sessionId, { keepBranches: true });
+}
+
+/** Something typed in the conversation (an edit, a note, feedback) that showing it again would lose. */
+function editingInConversation() {
+  return Boolean(ui.messages.querySelector(".msg-edit")) || (ui.messages.contains(document.activeElement) && typing(document.activeElement));
+}
+
+function followOtherTabs() {
+  setInterval(catchUp, CATCH_UP_MS);
+  document.addEventListener("visibilitychange", catchUp);
+  window.addEventListener("focus", catchUp);
+}
+
 // ---- keyboard shortcuts and the theme -------------------------------------------------------
 
 function typing(target) {
@@ -1252,6 +1349,25 @@ function applyTheme(choice) {
 
 // ---- the composer, the sidebar on small screens ---------------------------------------------
 
+// The composer counts once a message is within a tenth of the limit (a code point is one
+// character, as the server counts).
+const LIMIT_WARNING = 0.9;
+
+/** Whether the message fits the run API's limit; past 90 % of it the composer shows the count. */
+function checkLength(message = ui.input.value) {
+  const limit = config.maxMessageChars;
+  const rough = message.length; // UTF-16 units: never fewer than the characters
+  const count = rough >= limit * LIMIT_WARNING ? [...message].length : rough;
+  const over = count > limit;
+  ui.limit.hidden = count < limit * LIMIT_WARNING;
+  ui.limit.classList.toggle("is-over", over);
+  ui.limit.textContent = over
+    ? `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters: shorten the message, or attach the text as a file.`
+    : `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters.`;
+  ui.send.disabled = over || !state.agentId;
+  return !over;
+}
+
 function autosize() {
   ui.input.style.height = "auto";
   ui.input.style.height = `${Math.min(ui.input.scrollHeight, 240)}px`;
@@ -1261,7 +1377,7 @@ function openSidebar() {
   ui.app.dataset.sidebar = "open";
   ui.toggle.setAttribute("aria-expanded", "true");
   ui.scrim.hidden = false;
-  ui.search.focus();
+  ui.newChat.focus(); // into the drawer; not its search box, whose focus opens a phone's keyboard
 }
 
 function closeSidebar() {
@@ -1275,6 +1391,8 @@ function closeSidebar() {
 const attachments = setupAttachments({ root: ui.form, sessionId: () => state.sessionId, maxFileBytes: config.maxFileBytes, announce });
 
 function bind() {
+  followTheEnd();
+  followOtherTabs();
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (workflowFields) {
@@ -1290,7 +1408,10 @@ function bind() {
       sendMessage(ui.input.value);
     }
   });
-  ui.input.addEventListener("input", autosize);
+  ui.input.addEventListener("input", () => {
+    autosize();
+    checkLength();
+  });
   ui.stop.addEventListener("click", stopRun);
   document.addEventListener("keydown", onShortcut);
   ui.helpButton.addEventListener("click", () => ui.help.showModal());
@@ -1303,9 +1424,10 @@ function bind() {
   ui.theme.addEventListener("change", () => applyTheme(ui.theme.value));
   ui.newChat.addEventListener("click", () => newChat({ push: true }));
   ui.picker.addEventListener("change", () => {
-    localStorage.setItem(AGENT_KEY, ui.picker.value);
-    selectAgent(ui.picker.value);
-    if (state.sessionId) newChat({ push: true }); // a conversation belongs to one agent
+    const chosen = ui.picker.value;
+    if (!state.sessionId) return pickAgent(chosen);
+    ui.picker.value = state.agentId; // a conversation belongs to one agent: asked, not switched silently
+    askNewChatWith(chosen);
   });
   let searchTimer;
   ui.search.addEventListener("input", () => {

@@ -83,9 +83,15 @@ export function setupAttachments({ root, sessionId, maxFileBytes, announce = () 
   });
   render();
 
-  const usable = () => chips.filter((chip) => !chip.error);
+  // A file the server refused, or one it could not read, is not in My documents to search: the
+  // message does not name it (its chip said why).
+  const usable = () => chips.filter((chip) => !chip.error && chip.content?.status !== "failed");
 
   return {
+    /** Until every upload still being sent has been accepted or refused (a second or so). */
+    async settled() {
+      await Promise.all(chips.map((chip) => chip.ready));
+    },
     /** The message as sent: the text, then the names of the documents attached to it. */
     mention(text) {
       const names = usable().map((chip) => `“${chip.name}”`);

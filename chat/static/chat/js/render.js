@@ -193,10 +193,41 @@ function contentText(content) {
   return typeof content === "string" ? content : "```json\n" + JSON.stringify(content, null, 2) + "\n```";
 }
 
+// A message longer than this (or with more lines) is shown folded, with "Show more": a pasted
+// document would otherwise be a bubble thousands of pixels tall.
+const FOLD_CHARS = 2000;
+const FOLD_LINES = 24;
+
+// The input a user-input field's type asks for: a number, a date picker, or text. A date's value
+// is ISO text ("2026-12-07"), as the tool reads it.
+const INPUT_TYPES = { int: "number", float: "number", number: "number", integer: "number", date: "date", datetime: "datetime-local" };
+
+function inputType(fieldType) {
+  return INPUT_TYPES[String(fieldType)] || "text";
+}
+
 export function userTurn(text) {
   const body = el("div", { class: "msg-body" });
-  body.textContent = text; // what the user typed is shown as typed, never as HTML
+  const said = el("span", { class: "msg-text" });
+  said.textContent = text; // what the user typed is shown as typed, never as HTML
+  body.append(said);
+  if (text.length > FOLD_CHARS || text.split("\n").length > FOLD_LINES) foldable(body, said);
   return el("article", { class: "msg msg-user", "aria-label": "You said" }, body);
+}
+
+let folds = 0;
+
+function foldable(body, said) {
+  said.id = `said-${++folds}`;
+  const toggle = el("button", { type: "button", class: "msg-more", "aria-controls": said.id, "aria-expanded": "false" }, "Show more");
+  toggle.addEventListener("click", () => {
+    const folded = body.classList.toggle("is-folded");
+    toggle.setAttribute("aria-expanded", String(!folded));
+    toggle.textContent = folded ? "Show more" : "Show less";
+    if (folded) body.scrollIntoView({ block: "nearest" });
+  });
+  body.classList.add("is-folded");
+  body.append(toggle);
 }
 
 const TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
@@ -638,8 +669,7 @@ export class AssistantTurn extends Transcript {
       for (const field of tool.user_input_schema || []) {
         if (field.value !== null && field.value !== undefined) continue;
         const id = `in-${uid}-${field.name}`;
-        const numeric = ["int", "float", "number", "integer"].includes(String(field.field_type));
-        const input = el("input", { id, name: field.name, required: true, type: numeric ? "number" : "text", step: field.field_type === "float" ? "any" : undefined, disabled });
+        const input = el("input", { id, name: field.name, required: true, type: inputType(field.field_type), step: field.field_type === "float" ? "any" : undefined, disabled });
         inputs.push({ field, input });
         item.append(el("div", { class: "field" },
           el("label", { for: id, text: field.name.replace(/_/g, " ") }),
