@@ -217,3 +217,19 @@ def _owner_clauses_held():
     missing = guard.take_violations()
     if missing:
         pytest.fail("SQL without an owner clause:\n" + "\n".join(missing[:5]))
+
+
+@pytest.fixture
+def alice(db):
+    """alice, signed in to the browser session (a test module may define its own alice)."""
+    from tests.factories import signed_in
+
+    return signed_in("alice")
+
+
+@pytest.fixture
+def bob(db):
+    """bob, signed in to the browser session (a test module may define its own bob)."""
+    from tests.factories import signed_in
+
+    return signed_in("bob")

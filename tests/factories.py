@@ -221,3 +221,15 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Trace: make_trace,
     Span: make_span,
 }
+
+
+def signed_in(username: str, *, superuser: bool = False, **client: Any):
+    """A Django test client signed in as a new user of the browser session (the chat's)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    users = get_user_model().objects
+    user = users.create_superuser(username, password="pw-for-tests") if superuser else users.create_user(username, password="pw-for-tests")
+    browser = Client(**client)
+    browser.force_login(user)
+    return browser

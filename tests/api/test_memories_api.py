@@ -32,21 +32,6 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _login(django_user_model: Any, username: str) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Client:
-    return _login(django_user_model, "bob")
-
 
 def memory(user_id: str | None, memory_id: str, text: str, *, topics: list[str] | None = None, at: datetime = T0, **fields: Any) -> UserMemory:
     """A memory with pinned timestamps, so whole bodies can be asserted."""

@@ -14,21 +14,6 @@ from tests.factories import make_schedule
 pytestmark = pytest.mark.django_db
 
 
-def _login(django_user_model: Any, username: str) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Client:
-    return _login(django_user_model, "bob")
-
 
 def token(owner: str, name: str, **fields: Any) -> AccessToken:
     return access_token_create(name=name, user_id=owner, scopes="agents:read", granted_by=OPERATOR, **fields)[0]

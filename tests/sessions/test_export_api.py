@@ -17,20 +17,6 @@ from tests.factories import make_run, make_session
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _login(django_user_model: Any, username: str) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Client:
-    return _login(django_user_model, "bob")
 
 
 def run(client: Client, message: str, session_id: str = "s-tea") -> dict[str, Any]:

@@ -7,25 +7,11 @@ import pytest
 from django.test import Client
 
 from sessions.models import RunFeedback, RunStatus
-from tests.factories import make_run, make_session
+from tests.factories import make_run, make_session, signed_in
 
 pytestmark = pytest.mark.django_db
 
 
-def _login(django_user_model: Any, username: str, **client: Any) -> Client:
-    browser = Client(**client)
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Client:
-    return _login(django_user_model, "bob")
 
 
 @pytest.fixture
@@ -123,7 +109,7 @@ def test_without_a_browser_login_it_is_a_401_even_on_an_open_server(client, run)
 
 
 def test_a_write_without_the_csrf_token_is_refused(django_user_model, run) -> None:
-    strict = _login(django_user_model, "alice", enforce_csrf_checks=True)
+    strict = signed_in("alice", enforce_csrf_checks=True)
     response = put(strict, "run-1", {"rating": "up"})
     assert response.status_code == 403 and "CSRF" in response.json()["detail"]
     strict.get("/chat/")  # the chat page sets the CSRF cookie

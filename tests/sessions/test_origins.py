@@ -15,13 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 CONVERSATIONS = {"origin": "chat,api"}
 
 
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user("alice", password="pw-for-tests"))
-    return browser
-
-
 def made_by(origin: str, user: str = "alice", **fields: Any) -> Session:
     session = make_session(user, origin=origin, **fields)
     make_run(user, session=session, status=RunStatus.COMPLETED, origin=origin)

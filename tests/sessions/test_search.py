@@ -10,20 +10,11 @@ from django.test.utils import CaptureQueriesContext
 
 from sessions.models import Run, RunStatus
 from sessions.search import PG_INDEX, runs_matching, search_words
-from tests.factories import make_run, make_session
+from tests.factories import make_run, make_session, signed_in
 
 pytestmark = pytest.mark.django_db
 
 
-def _login(django_user_model: Any, username: str) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
 
 
 def reply(user: str, session: Any, asked: str, answered: str, status: str = RunStatus.COMPLETED) -> Run:
@@ -75,7 +66,7 @@ def test_q_is_case_insensitive_and_a_word_start_is_enough(alice, conversations) 
 
 def test_another_users_messages_are_never_searched(alice, conversations, django_user_model) -> None:
     assert "bobs" not in found(alice, "trams")
-    bob = _login(django_user_model, "bob")
+    bob = signed_in("bob")
     assert found(bob, "lisbon") == ["bobs"]
     assert found(bob, "alfama") == []
 

@@ -1,7 +1,6 @@
 """Share links: /chat/api/sessions/{id}/share (the owner's) and the page it opens, /chat/shared/<token>/."""
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -13,20 +12,6 @@ from tests.factories import make_run, make_session
 pytestmark = pytest.mark.django_db
 
 
-def _login(django_user_model: Any, username: str) -> Client:
-    browser = Client()
-    browser.force_login(django_user_model.objects.create_user(username, password="pw-for-tests"))
-    return browser
-
-
-@pytest.fixture
-def alice(django_user_model: Any) -> Client:
-    return _login(django_user_model, "alice")
-
-
-@pytest.fixture
-def bob(django_user_model: Any) -> Client:
-    return _login(django_user_model, "bob")
 
 
 def say(asked: str, answer: str) -> Run:
