@@ -1,6 +1,7 @@
 """``manage.py serve`` as a real process: what its HTTP server refuses before Django sees it."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -56,7 +57,8 @@ def served(tmp_path, settings, django_db_setup) -> Iterator[str]:
         assert process.poll() is None, log.read_text()
         yield base
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it may have refused to start (the assertion says why)
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:

@@ -22,7 +22,7 @@ def session_values(session_id: str, user_id: str | None = "alice"):
     values = {
         "session_id": session_id, "user_id": user_id, "session_type": "agent", "component_id": "demo",
         "session_name": "", "session_state": {"cart": ["tea", 2], "nested": {"ok": True}}, "metadata": None,
-        "summary": None, "component_data": {"name": "Demo"}, "metrics": {}, "total_tokens": 0, "next_run_index": 0,
+        "summary": None, "component_data": {"name": "Demo"}, "metrics": {}, "total_tokens": 0, "next_run_index": 0, "origin": "api",
         "created_at": now - timedelta(minutes=5), "updated_at": now,
     }
     return [values[name] for name in SESSION_FIELDS]

@@ -142,6 +142,9 @@ ENDPOINTS = [
     Call("GET", "/queue/jobs/{job_id}", lambda i: f"/queue/jobs/{i['run_id']}", outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
     Call("POST", "/queue/jobs/{job_id}/requeue", lambda i: f"/queue/jobs/{i['run_id']}/requeue", body=lambda i: {}, outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
     Call("GET", "/queue/stats", lambda i: "/queue/stats", outsider_status=(403,), forbidden=QUEUE_ADMIN_ONLY),
+    # An admin's operation (config:write); another user's token holding every user scope is refused.
+    Call("POST", "/databases/all/migrate", lambda i: "/databases/all/migrate", outsider_status=(403,)),
+    Call("POST", "/databases/{db_id}/migrate", lambda i: "/databases/agno-site-db/migrate", outsider_status=(403,)),
     Call("GET", "/traces", lambda i: "/traces", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("GET", "/traces/filter-schema", lambda i: "/traces/filter-schema", outsider_status=(200,)),
     Call("GET", "/traces/{trace_id}", lambda i: f"/traces/{i['trace_id']}"),
