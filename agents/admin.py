@@ -16,8 +16,8 @@ from .models import AgentDefinition, AgentVersion, Job, Stage, TeamDefinition, T
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
-from .runtime.guardrails import GUARDRAILS
-from .runtime.workflow_config import MAX_DEPTH
+from engine.guardrails import GUARDRAILS
+from engine.workflow_config import MAX_DEPTH
 from .toolkits import toolkit_choices
 
 

@@ -8,7 +8,7 @@ class AgentsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from agents.runtime.aio import configure_tool_threads
+        from engine.aio import configure_tool_threads
         from core.db import release_connections
 
         # The runtime reads no settings: the pool its sync tools run in is sized from here, and a

@@ -18,7 +18,7 @@ import os
 
 from django.conf import settings
 
-from agents.runtime import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
+from engine import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
 from agents.toolkits import DemoActionTools
 from knowledge.services import BaseSource
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .runtime.knowledge import KnowledgeHit, KnowledgeSource
+from engine.knowledge import KnowledgeHit, KnowledgeSource
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ component_id_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", "
 
 
 TOKEN_BUDGET_HELP = "The most tokens one run may spend: a run that has spent them is stopped before its next model call. Empty for no limit."
-GUARDRAILS_HELP = "Checks of each message before the model sees it, in order (agents.runtime.guardrails.GUARDRAILS)."
+GUARDRAILS_HELP = "Checks of each message before the model sees it, in order (engine.guardrails.GUARDRAILS)."
 
 
 def clean_guardrails(names: object) -> None:
     """A version's ``guardrails``: distinct names of shipped guardrails."""
-    from .runtime.guardrails import GUARDRAILS
+    from engine.guardrails import GUARDRAILS
 
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         raise ValidationError({"guardrails": "A list of guardrail names."})
@@ -105,7 +105,7 @@ class AgentVersion(models.Model):
         return f"{self.definition.agent_id} v{self.version} ({self.stage})"
 
     def clean(self) -> None:
-        from .runtime.models import get_model
+        from engine.models import get_model
         from .toolkits import TOOLKITS
 
         for field in ("model", "reasoning_model"):
@@ -132,7 +132,7 @@ class AgentVersion(models.Model):
 
 def clean_model_options(model: str, options: object) -> None:
     """A version's ``model_options``: only options its model's provider takes, each valid."""
-    from .runtime.models import model_from_definition
+    from engine.models import model_from_definition
 
     try:
         model_from_definition(model, options if options is not None else {})
@@ -223,7 +223,7 @@ class TeamVersion(models.Model):
 
     def clean(self) -> None:
         from .registry import member_kind, team_cycle
-        from .runtime.models import get_model
+        from engine.models import get_model
         from .toolkits import TOOLKITS
 
         try:
@@ -279,7 +279,7 @@ class WorkflowDefinition(models.Model):
 
 
 class WorkflowVersion(models.Model):
-    """One version of a workflow's step graph (``agents.runtime.workflow_config``'s JSON: Agno's
+    """One version of a workflow's step graph (``engine.workflow_config``'s JSON: Agno's
     ``Step.to_dict()`` shape), its executors named by id: live agents, teams, registered functions."""
 
     definition = models.ForeignKey(WorkflowDefinition, on_delete=models.CASCADE, related_name="versions")

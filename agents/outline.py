@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .runtime.workflow_config import MAX_DEPTH
+from engine.workflow_config import MAX_DEPTH
 
 # Container steps and where their inner steps are listed in a definition (``to_dict``).
 _INNER = (("steps", ""), ("else_steps", "else"), ("choices", "choice"))

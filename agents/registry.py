@@ -25,12 +25,12 @@ from typing import Any
 from django.conf import settings
 
 from .knowledge import named_knowledge
-from .runtime import Agent, Team, Workflow
-from .runtime.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
-from .runtime.models import model_from_definition
-from .runtime.factory import AgentFactory, ComponentFactory, FactoryContext, TeamFactory, WorkflowFactory
-from .runtime.tools.toolkit import Toolkit
-from .runtime.workflow_config import Executors, StepConfigError, steps_from_config
+from engine import Agent, Team, Workflow
+from engine.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
+from engine.models import model_from_definition
+from engine.factory import AgentFactory, ComponentFactory, FactoryContext, TeamFactory, WorkflowFactory
+from engine.tools.toolkit import Toolkit
+from engine.workflow_config import Executors, StepConfigError, steps_from_config
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
         others = any(hasattr(module, name) for name in ("TEAMS", "WORKFLOWS", "FUNCTIONS"))
         agents = getattr(module, "AGENTS", [] if others else None)
         if not isinstance(agents, (list, tuple)) or not all(isinstance(agent, (Agent, AgentFactory)) for agent in agents):
-            raise TypeError(f"{module_name}.AGENTS must be a list of agents.runtime.Agent (or AgentFactory)")
+            raise TypeError(f"{module_name}.AGENTS must be a list of engine.Agent (or AgentFactory)")
         for agent in agents:
             if agent.id in entries:
                 raise ValueError(f"two code agents share the id {agent.id!r}")
@@ -188,7 +188,7 @@ def _load_code_teams(modules: tuple[str, ...]) -> dict[str, TeamEntry]:
         module = importlib.import_module(module_name)
         teams = getattr(module, "TEAMS", [])
         if not isinstance(teams, (list, tuple)) or not all(isinstance(team, (Team, TeamFactory)) for team in teams):
-            raise TypeError(f"{module_name}.TEAMS must be a list of agents.runtime.Team (or TeamFactory)")
+            raise TypeError(f"{module_name}.TEAMS must be a list of engine.Team (or TeamFactory)")
         for team in teams:
             if team.id in entries or team.id in agents:
                 raise ValueError(f"the team id {team.id!r} is taken by another code agent or team")
@@ -512,7 +512,7 @@ def _load_code_workflows(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
         module = importlib.import_module(module_name)
         workflows = getattr(module, "WORKFLOWS", [])
         if not isinstance(workflows, (list, tuple)) or not all(isinstance(workflow, (Workflow, WorkflowFactory)) for workflow in workflows):
-            raise TypeError(f"{module_name}.WORKFLOWS must be a list of agents.runtime.Workflow (or WorkflowFactory)")
+            raise TypeError(f"{module_name}.WORKFLOWS must be a list of engine.Workflow (or WorkflowFactory)")
         for workflow in workflows:
             if workflow.id in entries or workflow.id in taken:
                 raise ValueError(f"the workflow id {workflow.id!r} is taken by another code agent, team or workflow")

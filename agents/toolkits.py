@@ -13,12 +13,12 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .runtime.tools import tool
-from .runtime.tools.calculator import CalculatorTools
-from .runtime.tools.clock import DateTimeTools
-from .runtime.tools.http_fetch import HttpFetchTools
-from .runtime.tools.toolkit import Toolkit
-from .runtime.tools.workspace import Workspace
+from engine.tools import tool
+from engine.tools.calculator import CalculatorTools
+from engine.tools.clock import DateTimeTools
+from engine.tools.http_fetch import HttpFetchTools
+from engine.tools.toolkit import Toolkit
+from engine.tools.workspace import Workspace
 
 
 class DemoActionTools(Toolkit):

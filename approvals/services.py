@@ -136,7 +136,7 @@ def approvals_on_run_end(record: Any) -> list[Approval]:
     """The approval rows a run's end (or pause) makes, written in the caller's transaction.
 
     ``record``: the run as the sessions service writes it (sessions.services.runs.RunRecord). The
-    runtime gave the paused approval calls their ids (agents.runtime.hitl.approval_ids); a pause
+    runtime gave the paused approval calls their ids (engine.hitl.approval_ids); a pause
     writes the pending row of its "required" calls, and an audited call gets its resolved row
     once it was decided. Ids with a row already (an earlier pause, a continuation) are skipped."""
     output = record.output
@@ -259,7 +259,7 @@ def owner_principal(user_id: str | None) -> Principal:
 
 def _continue_after(approval: Approval) -> None:
     """The resolved approval's run continues, as its owner would continue it, in the background."""
-    from agents.runtime import InvalidContinuation
+    from engine import InvalidContinuation
     from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound
     from agents.services.submit import submit_continue
 

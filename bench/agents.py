@@ -4,7 +4,7 @@ It mirrors bench/agentos_reference/app.py: one OpenAI-compatible agent with thre
 """
 from __future__ import annotations
 
-from agents.runtime import Agent
+from engine import Agent
 
 AGENTS = [
     Agent(

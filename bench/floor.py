@@ -8,7 +8,7 @@ It answers the two requests the run benchmarks make:
 
 * ``GET /health``;
 * ``POST /agents/{id}/runs``: parses the form, sends the message to the model through the
-  official OpenAI SDK's untyped call (the one ``agents.runtime.models.openai`` makes), and
+  official OpenAI SDK's untyped call (the one ``engine.models.openai`` makes), and
   answers a run-shaped JSON body, or, with ``stream=true``, SSE frames (``RunStarted``, a
   ``RunContent`` per model chunk, ``RunCompleted``) framed as AgentOS frames them.
 

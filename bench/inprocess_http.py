@@ -65,7 +65,7 @@ class ThreadClock:
 def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
     from agents.api import streaming
-    from agents.runtime.models import openai as openai_model
+    from engine.models import openai as openai_model
     from agents.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()

@@ -6,7 +6,7 @@ Starts bench.fake_openai (an instant model), then times, in CPU seconds of this 
 same Chat Completions request (a system prompt and seven history messages) made four ways:
 ``client.chat.completions.create`` and ``client.post(..., cast_to=object)``, each non-streamed
 and streamed, and, for scale, the same request through a bare urllib3 pool with no SDK at all.
-agents.runtime.models.openai uses the second (same client, auth, base URL,
+engine.models.openai uses the second (same client, auth, base URL,
 timeouts, error types and SSE decoding; no TypedDict request conversion, no pydantic models).
 """
 from __future__ import annotations

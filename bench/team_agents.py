@@ -5,7 +5,7 @@ members, each on a model id of its own so that bench.fake_openai can pace each o
 """
 from __future__ import annotations
 
-from agents.runtime import Agent, Team
+from engine import Agent, Team
 
 TEAM_ID = "bench-team"
 LEADER_MODEL = "bench-leader"

@@ -1,5 +1,5 @@
 """The agent the tracing bench runs: instant offline model, history on, one tool."""
-from agents.runtime import Agent
+from engine import Agent
 
 
 def add(a: float, b: float) -> float:

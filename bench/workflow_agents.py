@@ -6,7 +6,7 @@ can pace each one differently, and a function step that joins their answers.
 """
 from __future__ import annotations
 
-from agents.runtime import Agent, Parallel, Step, StepInput, StepOutput, Workflow
+from engine import Agent, Parallel, Step, StepInput, StepOutput, Workflow
 
 WORKFLOW_ID = "bench-workflow"
 BRANCH_MODELS = ["bench-branch-1", "bench-branch-2", "bench-branch-3", "bench-branch-4"]

@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from agents.runtime import Agent, RunContext
-from agents.runtime.models import get_model
+from engine import Agent, RunContext
+from engine.models import get_model
 from agents.services.authority import RunForbidden, run_authorize
 from agents.services.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
 from core.tenancy import scope_queryset

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.registry import entry_get
-from agents.runtime.models import get_model
+from engine.models import get_model
 from agents.services.jobs import job_enqueue, jobs_ended
 from core.tenancy import scope_queryset
 

@@ -33,7 +33,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents.runtime.output import has_usage, session_metrics_add
+from engine.output import has_usage, session_metrics_add
 from sessions.models import Run, RunEvent, RunStatus, Session, SessionType, UserMemory
 from sessions.services.memories import memory_topics_key
 from sessions.services.runs import content_text, session_name_from_input

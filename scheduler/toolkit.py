@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.runtime.tools import tool
-from agents.runtime.tools.toolkit import Toolkit
+from engine.tools import tool
+from engine.tools.toolkit import Toolkit
 
 from .models import ManagedBy, Schedule
 from .services.schedules import (

@@ -23,9 +23,9 @@ die() { printf '\n\033[1;31m%s\033[0m\n' "$*" >&2; exit 1; }
 #
 # Run once, in the SQLite stream:
 ONCE_ON_SQLITE=(
-  # The engine (agents.runtime): models, tools, teams, workflows, checkpoints, run in memory;
-  # no test of it touches a database (tests/runtime runs even without Django).
-  tests/runtime
+  # The engine (engine): models, tools, teams, workflows, checkpoints, run in memory;
+  # no test of it touches a database (tests/engine runs even without Django).
+  tests/engine
   # The browser tests drive the chat UI and the admin's pages in Chromium: what they prove is
   # the pages' behaviour (HTML, JavaScript, the streams they follow). The database code under
   # those pages is tested on both databases where it is written: search (tests/sessions),

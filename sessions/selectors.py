@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import CharField, Count, IntegerField, Max, Q, Value
 from django.db.models.functions import Cast
 
-from agents.runtime.events import CONTENT_DELTAS
+from engine.events import CONTENT_DELTAS
 
 from core.querysets import window
 from core.statements import Select

@@ -1,8 +1,8 @@
 """Code-defined agents, teams and workflows the test suite runs (AGENT_MODULES=tests.agents_for_tests)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, CalculatorTools, HumanReview, Parallel, Step, Team, Workflow, tool
-from agents.runtime.workflow_types import StepInput, StepOutput
+from engine import Agent, CalculatorTools, HumanReview, Parallel, Step, Team, Workflow, tool
+from engine.workflow_types import StepInput, StepOutput
 
 
 @tool(requires_confirmation=True)

@@ -44,7 +44,7 @@ def _the_test_process_serves_jobs() -> None:
     its embedded worker may claim jobs, as a served process's does (agents.worker.serve_jobs)."""
     from django.conf import settings
 
-    if settings.configured:  # tests/runtime can run without Django (-p no:django)
+    if settings.configured:  # tests/engine can run without Django (-p no:django)
         from agents.worker import serve_jobs
 
         serve_jobs()
@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     items[:] = [item for item in items if "browser" not in item.keywords] + [item for item in items if "browser" in item.keywords]
     from django.conf import settings
 
-    if not settings.configured:  # tests/runtime can run without Django (-p no:django)
+    if not settings.configured:  # tests/engine can run without Django (-p no:django)
         return
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         skip = pytest.mark.skip(reason="PostgreSQL only (this run is on SQLite)")

@@ -14,8 +14,8 @@ from core.api import params
 from core.api.errors import BadRequest, PayloadTooLarge, invalid, missing
 from core.api.parsers import fields_too_large, file_too_large, load_json, uploads_too_large
 
-from ..runtime import InvalidContinuation
-from ..runtime.hitl import supplied_decisions
+from engine import InvalidContinuation
+from engine.hitl import supplied_decisions
 from ..services.runs import RunRequest
 
 MEDIA_FIELDS = ("images", "audio", "videos", "input_files")

@@ -8,9 +8,9 @@ from sessions.models import Run
 from sessions.selectors import run_events_kept
 
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
-from ..runtime import Agent, Function, Team
-from ..runtime.builtin_tools import search_knowledge_tool
-from ..runtime.output import drop_nulls
+from engine import Agent, Function, Team
+from engine.builtin_tools import search_knowledge_tool
+from engine.output import drop_nulls
 
 
 def agent_response(entry: AgentEntry) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from core.api.views import AgentOSView
 
 from ..knowledge import knowledge_base_list
 from ..registry import agent_list, function_list, team_list
-from ..runtime.models import PROVIDERS
+from engine.models import PROVIDERS
 from ..toolkits import TOOLKITS
 
 # AgentOS's RegistryResourceType: the filter accepts every one; this server has entries of some.

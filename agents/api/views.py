@@ -33,9 +33,9 @@ from sessions.services.sessions import NothingToFork, session_fork
 
 from ..models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
-from ..runtime import InvalidContinuation
-from ..runtime.factory import FactoryPermissionError, FactoryValidationError
-from ..runtime.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
+from engine import InvalidContinuation
+from engine.factory import FactoryPermissionError, FactoryValidationError
+from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
 from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on

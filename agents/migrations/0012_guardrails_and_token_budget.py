@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='agentversion',
             name='guardrails',
-            field=models.JSONField(blank=True, default=list, help_text='Checks of each message before the model sees it, in order (agents.runtime.guardrails.GUARDRAILS).'),
+            field=models.JSONField(blank=True, default=list, help_text='Checks of each message before the model sees it, in order (engine.guardrails.GUARDRAILS).'),
         ),
         migrations.AddField(
             model_name='agentversion',
@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='teamversion',
             name='guardrails',
-            field=models.JSONField(blank=True, default=list, help_text='Checks of each message before the model sees it, in order (agents.runtime.guardrails.GUARDRAILS).'),
+            field=models.JSONField(blank=True, default=list, help_text='Checks of each message before the model sees it, in order (engine.guardrails.GUARDRAILS).'),
         ),
         migrations.AddField(
             model_name='teamversion',

@@ -25,7 +25,7 @@ from sessions.selectors import ATTEMPT_STARTED
 from sessions.services.runs import RunRecord, run_finish
 
 from ..models import Job
-from ..runtime import InvalidContinuation, Workflow
+from engine import InvalidContinuation, Workflow
 from .cancellation import cancel_checker, cancel_local, forget_local
 from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
 from .eventlog import EventLog, LoopFed, run_error_event

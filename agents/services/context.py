@@ -1,4 +1,4 @@
-"""Adapters from the runtime's storage protocols (agents.runtime.context) to the ORM."""
+"""Adapters from the runtime's storage protocols (engine.context) to the ORM."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

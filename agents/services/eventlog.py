@@ -27,7 +27,7 @@ from sessions.models import Run, RunEvent
 from sessions.services.runs import run_events_append, run_events_append_indexed
 from traces.tracing import tracer_for
 
-from ..runtime import TERMINAL_EVENTS
+from engine import TERMINAL_EVENTS
 from .live import publish
 
 logger = logging.getLogger("agno_site.runs")

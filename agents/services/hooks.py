@@ -1,7 +1,7 @@
 """Background post-hooks (``run_hooks_in_background``): run through the job queue once the run is
 stored, so a slow hook (a webhook, an audit write) never delays the user's answer.
 
-A run leaves the names of such hooks in ``run.background_hooks`` (agents.runtime.hooks); the
+A run leaves the names of such hooks in ``run.background_hooks`` (engine.hooks); the
 run's end enqueues one ``post_hooks`` job for them in its own transaction (``hooks_enqueue``),
 and a worker runs them with the stored RunOutput, the component rebuilt by id (and version) for
 the run's owner. What each hook did is the job's progress (``{"hooks": [{name, error}]}``).
@@ -17,8 +17,8 @@ from sessions.models import Run
 
 from ..models import Job
 from ..registry import entry_get
-from ..runtime.aio import run_sync
-from ..runtime.hooks import run_background_hooks
+from engine.aio import run_sync
+from engine.hooks import run_background_hooks
 from .jobs import QueueFull, job_enqueue, job_handler
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from sessions.models import Run, RunStatus
 from sessions.services.runs import run_transition
 
 from ..models import Job, JobStatus
-from ..runtime.events import CONTENT_DELTAS
+from engine.events import CONTENT_DELTAS
 from .cancellation import cancel_local
 from .eventlog import EventLog, LoopFed, payloads, run_error_ending
 from .watch import watch

@@ -34,10 +34,10 @@ from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finis
 from approvals.services import approvals_on_run_end
 
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
-from ..runtime import Agent, InvalidContinuation, RunContext, Team, Workflow
-from ..runtime.checkpoints import boundary
-from ..runtime.factory import FactoryContext
-from ..runtime.structured import OutputSchema
+from engine import Agent, InvalidContinuation, RunContext, Team, Workflow
+from engine.checkpoints import boundary
+from engine.factory import FactoryContext
+from engine.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
@@ -52,7 +52,7 @@ logger = logging.getLogger("agno_site.runs")
 
 EventSink = Callable[[dict[str, Any]], None]
 Entry = AgentEntry | TeamEntry | WorkflowEntry  # a registered component (agents.registry)
-Component = Agent | Team | Workflow  # what runs: one run protocol (agents.runtime)
+Component = Agent | Team | Workflow  # what runs: one run protocol (engine)
 
 
 class RunNotFound(Exception):

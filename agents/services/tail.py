@@ -20,8 +20,8 @@ from core.tenancy import scope_queryset
 from sessions.models import TERMINAL_STATUSES, Run, RunEvent, RunStatus
 from sessions.selectors import is_attempt_started, run_events_after, superseded_dropped
 
-from ..runtime import TERMINAL_EVENTS
-from ..runtime.workflow import WORKFLOW_TERMINAL_EVENTS
+from engine import TERMINAL_EVENTS
+from engine.workflow import WORKFLOW_TERMINAL_EVENTS
 from .live import Subscription
 
 POLL_SECONDS = 0.25

@@ -39,12 +39,12 @@ from sessions.models import Run, RunStatus
 from sessions.selectors import run_history
 
 from ..models import Job, JobStatus
-from ..runtime import RunContext, Workflow
-from ..runtime.aio import maybe_await
-from ..runtime.factory import FactoryContext
-from ..runtime.workflow import WorkflowRun
-from ..runtime.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
-from ..runtime.workflow_types import StepInput
+from engine import RunContext, Workflow
+from engine.aio import maybe_await
+from engine.factory import FactoryContext
+from engine.workflow import WorkflowRun
+from engine.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
+from engine.workflow_types import StepInput
 from .background import _Lease
 from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
 from .executor import in_run_thread, parked

@@ -43,7 +43,7 @@ class IngestError(ValueError):
 def fetch_remote(url: str) -> tuple[bytes, str]:
     """The URL's body and content type, through the ``http`` toolkit's SSRF guard (every hop's
     address checked, connections pinned to it), with the knowledge size and time limits."""
-    from agents.runtime.tools.http_fetch import FetchRefused, HttpFetchTools
+    from engine.tools.http_fetch import FetchRefused, HttpFetchTools
 
     limit = settings.KNOWLEDGE_MAX_CONTENT_BYTES
     fetcher = HttpFetchTools(

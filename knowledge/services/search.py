@@ -45,7 +45,7 @@ from django.db import connections, transaction
 from django.db.models import BinaryField, BooleanField, FloatField
 from django.db.models.expressions import RawSQL
 
-from agents.runtime.knowledge import KnowledgeHit
+from engine.knowledge import KnowledgeHit
 from core.tenancy import queryset_sql_reason, marked
 
 from ..embedders import embedder_get

@@ -1,4 +1,4 @@
-"""The runtime's knowledge contract (``agents.runtime.knowledge.KnowledgeSource``) over a base.
+"""The runtime's knowledge contract (``engine.knowledge.KnowledgeSource``) over a base.
 
 ``BaseSource("docs")`` is what an agent's ``knowledge=`` holds: the base is looked up by name when
 searched (its own base first, else the shared one, as the run's user sees them), so an agent can
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.runtime.knowledge import KnowledgeHit
+from engine.knowledge import KnowledgeHit
 from agents.services.executor import in_run_thread
 
 from ..rerankers import NO_RERANKER, reranker_id_check

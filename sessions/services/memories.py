@@ -288,8 +288,8 @@ def _model_summary(model_spec: str, plan: list[OptimizedMemory]) -> str | None:
     when the model call fails.
     """
     try:
-        from agents.runtime.errors import ModelError
-        from agents.runtime.models import TextDelta, get_model
+        from engine.errors import ModelError
+        from engine.models import TextDelta, get_model
     except ImportError as exc:  # the runtime is optional for this endpoint; the merge is not
         raise UnusableModel("Model-based memory optimization is not available on this server") from exc
     try:

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from agents.runtime.output import has_usage, session_metrics_add
+from engine.output import has_usage, session_metrics_add
 from core.statements import Insert, Update, pipelined
 from core.tenancy import owner_clause, scope_queryset
 

@@ -1,8 +1,8 @@
 """Workflows for the console's tests beside the suite's own: a user-input review, and a loop."""
 from __future__ import annotations
 
-from agents.runtime import HumanReview, Loop, Step, Workflow
-from agents.runtime.workflow_types import StepInput, StepOutput
+from engine import HumanReview, Loop, Step, Workflow
+from engine.workflow_types import StepInput, StepOutput
 
 
 def brief(step_input: StepInput) -> StepOutput:

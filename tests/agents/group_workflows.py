@@ -3,8 +3,8 @@ the tests that run them): three slow offline branches, three branches on the fak
 and branches whose failures follow their steps' ``on_error``."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Parallel, Step, Workflow
-from agents.runtime.workflow_types import StepInput, StepOutput
+from engine import Agent, Parallel, Step, Workflow
+from engine.workflow_types import StepInput, StepOutput
 
 
 def shout(step_input: StepInput) -> StepOutput:

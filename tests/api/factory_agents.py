@@ -2,8 +2,8 @@
 test_factories_api.py, test_model_options_api.py and tests/ui/test_chat_reasoning.py)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Parallel, Step, Team, Workflow, get_model, tool
-from agents.runtime.factory import AgentFactory, FactoryContext, FactoryPermissionError, TeamFactory, WorkflowFactory
+from engine import Agent, Parallel, Step, Team, Workflow, get_model, tool
+from engine.factory import AgentFactory, FactoryContext, FactoryPermissionError, TeamFactory, WorkflowFactory
 
 # Each tenant's credential for the catalogue service its tools call.
 KEYS = {"alice": "key-alice", "bob": "key-bob"}

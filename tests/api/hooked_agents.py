@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import threading
 
-from agents.runtime import Agent, CalculatorTools, Team
-from agents.runtime.guardrails import PIIDetectionGuardrail, PromptInjectionGuardrail
-from agents.runtime.hooks import hook
+from engine import Agent, CalculatorTools, Team
+from engine.guardrails import PIIDetectionGuardrail, PromptInjectionGuardrail
+from engine.hooks import hook
 
 # What the background hook saw, and the gate it waits at (a slow hook, held until a test opens it).
 audited: list[tuple[str, str, str | None]] = []

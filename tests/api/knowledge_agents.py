@@ -1,7 +1,7 @@
 """Code agents and a team with knowledge (added to AGENT_MODULES by test_knowledge_runs.py)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, StaticKnowledge, Team
+from engine import Agent, StaticKnowledge, Team
 
 HANDBOOK = StaticKnowledge(
     "Handbook",

@@ -2,7 +2,7 @@
 leader and two OpenAI members, all answered by the fake OpenAI-compatible server."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Team
+from engine import Agent, Team
 
 TEAMS = [
     Team(

@@ -58,7 +58,7 @@ class TestCatalogue:
     def test_an_externally_executed_tool_says_so(self) -> None:
         from agents.api.presenters import agent_response
         from agents.registry import AgentEntry
-        from agents.runtime import Agent, tool
+        from engine import Agent, tool
 
         @tool(external_execution=True)
         def run_script(script: str) -> str:

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from agents.knowledge import KnowledgeBaseInfo, knowledge_bases_registered
-from agents.runtime import StaticKnowledge
+from engine import StaticKnowledge
 from agents.services.definitions import definition_create, team_definition_create
 from tests.api.sse import parse_sse
 

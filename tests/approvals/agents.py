@@ -1,7 +1,7 @@
 """The approval agent the approvals tests run (added to AGENT_MODULES by their conftest)."""
 from __future__ import annotations
 
-from agents.runtime import Agent, Step, Team, Workflow, approval, tool
+from engine import Agent, Step, Team, Workflow, approval, tool
 from tests.agents_for_tests import shout
 
 # Every wire_funds call that ran, in this process (the tests' worker runs here too): a tool

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents.runtime import Function, approval, tool
+from engine import Function, approval, tool
 from agents.services.runs import RunRequest
 from agents.services.submit import Accepted, Finished, submit_continue, submit_run
 from approvals.gate import ADMIN_APPROVAL_REQUIRED, AdminApprovalRequired

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agents.runtime.knowledge import KnowledgeHit, KnowledgeSource
+from engine.knowledge import KnowledgeHit, KnowledgeSource
 from knowledge.models import Chunk, KnowledgeBase
 from knowledge.services import BaseSource, SearchError, content_insert, knowledge_search
 from knowledge.services.search import fuse

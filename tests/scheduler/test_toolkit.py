@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agents.runtime.context import RunContext as BareContext
+from engine.context import RunContext as BareContext
 from core.auth import Principal
 from agents.services.definitions import definition_create
 from scheduler.models import Schedule

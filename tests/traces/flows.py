@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agents.runtime import Agent, Parallel, Step, Workflow
+from engine import Agent, Parallel, Step, Workflow
 
 
 async def _slow(step_input):

@@ -122,7 +122,7 @@ def test_screenshot_an_answer_with_its_sources(browsing, make_user, screenshots_
     # The demo picks OpenAI when OPENAI_API_KEY is set, as the test session's fake OpenAI server
     # sets it: this picture is of the offline demo, which searches its handbook.
     from agents import demo
-    from agents.runtime.models import get_model
+    from engine.models import get_model
 
     docs = next(agent for agent in demo.AGENTS if agent.id == "demo-docs")
     monkeypatch.setattr(docs, "model", get_model("offline:demo"))

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from agents.runtime.agent import Agent
-from agents.runtime.workflow import Workflow
-from agents.runtime.workflow_review import HumanReview
-from agents.runtime.workflow_steps import Loop, Router, Step
-from agents.runtime.workflow_types import StepInput, StepOutput
+from engine.agent import Agent
+from engine.workflow import Workflow
+from engine.workflow_review import HumanReview
+from engine.workflow_steps import Loop, Router, Step
+from engine.workflow_types import StepInput, StepOutput
 from tests.agents_for_tests import delete_file
 
 

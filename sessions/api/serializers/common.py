@@ -9,7 +9,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from agents.runtime.output import drop_nulls  # re-exported: the API bodies drop nulls as the runtime does
+from engine.output import drop_nulls  # re-exported: the API bodies drop nulls as the runtime does
 from core.api.schema import ErrorOut, ValidationErrorOut
 from sessions.models import RunStatus, SessionType
 

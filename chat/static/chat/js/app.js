@@ -63,7 +63,7 @@ const state = {
 };
 
 const TERMINAL = new Set(["RunCompleted", "RunError", "RunCancelled", "RunPaused"]);
-// RunError types that are a check's decision (agents.runtime.hooks, the token budget), shown as such.
+// RunError types that are a check's decision (engine.hooks, the token budget), shown as such.
 const REFUSALS = new Set(["input_check_error", "output_check_error", "token_budget_exceeded"]);
 const refusalHeading = (data) => (data.error_type === "token_budget_exceeded" ? "Stopped. " : "Refused. ");
 const hookKey = (event, data) => `${event.startsWith("Pre") ? "pre" : "post"}:${data.pre_hook_name || data.post_hook_name}`;

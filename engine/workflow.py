@@ -1,0 +1,607 @@
+"""``Workflow``: a deterministic graph of steps, and ``WorkflowRun``, one execution of it.
+
+``WorkflowRun`` has ``AgentRun``'s protocol: iterate it (``async for``, or plainly from a sync
+caller) for event dicts in AgentOS's workflow shapes, then read ``output``, the
+WorkflowRunOutput dict. Agent and team steps are child runs: their events are relayed live
+(``nested_depth`` + 1, with ``workflow_id``, ``workflow_run_id``, ``step_id``, ``step_name`` and
+``step_index``), their RunOutput dicts (``parent_run_id`` = the workflow run) are collected in
+``step_executor_runs`` for the caller to store as child rows. Step failures end the run with a
+``WorkflowError`` event, cancellation with ``WorkflowCancelled``; neither escapes the iteration.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.aio import maybe_await
+from engine.context import RunContext
+from engine.errors import InvalidContinuation
+from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
+from engine.runner import RunIteration
+from engine.structured import OutputSchema
+from engine.team import _deep_merge
+from engine.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
+from engine.workflow_steps import (
+    Index,
+    StepFailed,
+    StepLike,
+    WorkflowCancelledError,
+    as_steps,
+    chained,
+    name_step_ids,
+    nested_steps,
+    run_child,
+)
+from engine.workflow_types import StepInput, StepOutput, content_type_of
+
+WORKFLOW_TERMINAL_EVENTS = frozenset({"WorkflowCompleted", "WorkflowPaused", "WorkflowCancelled", "WorkflowError"})
+# What a caller with stream_events=False still gets: the end, and the executors' text.
+ESSENTIAL_WORKFLOW_EVENTS = WORKFLOW_TERMINAL_EVENTS | {"RunContent", "TeamRunContent"}
+
+
+class Workflow:
+    """A workflow's configuration. Keyword-only, as v3's: ``Workflow(name=..., steps=[...])``.
+
+    ``steps`` are ``Step``, ``Steps``, ``Parallel``, ``Loop``, ``Condition`` and ``Router``, or bare
+    agents, teams and functions (each wrapped in a ``Step``). ``session_state`` is the default state,
+    under the session's stored state. ``input_schema`` (a JSON schema dict or a pydantic class)
+    validates a structured input before the run starts. ``version`` is a stored definition's
+    version (None in code): its runs record it as ``workflow_version``, so a paused run is
+    continued on the steps it paused in, whatever was published since.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        steps: Sequence[StepLike] = (),
+        session_state: Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | type | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        version: int | None = None,
+        tracing: bool | None = None,
+    ) -> None:
+        if args:
+            raise TypeError(
+                "Workflow() is keyword-only since v3: write Workflow(id=..., name=..., steps=[...]), "
+                f"not {len(args)} positional argument(s)"
+            )
+        self.name = name
+        self.id = id or _slug(name) or str(uuid.uuid4())
+        self.description = description
+        # Whether its runs are traced (traces/): None follows the deployment's TRACING.
+        self.tracing = tracing
+        self.steps = as_steps(list(steps))
+        if not self.steps:
+            raise ValueError("A workflow needs at least one step")
+        name_step_ids(self.id, self.steps)
+        for inner in nested_steps(self.steps):
+            review = getattr(inner, "human_review", None)
+            if review is not None and pauses(review):
+                # A pause resumes at a top-level step index; nested pauses have no such address.
+                raise ValueError(f"{inner.step_type} {inner.name!r}: a HumanReview that pauses is supported on top-level steps only")
+        self.session_state = dict(session_state or {})
+        self.input_schema = input_schema
+        self.input_schema_spec = OutputSchema.of(input_schema)
+        self.metadata = dict(metadata or {})
+        self.version = version
+
+    # What the run pipeline reads of every component (agents.services.runs), with a workflow's
+    # meaning: its history is the session's earlier workflow runs (each executor sees its own runs
+    # in them); a workflow has no model, memories or summaries of its own (its agents do).
+    add_history_to_context = True
+    num_history_runs = 3
+    update_memory_on_run = False
+    add_memories_to_context = False
+    search_past_sessions = False
+    enable_session_summaries = False
+    model = None
+
+    def with_options(self, **options: Any) -> Workflow:
+        """A shallow copy with some attributes changed (a request's options), as ``Agent.with_options``."""
+        changed = copy.copy(self)
+        for name, value in options.items():
+            setattr(changed, name, value)
+        return changed
+
+    def start_run(
+        self,
+        message: Any,
+        ctx: RunContext,
+        *,
+        stream_events: bool = True,
+        additional_data: Mapping[str, Any] | None = None,
+    ) -> WorkflowRun:
+        """Prepare a run; iterating the returned ``WorkflowRun`` executes it and yields events.
+        An input that does not fit ``input_schema`` raises ``ValueError`` here."""
+        value = self.validated_input(message)
+        metadata = {**self.metadata, **dict(ctx.metadata or {})}
+        state = WorkflowState(
+            run_id=ctx.run_id,
+            workflow_id=self.id,
+            workflow_name=self.name,
+            session_id=ctx.session_id,
+            user_id=ctx.user_id,
+            input=value,
+            created_at=int(ctx.clock()),
+            session_state={**json_copy(self.session_state), **json_copy(ctx.session_state or {})},
+            additional_data=json_copy(dict(additional_data)) if additional_data else None,
+            metadata=metadata or None,
+            workflow_version=self.version,
+        )
+        return WorkflowRun(self, ctx, state, stream_events=stream_events)
+
+    def run(self, message: Any, ctx: RunContext, **options: Any) -> dict[str, Any]:
+        """Run to the end and return the WorkflowRunOutput dict."""
+        run = self.start_run(message, ctx, **options)
+        for _ in run:
+            pass
+        return run.output
+
+    def continue_run(
+        self,
+        run_output: Mapping[str, Any],
+        ctx: RunContext | None = None,
+        *,
+        step_requirements: Sequence[Mapping[str, Any]] | None = None,
+        error_requirements: Sequence[Mapping[str, Any]] | None = None,
+        stream_events: bool = True,
+    ) -> WorkflowRun:
+        """Resume a PAUSED run from its stored WorkflowRunOutput dict alone, with the answers to its
+        review: StepRequirement dicts with ``confirmed`` (and ``rejection_feedback``,
+        ``edited_output``), ``user_input`` or ``selected_choices``; for a step paused on an error,
+        ``{step_id, decision: "retry" | "skip"}``. A review answered after its ``timeout`` follows
+        ``on_timeout`` (judged by ``ctx.clock``). Bad answers raise ``InvalidContinuation``."""
+        if ctx is None:
+            raise TypeError("continue_run() needs ctx")
+        output = json_copy(dict(run_output))
+        if output.get("workflow_id") and output["workflow_id"] != self.id:
+            raise InvalidContinuation(f"Run {output.get('run_id')} belongs to workflow {output['workflow_id']}, not {self.id}")
+        if output.get("workflow_version") != self.version:
+            # Step ids and indexes are a version's own: another version's steps would resume elsewhere.
+            raise InvalidContinuation(
+                f"Run {output.get('run_id')} paused in version {output.get('workflow_version')} of {self.id}, not version {self.version}"
+            )
+        if output.get("status") != PAUSED:
+            raise InvalidContinuation(f"Cannot continue a run that is not paused. Current status: {output.get('status')}")
+        try:
+            resume = decide(output, list(step_requirements or []), list(error_requirements or []), ctx.clock())
+        except ValueError as exc:
+            raise InvalidContinuation(str(exc)) from None
+        state = WorkflowState.from_dict(output)
+        if ctx.session_state is not None:
+            state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
+        run = WorkflowRun(self, ctx, state, stream_events=stream_events, resume=resume)
+        if resume.executor_requirements is not None:
+            run.prepare_executor_continue(resume)
+        return run
+
+    def validated_input(self, message: Any) -> Any:
+        spec = self.input_schema_spec
+        if spec is None:
+            return json_copy(message)
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, default=str)
+        try:
+            return spec.parse(text)
+        except ValueError as exc:
+            raise ValueError(f"The input does not match {self.name or self.id}'s input schema: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition for the API (``WorkflowResponse``'s own fields; the caller expands
+        ``agent_id`` / ``team_id`` into their AgentResponse / TeamResponse)."""
+        schema = self.input_schema_spec.schema if self.input_schema_spec is not None else None
+        return {
+            "id": self.id, "name": self.name, "description": self.description, "input_schema": json_copy(schema),
+            "steps": [s.to_dict() for s in self.steps], "metadata": json_copy(self.metadata) or None,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Workflow id={self.id!r} steps={len(self.steps)}>"
+
+
+@dataclass
+class WorkflowState:
+    """A workflow run's state; ``to_dict`` is the WorkflowRunOutput dict and ``from_dict`` reads it back."""
+
+    run_id: str
+    workflow_id: str
+    workflow_name: str | None
+    session_id: str
+    user_id: str | None
+    input: Any
+    created_at: int
+    session_state: dict[str, Any]
+    additional_data: dict[str, Any] | None = None
+    content: Any = None
+    content_type: str = "str"
+    status: str = RUNNING
+    step_results: list[StepOutput] = field(default_factory=list)
+    step_executor_runs: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    duration: float | None = None
+    cancellation_stage: str | None = None
+    # Every review so far, the last one the open one while PAUSED (Agno keeps the history).
+    step_requirements: list[dict[str, Any]] = field(default_factory=list)
+    error_requirements: list[dict[str, Any]] = field(default_factory=list)
+    paused_step_index: int | None = None
+    paused_step_name: str | None = None
+    pause_kind: str | None = None
+    workflow_version: int | None = None
+
+    def metrics(self) -> dict[str, Any]:
+        """Agno's WorkflowMetrics: each agent or team step's run metrics by step name, and the duration."""
+        steps: dict[str, Any] = {}
+
+        def walk(outputs: Sequence[StepOutput]) -> None:
+            for output in outputs:
+                if output.executor_type in ("agent", "team") and output.step_name:
+                    steps[output.step_name] = {
+                        "step_name": output.step_name,
+                        "executor_type": output.executor_type,
+                        "executor_name": output.executor_name,
+                        "metrics": json_copy(output.metrics),
+                    }
+                walk(output.steps or [])
+
+        walk(self.step_results)
+        return {"steps": steps, "duration": self.duration}
+
+    def to_dict(self) -> dict[str, Any]:
+        return drop_nulls({
+            "run_id": self.run_id,
+            "workflow_id": self.workflow_id,
+            "workflow_name": self.workflow_name,
+            "workflow_version": self.workflow_version,
+            "session_id": self.session_id,
+            "user_id": self.user_id,
+            "input": json_copy(self.input),
+            "additional_data": json_copy(self.additional_data),
+            "content": json_copy(self.content),
+            "content_type": self.content_type,
+            "status": self.status,
+            "cancellation_stage": self.cancellation_stage,
+            "created_at": self.created_at,
+            "metadata": json_copy(self.metadata),
+            "metrics": self.metrics(),
+            "step_results": [o.to_dict() for o in self.step_results],
+            "step_executor_runs": json_copy(self.step_executor_runs),
+            "session_state": json_copy(self.session_state),
+            "step_requirements": json_copy(self.step_requirements) or None,
+            "error_requirements": json_copy(self.error_requirements) or None,
+            "pause_kind": self.pause_kind,
+            "paused_step_name": self.paused_step_name,
+            "paused_step_index": self.paused_step_index,
+        })
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WorkflowState:
+        data = json_copy(dict(data))
+        return cls(
+            run_id=data["run_id"],
+            workflow_id=data.get("workflow_id", ""),
+            workflow_name=data.get("workflow_name"),
+            session_id=data.get("session_id", ""),
+            user_id=data.get("user_id"),
+            input=data.get("input"),
+            created_at=int(data.get("created_at") or 0),
+            session_state=data.get("session_state") or {},
+            additional_data=data.get("additional_data"),
+            content=data.get("content"),
+            content_type=data.get("content_type", "str"),
+            status=data.get("status", RUNNING),
+            step_results=[StepOutput.from_dict(o) for o in data.get("step_results") or []],
+            step_executor_runs=list(data.get("step_executor_runs") or []),
+            metadata=data.get("metadata"),
+            duration=(data.get("metrics") or {}).get("duration"),
+            cancellation_stage=data.get("cancellation_stage"),
+            step_requirements=list(data.get("step_requirements") or []),
+            error_requirements=list(data.get("error_requirements") or []),
+            paused_step_index=data.get("paused_step_index"),
+            paused_step_name=data.get("paused_step_name"),
+            pause_kind=data.get("pause_kind"),
+            workflow_version=data.get("workflow_version"),
+        )
+
+
+class WorkflowRun(RunIteration):
+    """One execution of a workflow. Iterate for events, then read ``output``."""
+
+    def __init__(
+        self, workflow: Workflow, ctx: RunContext, state: WorkflowState, *, stream_events: bool = True, resume: Resume | None = None
+    ) -> None:
+        self.workflow = workflow
+        self.ctx = ctx
+        self.state = state
+        self.stream_events = stream_events
+        self.resume = resume
+        # The session state each executor run was given, by run id (see executor_finished).
+        self._given_state: dict[str, dict[str, Any]] = {}
+        self._agen = self._execute()
+        self._sync: Iterator[dict[str, Any]] | None = None
+
+
+    # ---- what the steps use -------------------------------------------------------------------
+
+    def resume_for(self, step: Any) -> Resume | None:
+        """The continue's decision, to the step it is about (a top-level step)."""
+        resume = self.resume
+        if resume is not None and resume.index < len(self.workflow.steps) and self.workflow.steps[resume.index] is step:
+            return resume
+        return None
+
+    async def check_cancelled(self) -> None:
+        if await maybe_await(self.ctx.is_cancelled()):
+            raise WorkflowCancelledError()
+
+    def event(self, event: str, **fields: Any) -> dict[str, Any]:
+        state = self.state
+        data: dict[str, Any] = {
+            "created_at": int(self.ctx.clock()),
+            "event": event,
+            "workflow_id": state.workflow_id,
+            "workflow_name": state.workflow_name,
+            "session_id": state.session_id,
+            "run_id": state.run_id,
+            "nested_depth": 0,
+        }
+        data.update(fields)
+        return drop_nulls(data)
+
+    def step_event(self, event: str, step: Any, index: Index, parent_step_id: str | None, **fields: Any) -> dict[str, Any]:
+        return self.event(
+            event, step_id=step.step_id, parent_step_id=parent_step_id, step_name=step.name, step_index=_index(index), **fields
+        )
+
+    def step_completed(self, step: Any, index: Index, parent_step_id: str | None, output: StepOutput) -> dict[str, Any]:
+        return self.step_event(
+            "StepCompleted", step, index, parent_step_id, content=json_copy(output.content),
+            content_type=content_type_of(output.content), step_response=output.to_dict(),
+        )
+
+    def executor_event(self, event: dict[str, Any], step: Any, index: Index) -> dict[str, Any]:
+        return {
+            **event,
+            "workflow_id": self.state.workflow_id,
+            "workflow_run_id": self.state.run_id,
+            "step_id": step.step_id,
+            "step_name": step.name,
+            "step_index": _index(index),
+            "nested_depth": int(event.get("nested_depth") or 0) + 1,
+        }
+
+    def executor_context(self, component: Any, run_id: str | None = None) -> RunContext:
+        """An agent or team step's context: the workflow's session, user, cancellation, clock and
+        stores, a copy of the workflow's session state, and the component's earlier runs in this
+        session's workflow runs as history."""
+        ctx = self.ctx
+        run_id = run_id or str(uuid.uuid4())
+        self._given_state[run_id] = json_copy(self.state.session_state)
+        return RunContext(
+            run_id=run_id,
+            session_id=ctx.session_id,
+            user_id=ctx.user_id,
+            history=executor_history(ctx.history, component.id),
+            memories=list(ctx.memories),
+            session_state=json_copy(self.state.session_state),
+            memory_store=ctx.memory_store,
+            past_sessions=ctx.past_sessions,
+            retriever=ctx.retriever,
+            knowledge_filters=ctx.knowledge_filters,
+            is_cancelled=ctx.is_cancelled,
+            clock=ctx.clock,
+            sleep=ctx.sleep,
+            dependencies=ctx.dependencies,
+            metadata=ctx.metadata,
+            incremental=ctx.incremental,
+            principal=ctx.principal,
+        )
+
+    def prepare_executor_continue(self, resume: Resume) -> None:
+        """The paused executor's own continue, from its stored RunOutput in ``step_executor_runs``;
+        its ``continue_run`` refuses bad answers (``InvalidContinuation``) before anything runs."""
+        step = self.workflow.steps[resume.index]
+        requirement = self.state.step_requirements[-1]
+        component = getattr(step, "agent", None) or getattr(step, "team", None)
+        stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
+        if component is None or stored is None:
+            raise InvalidContinuation(f"Step {requirement['step_name']!r} has no paused executor run to continue")
+        ctx = self.executor_context(component, run_id=stored["run_id"])
+        resume.executor_run = component.continue_run(stored, ctx=ctx, requirements=resume.executor_requirements)
+
+    def executor_finished(self, output: dict[str, Any]) -> None:
+        runs = self.state.step_executor_runs
+        for position, run in enumerate(runs):
+            if run.get("run_id") == output.get("run_id"):
+                runs[position] = json_copy(output)  # a continued executor run replaces its paused copy
+                break
+        else:
+            runs.append(json_copy(output))
+        # Only what the executor changed goes back: its copy of the rest is stale when Parallel
+        # branches changed the state meanwhile.
+        given = self._given_state.pop(output.get("run_id"), {})
+        _deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
+
+    def branch_finished(self, executor_runs: Sequence[Mapping[str, Any]], session_state_changes: Mapping[str, Any]) -> None:
+        """A Parallel branch that ran elsewhere (``workflow_branches``) ended: its executor runs
+        join this run's, and what it changed of the session state is merged in."""
+        for run in executor_runs:
+            self.state.step_executor_runs.append(json_copy(dict(run)))
+        _deep_merge(self.state.session_state, json_copy(dict(session_state_changes)))
+
+    # ---- the run ------------------------------------------------------------------------------
+
+    def _emit(self, event: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        if self.stream_events or event["event"] in ESSENTIAL_WORKFLOW_EVENTS:
+            yield event
+
+    async def _execute(self) -> AsyncIterator[dict[str, Any]]:
+        clock, state, resume = self.ctx.clock, self.state, self.resume
+        start = clock()
+        previous = state.duration or 0.0
+        state.status = RUNNING
+        try:
+            if resume is None:
+                for event in self._emit(self.event("WorkflowStarted")):
+                    yield event
+            else:
+                for event in self._emit(self._continued()):
+                    yield event
+                state.paused_step_index = state.paused_step_name = state.pause_kind = None
+                if resume.cancel is not None:
+                    raise WorkflowCancelledError(resume.cancel)
+                if resume.error is not None:
+                    raise StepFailed(resume.error, error_type="max_retries")
+            if resume is None or not resume.finish:
+                async with aclosing(self._steps(resume.index if resume is not None else 0)) as steps:
+                    async for event in steps:
+                        for emitted in self._emit(event):
+                            yield emitted
+            state.status = COMPLETED
+            last = state.step_results[-1] if state.step_results else None
+            state.content = last.deepest_content() if last is not None else "No steps executed"
+            state.content_type = content_type_of(state.content)
+            state.duration = previous + clock() - start
+            for event in self._emit(self._completed()):
+                yield event
+        except WorkflowPause as pause:
+            state.duration = previous + clock() - start
+            for event in self._pause(pause):
+                yield event
+        except WorkflowCancelledError as cancelled:
+            state.status = CANCELLED
+            state.cancellation_stage = "EXECUTING"
+            state.content = str(cancelled) or f"Workflow run {state.run_id} was cancelled"
+            state.duration = previous + clock() - start
+            for event in self._emit(self.event("WorkflowCancelled", reason=state.content, content=state.content)):
+                yield event
+        except StepFailed as failure:
+            state.status = ERROR
+            state.content = failure.message
+            state.duration = previous + clock() - start
+            for event in self._emit(self.event("WorkflowError", error=failure.message, error_type=failure.error_type)):
+                yield event
+
+    async def _steps(self, start: int) -> AsyncIterator[dict[str, Any]]:
+        """Top-level steps from ``start``, each asked for its review before and after it runs."""
+        state, resume = self.state, self.resume
+        base = StepInput(input=state.input, additional_data=state.additional_data, session_state=state.session_state)
+        for position in range(start, len(self.workflow.steps)):
+            step = self.workflow.steps[position]
+            await self.check_cancelled()
+            step_input = chained(base, state.step_results)
+            answered = resume is not None and resume.index == position
+            retry_count = resume.retry_count if answered and resume is not None else 0
+            if answered and resume is not None and resume.extra:
+                step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
+            review = getattr(step, "human_review", None)
+            if review is not None and not (answered and resume is not None and resume.run_step):
+                requirement = before_requirement(step, position, step_input, self.ctx.clock())
+                if requirement is not None:
+                    requirement["retry_count"] = retry_count
+                    raise WorkflowPause(requirement)
+            found: list[StepOutput] = []
+            gen = step.execute(self, step_input, position, None)
+            async with aclosing(run_child(gen, found)) as events:
+                async for event in events:
+                    yield event
+            output = found[-1]
+            state.step_results.append(output)
+            if review is not None and step.step_type in ("Step", "Router"):
+                requirement = output_requirement(step, position, step_input, output, self.ctx.clock(), retry_count)
+                if requirement is not None:
+                    raise WorkflowPause(requirement)
+            if output.stop:
+                return
+
+    def _pause(self, pause: WorkflowPause) -> Iterator[dict[str, Any]]:
+        state, requirement = self.state, pause.requirement
+        if pause.output is not None:
+            state.step_results.append(pause.output)
+        (state.error_requirements if pause.error else state.step_requirements).append(requirement)
+        state.status = PAUSED
+        state.paused_step_index = requirement["step_index"]
+        state.paused_step_name = requirement["step_name"]
+        state.pause_kind = "executor" if requirement.get("requires_executor_input") else "step"
+        state.content = None
+        step = {"step_id": requirement["step_id"], "step_name": requirement["step_name"], "step_index": requirement["step_index"]}
+        if requirement.get("requires_executor_input"):
+            yield from self._emit(self.event(
+                "StepExecutorPaused", **step, executor_id=requirement["executor_id"], executor_name=requirement["executor_name"],
+                executor_run_id=requirement["executor_run_id"], executor_type=requirement["executor_type"],
+                executor_requirements=requirement["executor_requirements"],
+            ))
+        elif requirement.get("is_post_execution"):
+            yield from self._emit(self.event(
+                "StepOutputReview", **step, requires_output_review=True, output_review_message=requirement["output_review_message"],
+            ))
+        elif requirement.get("requires_route_selection"):
+            yield from self._emit(self.event(
+                "RouterPaused", **step, available_choices=requirement["available_choices"],
+                user_input_message=requirement["user_input_message"], allow_multiple_selections=requirement["allow_multiple_selections"],
+            ))
+        elif not pause.error:
+            yield from self._emit(self.event(
+                "StepPaused", **step, requires_confirmation=requirement["requires_confirmation"],
+                confirmation_message=requirement["confirmation_message"], requires_user_input=requirement["requires_user_input"],
+                user_input_message=requirement["user_input_message"], user_input_schema=requirement.get("user_input_schema"),
+            ))
+        out = state.to_dict()
+        yield from self._emit(self.event(
+            "WorkflowPaused", status=PAUSED, paused_step_index=state.paused_step_index, paused_step_name=state.paused_step_name,
+            pause_kind=state.pause_kind, step_requirements=out.get("step_requirements"), error_requirements=out.get("error_requirements"),
+            step_results=out["step_results"], step_executor_runs=out["step_executor_runs"], metadata=out.get("metadata"),
+        ))
+
+    def _continued(self) -> dict[str, Any]:
+        state = self.state
+        requirements = state.error_requirements if state.error_requirements and state.error_requirements[-1].get("decision") else state.step_requirements
+        step_id = requirements[-1]["step_id"] if requirements else None
+        return self.event("StepContinued", step_id=step_id, step_name=state.paused_step_name, step_index=state.paused_step_index)
+
+    def _completed(self) -> dict[str, Any]:
+        out = self.state.to_dict()
+        return self.event(
+            "WorkflowCompleted", content=out.get("content"), content_type=out["content_type"],
+            step_results=out["step_results"], step_executor_runs=out["step_executor_runs"],
+            metadata=out.get("metadata"), metrics=out["metrics"], session_state=out["session_state"],
+        )
+
+
+def changed_state(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``after`` that differ from ``before`` (nested dicts compared key by key)."""
+    changed: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            inner = changed_state(old, value)
+            if inner:
+                changed[key] = inner
+        elif key not in before or old != value:
+            changed[key] = json_copy(value)
+    return changed
+
+
+def executor_history(history: Sequence[Mapping[str, Any]], component_id: str) -> list[dict[str, Any]]:
+    """A step's agent's (or team's) completed runs inside this session's earlier workflow runs."""
+    return [
+        dict(run)
+        for workflow_run in history
+        for run in workflow_run.get("step_executor_runs") or []
+        if (run.get("agent_id") or run.get("team_id")) == component_id and run.get("status") == COMPLETED
+    ]
+
+
+def _index(index: Index) -> int | list[int]:
+    return index if isinstance(index, int) else list(index)
+
+
+def _slug(name: str | None) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", (name or "").lower()).strip("-")

@@ -1,0 +1,707 @@
+"""The workflow step types: ``Step``, ``Steps``, ``Parallel``, ``Loop``, ``Condition``, ``Router``.
+
+Each type's ``execute`` is an async generator over the running workflow (``scope``, a
+``WorkflowRun``): it yields event dicts as they happen and, last, one ``StepOutput`` (an async
+generator cannot return a value; ``run_child`` splits the two for the caller). Containers run
+their inner steps through the same protocol, so any type nests in any other.
+
+Chaining, as Agno's: a step sees the content of the step before it (``previous_step_content``)
+and every earlier output by name; an agent or team step is sent the deepest content of the last
+output, or the workflow's input for the first step. Inner steps' ``step_index`` is
+``[container index, position]``.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, Union
+
+from engine.agent import Agent
+from engine.aio import in_tool_thread, maybe_await
+from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
+from engine.team import Team, _relayed
+from engine.workflow_review import (
+    HumanReview,
+    WorkflowPause,
+    error_requirement,
+    executor_requirement,
+    iteration_requirement,
+    reject_flat_review_kwargs,
+)
+from engine.workflow_branches import step_path
+from engine.workflow_types import StepInput, StepOutput
+
+if TYPE_CHECKING:
+    from engine.workflow import WorkflowRun
+    from engine.workflow_branches import ParallelBranches
+
+Index = Union[int, list[int]]
+StepLike = Union["Step", "Steps", "Parallel", "Loop", "Condition", "Router", Agent, Team, Callable[..., Any]]
+
+
+class StepFailed(Exception):
+    """A step's executor failed (it raised, or its agent's run ended in ERROR)."""
+
+    def __init__(self, message: str, error_type: str = "step_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_type = error_type
+
+
+class WorkflowCancelledError(Exception):
+    """The run was cancelled (``ctx.is_cancelled``) between or inside steps."""
+
+
+def as_step(item: StepLike) -> Any:
+    """A bare agent, team or function in a step list becomes a ``Step``."""
+    if isinstance(item, (Step, Steps, Parallel, Loop, Condition, Router)):
+        return item
+    if isinstance(item, Agent):
+        return Step(agent=item)
+    if isinstance(item, Team):
+        return Step(team=item)
+    if callable(item):
+        return Step(executor=item)
+    raise TypeError(f"A workflow step is a Step, Steps, Parallel, Loop, Condition, Router, Agent, Team or function, not {type(item).__name__}")
+
+
+def as_steps(items: Sequence[StepLike] | StepLike) -> list[Any]:
+    if not isinstance(items, (list, tuple)):
+        items = [items]
+    return [as_step(item) for item in items]
+
+
+def inner_index(index: Index, position: int) -> list[int]:
+    return [index if isinstance(index, int) else index[0], position]
+
+
+async def run_child(gen: AsyncIterator[Any], outputs: list[StepOutput]) -> AsyncIterator[dict[str, Any]]:
+    """A step execution's events; its ``StepOutput`` goes to ``outputs``."""
+    async with aclosing(gen) as items:
+        async for item in items:
+            if isinstance(item, StepOutput):
+                outputs.append(item)
+            else:
+                yield item
+
+
+def chained(step_input: StepInput, outputs: Sequence[StepOutput]) -> StepInput:
+    """The input of the step after ``outputs`` (inside a container, which starts from its own input)."""
+    if not outputs:
+        return step_input
+    previous = dict(step_input.previous_step_outputs)
+    for output in outputs:
+        previous[output.step_name or ""] = output
+    return StepInput(
+        input=step_input.input,
+        previous_step_content=outputs[-1].content,
+        previous_step_outputs=previous,
+        additional_data=step_input.additional_data,
+        session_state=step_input.session_state,
+    )
+
+
+async def run_sequence(
+    scope: WorkflowRun, steps: Sequence[Any], step_input: StepInput, index: Index, parent_step_id: str | None, outputs: list[StepOutput]
+) -> AsyncIterator[dict[str, Any]]:
+    """Run ``steps`` one after another, chained, into ``outputs``; an early stop ends the sequence."""
+    for position, step in enumerate(steps):
+        await scope.check_cancelled()
+        found: list[StepOutput] = []
+        gen = step.execute(scope, chained(step_input, outputs), inner_index(index, position), parent_step_id)
+        async with aclosing(run_child(gen, found)) as events:
+            async for event in events:
+                yield event
+        outputs.append(found[-1])
+        if found[-1].stop:
+            return
+
+
+def _names(steps: Sequence[Any]) -> list[str]:
+    return [s.name for s in steps]
+
+
+class Step:
+    """One unit of work: an agent, a team or a function (``executor(step_input)``, sync or async).
+
+    A function's return value is its content unless it returns a ``StepOutput``. A sync function
+    runs in the runtime's tool thread pool. A failed execution is retried ``max_retries`` times;
+    then ``skip_on_failure`` or ``human_review.on_error`` ("skip") skips the step, else ("fail")
+    the workflow ends in ERROR.
+    """
+
+    step_type = "Step"
+
+    def __init__(
+        self,
+        name: str | None = None,
+        agent: Agent | None = None,
+        team: Team | None = None,
+        executor: Callable[..., Any] | None = None,
+        *,
+        step_id: str | None = None,
+        description: str | None = None,
+        max_retries: int = 3,
+        skip_on_failure: bool = False,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
+        reject_flat_review_kwargs("Step", flat)
+        given = [x for x in (agent, team, executor) if x is not None]
+        if len(given) != 1:
+            raise ValueError("A Step has exactly one of agent=, team= or executor=")
+        if agent is not None and not isinstance(agent, Agent):
+            raise TypeError("Step(agent=) takes an Agent")
+        if team is not None and not isinstance(team, Team):
+            raise TypeError("Step(team=) takes a Team")
+        if executor is not None and not callable(executor):
+            raise TypeError("Step(executor=) takes a function")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.agent, self.team, self.executor = agent, team, executor
+        component = agent or team
+        self.name = name or (component.name or component.id if component is not None else getattr(executor, "__name__", "step"))
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+        self.max_retries = max_retries
+        self.skip_on_failure = skip_on_failure
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Step")
+
+    @property
+    def executor_type(self) -> str:
+        return "agent" if self.agent is not None else "team" if self.team is not None else "function"
+
+    @property
+    def executor_name(self) -> str:
+        component = self.agent or self.team
+        if component is not None:
+            return component.name or component.id
+        return getattr(self.executor, "__name__", self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step's definition, as Agno's ``Step.to_dict`` (the executor by id or function name)."""
+        data: dict[str, Any] = {
+            "type": "Step", "name": self.name, "step_id": self.step_id, "description": self.description,
+            "max_retries": self.max_retries, "skip_on_failure": self.skip_on_failure, "human_review": self.human_review.to_dict(),
+        }
+        if self.agent is not None:
+            data["agent_id"] = self.agent.id
+        elif self.team is not None:
+            data["team_id"] = self.team.id
+        else:
+            data["executor_ref"] = self.executor_name
+        return data
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        yield scope.step_event("StepStarted", self, index, parent_step_id)
+        output: StepOutput | None = None
+        resume = scope.resume_for(self)
+        for attempt in range(self.max_retries + 1):
+            await scope.check_cancelled()
+            found: list[StepOutput] = []
+            try:
+                async with aclosing(run_child(self._attempt(scope, step_input, index), found)) as events:
+                    async for event in events:
+                        yield event
+            except StepFailed as failure:
+                if attempt < self.max_retries:
+                    continue
+                yield scope.step_event("StepError", self, index, parent_step_id, error=failure.message)
+                if self.human_review.on_error == "pause" and not self.skip_on_failure:
+                    retries = resume.error_retries if resume is not None else 0
+                    raise WorkflowPause(error_requirement(self, _top(index), failure.message, failure.error_type, retries), error=True)
+                if not (self.skip_on_failure or self.human_review.on_error == "skip"):
+                    raise
+                output = self._output(f"Step {self.name} failed but skipped", success=False, error=failure.message)
+                break
+            output = found[-1]
+            break
+        assert output is not None
+        yield scope.step_completed(self, index, parent_step_id, output)
+        yield output
+
+    def _output(self, content: Any, **values: Any) -> StepOutput:
+        return StepOutput(
+            content=content, step_name=self.name, step_id=self.step_id, step_type="Step",
+            executor_type=self.executor_type, executor_name=self.executor_name, **values,
+        )
+
+    async def _attempt(self, scope: WorkflowRun, step_input: StepInput, index: Index) -> AsyncIterator[Any]:
+        if self.executor is not None:
+            yield await self._call_function(step_input)
+            return
+        component = self.agent or self.team
+        assert component is not None
+        resume = scope.resume_for(self)
+        if resume is not None and resume.executor_run is not None:
+            # The executor paused for its tools' human decisions: it goes on under its own run id.
+            run, resume.executor_run = resume.executor_run, None
+        else:
+            message = step_input.get_last_step_content() if step_input.previous_step_outputs else step_input.input
+            text = with_review_context(_message_text(message), step_input.additional_data or {})
+            run = component.start_run(text, scope.executor_context(component), stream_events=True)
+            run.state.parent_run_id = scope.run_id
+        try:
+            async for event in run:
+                yield scope.executor_event(event, self, index)
+        finally:
+            await run.aclose()
+        out = run.output
+        scope.executor_finished(out)
+        status = out.get("status")
+        if status == CANCELLED:
+            raise WorkflowCancelledError()
+        if status == ERROR:
+            raise StepFailed(str(out.get("content") or "the executor failed"), error_type="executor_error")
+        if status == PAUSED:
+            if not isinstance(index, int):
+                raise StepFailed(f"{self.executor_name} paused for a human inside a container step, where a workflow cannot resume")
+            raise WorkflowPause(executor_requirement(self, index, step_input, out, scope.ctx.clock()))
+        assert status == COMPLETED, status
+        yield self._output(json_copy(out.get("content")), step_run_id=out["run_id"], metrics=json_copy(out.get("metrics")))
+
+    async def _call_function(self, step_input: StepInput) -> StepOutput:
+        fn = self.executor
+        assert fn is not None
+        kwargs = {"session_state": step_input.session_state} if _accepts(fn, "session_state") else {}
+        try:
+            if inspect.iscoroutinefunction(fn):
+                result = await fn(step_input, **kwargs)
+            else:
+                result = await maybe_await(await in_tool_thread(fn, step_input, **kwargs))
+        except (WorkflowCancelledError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise StepFailed(f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__) from exc
+        if isinstance(result, StepOutput):
+            result.step_name = result.step_name or self.name
+            result.step_id = result.step_id or self.step_id
+            result.step_type = result.step_type or "Step"
+            result.executor_type = result.executor_type or "function"
+            result.executor_name = result.executor_name or self.executor_name
+            return result
+        return self._output(result)
+
+
+class Steps:
+    """A named sequence of steps, run one after another (Agno's ``Steps``)."""
+
+    step_type = "Steps"
+
+    def __init__(
+        self,
+        name: str | None = None,
+        steps: Sequence[StepLike] = (),
+        *,
+        step_id: str | None = None,
+        description: str | None = None,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
+        reject_flat_review_kwargs("Steps", flat)
+        self.name = name or "Steps"
+        self.steps = as_steps(list(steps))
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Steps")
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**_base(self), "steps": [s.to_dict() for s in self.steps], "human_review": self.human_review.to_dict()}
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        yield scope.step_event("StepsExecutionStarted", self, index, parent_step_id, steps_count=len(self.steps))
+        outputs: list[StepOutput] = []
+        async with aclosing(run_sequence(scope, self.steps, step_input, index, self.step_id, outputs)) as events:
+            async for event in events:
+                yield event
+        yield scope.step_event(
+            "StepsExecutionCompleted", self, index, parent_step_id, steps_count=len(self.steps),
+            executed_steps=len(outputs), step_results=[o.to_dict() for o in outputs],
+        )
+        yield container_output(self, f"Steps {self.name} completed with {len(outputs)} results", outputs)
+
+
+class Parallel:
+    """Branches run concurrently, each as its own asyncio task with the same input; their events
+    are relayed as they happen and their outputs collected in declaration order."""
+
+    step_type = "Parallel"
+
+    def __init__(self, *steps: StepLike, name: str | None = None, step_id: str | None = None, description: str | None = None, **flat: Any) -> None:
+        reject_flat_review_kwargs("Parallel", flat)
+        if not steps:
+            raise ValueError("Parallel needs at least one step")
+        self.steps = as_steps(list(steps))
+        self.name = name or "Parallel"
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**_base(self), "steps": [s.to_dict() for s in self.steps]}
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        yield scope.step_event("ParallelExecutionStarted", self, index, parent_step_id, parallel_step_count=len(self.steps))
+        branches = scope.ctx.parallel_branches
+        path = step_path(scope.workflow.steps, self) if branches is not None else None
+        if branches is not None and path is not None:
+            outputs: list[StepOutput] = []
+            async with aclosing(self._elsewhere(scope, branches, path, step_input, index, outputs)) as events:
+                async for event in events:
+                    yield event
+        else:
+            outputs = []
+            async with aclosing(self._as_tasks(scope, step_input, index, outputs)) as events:
+                async for event in events:
+                    yield event
+        yield scope.step_event(
+            "ParallelExecutionCompleted", self, index, parent_step_id, parallel_step_count=len(self.steps),
+            step_results=[o.to_dict() for o in outputs],
+        )
+        output = container_output(self, parallel_content(outputs), outputs)
+        output.executor_type, output.executor_name = "parallel", self.name
+        output.success = all(o.success for o in outputs)
+        yield output
+
+    async def _elsewhere(
+        self, scope: WorkflowRun, branches: ParallelBranches, path: str, step_input: StepInput, index: Index, outputs: list[StepOutput],
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The branches as separate work (``RunContext.parallel_branches``): their events as they
+        come, their executor runs and session state taken in branch order once all have ended;
+        then, as inline, the first failure (in branch order) fails the Parallel."""
+        results: list[Any] = []
+        gen = branches.run_branches(scope=scope, path=path, count=len(self.steps), step_input=step_input, index=index)
+        async with aclosing(gen) as items:
+            async for item in items:
+                if isinstance(item, list):
+                    results = item
+                else:
+                    yield item
+        for result in results:
+            scope.branch_finished(result.executor_runs, result.session_state_changes)
+        if any(result.cancelled for result in results):
+            raise WorkflowCancelledError()
+        for result in results:
+            if result.error is not None:
+                raise StepFailed(result.error, error_type=result.error_type)
+        outputs.extend(result.output for result in results if result.output is not None)
+
+    async def _as_tasks(self, scope: WorkflowRun, step_input: StepInput, index: Index, outputs: list[StepOutput]) -> AsyncIterator[dict[str, Any]]:
+        slots: list[list[StepOutput]] = [[] for _ in self.steps]
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def branch(position: int, step: Any) -> None:
+            gen = step.execute(scope, step_input, inner_index(index, position), self.step_id)
+            async with aclosing(run_child(gen, slots[position])) as events:
+                async for event in events:
+                    await queue.put(event)
+
+        tasks = [asyncio.ensure_future(branch(p, s)) for p, s in enumerate(self.steps)]
+        async with aclosing(_relayed(tasks, queue)) as relayed:
+            async for event in relayed:
+                yield event
+        outputs.extend(slot[-1] for slot in slots)
+
+
+class Loop:
+    """``steps`` run again and again, chained, until ``end_condition(iteration_outputs)`` is true
+    or ``max_iterations`` iterations ran."""
+
+    step_type = "Loop"
+
+    def __init__(
+        self,
+        name: str | None = None,
+        steps: Sequence[StepLike] = (),
+        *,
+        end_condition: Callable[[list[StepOutput]], Any] | None = None,
+        max_iterations: int = 3,
+        step_id: str | None = None,
+        description: str | None = None,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
+        reject_flat_review_kwargs("Loop", flat)
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be >= 1")
+        self.name = name or "Loop"
+        self.steps = as_steps(list(steps))
+        if not self.steps:
+            raise ValueError("A Loop needs at least one step")
+        self.end_condition = end_condition
+        self.max_iterations = max_iterations
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Loop")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "steps": [s.to_dict() for s in self.steps], "max_iterations": self.max_iterations,
+            "end_condition": _ref(self.end_condition), "human_review": self.human_review.to_dict(),
+        }
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        limits = {"max_iterations": self.max_iterations}
+        yield scope.step_event("LoopExecutionStarted", self, index, parent_step_id, **limits)
+        all_outputs: list[StepOutput] = []
+        iteration = 0
+        resume = scope.resume_for(self)
+        if resume is not None and resume.loop_outputs is not None:
+            # A rejected iteration review: go on from the iterations already run.
+            all_outputs = [StepOutput.from_dict(o) for o in resume.loop_outputs]
+            iteration = resume.loop_iteration
+        stopped = False
+        while iteration < self.max_iterations and not stopped:
+            iteration += 1
+            yield scope.step_event("LoopIterationStarted", self, index, parent_step_id, iteration=iteration, **limits)
+            outputs: list[StepOutput] = []
+            async with aclosing(run_sequence(scope, self.steps, chained(step_input, all_outputs), index, self.step_id, outputs)) as events:
+                async for event in events:
+                    yield event
+            all_outputs.extend(outputs)
+            stopped = any(o.stop for o in outputs)
+            done = stopped or (self.end_condition is not None and bool(await maybe_await(self.end_condition(outputs))))
+            yield scope.step_event(
+                "LoopIterationCompleted", self, index, parent_step_id, iteration=iteration, **limits,
+                iteration_results=[o.to_dict() for o in outputs], should_continue=not done and iteration < self.max_iterations,
+            )
+            if self.human_review.requires_iteration_review and not stopped:
+                partial = container_output(self, f"Loop {self.name} completed iteration {iteration}/{self.max_iterations}", list(all_outputs))
+                requirement = iteration_requirement(self, _top(index), iteration, step_input, partial, scope.ctx.clock())
+                raise WorkflowPause(requirement, output=partial)
+            if done:
+                break
+        yield scope.step_event(
+            "LoopExecutionCompleted", self, index, parent_step_id, **limits, total_iterations=iteration,
+            all_results=[[o.to_dict() for o in all_outputs]],
+        )
+        yield container_output(self, f"Loop {self.name} completed {iteration} iterations with {len(all_outputs)} total steps", all_outputs)
+
+
+class Condition:
+    """``steps`` run only when ``evaluator(step_input)`` (or a plain bool) is true; otherwise
+    ``else_steps`` run, when there are any."""
+
+    step_type = "Condition"
+
+    def __init__(
+        self,
+        name: str | None = None,
+        evaluator: Callable[[StepInput], Any] | bool = True,
+        steps: Sequence[StepLike] = (),
+        *,
+        else_steps: Sequence[StepLike] = (),
+        step_id: str | None = None,
+        description: str | None = None,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
+        reject_flat_review_kwargs("Condition", flat)
+        self.name = name or "Condition"
+        self.evaluator = evaluator
+        self.steps = as_steps(list(steps))
+        self.else_steps = as_steps(list(else_steps))
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Condition")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "evaluator": self.evaluator if isinstance(self.evaluator, bool) else _ref(self.evaluator),
+            "steps": [s.to_dict() for s in self.steps], "else_steps": [s.to_dict() for s in self.else_steps],
+            "human_review": self.human_review.to_dict(),
+        }
+
+    async def evaluate(self, step_input: StepInput) -> bool:
+        if isinstance(self.evaluator, bool):
+            return self.evaluator
+        return bool(await maybe_await(self.evaluator(step_input)))
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        resume = scope.resume_for(self)
+        # A rejected confirmation with on_reject="else" runs the else branch without evaluating.
+        result = False if resume is not None and resume.else_branch else await self.evaluate(step_input)
+        yield scope.step_event("ConditionExecutionStarted", self, index, parent_step_id, condition_result=result)
+        branch = "if" if result else "else"
+        chosen = self.steps if result else self.else_steps
+        outputs: list[StepOutput] = []
+        async with aclosing(run_sequence(scope, chosen, step_input, index, self.step_id, outputs)) as events:
+            async for event in events:
+                yield event
+        yield scope.step_event(
+            "ConditionExecutionCompleted", self, index, parent_step_id, condition_result=result,
+            executed_steps=len(outputs), branch=branch, step_results=[o.to_dict() for o in outputs],
+        )
+        if not chosen:
+            content = f"Condition {self.name} not met - skipped {len(self.steps)} steps"
+        else:
+            content = f"Condition {self.name} completed with {len(outputs)} results ({branch} branch)"
+        yield container_output(self, content, outputs)
+
+
+class Router:
+    """``selector(step_input)`` picks which of ``choices`` run (a step, a step's name, or a list of
+    them); the picked steps run in the order given, chained."""
+
+    step_type = "Router"
+
+    def __init__(
+        self,
+        name: str | None = None,
+        selector: Callable[[StepInput], Any] | None = None,
+        choices: Sequence[StepLike] = (),
+        *,
+        step_id: str | None = None,
+        description: str | None = None,
+        human_review: HumanReview | None = None,
+        **flat: Any,
+    ) -> None:
+        reject_flat_review_kwargs("Router", flat)
+        if selector is None:
+            raise ValueError("A Router needs a selector")
+        self.name = name or "Router"
+        self.selector = selector
+        self.choices = as_steps(list(choices))
+        self.step_id = step_id or str(uuid.uuid4())
+        self.named_step_id = step_id is not None
+        self.description = description
+        self.human_review = human_review or HumanReview()
+        self.human_review.validate_for("Router")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_base(self), "selector": _ref(self.selector), "choices": [s.to_dict() for s in self.choices],
+            "human_review": self.human_review.to_dict(),
+        }
+
+    async def select(self, step_input: StepInput) -> list[Any]:
+        picked = await maybe_await(self.selector(step_input))
+        return self._resolve(picked)
+
+    def _resolve(self, picked: Any) -> list[Any]:
+        if picked is None:
+            return []
+        if isinstance(picked, (list, tuple)):
+            return [step for item in picked for step in self._resolve(item)]
+        if isinstance(picked, str):
+            for choice in self.choices:
+                if choice.name == picked:
+                    return [choice]
+            raise StepFailed(f"Router {self.name} selected {picked!r}, which is not one of {_names(self.choices)}")
+        for choice in self.choices:
+            if choice is picked or getattr(choice, "agent", None) is picked or getattr(choice, "team", None) is picked:
+                return [choice]
+        return [as_step(picked)]
+
+    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
+        resume = scope.resume_for(self)
+        if resume is not None and resume.selection is not None:
+            selected = self._resolve(list(resume.selection))
+        else:
+            selected = await self.select(step_input)
+        yield scope.step_event("RouterExecutionStarted", self, index, parent_step_id, selected_steps=_names(selected))
+        outputs: list[StepOutput] = []
+        async with aclosing(run_sequence(scope, selected, step_input, index, self.step_id, outputs)) as events:
+            async for event in events:
+                yield event
+        yield scope.step_event(
+            "RouterExecutionCompleted", self, index, parent_step_id, selected_steps=_names(selected),
+            executed_steps=len(outputs), step_results=[o.to_dict() for o in outputs],
+        )
+        if not selected:
+            content = f"Router {self.name} completed with 0 results (no steps selected)"
+        else:
+            content = f"Router {self.name} completed with {len(outputs)} results"
+        yield container_output(self, content, outputs)
+
+
+def container_output(step: Any, content: str, outputs: list[StepOutput]) -> StepOutput:
+    return StepOutput(
+        content=content, step_name=step.name, step_id=step.step_id, step_type=step.step_type,
+        executor_type=step.step_type.lower(), executor_name=step.name,
+        success=all(o.success for o in outputs), stop=any(o.stop for o in outputs), steps=outputs,
+    )
+
+
+def parallel_content(outputs: Sequence[StepOutput]) -> str:
+    """Agno's aggregated text of a Parallel's branches."""
+    text = "## Parallel Execution Results\n\n"
+    for position, output in enumerate(outputs):
+        icon = "✅ SUCCESS:" if output.success else "❌ FAILURE:"
+        text += f"### {icon} {output.step_name or f'Step {position + 1}'}\n"
+        content = output.content
+        text += f"{content}\n\n" if content is not None and str(content).strip() else "*(No content)*\n\n"
+    return text.strip()
+
+
+def with_review_context(message: str, additional_data: dict[str, Any]) -> str:
+    """An agent step's message with what a human said in a review (Agno's wording)."""
+    user_input = additional_data.get("user_input")
+    if user_input:
+        lines = "\n".join(f"- {k}: {v}" for k, v in user_input.items())
+        message = f"{message}\n\nUser preferences:\n{lines}" if message else f"User preferences:\n{lines}"
+    if additional_data.get("previous_output"):
+        message = f"{message}\n\nYour previous output:\n{additional_data['previous_output']}"
+    if additional_data.get("rejection_feedback"):
+        message = f"{message}\n\nFeedback from reviewer:\n{additional_data['rejection_feedback']}"
+    return message
+
+
+def _top(index: Index) -> int:
+    return index if isinstance(index, int) else index[0]
+
+
+def _base(step: Any) -> dict[str, Any]:
+    return {"type": step.step_type, "name": step.name, "step_id": step.step_id, "description": step.description}
+
+
+def _ref(fn: Any) -> str | None:
+    return None if fn is None else getattr(fn, "__name__", type(fn).__name__)
+
+
+def nested_steps(steps: Sequence[Any]) -> list[Any]:
+    """Every step nested inside ``steps`` (not ``steps`` themselves), depth first."""
+    found: list[Any] = []
+    for step in steps:
+        inner = [*getattr(step, "steps", []), *getattr(step, "else_steps", []), *getattr(step, "choices", [])]
+        found.extend(inner)
+        found.extend(nested_steps(inner))
+    return found
+
+
+def name_step_ids(workflow_id: str, steps: Sequence[Any], path: str = "") -> None:
+    """Steps without an explicit ``step_id`` get one derived from the workflow and their place in
+    it, so the same definition has the same ids in every process (a paused run names its step)."""
+    for position, step in enumerate(steps):
+        here = f"{path}/{position}"
+        if not step.named_step_id:
+            step.step_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agno-workflow:{workflow_id}{here}"))
+        for label in ("steps", "else_steps", "choices"):
+            name_step_ids(workflow_id, getattr(step, label, []), f"{here}/{label}")
+
+
+def _message_text(message: Any) -> str:
+    if message is None:
+        return ""
+    if isinstance(message, str):
+        return message
+    return json.dumps(message, ensure_ascii=False, default=str)
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
