@@ -38,17 +38,17 @@ from sessions.models import Run, RunEvent, RunStatus, Session, SessionType, User
 from sessions.services.memories import memory_topics_key
 from sessions.services.runs import content_text, session_name_from_input
 
+from .extras import EXTRA_TABLES, IMPORTERS, ORDER, RowError, row_id, row_owner
 from .models import ImportedRecord
 from .sources import AgnoSource, MalformedValue, decode_json, decode_text, open_source
 
-KINDS = ("sessions", "runs", "members", "steps", "memories")
-_SINGULAR = {"sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory"}
+KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules")
+_SINGULAR = {
+    "sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory",
+    "evals": "eval run", "metrics": "metrics row", "knowledge": "knowledge content", "schedules": "schedule",
+}
 _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
-
-
-class RowError(Exception):
-    """A source row that cannot be imported as it is."""
 
 
 @dataclass
@@ -402,7 +402,9 @@ def agno_import(
     try:
         session_rows = list(source.sessions())
         memory_rows = list(source.memories())
+        extra_rows = {kind: source.table_rows(table, ORDER[kind]) for kind, table in EXTRA_TABLES.items()}
         users = {row.get("user_id") for row in session_rows} | {row.get("user_id") for row in memory_rows}
+        users |= {row_owner(kind, row) for kind, rows in extra_rows.items() for row in rows}
         allowed = set() if merge_users is True else set(merge_users or ())
         blocked = set() if merge_users is True else set(colliding_users(users)) - allowed
         report.colliding_users = sorted(blocked)
@@ -432,6 +434,26 @@ def agno_import(
                 report.fail("memories", str(row.get("memory_id")), str(exc))
             except DatabaseError as exc:
                 report.fail("memories", str(row.get("memory_id")), f"refused by the database: {exc}".splitlines()[0])
+        for kind, rows in extra_rows.items():
+            for position, row in enumerate(rows, start=1):
+                if progress:
+                    progress(kind, position, len(rows))
+                _import_extra(kind, row, source.label, blocked, report)
     finally:
         source.close()
     return report
+
+
+def _import_extra(kind: str, row: dict[str, Any], label: str, blocked: set[str], report: ImportReport) -> None:
+    """One eval run, metrics row, knowledge content or schedule (importer.extras), counted in ``report``."""
+    if row_owner(kind, row) in blocked:
+        report.skipped[kind] += 1
+        return
+    try:
+        added = IMPORTERS[kind](row, label)
+    except RowError as exc:
+        report.fail(kind, row_id(kind, row), str(exc))
+    except (DatabaseError, ValueError) as exc:  # a value our schema or a service refuses: rolled back
+        report.fail(kind, row_id(kind, row), f"refused: {exc}".splitlines()[0])
+    else:
+        (report.imported if added else report.skipped)[kind] += 1
