@@ -5,6 +5,7 @@ read-only, per user; eval runs, metrics, knowledge contents and schedules includ
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -138,3 +139,59 @@ def test_a_colliding_user_keeps_their_evals_knowledge_and_schedules_out_too(tmp_
     assert report.skipped["knowledge"] == 2 and not Content.all_users.exists()
     merged = agno_import(str(path), merge_users=["carol"])
     assert merged.imported["evals"] == 1 and merged.imported["knowledge"] == 2 and merged.imported["schedules"] == 1
+
+
+def _pg_value(value, declared: str):
+    if value is None:
+        return None
+    if declared == "JSON":
+        from psycopg.types.json import Jsonb
+
+        decoded = json.loads(value)
+        if isinstance(decoded, str) and decoded[:1] in ("{", "["):  # 2.x SQLite's second layer; PostgresDb stores one
+            decoded = json.loads(decoded)
+        return Jsonb(decoded)
+    if declared == "BOOLEAN":
+        return bool(value)
+    return value
+
+
+@pytest.fixture
+def postgres_written(settings, written):
+    """The fixture file's tables in a PostgreSQL database of their own, as agno's PostgresDb lays
+    them out (schema ``ai``, JSONB, BOOLEAN, DATE). Needs the tests' PostgreSQL."""
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("the PostgreSQL source is built on the tests' PostgreSQL server: run with DATABASE_URL=postgres://...")
+    import psycopg
+
+    path, layout = written
+    db = settings.DATABASES["default"]
+    base = f"postgresql://{db['USER']}{':' + db['PASSWORD'] if db.get('PASSWORD') else ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    name = f"{db['NAME']}_agno_versions"[:63]
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = f"{base}/{name}"
+    types = {"JSON": "JSONB", "BIGINT": "BIGINT", "BOOLEAN": "BOOLEAN", "DATE": "DATE"}
+    with sqlite3.connect(path) as lite, psycopg.connect(url, autocommit=True) as pg:
+        pg.execute("CREATE SCHEMA ai")
+        for (table,) in lite.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            columns = [(row[1], row[2]) for row in lite.execute(f"PRAGMA table_info({table})")]
+            ddl = ", ".join(f"{column} {types.get(declared, 'TEXT')}" for column, declared in columns)
+            pg.execute(f"CREATE TABLE ai.{table} ({ddl})")
+            names = [c for c, _ in columns]
+            for values in lite.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall():
+                pg.execute(f"INSERT INTO ai.{table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})",
+                           [_pg_value(value, declared) for value, (_, declared) in zip(values, columns)])
+    yield url, source_counts(path), layout
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_postgresql_source_of_each_layout_imports_the_same_counts_once(postgres_written) -> None:
+    url, expected, layout = postgres_written
+    report = agno_import(url)
+    assert report.layout == layout and not report.failures, report.lines()
+    assert report.imported == expected
+    assert Content.all_users.get(pk="kc-url").url == "https://example.com/guide"
+    assert agno_import(url).skipped == expected
