@@ -65,6 +65,18 @@ class ImportReport:
         self.failed[kind] += count
         self.failures.append((kind, source_id, reason))
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as the admin keeps and shows it (``AgnoImport.report``)."""
+        return {
+            "source": self.source, "layout": self.layout,
+            "counts": [
+                {"kind": kind, "imported": self.imported[kind], "skipped": self.skipped[kind], "failed": self.failed[kind]}
+                for kind in KINDS
+            ],
+            "colliding_users": list(self.colliding_users),
+            "failures": [{"kind": _SINGULAR[kind], "id": source_id, "reason": reason} for kind, source_id, reason in self.failures],
+        }
+
     def lines(self) -> list[str]:
         out = [f"Imported from {self.source} (Agno {self.layout} layout)", f"{'':10}{'imported':>10}{'skipped':>10}{'failed':>10}"]
         for kind in KINDS:
