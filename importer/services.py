@@ -1,4 +1,5 @@
-"""Import an Agno database (sessions, runs, user memories) into ours: ``agno_import``.
+"""Import an Agno database (sessions, runs, user memories; eval runs, metrics, knowledge contents and
+schedules through ``importer.extras``) into ours: ``agno_import``.
 
 Rules (documented in the README, "Importing an Agno database"):
 
@@ -17,7 +18,8 @@ Rules (documented in the README, "Importing an Agno database"):
   is missing from the source is reported as a failed run.
 * **User collisions.** A source user id that already owns sessions or memories here that no
   import wrote (a native user of ours with the same id) collides: that user's sessions and
-  memories are skipped and the user is reported, unless ``merge_users`` names them (or is True).
+  memories (and their evals, metrics, knowledge and schedules) are skipped and the user is
+  reported, unless ``merge_users`` names them (or is True).
   A session or memory id already held by another user here is reported as failed.
 * The source is opened read-only (``importer.sources``).
 """
