@@ -195,3 +195,38 @@ def test_a_postgresql_source_of_each_layout_imports_the_same_counts_once(postgre
     assert report.imported == expected
     assert Content.all_users.get(pk="kc-url").url == "https://example.com/guide"
     assert agno_import(url).skipped == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_agentos_client_reads_what_each_layout_imported_as_agentos_would(live_api, written) -> None:
+    """Agno's own AgentOSClient, against a live server, parses the imported sessions, runs (the team's
+    member, the workflow's steps) and memories, whichever agno wrote them."""
+    from agno.db.base import SessionType as AgnoSessionType
+    from agno.os.schema import AgentSessionDetailSchema, RunSchema, TeamRunSchema, WorkflowRunSchema
+
+    from tests.api.test_sessions_conformance import drive
+
+    path, layout = written
+    agno_import(str(path))
+    unowned_eval = layout.startswith("2.x")  # agno 2.x's eval rows have no owner: an open server's caller reads them
+
+    async def scenario(client):
+        return [
+            await client.get_session("s-carol-agent", user_id="carol"),
+            await client.get_session_runs("s-carol-agent", user_id="carol"),
+            await client.get_session_runs("s-carol-team", session_type=AgnoSessionType.TEAM, user_id="carol"),
+            await client.get_session_runs("s-dave-flow", session_type=AgnoSessionType.WORKFLOW, user_id="dave"),
+            await client.list_memories(user_id="dave"),
+            await client.get_eval_run("ev-1") if unowned_eval else None,
+        ]
+
+    chat, chat_runs, team_runs, flow_runs, memories, evaluation = drive(scenario, live_api)
+    assert isinstance(chat, AgentSessionDetailSchema) and chat.agent_id == "adder"
+    assert [(m["role"], m["content"]) for m in chat.chat_history if m["role"] in ("user", "assistant") and m.get("content")] == [
+        ("user", "What is 2+3?"), ("assistant", "2 + 3 = 5"), ("user", "What did I ask?"), ("assistant", "You asked about sums.")]
+    assert [type(run) for run in chat_runs] == [RunSchema, RunSchema] and chat_runs[0].tools[0]["tool_name"] == "add"
+    assert [type(run) for run in team_runs] == [RunSchema, TeamRunSchema] and team_runs[0].parent_run_id == team_runs[1].run_id
+    assert type(flow_runs[0]) is WorkflowRunSchema and flow_runs[0].content == "Dogs bark loudly."
+    assert [memory.memory for memory in memories.data] == ["Dave has a dog"]
+    if unowned_eval:
+        assert evaluation.id == "ev-1" and evaluation.eval_type.value == "accuracy" and evaluation.eval_data["avg_score"] == 9.0
