@@ -19,6 +19,10 @@ raises ``RowError`` and nothing of it is written. Every row keeps its source ``u
 * **Schedules** (``agno_schedules``) come in **disabled** (``disabled_reason`` says why): an
   imported schedule holds no grant of ours, so its owner reviews and enables it, which records
   the rights it fires with.
+
+The rows are written here rather than through each family's create service, as the importer
+writes sessions and runs: those services mint new ids, times, jobs and grants, where an import
+keeps the source's (and must start nothing: no eval runs, no ingestion, no schedule fires).
 """
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ admin page (importer.admin) follows it and shows its report at the end.
 """
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +32,6 @@ from agents.services.jobs import job_enqueue, job_handler, jobs_ended
 from .models import AgnoImport, ImportStatus
 from .services import KINDS, agno_import
 from .sources import SourceError, open_source
-
-logger = logging.getLogger("agno_site.importer")
 
 IMPORT_JOB = "agno_import"
 SQLITE_HEADER = b"SQLite format 3\x00"
