@@ -21,6 +21,7 @@ from scheduler.models import Schedule
 from sessions.models import Run, Session, UserMemory
 from tests.factories import make_session
 from tests.importer.counting import source_counts, source_runs
+from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LAYOUTS = {"agno2.db": "2.x", "agno3_full.db": "3.x", "agno2_migrated.db": "2.x migrated by 3.x"}
@@ -230,3 +231,16 @@ def test_agentos_client_reads_what_each_layout_imported_as_agentos_would(live_ap
     assert [memory.memory for memory in memories.data] == ["Dave has a dog"]
     if unowned_eval:
         assert evaluation.id == "ev-1" and evaluation.eval_type.value == "accuracy" and evaluation.eval_data["avg_score"] == 9.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_imported_evals_knowledge_and_schedules_are_their_owners_only(client, jwt_server) -> None:
+    """Over the API, carol reads her imported eval run, contents and schedule; dave gets the same
+    404 as for a missing id."""
+    agno_import(str(FIXTURES / "agno3_full.db"))
+    for path in ("/eval-runs/ev-1", "/knowledge/content/kc-url", "/schedules/sch-1"):
+        mine = client.get(path, **auth(token("carol")))
+        assert mine.status_code == 200, (path, mine.content)
+        assert client.get(path, **auth(token("dave"))).status_code == 404, path
+    assert client.get("/schedules/sch-1", **auth(token("carol"))).json()["enabled"] is False
+    assert client.get("/knowledge/content/kc-url/status", **auth(token("carol"))).json()["status"] == "failed"
