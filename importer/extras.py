@@ -18,7 +18,8 @@ raises ``RowError`` and nothing of it is written. Every row keeps its source ``u
   embeds; another must be uploaded again. Agno's own fields stay in ``metadata["agno"]``.
 * **Schedules** (``agno_schedules``) come in **disabled** (``disabled_reason`` says why): an
   imported schedule holds no grant of ours, so its owner reviews and enables it, which records
-  the rights it fires with.
+  the rights it fires with. Their fires (``agno_schedule_runs``) come with them, under the
+  schedule's owner, as the history of the schedule.
 
 The rows are written here rather than through each family's create service, as the importer
 writes sessions and runs: those services mint new ids, times, jobs and grants, where an import
@@ -36,13 +37,19 @@ from evals.kinds import score_of
 from evals.models import ComponentKind, EvalRun, EvalStatus, EvalType
 from knowledge.models import Content, ContentStatus, KnowledgeBase, SourceType
 from metrics.models import AggregationPeriod, MetricsAggregate
-from scheduler.models import Schedule
+from scheduler.models import Schedule, ScheduleRun, ScheduleRunStatus
 
 from .models import ImportedRecord
 from .sources import MalformedValue, decode_json
 
-EXTRA_TABLES = {"evals": "agno_eval_runs", "metrics": "agno_metrics", "knowledge": "agno_knowledge", "schedules": "agno_schedules"}
-ORDER = {"evals": "created_at, run_id", "metrics": "date, aggregation_period, user_id", "knowledge": "id", "schedules": "created_at, id"}
+EXTRA_TABLES = {
+    "evals": "agno_eval_runs", "metrics": "agno_metrics", "knowledge": "agno_knowledge", "schedules": "agno_schedules",
+    "schedule_runs": "agno_schedule_runs",
+}
+ORDER = {
+    "evals": "created_at, run_id", "metrics": "date, aggregation_period, user_id", "knowledge": "id", "schedules": "created_at, id",
+    "schedule_runs": "created_at, id",
+}
 DEFAULT_BASE = "Imported from Agno"
 SCHEDULE_DISABLED = "Imported from Agno disabled: review it and enable it to let it fire"
 
@@ -69,6 +76,13 @@ def _json(row: dict[str, Any], column: str, kind: type, default: Any) -> Any:
     if not isinstance(value, kind):
         raise RowError(f"{column} is not a JSON {'object' if kind is dict else 'list'}")
     return value
+
+
+def _any_json(row: dict[str, Any], column: str) -> Any:
+    try:
+        return decode_json(row.get(column), column=column)
+    except MalformedValue as exc:
+        raise RowError(str(exc)) from None
 
 
 def _record(kind: str, source_id: str, owner: str | None, label: str) -> None:
@@ -243,4 +257,47 @@ def import_schedule(row: dict[str, Any], label: str) -> bool:
     return True
 
 
-IMPORTERS = {"evals": import_eval, "metrics": import_metrics, "knowledge": import_knowledge, "schedules": import_schedule}
+def import_schedule_run(row: dict[str, Any], label: str) -> bool:
+    run_id, owner = row_id("schedule_runs", row), row_owner("schedule_runs", row)
+    if not run_id:
+        raise RowError("schedule run has no id")
+    schedule_id = str(row.get("schedule_id") or "")
+    holders = list(Schedule.all_users.filter(pk=schedule_id).values_list("user_id", flat=True)[:1])
+    if not holders:
+        raise RowError(f"its schedule {schedule_id} is not here (not imported)")
+    if row.get("user_id") is not None and holders[0] != owner:
+        raise RowError(f"its schedule {schedule_id} belongs to another user here")
+    owner = holders[0]  # agno 2.x keeps no owner on a fire: the schedule's
+    if _held(ScheduleRun, run_id, owner):
+        return False
+    status = str(row.get("status") or "").lower()
+    if status not in ScheduleRunStatus.values:
+        raise RowError(f"unknown status {status!r}")
+    created = _when(row.get("created_at")) or timezone.now()
+    triggered = _when(row.get("triggered_at")) or created
+    completed = _when(row.get("completed_at"))
+    if ScheduleRun.all_users.filter(schedule_id=schedule_id, scheduled_for=triggered).filter(
+        **({"user_id": owner} if owner else {"user_id__isnull": True})
+    ).exists():
+        raise RowError("its schedule already has a fire at that time here")
+    try:
+        attempt, status_code = max(1, int(row.get("attempt") or 1)), row.get("status_code")
+        status_code = int(status_code) if status_code is not None else None
+    except (TypeError, ValueError):
+        raise RowError("attempt or status_code is not a number") from None
+    with transaction.atomic():
+        ScheduleRun(
+            id=run_id, user_id=owner, schedule_id=schedule_id, scheduled_for=triggered, attempt=attempt, status=status,
+            status_code=status_code, run_id=row.get("run_id"), session_id=row.get("session_id"), error=row.get("error"),
+            input=_any_json(row, "input"), output=_any_json(row, "output"), requirements=_any_json(row, "requirements"), triggered_at=triggered, completed_at=completed,
+            duration_ms=int((completed - triggered).total_seconds() * 1000) if completed and completed >= triggered else None,
+            created_at=created,
+        ).save(force_insert=True)
+        _record("schedule_run", run_id, owner, label)
+    return True
+
+
+IMPORTERS = {
+    "evals": import_eval, "metrics": import_metrics, "knowledge": import_knowledge, "schedules": import_schedule,
+    "schedule_runs": import_schedule_run,
+}

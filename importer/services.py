@@ -44,10 +44,10 @@ from .extras import EXTRA_TABLES, IMPORTERS, ORDER, RowError, row_id, row_owner
 from .models import ImportedRecord
 from .sources import AgnoSource, MalformedValue, decode_json, decode_text, open_source
 
-KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules")
+KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules", "schedule_runs")
 _SINGULAR = {
     "sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory",
-    "evals": "eval run", "metrics": "metrics row", "knowledge": "knowledge content", "schedules": "schedule",
+    "evals": "eval run", "metrics": "metrics row", "knowledge": "knowledge content", "schedules": "schedule", "schedule_runs": "schedule run",
 }
 _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
@@ -80,9 +80,9 @@ class ImportReport:
         }
 
     def lines(self) -> list[str]:
-        out = [f"Imported from {self.source} (Agno {self.layout} layout)", f"{'':10}{'imported':>10}{'skipped':>10}{'failed':>10}"]
+        out = [f"Imported from {self.source} (Agno {self.layout} layout)", f"{'':14}{'imported':>10}{'skipped':>10}{'failed':>10}"]
         for kind in KINDS:
-            out.append(f"{kind:10}{self.imported[kind]:>10}{self.skipped[kind]:>10}{self.failed[kind]:>10}")
+            out.append(f"{kind:14}{self.imported[kind]:>10}{self.skipped[kind]:>10}{self.failed[kind]:>10}")
         for user in self.colliding_users:
             out.append(f"user {user!r} already has rows here that no import wrote: skipped (pass --merge-user {user} to import into them)")
         for kind, source_id, reason in self.failures:

@@ -7,7 +7,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-EXTRA_TABLES = {"evals": "agno_eval_runs", "metrics": "agno_metrics", "knowledge": "agno_knowledge", "schedules": "agno_schedules"}
+EXTRA_TABLES = {
+    "evals": "agno_eval_runs", "metrics": "agno_metrics", "knowledge": "agno_knowledge", "schedules": "agno_schedules",
+    "schedule_runs": "agno_schedule_runs",
+}
 
 
 def _decoded(value: Any) -> Any:

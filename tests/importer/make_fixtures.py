@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 
-NONE_ELSE = {"evals": 0, "metrics": 0, "knowledge": 0, "schedules": 0}  # tables these two fixtures do not have
+NONE_ELSE = {"evals": 0, "metrics": 0, "knowledge": 0, "schedules": 0, "schedule_runs": 0}  # tables these two fixtures do not have
 EXPECTED = {"sessions": 4, "runs": 5, "members": 1, "steps": 2, "memories": 3, **NONE_ELSE}
 
 T0 = 1_790_000_000
@@ -199,7 +199,8 @@ def write(path: str) -> None:
 def write_full(path: str) -> None:
     """carol: an agent chat of two turns (a tool call, then a streamed answer with stored events)
     and a team run delegating to a member; dave: a workflow of two agent steps and a memory; an
-    eval run, two knowledge contents (a URL and a file), the metrics agno computes, a schedule."""
+    eval run, two knowledge contents (a URL and a file), the metrics agno computes, a schedule and
+    one of its fires."""
     from agno.agent import Agent
     from agno.db.schemas.evals import EvalRunRecord, EvalType
     from agno.db.schemas.knowledge import KnowledgeRow
@@ -261,6 +262,14 @@ def write_full(path: str) -> None:
         db.update_eval_run_user_id("ev-1", "carol")
         schedule["user_id"] = "carol"
     db.create_schedule(schedule)
+    fired = {
+        "id": "sch-1-run-1", "schedule_id": "sch-1", "attempt": 1, "triggered_at": T0 + 3600, "completed_at": T0 + 3602,
+        "status": "success", "status_code": 200, "run_id": "r-scheduled", "session_id": "s-scheduled", "error": None,
+        "input": {"message": "What is 2+3?"}, "output": {"content": "5"}, "created_at": T0 + 3600,
+    }
+    if "user_id" in schedule:
+        fired["user_id"] = "carol"
+    db.create_schedule_run(fired)
     db.calculate_metrics()
     db.db_engine.dispose()
     _compact(path)

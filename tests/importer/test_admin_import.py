@@ -62,7 +62,7 @@ def test_an_uploaded_file_is_imported_by_a_job_whose_page_shows_progress_then_th
     job_progress(job=job, worker="w1", kind="memories", done=1, total=4)
     running = page(admin_client, row)
     assert '<progress id="import-progress" max="4" value="1"></progress>' in running
-    assert "memories: 1 of 4 (step 2 of 6)" in running
+    assert "memories: 1 of 4 (step 2 of 7)" in running
 
     assert job_run(job, "w1") == "COMPLETED"
     row.refresh_from_db()
@@ -96,7 +96,10 @@ def test_the_report_lists_colliding_users_and_skipped_rows_with_their_reasons(ad
     assert job_run(job_claim(worker="w1"), "w1") == "COMPLETED"
     row.refresh_from_db()
     assert row.report["colliding_users"] == ["erin"] and row.source_url == ""
-    assert row.report["failures"] == [{"kind": "schedule", "id": "sch-1", "reason": "schedule has no name or no endpoint"}]
+    assert row.report["failures"] == [
+        {"kind": "schedule", "id": "sch-1", "reason": "schedule has no name or no endpoint"},
+        {"kind": "schedule run", "id": "sch-1-run-1", "reason": "its schedule sch-1 is not here (not imported)"},
+    ]
     html = page(admin_client, row)
     assert '<ul id="import-report-collisions"><li><code>erin</code> already has rows here' in html
     assert "<td>schedule</td><td><code>sch-1</code></td><td>schedule has no name or no endpoint</td>" in html

@@ -17,7 +17,7 @@ from importer.extras import SCHEDULE_DISABLED
 from importer.services import KINDS, agno_import
 from knowledge.models import Content
 from metrics.models import MetricsAggregate
-from scheduler.models import Schedule
+from scheduler.models import Schedule, ScheduleRun
 from sessions.models import Run, Session, UserMemory
 from tests.factories import make_session
 from tests.importer.counting import source_counts, source_runs
@@ -56,6 +56,7 @@ def test_every_kind_is_counted_against_the_source_and_a_second_import_adds_nothi
     assert MetricsAggregate.all_users.count() == expected["metrics"]
     assert Content.all_users.count() == expected["knowledge"] == 2
     assert Schedule.all_users.count() == expected["schedules"] == 1
+    assert ScheduleRun.all_users.count() == expected["schedule_runs"] == 1
 
     again = agno_import(str(path))
     assert again.imported == dict.fromkeys(KINDS, 0) and again.skipped == expected and not again.failures
@@ -107,6 +108,10 @@ def test_evals_knowledge_schedules_and_metrics_map_to_ours(written) -> None:
     assert (schedule.user_id, schedule.name, schedule.endpoint, schedule.cron_expr) == (owner, "daily sums", "/agents/adder/runs", "0 9 * * *")
     assert schedule.payload == {"message": "What is 2+3?"} and (schedule.timeout_seconds, schedule.max_retries) == (600, 1)
     assert not schedule.enabled and schedule.disabled_reason == SCHEDULE_DISABLED and schedule.grant is None
+    fired = ScheduleRun.all_users.get(pk="sch-1-run-1")
+    assert (fired.user_id, fired.schedule_id, fired.status, fired.status_code, fired.run_id, fired.attempt) == (
+        owner, "sch-1", "success", 200, "r-scheduled", 1)
+    assert fired.output == {"content": "5"} and fired.duration_ms == 2000 and fired.scheduled_for == fired.triggered_at
 
     with sqlite3.connect(path) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(agno_metrics)")}
@@ -127,6 +132,8 @@ def test_a_malformed_eval_or_schedule_is_reported_by_id_and_skipped(tmp_path) ->
     reasons = {(kind, source_id): reason for kind, source_id, reason in report.failures}
     assert "eval_data is not JSON" in reasons[("evals", "ev-1")] and "no name" in reasons[("schedules", "sch-1")]
     assert not EvalRun.all_users.exists() and not Schedule.all_users.exists()
+    # The schedule's fire has no schedule here to belong to: reported, not written.
+    assert "its schedule sch-1 is not here" in reasons[("schedule_runs", "sch-1-run-1")] and not ScheduleRun.all_users.exists()
     assert "failed eval run ev-1: eval_data is not JSON" in "\n".join(report.lines())
 
 

@@ -197,7 +197,7 @@ class TestImportAgno3:
         call_command("import_agno", str(source), stdout=out)
         text = out.getvalue()
         assert "Agno 3.x layout" in text
-        assert "sessions           4         0         0" in text and "steps              2         0         0" in text
+        assert f"{'sessions':14}{4:>10}{0:>10}{0:>10}" in text and f"{'steps':14}{2:>10}{0:>10}{0:>10}" in text
         with pytest.raises(CommandError, match="No such SQLite file"):
             call_command("import_agno", str(source.parent / "missing.db"))
         with pytest.raises(CommandError, match="Unsupported database URL"):

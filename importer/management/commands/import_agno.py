@@ -13,7 +13,7 @@ class Command(BaseCommand):
     help = (
         "Import an Agno 2.x/3.x database (a SQLite file, sqlite:///path or postgresql://...) read-only: "
         "sessions, runs (members and workflow steps linked to their parent), user memories, eval runs, metrics rows, "
-        "knowledge contents and schedules (imported disabled). "
+        "knowledge contents, schedules (imported disabled) and their runs. "
         "Safe to run twice: rows already imported are skipped."
     )
 
