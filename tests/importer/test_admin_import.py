@@ -67,6 +67,8 @@ def test_an_uploaded_file_is_imported_by_a_job_whose_page_shows_progress_then_th
     assert job_run(job, "w1") == "COMPLETED"
     row.refresh_from_db()
     expected = source_counts(FIXTURES / "agno3_full.db")
+    # The handler reported each kind as it went: the last one, complete.
+    assert jobs().get().progress == {"kind": "schedule_runs", "done": expected["schedule_runs"], "total": expected["schedule_runs"]}
     assert row.status == "completed" and row.finished_at and not row.error
     assert {c["kind"]: c["imported"] for c in row.report["counts"]} == expected
     assert not stored.exists() and row.upload_path == ""  # the uploaded copy goes once imported
