@@ -43,3 +43,34 @@ def test_an_imported_agno_chat_opens_as_its_user_last_saw_it(browsing, make_user
     other = browsing.chat_as("dave")
     expect(other.locator('.session[data-session-id="s-dave-flow"]')).to_be_visible()
     expect(other.locator('.session[data-session-id="s-carol-agent"]')).to_have_count(0)
+
+
+def test_an_operator_imports_an_agno_file_from_the_admin_and_the_page_follows_it_to_its_report(browsing, make_user, settings, tmp_path):
+    """In Chromium: the upload, the background job (the live server's embedded worker), the page
+    reloading itself until the report shows; then the imported chat opens for its user."""
+    from tests.importer.counting import source_counts
+
+    from .conftest import PASSWORD
+
+    settings.VAR_DIR = tmp_path / "var"
+    make_user("operator", is_staff=True, is_superuser=True)
+    make_user("carol")
+    page = browsing.page()
+    page.goto("/admin/login/?next=/admin/importer/agnoimport/add/")
+    page.fill("#id_username", "operator")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.set_input_files("#id_upload", str(FIXTURE))
+    page.click("input[name=_save]")
+    expect(page.locator(".messagelist")).to_contain_text("Import queued")
+    counts = page.locator("#import-report-counts")
+    expect(counts).to_be_visible(timeout=30_000)  # at once, or after the page reloaded itself while the job ran
+    expected = source_counts(FIXTURE)
+    for kind in ("sessions", "runs", "knowledge", "schedules"):
+        expect(counts.locator("tr", has=page.locator(f"th:text-is('{kind}')")).locator("td").first).to_have_text(str(expected[kind]))
+    expect(page.locator("#import-progress")).to_have_count(0)
+    assert page.errors == []
+
+    chat = browsing.chat_as("carol")
+    chat.goto("/chat/s/s-carol-agent/")
+    expect(chat.locator(".msg-user .msg-body")).to_have_text(["What is 2+3?", "What did I ask?"])
