@@ -1,4 +1,5 @@
-"""Import an Agno database (sessions, runs, user memories) into ours: ``agno_import``.
+"""Import an Agno database (sessions, runs, user memories; eval runs, metrics, knowledge contents and
+schedules through ``importer.extras``) into ours: ``agno_import``.
 
 Rules (documented in the README, "Importing an Agno database"):
 
@@ -17,7 +18,8 @@ Rules (documented in the README, "Importing an Agno database"):
   is missing from the source is reported as a failed run.
 * **User collisions.** A source user id that already owns sessions or memories here that no
   import wrote (a native user of ours with the same id) collides: that user's sessions and
-  memories are skipped and the user is reported, unless ``merge_users`` names them (or is True).
+  memories (and their evals, metrics, knowledge and schedules) are skipped and the user is
+  reported, unless ``merge_users`` names them (or is True).
   A session or memory id already held by another user here is reported as failed.
 * The source is opened read-only (``importer.sources``).
 """
@@ -38,17 +40,17 @@ from sessions.models import Run, RunEvent, RunStatus, Session, SessionType, User
 from sessions.services.memories import memory_topics_key
 from sessions.services.runs import content_text, session_name_from_input
 
+from .extras import EXTRA_TABLES, IMPORTERS, ORDER, RowError, row_id, row_owner
 from .models import ImportedRecord
 from .sources import AgnoSource, MalformedValue, decode_json, decode_text, open_source
 
-KINDS = ("sessions", "runs", "members", "steps", "memories")
-_SINGULAR = {"sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory"}
+KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules", "schedule_runs")
+_SINGULAR = {
+    "sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory",
+    "evals": "eval run", "metrics": "metrics row", "knowledge": "knowledge content", "schedules": "schedule", "schedule_runs": "schedule run",
+}
 _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
-
-
-class RowError(Exception):
-    """A source row that cannot be imported as it is."""
 
 
 @dataclass
@@ -65,10 +67,22 @@ class ImportReport:
         self.failed[kind] += count
         self.failures.append((kind, source_id, reason))
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as the admin keeps and shows it (``AgnoImport.report``)."""
+        return {
+            "source": self.source, "layout": self.layout,
+            "counts": [
+                {"kind": kind, "imported": self.imported[kind], "skipped": self.skipped[kind], "failed": self.failed[kind]}
+                for kind in KINDS
+            ],
+            "colliding_users": list(self.colliding_users),
+            "failures": [{"kind": _SINGULAR[kind], "id": source_id, "reason": reason} for kind, source_id, reason in self.failures],
+        }
+
     def lines(self) -> list[str]:
-        out = [f"Imported from {self.source} (Agno {self.layout} layout)", f"{'':10}{'imported':>10}{'skipped':>10}{'failed':>10}"]
+        out = [f"Imported from {self.source} (Agno {self.layout} layout)", f"{'':14}{'imported':>10}{'skipped':>10}{'failed':>10}"]
         for kind in KINDS:
-            out.append(f"{kind:10}{self.imported[kind]:>10}{self.skipped[kind]:>10}{self.failed[kind]:>10}")
+            out.append(f"{kind:14}{self.imported[kind]:>10}{self.skipped[kind]:>10}{self.failed[kind]:>10}")
         for user in self.colliding_users:
             out.append(f"user {user!r} already has rows here that no import wrote: skipped (pass --merge-user {user} to import into them)")
         for kind, source_id, reason in self.failures:
@@ -402,7 +416,9 @@ def agno_import(
     try:
         session_rows = list(source.sessions())
         memory_rows = list(source.memories())
+        extra_rows = {kind: source.table_rows(table, ORDER[kind]) for kind, table in EXTRA_TABLES.items()}
         users = {row.get("user_id") for row in session_rows} | {row.get("user_id") for row in memory_rows}
+        users |= {row_owner(kind, row) for kind, rows in extra_rows.items() for row in rows}
         allowed = set() if merge_users is True else set(merge_users or ())
         blocked = set() if merge_users is True else set(colliding_users(users)) - allowed
         report.colliding_users = sorted(blocked)
@@ -432,6 +448,26 @@ def agno_import(
                 report.fail("memories", str(row.get("memory_id")), str(exc))
             except DatabaseError as exc:
                 report.fail("memories", str(row.get("memory_id")), f"refused by the database: {exc}".splitlines()[0])
+        for kind, rows in extra_rows.items():
+            for position, row in enumerate(rows, start=1):
+                if progress:
+                    progress(kind, position, len(rows))
+                _import_extra(kind, row, source.label, blocked, report)
     finally:
         source.close()
     return report
+
+
+def _import_extra(kind: str, row: dict[str, Any], label: str, blocked: set[str], report: ImportReport) -> None:
+    """One eval run, metrics row, knowledge content or schedule (importer.extras), counted in ``report``."""
+    if row_owner(kind, row) in blocked:
+        report.skipped[kind] += 1
+        return
+    try:
+        added = IMPORTERS[kind](row, label)
+    except RowError as exc:
+        report.fail(kind, row_id(kind, row), str(exc))
+    except (DatabaseError, ValueError) as exc:  # a value our schema or a service refuses: rolled back
+        report.fail(kind, row_id(kind, row), f"refused: {exc}".splitlines()[0])
+    else:
+        (report.imported if added else report.skipped)[kind] += 1

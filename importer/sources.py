@@ -130,6 +130,15 @@ class AgnoSource:
         wanted = [c for c in ("memory_id", "memory", "input", "agent_id", "team_id", "user_id", "topics", "created_at", "updated_at") if c in columns]
         yield from self._rows(f"SELECT {', '.join(wanted)} FROM {self._table(self.memory_table)} ORDER BY memory_id")
 
+    def table_rows(self, table: str, order_by: str) -> list[dict[str, Any]]:
+        """Every row of one of agno's other tables (evals, metrics, knowledge, schedules), or none
+        when the source never made that table (agno creates tables lazily)."""
+        if table not in self.tables:
+            return []
+        columns = self._columns(table)  # older agno versions lack some (2.x: no user_id on metrics)
+        order = ", ".join(column for column in order_by.split(", ") if column in columns) or "1"
+        return self._rows(f"SELECT * FROM {self._table(table)} ORDER BY {order}")
+
     def _columns(self, table: str) -> set[str]:
         if self.placeholder == "?":
             return {row["name"] for row in self._rows(f"PRAGMA table_info({self._table(table)})")}

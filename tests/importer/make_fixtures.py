@@ -17,7 +17,8 @@ from __future__ import annotations
 import sqlite3
 import sys
 
-EXPECTED = {"sessions": 4, "runs": 5, "members": 1, "steps": 2, "memories": 3}
+NONE_ELSE = {"evals": 0, "metrics": 0, "knowledge": 0, "schedules": 0, "schedule_runs": 0}  # tables these two fixtures do not have
+EXPECTED = {"sessions": 4, "runs": 5, "members": 1, "steps": 2, "memories": 3, **NONE_ELSE}
 
 T0 = 1_790_000_000
 
@@ -46,7 +47,7 @@ def agent_run(run_id: str, session_id: str, user_id: str, question: str, answer:
     return run
 
 
-EXPECTED_REAL = {"sessions": 2, "runs": 3, "members": 1, "steps": 0, "memories": 0}
+EXPECTED_REAL = {"sessions": 2, "runs": 3, "members": 1, "steps": 0, "memories": 0, **NONE_ELSE}
 
 
 def _compact(path: str) -> None:
@@ -177,7 +178,131 @@ def write(path: str) -> None:
     _compact(path)
 
 
+
+
+# -- the same small database written by agno 2.x, by agno 3.x, and a 2.x one migrated by 3.x ----------
+#
+# ``write_full`` drives agno's own Agent, Team and Workflow on the fake OpenAI server and agno's own
+# storage calls for the rest, so it runs unchanged under agno 2.x (every run in the sessions'
+# ``runs`` blob) and 3.x (``agno_runs``). Regenerate all three (agno 2.x and 3.x in scratch venvs,
+# never in the project's):
+#
+#     python3 -m venv /tmp/agno2 && /tmp/agno2/bin/pip install 'agno==2.*' sqlalchemy openai
+#     PYTHONPATH=. /tmp/agno2/bin/python -m tests.importer.make_fixtures tests/importer/fixtures 2
+#     pip install --target /tmp/sa sqlalchemy
+#     PYTHONPATH=/tmp/sa .venv/bin/python -m tests.importer.make_fixtures tests/importer/fixtures 3
+#     PYTHONPATH=/tmp/sa .venv/bin/python -m tests.importer.make_fixtures tests/importer/fixtures migrate
+#
+# The tests count every kind against the source file itself, so nothing here is a hard-coded result.
+
+
+def write_full(path: str) -> None:
+    """carol: an agent chat of two turns (a tool call, then a streamed answer with stored events)
+    and a team run delegating to a member; dave: a workflow of two agent steps and a memory; an
+    eval run, two knowledge contents (a URL and a file), the metrics agno computes, a schedule and
+    one of its fires."""
+    from agno.agent import Agent
+    from agno.db.schemas.evals import EvalRunRecord, EvalType
+    from agno.db.schemas.knowledge import KnowledgeRow
+    from agno.db.schemas.memory import UserMemory
+    from agno.db.sqlite import SqliteDb
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+    from agno.workflow import Step, Workflow
+
+    from tests.fakes.openai_server import Call, FakeOpenAIServer, Reply
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    db = SqliteDb(db_file=path)
+    with FakeOpenAIServer() as server:
+        def model() -> OpenAIChat:
+            return OpenAIChat(id="gpt-4o-mini", base_url=server.base_url, api_key="fake")
+
+        agent = Agent(id="adder", name="Adder", model=model(), db=db, tools=[add], store_events=True)
+        server.push(Reply(tool_calls=[Call("add", {"a": 2, "b": 3})]), Reply(text="2 + 3 = 5"))
+        agent.run("What is 2+3?", user_id="carol", session_id="s-carol-agent")
+        server.push(Reply(text="You asked about sums."))
+        for _ in agent.run("What did I ask?", user_id="carol", session_id="s-carol-agent", stream=True):
+            pass
+        team = Team(id="crew", name="Crew", members=[Agent(id="writer", name="Writer", model=model())], model=model(), db=db)
+        server.push(Reply(tool_calls=[Call("delegate_task_to_member", {"member_id": "writer", "task": "write a haiku"})]),
+                    Reply(text="a haiku"), Reply(text="Here is a haiku"))
+        team.run("Write a haiku", user_id="carol", session_id="s-carol-team")
+        flow = Workflow(id="pipeline", name="Pipeline", db=db, steps=[
+            Step(name="draft", agent=Agent(id="drafter", name="Drafter", model=model())),
+            Step(name="polish", agent=Agent(id="polisher", name="Polisher", model=model())),
+        ])
+        server.push(Reply(text="Dogs bark"), Reply(text="Dogs bark loudly."))
+        flow.run("Write about dogs", user_id="dave", session_id="s-dave-flow")
+
+    db.upsert_user_memory(UserMemory(memory="Dave has a dog", memory_id="mem-d1", topics=["pets"], user_id="dave", input="I have a dog"))
+    db.create_eval_run(EvalRunRecord(
+        run_id="ev-1", eval_type=EvalType.ACCURACY, name="Sums", agent_id="adder", model_id="gpt-4o-mini", model_provider="OpenAI",
+        eval_input={"input": "What is 2+3?", "expected_output": "5", "num_iterations": 1},
+        eval_data={"avg_score": 9.0, "mean_score": 9.0, "results": [{"input": "What is 2+3?", "output": "5", "score": 9, "reason": "right"}]},
+    ))
+    owned = {"user_id": "carol"} if "user_id" in KnowledgeRow.model_fields else {}
+    db.upsert_knowledge_content(KnowledgeRow(
+        id="kc-url", name="https://example.com/guide", description="The guide", type="url", size=1200, linked_to="Docs",
+        status="completed", metadata={"topic": "guide"}, created_at=T0, updated_at=T0, **owned,
+    ))
+    db.upsert_knowledge_content(KnowledgeRow(
+        id="kc-file", name="notes.pdf", description="Notes", type="pdf", size=3400, linked_to="Docs", status="completed",
+        created_at=T0, updated_at=T0, **owned,
+    ))
+    schedule = {
+        "id": "sch-1", "name": "daily sums", "description": "Every morning", "method": "POST", "endpoint": "/agents/adder/runs",
+        "payload": {"message": "What is 2+3?"}, "cron_expr": "0 9 * * *", "timezone": "UTC", "timeout_seconds": 600,
+        "max_retries": 1, "retry_delay_seconds": 30, "enabled": True, "next_run_at": T0 + 3600, "created_at": T0, "updated_at": T0,
+    }
+    if hasattr(db, "update_eval_run_user_id"):  # 3.x: evals and schedules have owners
+        db.update_eval_run_user_id("ev-1", "carol")
+        schedule["user_id"] = "carol"
+    db.create_schedule(schedule)
+    fired = {
+        "id": "sch-1-run-1", "schedule_id": "sch-1", "attempt": 1, "triggered_at": T0 + 3600, "completed_at": T0 + 3602,
+        "status": "success", "status_code": 200, "run_id": "r-scheduled", "session_id": "s-scheduled", "error": None,
+        "input": {"message": "What is 2+3?"}, "output": {"content": "5"}, "created_at": T0 + 3600,
+    }
+    if "user_id" in schedule:
+        fired["user_id"] = "carol"
+    db.create_schedule_run(fired)
+    db.calculate_metrics()
+    db.db_engine.dispose()
+    _compact(path)
+
+
+def migrate(source: str, path: str) -> None:
+    """A copy of the 2.x file migrated by agno 3.x's own migration (runs copied into ``agno_runs``,
+    the legacy ``runs`` column kept)."""
+    import asyncio
+    import shutil
+
+    from agno.db.migrations.manager import MigrationManager
+    from agno.db.sqlite import SqliteDb
+
+    shutil.copy(source, path)
+    db = SqliteDb(db_file=path)
+    asyncio.run(MigrationManager(db).up())
+    db.db_engine.dispose()
+    _compact(path)
+
+
+def main(directory: str, which: str = "") -> None:
+    if which == "2":
+        write_full(f"{directory}/agno2.db")
+    elif which == "3":
+        write_full(f"{directory}/agno3_full.db")
+    elif which == "migrate":
+        migrate(f"{directory}/agno2.db", f"{directory}/agno2_migrated.db")
+    else:  # the two first fixtures, agno 3.x
+        write(f"{directory}/agno3.db")
+        write_real(f"{directory}/agno3_real.db")
+
+
 if __name__ == "__main__":
-    # python -m tests.importer.make_fixtures tests/importer/fixtures  (writes agno3.db and agno3_real.db)
-    write(f"{sys.argv[1]}/agno3.db")
-    write_real(f"{sys.argv[1]}/agno3_real.db")
+    # python -m tests.importer.make_fixtures tests/importer/fixtures [2|3|migrate]
+    main(*sys.argv[1:3])

@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from importer.services import agno_import
 from sessions.models import Run, RunEvent, Session, UserMemory
 from tests.factories import make_session
+from tests.importer.counting import source_counts
 from tests.importer.make_fixtures import EXPECTED, EXPECTED_REAL
 from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
@@ -33,21 +34,6 @@ def source(tmp_path) -> Path:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def source_counts(path: Path) -> dict[str, int]:
-    """The counts the import must reach, read from the source itself."""
-    with sqlite3.connect(path) as conn:
-        rows = [json.loads(data) for (data,) in conn.execute("SELECT run_data FROM agno_runs")]
-        counts = {
-            "sessions": conn.execute("SELECT COUNT(*) FROM agno_sessions").fetchone()[0],
-        }
-        has_memories = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'agno_memories'").fetchone()
-        counts["memories"] = conn.execute("SELECT COUNT(*) FROM agno_memories").fetchone()[0] if has_memories else 0
-    counts["runs"] = sum(1 for run in rows if not run.get("parent_run_id"))
-    counts["members"] = sum(1 for run in rows if run.get("parent_run_id"))
-    counts["steps"] = sum(len(run.get("step_executor_runs") or []) for run in rows)
-    return counts
 
 
 def all_runs() -> list[Run]:
@@ -211,7 +197,7 @@ class TestImportAgno3:
         call_command("import_agno", str(source), stdout=out)
         text = out.getvalue()
         assert "Agno 3.x layout" in text
-        assert "sessions           4         0         0" in text and "steps              2         0         0" in text
+        assert f"{'sessions':14}{4:>10}{0:>10}{0:>10}" in text and f"{'steps':14}{2:>10}{0:>10}{0:>10}" in text
         with pytest.raises(CommandError, match="No such SQLite file"):
             call_command("import_agno", str(source.parent / "missing.db"))
         with pytest.raises(CommandError, match="Unsupported database URL"):

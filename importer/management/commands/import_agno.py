@@ -1,4 +1,4 @@
-"""``manage.py import_agno <database URL>``: import an Agno database's sessions, runs and memories."""
+"""``manage.py import_agno <database URL>``: import an Agno database (sessions, runs, memories, evals, metrics, knowledge, schedules)."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,7 +12,8 @@ from importer.sources import SourceError
 class Command(BaseCommand):
     help = (
         "Import an Agno 2.x/3.x database (a SQLite file, sqlite:///path or postgresql://...) read-only: "
-        "sessions, runs (members and workflow steps linked to their parent) and user memories. "
+        "sessions, runs (members and workflow steps linked to their parent), user memories, eval runs, metrics rows, "
+        "knowledge contents, schedules (imported disabled) and their runs. "
         "Safe to run twice: rows already imported are skipped."
     )
 
