@@ -63,7 +63,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 # --- http ----------------------------------------------------------------------------------------
 
-def http_arms() -> dict[str, Callable[[], Any]]:
+def http_arms(names: list[str]) -> dict[str, Callable[[], Any]]:
     from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
     from django.test.utils import override_settings
     from rest_framework.views import APIView
@@ -79,12 +79,13 @@ def http_arms() -> dict[str, Callable[[], Any]]:
             return handler_class()
 
     arms = {
-        "project": (build(ASGIHandler, False), False),
-        "django-handler": (build(DjangoASGIHandler, False), False),
-        "django-middleware": (build(ASGIHandler, True), False),
-        "drf-render": (build(ASGIHandler, False), True),
-        "plain": (build(DjangoASGIHandler, True), True),
+        "project": lambda: (build(ASGIHandler, False), False),
+        "django-handler": lambda: (build(DjangoASGIHandler, False), False),
+        "django-middleware": lambda: (build(ASGIHandler, True), False),
+        "drf-render": lambda: (build(ASGIHandler, False), True),
+        "plain": lambda: (build(DjangoASGIHandler, True), True),
     }
+    arms = {name: arms[name]() for name in ["project", *names] if name in arms}
     ours = AgentOSView.dispatch
 
     def arm(application: Any, plain_dispatch: bool) -> Callable[[], Any]:
@@ -117,11 +118,11 @@ async def http_round(application: Any, path: str, query: bytes, count: int) -> t
     return count / wall, 1000 * cpu / count, failed
 
 
-def measure_http(rounds: int, count: int) -> dict:
+def measure_http(rounds: int, count: int, names: list[str]) -> dict:
     import uvloop
 
     seed_sessions(60)
-    arms = http_arms()
+    arms = http_arms(names)
     results: dict = {}
     for path, query in (("/health", b""), ("/sessions", b"limit=20&page=1")):
         seen: dict[str, dict[str, list[float]]] = {name: {"rps": [], "cpu": [], "failed": []} for name in arms}
@@ -307,6 +308,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--only", default="http,statements,pipelined,sqlite-lock")
+    parser.add_argument("--suffix", default="", help="added to the results file's name")
+    parser.add_argument("--arms", default="django-handler,django-middleware,drf-render,plain", help="the http pairs beside project")
     args = parser.parse_args()
     only = set(args.only.split(","))
 
@@ -325,7 +328,7 @@ def main() -> None:
         django.setup()
         call_command("migrate", verbosity=0, interactive=False)
         if "http" in only:
-            report["http"] = measure_http(args.rounds, args.requests)
+            report["http"] = measure_http(args.rounds, args.requests, args.arms.split(","))
         else:
             seed_sessions(5)
         if "statements" in only:
@@ -339,7 +342,7 @@ def main() -> None:
         connections.close_all()
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
-    (out / f"internals_{args.db}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"internals_{args.db}{args.suffix}.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
 
 
