@@ -51,6 +51,9 @@ bench: install-dev
 	$(PY) -m bench.sdk_call
 	$(PY) -m bench.slow_streams --db sqlite,postgres
 	$(PY) -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
+	$(PY) -m bench.internals --db sqlite
+	$(PY) -m bench.internals --db postgres --requests 200 --arms django-middleware,drf-render
+	DB_POOL_TIMEOUT=1 $(PY) -m bench.internals --db postgres --only http --rounds 1 --requests 100 --arms django-handler --suffix _django_handler
 
 # Re-take the README's pictures in docs/ (headless Chromium): every test named *screenshot*.
 screenshots: install-dev

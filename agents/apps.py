@@ -16,6 +16,7 @@ class AgentsConfig(AppConfig):
         # so TOOL_THREADS idle threads never hold the process's DB_POOL_MAX_SIZE connections.
         configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)
         _register_agents()
+        _register_memory_writer()
 
 
 def _register_agents() -> None:
@@ -30,3 +31,10 @@ def _register_agents() -> None:
         kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary,
     ))
     register_config_section("knowledge", knowledge_instances)
+
+
+def _register_memory_writer() -> None:
+    from agents.memories import memory_text_write
+    from sessions.services import memory_writer_register
+
+    memory_writer_register(memory_text_write)

@@ -486,12 +486,12 @@ def owned_models() -> list[type[OwnedModel]]:
     return [model for model in apps.get_models() if issubclass(model, OwnedModel)]
 
 
-class _AllUsers:
+class AllUsers:
     """The scope of a caller allowed to see every user's rows (an admin, or an open server)."""
 
-    _instance: _AllUsers | None = None
+    _instance: AllUsers | None = None
 
-    def __new__(cls) -> _AllUsers:
+    def __new__(cls) -> AllUsers:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -502,14 +502,14 @@ class _AllUsers:
 
 # Granted only by core.auth.Principal.read_scope (an admin, an open server) and by admin actions:
 # grep ``ALL_USERS`` to audit where every user's rows are read.
-ALL_USERS = _AllUsers()
+ALL_USERS = AllUsers()
 
 # Who a read is for: a user id; None for an anonymous caller (rows without an owner only);
 # or ALL_USERS, which the auth layer grants to admins and to open (no-auth) servers.
-UserScope = "str | None | _AllUsers"
+UserScope = "str | None | AllUsers"
 
 
-def scope_queryset(queryset: OwnedQuerySet, user: str | None | _AllUsers) -> OwnedQuerySet:
+def scope_queryset(queryset: OwnedQuerySet, user: str | None | AllUsers) -> OwnedQuerySet:
     if user is ALL_USERS:
         return queryset.unscoped("scope_queryset(ALL_USERS): an admin's or an open server's read scope")
     if user is None:
@@ -517,6 +517,6 @@ def scope_queryset(queryset: OwnedQuerySet, user: str | None | _AllUsers) -> Own
     return queryset.for_user(user)
 
 
-def in_scope(user: str | None | _AllUsers, owner_id: str | None) -> bool:
+def in_scope(user: str | None | AllUsers, owner_id: str | None) -> bool:
     """Whether a row owned by ``owner_id`` is one ``scope_queryset(..., user)`` would return."""
     return user is ALL_USERS or owner_id == user

@@ -9,14 +9,14 @@ from typing import Any
 from django.db.models import F, Max
 
 from agents.models import Job, JobStatus
-from core.tenancy import _AllUsers, scope_queryset
+from core.tenancy import AllUsers, scope_queryset
 
 from .models import DURATION_BUCKETS, AggregationPeriod, MetricsAggregate, MetricsRefreshState, RefreshStatus
 from .services import RefreshScope, states
 
 
 def metrics_list(
-    *, user: str | None | _AllUsers, starting_date: date | None = None, ending_date: date | None = None,
+    *, user: str | None | AllUsers, starting_date: date | None = None, ending_date: date | None = None,
     aggregation_period: str = AggregationPeriod.DAILY,
 ) -> tuple[list[MetricsAggregate], datetime | None]:
     """The rows ``user`` may see (an admin's scope: every user's and the shared bucket's), oldest
@@ -110,7 +110,7 @@ class UsageSeries:
         }
 
 
-def usage_series(*, user: str | None | _AllUsers, start: date, days: int) -> UsageSeries:
+def usage_series(*, user: str | None | AllUsers, start: date, days: int) -> UsageSeries:
     """``days`` days from ``start`` of the daily rows ``user`` may see, summed per day; latency
     per day estimated from the rows' duration histograms (exact in one user's own row); per
     model, per agent and per user over the whole period. One query."""

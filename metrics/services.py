@@ -28,7 +28,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from core.statements import Insert
-from core.tenancy import ALL_USERS, _AllUsers
+from core.tenancy import ALL_USERS, AllUsers
 from sessions.models import Run, RunStatus
 
 from .models import DURATION_BUCKETS, AggregationPeriod, MetricsAggregate, MetricsRefreshState, RefreshStatus
@@ -63,7 +63,7 @@ class RefreshScope:
     user_id: str | None  # a user's scope; None for "all" and "shared"
 
     @classmethod
-    def of(cls, user: str | None | _AllUsers) -> RefreshScope:
+    def of(cls, user: str | None | AllUsers) -> RefreshScope:
         """The scope a caller's read scope (``Principal.read_scope()``) may refresh."""
         if user is ALL_USERS:
             return cls("all", None)

@@ -303,7 +303,7 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.declare_common_errors",
         "core.api.openapi.overlapping_alternatives",
         "core.api.openapi.declare_health",
-        # Last: every operation's summary and description, from core/api/operations.py.
+        # Last: every operation's summary and description, from core/api/operations/.
         "core.api.operations.document_operations",
         "core.api.operations.form_examples",
     ],

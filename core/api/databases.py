@@ -11,14 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import OperationalError
+from django.db import OperationalError, close_old_connections
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.services.executor import in_run_thread
 from core.db import database_unavailable
 from core.services.schema import schema_migrate
 
@@ -39,13 +38,14 @@ FORBIDDEN = "Insufficient permissions. Required scope(s): config:write"
 
 
 class MigrateView(AsyncAgentOSView):
-    """The migration runs in a run thread (``prepare_post``), which looks after its database
-    connection, not in the one thread that every sync view of the process shares."""
+    """The migration (``prepare_post``) runs off the event loop in a pooled thread, which hands
+    back its database connection when done, not in the one thread that every sync view of the
+    process shares."""
 
     scope_family = "config"  # POST: config:write, AgentOS's scope for these routes
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
-        return await in_run_thread(fn, *args, **kwargs)
+        return await super().in_thread(_with_connections, fn, *args, **kwargs)
 
     def check_request(self, request: Request) -> None:
         principal = self.principal
@@ -73,6 +73,15 @@ class MigrateView(AsyncAgentOSView):
         if applied:
             logger.info("migrated the database: applied %s", ", ".join(applied))
         return None
+
+
+def _with_connections(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    # A pooled thread outlives the request: close the connection it opened, as a request thread does.
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_old_connections()
 
 
 class MigrateAllView(MigrateView):

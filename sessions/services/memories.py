@@ -1,7 +1,7 @@
 """Writes to user memories: create, update, upsert, delete, and optimization (merging)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -281,28 +281,30 @@ _SUMMARIZE_PROMPT = (
 )
 
 
+# The model call belongs to the side that builds models (agents, which registers it in ready());
+# sessions only says what to ask and what to do with the answer.
+MemoryWriter = Callable[[str, list[dict[str, str]]], str]
+_memory_writer: MemoryWriter | None = None
+
+
+def memory_writer_register(writer: MemoryWriter) -> None:
+    """Register ``writer(model_spec, messages) -> text``: it raises ``UnusableModel`` for a model
+    string it cannot build and ``MemoryOptimizationError`` when the model call fails."""
+    global _memory_writer
+    _memory_writer = writer
+
+
 def _model_summary(model_spec: str, plan: list[OptimizedMemory]) -> str | None:
     """All memories as one text written by ``model_spec``; None when the model's text is no gain.
 
-    Raises ``UnusableModel`` for a model string we cannot build and ``MemoryOptimizationError``
-    when the model call fails.
+    Raises ``UnusableModel`` for a model string we cannot build (or when no app registered a
+    writer) and ``MemoryOptimizationError`` when the model call fails.
     """
-    try:
-        from engine.errors import ModelError
-        from engine.models import TextDelta, get_model
-    except ImportError as exc:  # the runtime is optional for this endpoint; the merge is not
-        raise UnusableModel("Model-based memory optimization is not available on this server") from exc
-    try:
-        model = get_model(model_spec)
-    except ValueError as exc:
-        raise UnusableModel(str(exc)) from exc
+    if _memory_writer is None:  # the engine is optional for this endpoint; the merge is not
+        raise UnusableModel("Model-based memory optimization is not available on this server")
     facts = "\n".join(f"- {memory.memory}" for memory in plan)
     messages = [{"role": "system", "content": _SUMMARIZE_PROMPT}, {"role": "user", "content": facts}]
-    try:
-        text = "".join(chunk.text for chunk in model.stream(messages, task="chat") if isinstance(chunk, TextDelta))
-    except ModelError as exc:
-        raise MemoryOptimizationError(str(exc) or type(exc).__name__) from exc
-    text = " ".join(text.split())
+    text = " ".join(_memory_writer(model_spec, messages).split())
     # A reply longer than the facts themselves (an echo, a preamble) is not an optimization.
     if not text or memory_tokens(text) > sum(memory_tokens(memory.memory) for memory in plan):
         return None

@@ -1,5 +1,5 @@
 """The API docs speak to the API's users: every operation's summary and description come from
-core/api/operations.py, never from a docstring written for the code's maintainers."""
+core/api/operations/, never from a docstring written for the code's maintainers."""
 from __future__ import annotations
 
 import inspect
@@ -55,7 +55,7 @@ def docstrings() -> list[str]:
 
 def test_every_operation_has_a_summary_and_a_description_from_the_map(client) -> None:
     for key, operation in operations(client).items():
-        assert operation["operationId"] in OPERATIONS, f"{key}: add {operation['operationId']!r} to core/api/operations.py"
+        assert operation["operationId"] in OPERATIONS, f"{key}: add {operation['operationId']!r} to core/api/operations/"
         method, path = key.split(" ", 1)
         assert (operation.get("summary"), operation.get("description")) == operation_text(path, method.lower(), operation["operationId"]), key
         assert operation["summary"].strip() and len(operation["description"].strip()) >= 30, key
