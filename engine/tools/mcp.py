@@ -37,6 +37,8 @@ import json
 import logging
 import shlex
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -51,6 +53,8 @@ logger = logging.getLogger("agno_site.tools.mcp")
 
 TokenGetter = Callable[[Any], "str | None | Awaitable[str | None]"]
 TRANSPORTS = ("stdio", "streamable-http")
+_LISTINGS: dict[tuple[Any, ...], tuple[float, list[Any]]] = {}
+_LISTINGS_LOCK = threading.Lock()
 
 
 class MCPToolError(RuntimeError):
@@ -95,6 +99,7 @@ class MCPTools(Toolkit):
         auth_token_getters: Mapping[str, TokenGetter] | None = None,
         allow_hosts: Iterable[str] | str = (),
         instructions: str | None = None,
+        list_cache_seconds: float = 0.0,
     ) -> None:
         if (command is None) == (url is None):
             raise ValueError("MCPTools needs exactly one of a command (stdio) or a url (streamable HTTP)")
@@ -125,6 +130,7 @@ class MCPTools(Toolkit):
         if bad:
             raise ValueError(f"approval_tools types must be one of {APPROVAL_TYPES}, not {bad}")
         self._guard = HttpFetchTools(allow_hosts=allow_hosts) if url else None
+        self.list_cache_seconds = float(list_cache_seconds)
         self._listed: list[Function] | None = None
         self.last_error: str | None = None
         target = url or command or ""
@@ -138,7 +144,7 @@ class MCPTools(Toolkit):
         listed offers no tools this time, and is asked again next time (``last_error`` says why)."""
         if self._listed is None:
             try:
-                tools = _blocking(self.list_tools())
+                tools = self._cached_listing()
             except MCPToolError as exc:
                 self.last_error = str(exc)
                 logger.warning("MCP server could not be listed", extra={"toolkit": self.id, "error": str(exc)})
@@ -146,6 +152,23 @@ class MCPTools(Toolkit):
             self.last_error = None
             self._listed = self._functions_for(tools)
         return list(self._listed)
+
+    def _cached_listing(self) -> list[Any]:
+        """A listing another toolkit of the same server made less than ``list_cache_seconds`` ago
+        (toolkits built per run, as the admin's agents are, would otherwise start a server each
+        time), or a fresh one. Listings carry no run's credentials, so sharing them is safe."""
+        key = (self.transport, self.command or self.url, tuple(sorted(self.env.items())), tuple(sorted(self.headers.items())))
+        now = time.monotonic()
+        if self.list_cache_seconds > 0:
+            with _LISTINGS_LOCK:
+                cached = _LISTINGS.get(key)
+            if cached is not None and now - cached[0] < self.list_cache_seconds:
+                return cached[1]
+        tools = _blocking(self.list_tools())
+        if self.list_cache_seconds > 0:
+            with _LISTINGS_LOCK:
+                _LISTINGS[key] = (now, tools)
+        return tools
 
     async def list_tools(self) -> list[Any]:
         """The server's tools (``mcp.types.Tool``), every page of them."""
