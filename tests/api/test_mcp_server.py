@@ -142,3 +142,13 @@ def test_info_and_config_say_mcp_is_enabled(live_api, jwt_server, settings):
 
     assert on["mcp"] == {"enabled": True, "path": "/mcp", "oauth": None, "tool_run_endpoint": False}
     assert off["mcp"] == info == {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False}
+
+
+def test_on_make_runs_open_server_a_guest_needs_no_header(live_api, settings):
+    settings.AGENT_OS_AUTH_MODE = "none"
+    settings.ANONYMOUS_ACCESS = "guests"
+
+    answer = body(call(live_api, None, "run_agent", {"agent_id": "assistant", "message": "hello", "user_id": "ada"}))
+
+    assert (answer["status"], answer["user_id"]) == ("COMPLETED", "ada")
+    assert runs_of("ada") == [("assistant", "COMPLETED")]
