@@ -177,3 +177,16 @@ def test_one_of_a_command_or_a_url_is_required():
     with pytest.raises(ValueError, match="exactly one of"):
         MCPTools("python -m x", url="http://example.com/mcp")
     assert json.loads(json.dumps(MCPTools(url="https://mcp.example.com/mcp", id="x").to_dict())) == {"id": "x", "name": "x", "tools": [], "transport": "streamable-http"}
+
+
+def test_importing_the_toolkit_imports_neither_the_sdk_nor_django():
+    from tests.engine.test_imports import run_python
+
+    result = run_python(
+        "import json, sys\n"
+        "from engine.tools.mcp import MCPTools\n"
+        "MCPTools('python -m x', id='x')\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'django', 'httpx2'})))\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
