@@ -129,6 +129,9 @@ class MCPTools(Toolkit):
         bad = sorted(kind for kind in self._approval.values() if kind not in APPROVAL_TYPES)
         if bad:
             raise ValueError(f"approval_tools types must be one of {APPROVAL_TYPES}, not {bad}")
+        unconfirmed = sorted(name for name, kind in self._approval.items() if kind == "audit" and name not in self._confirm)
+        if unconfirmed:  # as @approval(type="audit"): it records a human's decision, so one must be asked
+            raise ValueError(f"approval_tools of type 'audit' need requires_confirmation_tools too: {unconfirmed}")
         self._guard = HttpFetchTools(allow_hosts=allow_hosts) if url else None
         self.list_cache_seconds = float(list_cache_seconds)
         self._listed: list[Function] | None = None
@@ -197,8 +200,6 @@ class MCPTools(Toolkit):
                 continue
             approval_type = self._approval.get(tool.name)
             confirm = tool.name in self._confirm or approval_type == "required"
-            if approval_type == "audit" and not confirm:
-                raise ValueError(f"approval_tools type 'audit' for {tool.name} also needs requires_confirmation_tools")
             found.append(
                 MCPFunction(
                     name=self.tool_name_prefix + tool.name,

@@ -176,6 +176,8 @@ def test_one_of_a_command_or_a_url_is_required():
         MCPTools()
     with pytest.raises(ValueError, match="exactly one of"):
         MCPTools("python -m x", url="http://example.com/mcp")
+    with pytest.raises(ValueError, match=r"approval_tools of type 'audit' need requires_confirmation_tools too: \['planet_facts'\]"):
+        MCPTools("python -m x", approval_tools={"planet_facts": "audit"})
     assert json.loads(json.dumps(MCPTools(url="https://mcp.example.com/mcp", id="x").to_dict())) == {"id": "x", "name": "x", "tools": [], "transport": "streamable-http"}
 
 
