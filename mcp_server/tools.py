@@ -1,6 +1,8 @@
 """The tools the platform's MCP server offers (``/mcp``), named as AgentOS's ``mcp_server=True``
 names them: ``get_agentos_config`` (what the caller may see), ``run_agent``, ``run_team``,
-``run_workflow``, ``get_sessions`` and ``get_session_runs``.
+``run_workflow``, ``get_sessions`` and ``get_session_runs``; and, listed for each caller, one tool
+per agent, team and workflow it may see (``agent__<id>``, ``team__<id>``, ``workflow__<id>``: a
+message and an optional session id), so a client such as Claude Desktop offers them by name.
 
 Every call acts as the principal the request authenticated (``mcp_server.asgi``), with its scopes
 as they stand now. A run goes through the one pipeline (``agents.services.submit.submit_run``,
@@ -10,6 +12,8 @@ client receives the refusal as a failed tool call (``isError``) with AgentOS's m
 """
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated, Any
 
 from asgiref.sync import sync_to_async
@@ -17,7 +21,7 @@ from django.db import close_old_connections
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 from pydantic import Field
 from rest_framework.exceptions import APIException
 
@@ -127,9 +131,76 @@ def _session_runs(principal: Principal, session_id: str, user_id: str | None) ->
     ]
 
 
+COMPONENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "message": {"type": "string", "description": "The message (input) for the run."},
+        "session_id": {"type": ["string", "null"], "description": "Continue this session of yours; omitted: a new session.", "default": None},
+    },
+    "required": ["message"],
+}
+
+
+def component_tool_name(kind: str, component_id: str) -> str:
+    """``agent__<id>``: what MCP clients accept in a tool name (letters, digits, ``_`` and ``-``, 64 at most)."""
+    return f"{kind}__{re.sub(r'[^A-Za-z0-9_-]', '_', component_id)}"[:64]
+
+
+def _component_tools(principal: Principal) -> list[dict[str, Any]]:
+    """The caller's components as tools: those it may read (``get_agentos_config``'s)."""
+    config = _config(principal)
+    return [
+        {"name": component_tool_name(kind, item["id"]), "kind": kind, "id": item["id"], "title": f"{kind.title()}: {item['name']}",
+         "description": item["description"] or f"Run the {kind} {item['name']} with a message."}
+        for kind, family in KINDS.items()
+        for item in config[family]
+    ]
+
+
+class PlatformServer(MCPServer):
+    """The SDK's server with, besides its registered tools, the caller's components as tools:
+    listed per request, run through the pipeline like run_agent/run_team/run_workflow."""
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
+        principal = principal_of_request(ctx)
+        components = await _in_thread(_component_tools, principal)
+        tools = [Tool(name=c["name"], title=c["title"], description=c["description"], input_schema=COMPONENT_SCHEMA, annotations=RUNS) for c in components]
+        return ListToolsResult(tools=[*await self.list_tools(), *tools])
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        found = super()._tool_input_schema(name)
+        return found if found is not None or "__" not in name else COMPONENT_SCHEMA
+
+    async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
+        if "__" not in params.name or self._tool_manager.get_tool(params.name) is not None:
+            return await super()._handle_call_tool(ctx, params)
+        arguments = params.arguments or {}
+        try:
+            principal = principal_of_request(ctx)
+            message = arguments.get("message")
+            if not isinstance(message, str) or not message:
+                raise ToolError("message is required: the input for the run")
+            components = await _in_thread(_component_tools, principal)
+            component = next((c for c in components if c["name"] == params.name), None)
+            if component is None:
+                raise ToolError(f"Unknown tool: {params.name}")
+            output = await _in_thread(_run, principal, component["kind"], component["id"], message, arguments.get("session_id"), None)
+        except ToolError as exc:
+            return CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {params.name}: {exc}")], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(output, ensure_ascii=False))], structured_content=output)
+
+
+def principal_of_request(ctx: Any) -> Principal:
+    request = getattr(ctx, "request", None)
+    principal = request.scope.get(PRINCIPAL_KEY) if request is not None else None
+    if not isinstance(principal, Principal):
+        raise ToolError("Not authenticated")
+    return principal
+
+
 def build_server() -> MCPServer:
     """A new MCP server with the platform's tools (one per event loop: see mcp_server.asgi)."""
-    server = MCPServer(
+    server = PlatformServer(
         "agno-site",
         instructions=(
             "Agno Site: AI agents, teams and workflows. Call get_agentos_config to see what you may run, "

@@ -40,13 +40,21 @@ def body(result: Any) -> Any:
 
 
 def runs_of(user: str) -> list[tuple[str, str]]:
-    return list(Run.objects.for_user(user).order_by("created_at").values_list("component_id", "status"))
+    """The user's runs (not a team's member runs), oldest first."""
+    return list(Run.objects.for_user(user).filter(parent_run_id=None).order_by("created_at").values_list("component_id", "status"))
 
 
-def test_the_tools_are_agentos_mcp_tools_with_their_schemas(live_api, jwt_server):
+AGENTOS_TOOLS = ["get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]
+
+
+def test_the_tools_are_agentos_mcp_tools_and_the_callers_components(live_api, jwt_server):
     tools = {tool.name: tool for tool in call(live_api, token("alice"))}
+    scoped = [tool.name for tool in call(live_api, token("alice", ["agents:assistant:read", "agents:assistant:run"]))]
 
-    assert sorted(tools) == ["get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]
+    assert sorted(name for name in tools if "__" not in name) == AGENTOS_TOOLS
+    assert {"agent__assistant", "agent__hitl-agent", "team__research-team", "workflow__draft-flow"} <= set(tools)
+    assert tools["agent__assistant"].input_schema["required"] == ["message"]
+    assert sorted(scoped) == sorted([*AGENTOS_TOOLS, "agent__assistant"])
     assert tools["run_agent"].input_schema["required"] == ["agent_id", "message"]
     assert sorted(tools["run_agent"].input_schema["properties"]) == ["agent_id", "message", "session_id", "user_id"]
 
@@ -70,6 +78,19 @@ def test_a_user_runs_an_agent_a_team_and_a_workflow_and_reads_them_back(live_api
     ]
     sessions = body(call(live_api, alice, "get_sessions", {"session_type": "agent"}))["sessions"]
     assert [s["session_id"] for s in sessions] == [agent["session_id"]]
+
+
+def test_a_component_tool_runs_it_through_the_pipeline(live_api, jwt_server):
+    alice = token("alice")
+
+    first = body(call(live_api, alice, "agent__assistant", {"message": "What is 2 + 2?"}))
+    second = body(call(live_api, alice, "team__research-team", {"message": "Write about tea"}))
+    refused = call(live_api, token("alice", READ_ONLY), "agent__assistant", {"message": "hi"})
+
+    assert (first["status"], first["agent_id"], first["user_id"]) == ("COMPLETED", "assistant", "alice")
+    assert (second["status"], second["team_id"]) == ("COMPLETED", "research-team")
+    assert (refused.is_error, refused.content[0].text) == (True, "Error executing tool agent__assistant: Insufficient permissions. Required scope(s): agents:run")
+    assert runs_of("alice") == [("assistant", "COMPLETED"), ("research-team", "COMPLETED")]  # and none refused
 
 
 def test_the_config_lists_only_what_the_caller_may_read(live_api, jwt_server):
