@@ -11,7 +11,7 @@ from agents.registry import agent_get
 from agents.services.definitions import definition_create
 from agents.toolkits import toolkit_choices
 from tests.agents.test_make_run_demo import make_run, run  # noqa: F401 (make_run: a fixture)
-from tests.security.conftest import jwt_server  # noqa: F401 (a fixture)
+from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,7 +51,13 @@ def test_a_database_agent_calls_an_allow_listed_servers_tool_through_the_api(cli
     settings.MCP_SERVERS = {"demo": DEMO}
     definition_create(agent_id="planets", name="Planets", model="offline:demo", tools=["mcp:demo"])
 
+    listed = client.get("/agents/planets", **auth(token("alice"))).json()["tools"]["tools"]
     body = run(client, "/agents/planets/runs", '/call planet_facts {"name": "Mars"}')
+
+    assert [tool["name"] for tool in listed] == ["planet_facts", "count_words", "whoami"]
+    assert listed[0]["parameters"] == {
+        "type": "object", "title": "planet_factsArguments", "properties": {"name": {"title": "Name", "type": "string"}}, "required": ["name"],
+    }
 
     (tool,) = body["tools"]
     assert (tool["tool_name"], tool["result"], tool["tool_call_error"]) == ("planet_facts", MARS, False)
