@@ -72,8 +72,9 @@ class MCPEndpoint:
         self._tasks: set[asyncio.Task[None]] = set()  # held: a task only weakly referenced may be collected
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from core.addresses import scope_client_address
         from core.websocket import origin_allowed
-        from mcp_server.tools import PRINCIPAL_KEY
+        from mcp_server.tools import ADDRESS_KEY, PRINCIPAL_KEY
 
         if not settings.MCP_SERVER_ENABLED:
             await _reply(send, 404, {"detail": "Not Found: the MCP server is off (MCP_SERVER_ENABLED=false)", "error_code": "not_found"})
@@ -87,16 +88,16 @@ class MCPEndpoint:
         if not origin_allowed(headers.get("origin")):
             await _reply(send, 403, {"detail": "Origin not allowed", "error_code": "forbidden"})
             return
-        client = scope.get("client") or (None, None)
+        address = scope_client_address(scope)  # behind a trusted proxy, the client's, not the proxy's
         principal, refusal = await sync_to_async(_authenticate, thread_sensitive=False)(
-            headers.get("authorization", b"").decode("latin-1"), client[0],
+            headers.get("authorization", b"").decode("latin-1"), address,
         )
         if refusal is not None:
             status, body, extra = refusal
             await _reply(send, status, body, extra)
             return
         app = await self._app()
-        await app({**scope, "path": PATH, "raw_path": PATH.encode(), PRINCIPAL_KEY: principal}, receive, send)
+        await app({**scope, "path": PATH, "raw_path": PATH.encode(), PRINCIPAL_KEY: principal, ADDRESS_KEY: address or ""}, receive, send)
 
     async def _app(self) -> Any:
         loop = asyncio.get_running_loop()

@@ -28,6 +28,7 @@ from rest_framework.exceptions import APIException
 from core.auth import Principal
 
 PRINCIPAL_KEY = "agno_site.principal"  # where mcp_server.asgi leaves the caller in the ASGI scope
+ADDRESS_KEY = "agno_site.client_address"  # and its address (a guest's runs are capped per address)
 KINDS = {"agent": "agents", "team": "teams", "workflow": "workflows"}
 
 Message = Annotated[str, Field(description="The message (input) for the run.")]
@@ -70,12 +71,16 @@ async def _in_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         raise ToolError(str(detail) if detail is not None else str(exc)) from None
 
 
-def _run(principal: Principal, kind: str, component_id: str, message: str, session_id: str | None, user_id: str | None) -> dict[str, Any]:
+def address_of(request: Any) -> str:
+    return str(request.scope.get(ADDRESS_KEY) or "") if request is not None else ""
+
+
+def _run(principal: Principal, kind: str, component_id: str, message: str, session_id: str | None, user_id: str | None, address: str = "") -> dict[str, Any]:
     from agents.services.runs import RunRequest
     from agents.services.submit import Finished, submit_run
 
     request = RunRequest(message=message, session_id=session_id or None, user_id=user_id or None, stream=False, stream_events=False)
-    submitted = submit_run(principal=principal, component_id=component_id, kind=kind, request=request, wait=True)
+    submitted = submit_run(principal=principal, component_id=component_id, kind=kind, request=request, wait=True, client_address=address)
     assert isinstance(submitted, Finished), submitted  # not streamed, not in the background: run whole
     output = submitted.output
     return {
@@ -184,7 +189,7 @@ class PlatformServer(MCPServer):
             component = next((c for c in components if c["name"] == params.name), None)
             if component is None:
                 raise ToolError(f"Unknown tool: {params.name}")
-            output = await _in_thread(_run, principal, component["kind"], component["id"], message, arguments.get("session_id"), None)
+            output = await _in_thread(_run, principal, component["kind"], component["id"], message, arguments.get("session_id"), None, address_of(getattr(ctx, "request", None)))
         except ToolError as exc:
             return CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {params.name}: {exc}")], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(output, ensure_ascii=False))], structured_content=output)
@@ -221,7 +226,7 @@ def build_server() -> MCPServer:
     ) -> dict[str, Any]:
         """Run an agent with a message and get its response (run_id, session_id, status, content).
         A PAUSED run waits for a human: continue it in the chat or the REST API."""
-        return await _in_thread(_run, principal_of(ctx), "agent", agent_id, message, session_id, user_id)
+        return await _in_thread(_run, principal_of(ctx), "agent", agent_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="run_team", title="Run Team", annotations=RUNS)
     async def run_team(
@@ -229,7 +234,7 @@ def build_server() -> MCPServer:
         message: Message, ctx: Context, session_id: SessionId = None, user_id: UserId = None,
     ) -> dict[str, Any]:
         """Run a team of agents with a message and get its response."""
-        return await _in_thread(_run, principal_of(ctx), "team", team_id, message, session_id, user_id)
+        return await _in_thread(_run, principal_of(ctx), "team", team_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="run_workflow", title="Run Workflow", annotations=RUNS)
     async def run_workflow(
@@ -237,7 +242,7 @@ def build_server() -> MCPServer:
         message: Message, ctx: Context, session_id: SessionId = None, user_id: UserId = None,
     ) -> dict[str, Any]:
         """Run a workflow with an input message and get its result."""
-        return await _in_thread(_run, principal_of(ctx), "workflow", workflow_id, message, session_id, user_id)
+        return await _in_thread(_run, principal_of(ctx), "workflow", workflow_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="get_sessions", title="Get Sessions", annotations=READS)
     async def get_sessions(
