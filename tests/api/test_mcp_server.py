@@ -173,3 +173,15 @@ def test_on_make_runs_open_server_a_guest_needs_no_header(live_api, settings):
 
     assert (answer["status"], answer["user_id"]) == ("COMPLETED", "ada")
     assert runs_of("ada") == [("assistant", "COMPLETED")]
+
+
+def test_host_and_origin_are_checked_as_the_sites(live_api, jwt_server, settings):
+    headers = {"Authorization": f"Bearer {token('alice')}", "Accept": "application/json, text/event-stream"}
+    settings.ALLOWED_HOSTS = ["agents.example.com"]
+
+    wrong_host = httpx.post(f"{live_api}/mcp", json={}, headers=headers)
+    settings.ALLOWED_HOSTS = ["127.0.0.1"]
+    wrong_origin = httpx.post(f"{live_api}/mcp", json={}, headers={**headers, "Origin": "https://evil.example"})
+
+    assert (wrong_host.status_code, wrong_host.json()["error_code"]) == (400, "bad_request")
+    assert wrong_origin.status_code == 403 and wrong_origin.json() == {"detail": "Origin not allowed", "error_code": "forbidden"}
