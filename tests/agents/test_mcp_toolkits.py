@@ -3,6 +3,8 @@ given in the admin; the demo's planets agent uses the bundled stdio server. Runs
 against the real server processes."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -87,3 +89,23 @@ def test_the_demo_planets_agent_answers_with_the_bundled_mcp_server(client, make
     (tool,) = body["tools"]
     assert (tool["tool_name"], tool["result"]) == ("planet_facts", MARS)
     assert MARS in body["content"]
+
+
+def test_a_code_agents_mcp_tools_pause_for_the_user_and_wait_for_an_operators_approval(client, settings, jwt_server):
+    from approvals.models import Approval
+
+    settings.AGENT_MODULES = ["tests.agents.mcp_agents"]
+
+    confirm = run(client, "/agents/gated-planets/runs", '/call count_words {"text": "one two three"}')
+    approve = run(client, "/agents/gated-planets/runs", '/call planet_facts {"name": "Mars"}')
+
+    assert (confirm["status"], confirm["tools"][0]["requires_confirmation"], confirm["tools"][0].get("result")) == ("PAUSED", True, None)
+    assert (approve["status"], approve["tools"][0]["approval_type"]) == ("PAUSED", "required")
+    approval = Approval.objects.for_user("alice").get(pk=approve["tools"][0]["approval_id"])
+    assert (approval.status, approval.tool_name) == ("pending", "planet_facts")
+    done = client.post(
+        f"/agents/gated-planets/runs/{confirm['run_id']}/continue",
+        {"session_id": confirm["session_id"], "stream": "false", "tools": json.dumps([{**confirm["tools"][0], "confirmed": True}])},
+        **auth(token("alice")),
+    ).json()
+    assert (done["status"], done["tools"][0]["result"]) == ("COMPLETED", "3")
