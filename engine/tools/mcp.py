@@ -53,7 +53,8 @@ logger = logging.getLogger("agno_site.tools.mcp")
 
 TokenGetter = Callable[[Any], "str | None | Awaitable[str | None]"]
 TRANSPORTS = ("stdio", "streamable-http")
-_LISTINGS: dict[tuple[Any, ...], tuple[float, list[Any]]] = {}
+_LISTINGS: dict[tuple[Any, ...], tuple[float, Any]] = {}  # a listing, or the MCPToolError it ended in
+FAILED_LISTING_SECONDS = 30.0
 _LISTINGS_LOCK = threading.Lock()
 
 
@@ -165,9 +166,20 @@ class MCPTools(Toolkit):
         if self.list_cache_seconds > 0:
             with _LISTINGS_LOCK:
                 cached = _LISTINGS.get(key)
-            if cached is not None and now - cached[0] < self.list_cache_seconds:
+            # A failure is kept a little while too: an unreachable server would otherwise cost its
+            # whole timeout on every build of every agent that names it (GET /agents included).
+            keep = self.list_cache_seconds if cached is not None and not isinstance(cached[1], MCPToolError) else min(self.list_cache_seconds, FAILED_LISTING_SECONDS)
+            if cached is not None and now - cached[0] < keep:
+                if isinstance(cached[1], MCPToolError):
+                    raise cached[1]
                 return cached[1]
-        tools = _blocking(self.list_tools())
+        try:
+            tools = _blocking(self.list_tools())
+        except MCPToolError as exc:
+            if self.list_cache_seconds > 0:
+                with _LISTINGS_LOCK:
+                    _LISTINGS[key] = (now, exc)
+            raise
         if self.list_cache_seconds > 0:
             with _LISTINGS_LOCK:
                 _LISTINGS[key] = (now, tools)

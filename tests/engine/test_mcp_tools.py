@@ -192,3 +192,25 @@ def test_importing_the_toolkit_imports_neither_the_sdk_nor_django():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
+
+
+def test_shared_listings_are_kept_and_a_failed_one_is_not_retried_at_once(monkeypatch):
+    from engine.tools import mcp
+
+    monkeypatch.setattr(mcp, "_LISTINGS", {})
+    first = MCPTools(DEMO, id="a", timeout_seconds=60, list_cache_seconds=300)
+    second = MCPTools(DEMO, id="b", timeout_seconds=60, list_cache_seconds=300)
+    broken = [MCPTools(f"{sys.executable} -m no_such_module_here", id=f"broken-{n}", timeout_seconds=60, list_cache_seconds=300) for n in (1, 2)]
+    started = []
+    listing = MCPTools.list_tools
+
+    async def counted(self):
+        started.append(self.id)
+        return await listing(self)
+
+    monkeypatch.setattr(MCPTools, "list_tools", counted)
+
+    assert [f.name for f in first.functions()] == [f.name for f in second.functions()] == ["planet_facts", "count_words", "whoami"]
+    assert (broken[0].functions(), broken[1].functions()) == ([], [])
+    assert broken[1].last_error == broken[0].last_error
+    assert started == ["a", "broken-1"]  # the second of each was served from the first's result
