@@ -16,8 +16,6 @@ import json
 import re
 from typing import Annotated, Any
 
-from asgiref.sync import sync_to_async
-from django.db import close_old_connections
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -40,10 +38,7 @@ READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint
 
 
 def principal_of(ctx: Context) -> Principal:
-    principal = ctx.request_context.request.scope.get(PRINCIPAL_KEY) if ctx.request_context.request is not None else None
-    if not isinstance(principal, Principal):  # only mcp_server.asgi serves these tools
-        raise ToolError("Not authenticated")
-    return principal
+    return principal_of_request(ctx.request_context)
 
 
 def _refusals() -> tuple[type[BaseException], ...]:
@@ -54,18 +49,12 @@ def _refusals() -> tuple[type[BaseException], ...]:
 
 
 async def _in_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-    """Django's ORM and the pipeline's sync facade, off the event loop; their refusals as the
-    failed tool call the client sees."""
-
-    def call() -> Any:
-        close_old_connections()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            close_old_connections()
+    """Django's ORM and the pipeline's sync phases in a run thread (the API's pool), off the event
+    loop; their refusals as the failed tool call the client sees."""
+    from agents.services.executor import in_run_thread
 
     try:
-        return await sync_to_async(call, thread_sensitive=False)()
+        return await in_run_thread(fn, *args, **kwargs)
     except _refusals() as exc:
         detail = getattr(exc, "detail", None)
         raise ToolError(str(detail) if detail is not None else str(exc)) from None
@@ -75,14 +64,18 @@ def address_of(request: Any) -> str:
     return str(request.scope.get(ADDRESS_KEY) or "") if request is not None else ""
 
 
-def _run(principal: Principal, kind: str, component_id: str, message: str, session_id: str | None, user_id: str | None, address: str = "") -> dict[str, Any]:
+async def _run(principal: Principal, kind: str, component_id: str, message: str, session_id: str | None, user_id: str | None, address: str = "") -> dict[str, Any]:
+    """One run, as the API's ``stream=false``: submitted (checked whole, then begun) in a run
+    thread, then driven on this event loop, which holds no thread while the model answers."""
+    from agents.api.streaming import answer_on_loop
     from agents.services.runs import RunRequest
     from agents.services.submit import Finished, submit_run
 
     request = RunRequest(message=message, session_id=session_id or None, user_id=user_id or None, stream=False, stream_events=False)
-    submitted = submit_run(principal=principal, component_id=component_id, kind=kind, request=request, wait=True, client_address=address)
-    assert isinstance(submitted, Finished), submitted  # not streamed, not in the background: run whole
-    output = submitted.output
+    submitted = await _in_thread(
+        submit_run, principal=principal, component_id=component_id, kind=kind, request=request, wait=False, client_address=address,
+    )
+    output = submitted.output if isinstance(submitted, Finished) else await answer_on_loop(submitted)
     return {
         key: output.get(key)
         for key in ("run_id", "session_id", "user_id", f"{kind}_id", "status", "content", "content_type", "tools", "requirements")
@@ -189,16 +182,17 @@ class PlatformServer(MCPServer):
             component = next((c for c in components if c["name"] == params.name), None)
             if component is None:
                 raise ToolError(f"Unknown tool: {params.name}")
-            output = await _in_thread(_run, principal, component["kind"], component["id"], message, arguments.get("session_id"), None, address_of(getattr(ctx, "request", None)))
+            output = await _run(principal, component["kind"], component["id"], message, arguments.get("session_id"), None, address_of(getattr(ctx, "request", None)))
         except ToolError as exc:
             return CallToolResult(content=[TextContent(type="text", text=f"Error executing tool {params.name}: {exc}")], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(output, ensure_ascii=False))], structured_content=output)
 
 
 def principal_of_request(ctx: Any) -> Principal:
+    """The caller mcp_server.asgi authenticated, from a request context of the SDK."""
     request = getattr(ctx, "request", None)
     principal = request.scope.get(PRINCIPAL_KEY) if request is not None else None
-    if not isinstance(principal, Principal):
+    if not isinstance(principal, Principal):  # only mcp_server.asgi serves these tools
         raise ToolError("Not authenticated")
     return principal
 
@@ -226,7 +220,7 @@ def build_server() -> MCPServer:
     ) -> dict[str, Any]:
         """Run an agent with a message and get its response (run_id, session_id, status, content).
         A PAUSED run waits for a human: continue it in the chat or the REST API."""
-        return await _in_thread(_run, principal_of(ctx), "agent", agent_id, message, session_id, user_id, address_of(ctx.request_context.request))
+        return await _run(principal_of(ctx), "agent", agent_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="run_team", title="Run Team", annotations=RUNS)
     async def run_team(
@@ -234,7 +228,7 @@ def build_server() -> MCPServer:
         message: Message, ctx: Context, session_id: SessionId = None, user_id: UserId = None,
     ) -> dict[str, Any]:
         """Run a team of agents with a message and get its response."""
-        return await _in_thread(_run, principal_of(ctx), "team", team_id, message, session_id, user_id, address_of(ctx.request_context.request))
+        return await _run(principal_of(ctx), "team", team_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="run_workflow", title="Run Workflow", annotations=RUNS)
     async def run_workflow(
@@ -242,7 +236,7 @@ def build_server() -> MCPServer:
         message: Message, ctx: Context, session_id: SessionId = None, user_id: UserId = None,
     ) -> dict[str, Any]:
         """Run a workflow with an input message and get its result."""
-        return await _in_thread(_run, principal_of(ctx), "workflow", workflow_id, message, session_id, user_id, address_of(ctx.request_context.request))
+        return await _run(principal_of(ctx), "workflow", workflow_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="get_sessions", title="Get Sessions", annotations=READS)
     async def get_sessions(
