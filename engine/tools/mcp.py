@@ -136,6 +136,7 @@ class MCPTools(Toolkit):
         self._guard = HttpFetchTools(allow_hosts=allow_hosts) if url else None
         self.list_cache_seconds = float(list_cache_seconds)
         self._listed: list[Function] | None = None
+        self._listing = threading.Lock()
         self.last_error: str | None = None
         target = url or command or ""
         default_id = "mcp-" + hashlib.sha256(target.encode()).hexdigest()[:10]
@@ -146,16 +147,17 @@ class MCPTools(Toolkit):
     def functions(self) -> list[Function]:
         """The server's tools, listed once (on first use) and kept. A server that cannot be
         listed offers no tools this time, and is asked again next time (``last_error`` says why)."""
-        if self._listed is None:
-            try:
-                tools = self._cached_listing()
-            except MCPToolError as exc:
-                self.last_error = str(exc)
-                logger.warning("MCP server could not be listed", extra={"toolkit": self.id, "error": str(exc)})
-                return []
-            self.last_error = None
-            self._listed = self._functions_for(tools)
-        return list(self._listed)
+        with self._listing:  # runs that start together wait for one listing, not one each
+            if self._listed is None:
+                try:
+                    tools = self._cached_listing()
+                except MCPToolError as exc:
+                    self.last_error = str(exc)
+                    logger.warning("MCP server could not be listed", extra={"toolkit": self.id, "error": str(exc)})
+                    return []
+                self.last_error = None
+                self._listed = self._functions_for(tools)
+            return list(self._listed)
 
     def _cached_listing(self) -> list[Any]:
         """A listing another toolkit of the same server made less than ``list_cache_seconds`` ago
