@@ -10,7 +10,8 @@ documents*, the deployment's default base, with the shared ones) and a small han
 memory, so sources can be seen before anything is uploaded, and an uploaded file is answered from
 at once. The team's writer has the demo actions (``send_email`` asks the user to confirm;
 ``issue_refund`` waits for an operator); the workflow runs two agents in parallel, then waits for
-a person to confirm before it "publishes".
+a person to confirm before it "publishes". The planets agent uses the tools of an MCP server, the
+small one bundled in ``mcp_server.demo_tools``, started as a stdio subprocess on its first run.
 """
 from __future__ import annotations
 
@@ -20,9 +21,19 @@ from django.conf import settings
 
 from engine import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
 from agents.toolkits import DemoActionTools
+from engine.tools.mcp import MCPTools, python_module_command
 from knowledge.services import BaseSource
 
 MODEL = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:demo"
+
+# One toolkit for the process: its server's tools are listed on the planets agent's first run (a
+# tool factory, so importing this module starts no subprocess), then kept.
+PLANETS_MCP = MCPTools(python_module_command("mcp_server.demo_tools"), id="mcp:demo", name="mcp:demo", timeout_seconds=30, cwd=str(settings.BASE_DIR))
+
+
+def planets_tools() -> list[MCPTools]:
+    return [PLANETS_MCP]
+
 
 HANDBOOK = StaticKnowledge(
     "Agno Site handbook",
@@ -48,6 +59,14 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
         knowledge=[BaseSource(settings.KNOWLEDGE_DEFAULT_BASE), HANDBOOK],
         instructions="Answer from the knowledge base (the user's documents and the handbook), citing the document each fact comes from; say so when it has nothing on the question.",
         markdown=True,
+    ),
+    Agent(
+        id="demo-planets",
+        name="Planets Agent (MCP)",
+        description="Answers with the tools of a small MCP server (planet_facts, count_words), started as a stdio subprocess",
+        model=MODEL,
+        tools=planets_tools,
+        instructions="Use planet_facts for any question about a planet, and count_words to count words.",
     ),
 ]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from engine.tools import tool
 from engine.tools.calculator import CalculatorTools
 from engine.tools.clock import DateTimeTools
 from engine.tools.http_fetch import HttpFetchTools
+from engine.tools.mcp import MCPTools
 from engine.tools.toolkit import Toolkit
 from engine.tools.workspace import Workspace
 
@@ -89,7 +90,51 @@ class ToolkitEntry:
     build: Callable[[str | None], Toolkit]
 
 
-TOOLKITS: dict[str, ToolkitEntry] = {
+MCP_PREFIX = "mcp:"
+# An admin agent's toolkits are built for every run: its MCP servers' tool lists are kept this long.
+MCP_LIST_CACHE_SECONDS = 300.0
+
+
+def mcp_toolkit(name: str, target: str) -> MCPTools:
+    """The toolkit of an allow-listed MCP server (``MCP_SERVERS``): a URL is streamable HTTP behind
+    the "http" toolkit's address guard, anything else a command run as a stdio subprocess."""
+    common = {"id": MCP_PREFIX + name, "name": MCP_PREFIX + name, "timeout_seconds": settings.MCP_TIMEOUT_SECONDS, "list_cache_seconds": MCP_LIST_CACHE_SECONDS}
+    if target.startswith(("http://", "https://")):
+        return MCPTools(url=target, allow_hosts=settings.HTTP_FETCH_ALLOW_HOSTS, **common)
+    return MCPTools(target, cwd=str(settings.BASE_DIR), **common)  # `python -m` finds the repo's modules
+
+
+def _mcp_entries() -> dict[str, ToolkitEntry]:
+    return {
+        MCP_PREFIX + name: ToolkitEntry(
+            MCP_PREFIX + name, f"MCP: {name}", f"The tools of the MCP server {target} (allow-listed in MCP_SERVERS).",
+            lambda user_id, name=name, target=target: mcp_toolkit(name, target),
+        )
+        for name, target in settings.MCP_SERVERS.items()
+    }
+
+
+class _Toolkits(Mapping[str, ToolkitEntry]):
+    """The built-in toolkits and, read from the settings when asked (they change in tests and
+    never at import time), the allow-listed MCP servers."""
+
+    def __init__(self, builtin: dict[str, ToolkitEntry]) -> None:
+        self._builtin = builtin
+
+    def _all(self) -> dict[str, ToolkitEntry]:
+        return {**self._builtin, **_mcp_entries()}
+
+    def __getitem__(self, key: str) -> ToolkitEntry:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+BUILTIN_TOOLKITS: dict[str, ToolkitEntry] = {
     entry.id: entry
     for entry in (
         ToolkitEntry("calculator", "Calculator", "Arithmetic: add, subtract, multiply, divide, powers, roots.", lambda user_id: CalculatorTools()),
@@ -110,6 +155,7 @@ TOOLKITS: dict[str, ToolkitEntry] = {
         ToolkitEntry("schedules", "Schedules", "Create, list, update and delete the user's cron schedules (provenance: managed by the agent).", _schedule_tools),
     )
 }
+TOOLKITS: Mapping[str, ToolkitEntry] = _Toolkits(BUILTIN_TOOLKITS)
 
 
 def toolkit_choices() -> list[tuple[str, str]]:

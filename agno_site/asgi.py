@@ -22,10 +22,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from agno_site.lifespan import LifespanApp  # noqa: E402
 from agno_site.routing import websocket_urlpatterns  # noqa: E402
 from core.websocket import OriginCheck  # noqa: E402
+from mcp_server.asgi import with_mcp  # noqa: E402
 
 router = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # /mcp: the platform as an MCP server (mcp_server.asgi); everything else through Django.
+        "http": with_mcp(django_asgi_app),
         "websocket": OriginCheck(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

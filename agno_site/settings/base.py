@@ -449,6 +449,15 @@ AGENT_MODULES = env.listing("AGENT_MODULES")
 WORKSPACE_ROOT = Path(env.string("WORKSPACE_ROOT", str(VAR_DIR / "workspace")))
 # Hosts or networks the "http" toolkit may fetch although they are private (e.g. an intranet).
 HTTP_FETCH_ALLOW_HOSTS = env.listing("HTTP_FETCH_ALLOW_HOSTS")
+# MCP servers an operator may give a database-defined agent in the admin (the allow-list):
+# ``name=command`` (a stdio server the worker starts) or ``name=url`` (streamable HTTP, through the
+# "http" toolkit's address guard: a private address needs HTTP_FETCH_ALLOW_HOSTS). The bundled demo
+# server is allowed by default; MCP_SERVERS=none allows none.
+MCP_SERVERS = env.named_targets("MCP_SERVERS", "demo=python -m mcp_server.demo_tools")
+# How long one MCP operation (connect, list or call) may take before it fails as a tool call.
+MCP_TIMEOUT_SECONDS = env.number("MCP_TIMEOUT_SECONDS", 30.0, minimum=1.0)
+# The platform's own MCP server at /mcp (its agents, teams and workflows as MCP tools).
+MCP_SERVER_ENABLED = env.boolean("MCP_SERVER_ENABLED", True)
 # Threads per process for the database phases of runs (a run's start, its end; a request's
 # preparation). Runs wait on their models on the event loop and hold none while they wait.
 RUN_THREADS = env.integer("RUN_THREADS", 32, minimum=1)

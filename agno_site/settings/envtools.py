@@ -101,6 +101,31 @@ def networks(name: str) -> list[str]:
     return entries
 
 
+_SERVER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+def named_targets(name: str, default: str) -> dict[str, str]:
+    """``name=target`` entries separated by commas (``docs=https://mcp.example/mcp, planets=python
+    -m mcp_server.demo_tools``): names are lowercase slugs, each once; a target is an http(s) URL
+    or a command line. ``none`` names none."""
+    value = string(name, default) or ""
+    if value.lower() == "none":
+        return {}
+    found: dict[str, str] = {}
+    for entry in (part.strip() for part in value.split(",")):
+        if not entry:
+            continue
+        key, sep, target = (piece.strip() for piece in entry.partition("="))
+        if not sep or not target or not _SERVER_NAME.fullmatch(key):
+            raise ImproperlyConfigured(f"{name}: {entry!r} is not name=command or name=url (a lowercase name: letters, digits, - and _)")
+        if key in found:
+            raise ImproperlyConfigured(f"{name}: {key!r} is named twice")
+        if target.startswith(("http://", "https://")) and not urlsplit(target).hostname:
+            raise ImproperlyConfigured(f"{name}: {target!r} has no host")
+        found[key] = target
+    return found
+
+
 def secret(name: str) -> str | None:
     """A secret from ``NAME`` or from the file named by ``NAME_FILE`` (Docker/Kubernetes secrets)."""
     value = raw(name)

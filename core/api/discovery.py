@@ -57,10 +57,16 @@ class InfoView(AgentOSView):
             "agent_count": len(component_list("agent")),
             "team_count": len(component_list("team")),
             "workflow_count": len(component_list("workflow")),
-            "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
+            "mcp": mcp_info(),
             "auth_mode": auth_mode(),
             "user_isolation": settings.AGENT_OS_USER_ISOLATION,
         })
+
+
+def mcp_info() -> dict[str, Any]:
+    """AgentOS's McpInfo: the platform's MCP server (mcp_server.asgi), on unless MCP_SERVER_ENABLED=false."""
+    enabled = settings.MCP_SERVER_ENABLED
+    return {"enabled": enabled, "path": "/mcp" if enabled else None, "oauth": None, "tool_run_endpoint": False}
 
 
 # The AgentOS release whose wire API this server implements.
@@ -129,6 +135,7 @@ class ConfigView(AgentOSView):
             "teams": component_summaries("team", _visible(self.principal, "teams")),
             "workflows": component_summaries("workflow", _visible(self.principal, "workflows")),
             "interfaces": [],
+            "mcp": mcp_info(),  # not in AgentOS's /config: where the MCP server is, as /info says
         })
 
 

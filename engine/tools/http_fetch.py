@@ -111,6 +111,11 @@ class HttpFetchTools(Toolkit):
             return Fetched(url=current, status=status, content_type=content_type, body=body, truncated=truncated)
         raise FetchRefused(f"Too many redirects (more than {self.max_redirects})")
 
+    def check_url(self, url: str) -> str:
+        """The address ``url`` may be reached at, or FetchRefused: the guard alone, for clients
+        that connect by other means (MCP servers over HTTP, engine.tools.mcp)."""
+        return self._checked_address(_check_url(url))
+
     def _checked_address(self, parts: SplitResult) -> str:
         host = (parts.hostname or "").lower().rstrip(".")
         port = parts.port or (443 if parts.scheme == "https" else 80)

@@ -251,7 +251,7 @@ class TestRegistry:
         for entry in body["data"]:
             assert set(entry) <= {"name", "type", "id", "description", "metadata", "sandboxed"} and entry["sandboxed"] is False
             by_type.setdefault(entry["type"], []).append(entry["id"])
-        assert by_type["tool"] == ["calculator", "datetime", "http", "workspace", "demo_actions", "schedules"]
+        assert by_type["tool"] == ["calculator", "datetime", "http", "workspace", "demo_actions", "schedules", "mcp:demo"]  # and MCP_SERVERS, the bundled server by default
         assert by_type["function"] == ["shout", "exclaim", "asks_for_facts", "by_length", "long_enough"]
         assert by_type["model"] == ["openai", "anthropic", "offline"]
         assert {"assistant", "hitl-agent"} <= set(by_type["agent"]) and {"research-team", "hitl-team"} <= set(by_type["team"])

@@ -21,7 +21,7 @@ def test_info_is_the_lightweight_public_metadata(client) -> None:
     assert client.get("/info").json() == {
         "os_id": "agno-site", "name": "Agno Site", "os_version": "1.0.0", "agno_version": "3.1.10",
         "agent_count": 3, "team_count": 2, "workflow_count": 2,
-        "mcp": {"enabled": False, "path": None, "oauth": None, "tool_run_endpoint": False},
+        "mcp": {"enabled": True, "path": "/mcp", "oauth": None, "tool_run_endpoint": False},
         "auth_mode": "none", "user_isolation": False,
     }
 

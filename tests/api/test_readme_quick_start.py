@@ -22,9 +22,9 @@ TOP = README[: README.index("\n## Configuration")]
 
 def test_the_top_is_the_first_ten_minutes_not_a_status_report():
     assert "Not built yet" not in README and "Status." not in TOP
-    for named in ("operator", "createuser", "demo-docs", "`demo`", "demo-team", "demo-workflow", "My documents", "My approvals"):
+    for named in ("operator", "createuser", "demo-docs", "`demo`", "demo-team", "demo-workflow", "demo-planets", "My documents", "My approvals"):
         assert named in TOP, named
-    for typed in ("/call add", "/slow", "/fail", "How hot should the water be for green tea?", "/call send_email", "/call issue_refund", "/markdown", "Brief me on background jobs"):
+    for typed in ("/call add", "/slow", "/fail", "How hot should the water be for green tea?", "/call send_email", "/call issue_refund", "/markdown", "Brief me on background jobs", "/call planet_facts"):
         assert typed in TOP, typed
     # Then links to the rest, each to a heading that exists.
     anchors = set(re.findall(r"\]\(#([a-z0-9-]+)\)", TOP))
@@ -76,7 +76,7 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     assert "```python" in markdown["content"] and "$$" in markdown["content"] and "|---|" in markdown["content"]
     assert upload["name"] == "tea notes"
 
-    docs, email, refund, team, workflow = _objects(run(after))
+    docs, email, refund, team, workflow, planets = _objects(run(after))
     assert docs["status"] == "COMPLETED" and '"tea notes": Green tea is steeped at eighty degrees' in docs["content"]
     assert docs["references"][0]["references"][0]["name"] == "tea notes"
     assert (email["status"], email["tools"][0]["tool_name"]) == ("PAUSED", "send_email")
@@ -84,3 +84,4 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     assert (team["status"], team["requirements"][0]["member_agent_id"]) == ("PAUSED", "demo-writer")
     assert workflow["status"] == "PAUSED" and [r["step_name"] for r in workflow["step_requirements"]] == ["publish"]
     assert "gather" in {result["step_name"] for result in workflow["step_results"]}
+    assert (planets["status"], planets["tools"][0]["result"]) == ("COMPLETED", "Mars: 2 moon(s), a day of 24.7 hours, 1.52 AU from the Sun.")
