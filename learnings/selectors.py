@@ -75,7 +75,7 @@ def entity_get(*, user_id: str | None, namespace: str, entity_type: str, entity_
             raise ValueError('entity memory under namespace="user" needs the user_id')
         rows = Learning.objects.for_user(user_id)
     else:
-        rows = scope_queryset(Learning.objects, user_id) if user_id else Learning.objects.unscoped(
+        rows = Learning.objects.for_user_or_shared(user_id) if user_id else Learning.objects.unscoped(
             "an entity outside namespace='user' is shared by its key"
         )
     key = learning_id_for(ENTITY_MEMORY, user_id=user_id, entity_id=entity_id, entity_type=entity_type, namespace=namespace)

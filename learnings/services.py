@@ -129,3 +129,15 @@ def learning_store(*, user_id: str, record: dict[str, Any]) -> None:
                 created_at=now,
                 updated_at=now,
             )
+
+
+def entity_delete(*, user_id: str | None, namespace: str, entity_type: str, entity_id: str) -> bool:
+    """Delete an entity record by its identity. Under ``namespace="user"`` the user id is
+    required (v3: a caller could otherwise delete another user's entity by name)."""
+    from .selectors import entity_get
+
+    learning = entity_get(user_id=user_id, namespace=namespace, entity_type=entity_type, entity_id=entity_id)
+    if learning is None:
+        return False
+    learning_delete(learning=learning)
+    return True
