@@ -49,6 +49,16 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
         instructions="Answer from the knowledge base (the user's documents and the handbook), citing the document each fact comes from; say so when it has nothing on the question.",
         markdown=True,
     ),
+    # Learning on (Agno v3's LearningMachine): tell it "my name is Ada" or "I like green tea", then
+    # ask "what do you know about me?" in a new chat. What it learned is under My learnings.
+    Agent(
+        id="demo-learner",
+        name="Learning Agent",
+        description="Learns about you as you chat (Agno v3 learning) and remembers it in every new chat",
+        model=MODEL,
+        enable_learning=True,
+        instructions="Use what you have learned about the user to personalise your answers.",
+    ),
 ]
 
 TEAMS = [

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from engine.learning import (
     DEFAULT_NAMESPACE,
+    LearnedMemoryStore,
     ENTITY_MEMORY,
     IDENTITY_KEYED_TYPES,
     USER_NAMESPACE,
@@ -141,3 +142,20 @@ def entity_delete(*, user_id: str | None, namespace: str, entity_type: str, enti
         return False
     learning_delete(learning=learning)
     return True
+
+
+class LearnedMemoryBuffer(LearnedMemoryStore):
+    """The engine's learned-memory store for one run, written when the run is recorded (in its
+    transaction, as the legacy ``BufferedMemoryStore``): a failed run learns nothing."""
+
+    @classmethod
+    def for_run(cls, *, user_id: str, agent_id: str | None) -> LearnedMemoryBuffer:
+        from .selectors import learned_memory_for_run
+
+        return cls(user_id=user_id, agent_id=agent_id, existing=learned_memory_for_run(user_id=user_id))
+
+    def flush(self) -> None:
+        record = self.record()
+        if record is not None:
+            learning_store(user_id=self.user_id, record=record)
+            self.changed = False
