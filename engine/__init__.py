@@ -118,6 +118,7 @@ from engine.errors import (
 )
 from engine.events import TERMINAL_EVENTS
 from engine.knowledge import KnowledgeHit, KnowledgeSource
+from engine.learning import LearningMachine
 from engine.knowledge_search import CombinedKnowledge, StaticKnowledge
 from engine.models import Model, get_model
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
@@ -140,6 +141,7 @@ from engine.tools import (
 )
 
 __all__ = [
+    "LearningMachine",
     "WorkflowRun",
     "Workflow",
     "Steps",

@@ -56,3 +56,33 @@ def test_the_registry_lists_the_learning_machines(client, jwt_server) -> None:
     body = client.get("/registry", {"resource_type": "learning"}, **ADMIN).json()
     assert [entry["name"] for entry in body["data"]] == list(LEARNING_MACHINES)
     assert body["data"][0]["metadata"] == {"referenced_as": "learning_name"}
+
+
+@pytest.fixture
+def operator_client(client, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("op", password="pw-for-tests"))
+    return client
+
+
+def test_the_admins_draft_form_turns_learning_on_and_clears_the_legacy_pair(operator_client) -> None:
+    from django.urls import reverse
+
+    from agents.models import AgentDefinition
+
+    page = operator_client.get(reverse("admin:agents_agentdefinition_add"))
+    prefix = next(f.formset.prefix for f in page.context["inline_admin_formsets"] if f.formset.max_num == 1)
+    data = {"agent_id": "learner", "name": "Learner", "description": "", "is_active": "on"}
+    for formset in page.context["inline_admin_formsets"]:
+        management = formset.formset.management_form
+        data.update({f"{management.prefix}-{name}": value for name, value in management.initial.items()})
+    data.update({f"{prefix}-0-model": "offline:demo", f"{prefix}-0-num_history_runs": "3", f"{prefix}-0-num_past_sessions_to_search": "2",
+                 f"{prefix}-0-fallback_models": "[]", f"{prefix}-0-update_memory_on_run": "on", f"{prefix}-0-add_memories_to_context": "on",
+                 f"{prefix}-0-learning_name": "memories"})
+    response = operator_client.post(reverse("admin:agents_agentdefinition_add"), data)
+    assert response.status_code == 302, response.context and response.context["adminform"].form.errors
+    (draft,) = AgentDefinition.objects.get(agent_id="learner").versions.all()
+    assert (draft.learning_name, draft.update_memory_on_run, draft.add_memories_to_context) == ("memories", False, False)
+
+    data.update({"agent_id": "other", "name": "Other", f"{prefix}-0-learning_name": "telepathy"})
+    refused = operator_client.post(reverse("admin:agents_agentdefinition_add"), data)
+    assert refused.status_code == 200 and not AgentDefinition.objects.filter(agent_id="other").exists()
