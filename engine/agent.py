@@ -242,6 +242,7 @@ class Agent:
             instructions=self.instructions,
             markdown=self.markdown,
             memories=ctx.memories if self.add_memories_to_context or self.learns_memories else None,
+            user_profile=ctx.learned_profile if self.learning is not None and self.learning.user_profile else None,
             session_summary=ctx.session_summary if self.add_session_summary_to_context else None,
             session_state=state.session_state if self.add_session_state_to_context else None,
             output_schema=self.output_schema_spec,

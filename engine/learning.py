@@ -121,10 +121,22 @@ class LearnedMemoryStore:
     has completed (None when nothing changed), so a failed run learns nothing.
     """
 
-    def __init__(self, *, user_id: str, agent_id: str | None, existing: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        *,
+        user_id: str,
+        agent_id: str | None,
+        existing: dict[str, Any] | None,
+        profile: dict[str, Any] | None = None,
+        profile_enabled: bool = False,
+    ) -> None:
         self.user_id = user_id
         self.agent_id = agent_id
         self.existing = existing
+        # The user's user_profile record (its content), kept when the machine's profile is on.
+        self.profile_enabled = profile_enabled
+        self.profile: dict[str, Any] = dict(profile or {})
+        self.profile_changed = False
         content = dict(existing.get("content") or {}) if existing else {}
         self.entries: list[dict[str, Any]] = [
             dict(entry) for entry in content.get("memories") or [] if isinstance(entry, dict)
@@ -154,6 +166,26 @@ class LearnedMemoryStore:
     def delete(self, *, memory_id: str) -> None:
         self.entries.remove(self._entry(memory_id))
         self.changed = True
+
+    def update_profile(self, *, field: str, value: str) -> None:
+        if not self.profile_enabled:
+            raise PermissionError("this agent's learning machine keeps no profile")
+        if self.profile.get(field) != value:
+            self.profile[field] = value
+            self.profile_changed = True
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows to store for what the run learned (none when nothing changed)."""
+        rows = [row for row in (self.record(),) if row is not None]
+        if self.profile_changed:
+            rows.append({
+                "learning_id": f"user_profile_{self.user_id}",
+                "learning_type": USER_PROFILE,
+                "user_id": self.user_id,
+                "agent_id": self.agent_id,
+                "content": {**self.profile, "user_id": self.user_id},
+            })
+        return rows
 
     def record(self) -> dict[str, Any] | None:
         if not self.changed:

@@ -6,7 +6,7 @@ from typing import Any
 from django.db.models import Max
 
 from core.tenancy import ALL_USERS, scope_queryset
-from engine.learning import ENTITY_MEMORY, USER_MEMORY, USER_NAMESPACE, learning_id_for
+from engine.learning import ENTITY_MEMORY, USER_MEMORY, USER_NAMESPACE, USER_PROFILE, learning_id_for
 
 from .models import Learning
 
@@ -61,10 +61,13 @@ def learning_users(
     return list(grouped.order_by(*order)[offset : offset + limit]), total
 
 
-def learned_memory_for_run(*, user_id: str) -> dict[str, Any] | None:
-    """The user's ``user_memory`` record as the engine reads it (one query)."""
-    row = Learning.objects.for_user(user_id).filter(pk=learning_id_for(USER_MEMORY, user_id=user_id)).first()
-    return None if row is None else {"learning_id": row.learning_id, "agent_id": row.agent_id, "content": row.content}
+def learned_records_for_run(*, user_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The user's ``user_memory`` and ``user_profile`` records as the engine reads them (one query)."""
+    keys = {learning_id_for(USER_MEMORY, user_id=user_id): 0, learning_id_for(USER_PROFILE, user_id=user_id): 1}
+    found: list[dict[str, Any] | None] = [None, None]
+    for row in Learning.objects.for_user(user_id).filter(pk__in=list(keys)):
+        found[keys[row.learning_id]] = {"learning_id": row.learning_id, "agent_id": row.agent_id, "content": row.content}
+    return found[0], found[1]
 
 
 def entity_get(*, user_id: str | None, namespace: str, entity_type: str, entity_id: str) -> Learning | None:
@@ -82,4 +85,4 @@ def entity_get(*, user_id: str | None, namespace: str, entity_type: str, entity_
     return rows.filter(pk=key).first()
 
 
-__all__ = ["ALL_USERS", "entity_get", "learned_memory_for_run", "learning_get", "learning_list", "learning_users", "learnings_visible"]
+__all__ = ["ALL_USERS", "entity_get", "learned_records_for_run", "learning_get", "learning_list", "learning_users", "learnings_visible"]

@@ -11,6 +11,7 @@ from django.utils import timezone
 from engine.learning import (
     DEFAULT_NAMESPACE,
     LearnedMemoryStore,
+    LearningMachine,
     ENTITY_MEMORY,
     IDENTITY_KEYED_TYPES,
     USER_NAMESPACE,
@@ -149,13 +150,16 @@ class LearnedMemoryBuffer(LearnedMemoryStore):
     transaction, as the legacy ``BufferedMemoryStore``): a failed run learns nothing."""
 
     @classmethod
-    def for_run(cls, *, user_id: str, agent_id: str | None) -> LearnedMemoryBuffer:
-        from .selectors import learned_memory_for_run
+    def for_run(cls, *, user_id: str, agent_id: str | None, machine: LearningMachine) -> LearnedMemoryBuffer:
+        from .selectors import learned_records_for_run
 
-        return cls(user_id=user_id, agent_id=agent_id, existing=learned_memory_for_run(user_id=user_id))
+        memory, profile = learned_records_for_run(user_id=user_id)
+        return cls(
+            user_id=user_id, agent_id=agent_id, existing=memory,
+            profile=(profile or {}).get("content") if machine.user_profile else None, profile_enabled=machine.user_profile,
+        )
 
     def flush(self) -> None:
-        record = self.record()
-        if record is not None:
+        for record in self.records():
             learning_store(user_id=self.user_id, record=record)
-            self.changed = False
+        self.changed = self.profile_changed = False

@@ -266,7 +266,7 @@ def _context(
         else None
     )
     if getattr(agent, "learns_memories", False) and owner_id:  # learning replaces the legacy pair
-        store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=agent.id)
+        store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=agent.id, machine=agent.learning)
         memories = store.memories()
     past = StoredPastSessions(user=owner_id, current_session_id=session_id) if agent.search_past_sessions and owner_id else None
     ctx = RunContext(
@@ -278,6 +278,7 @@ def _context(
         session_state=session_state,
         session_summary=session.summary if session is not None else None,
         memory_store=store,
+        learned_profile=store.profile if isinstance(store, LearnedMemoryBuffer) else None,
         past_sessions=past,
         is_cancelled=cancel_checker(run_id, owner_id),
         dependencies=dependencies,

@@ -125,4 +125,5 @@ def test_the_learning_agent_learns_about_the_user_and_remembers_it_in_a_new_chat
     mine = client.get("/learnings", {"learning_type": "user_memory"}, **auth(token("alice", ["learnings:read"]))).json()
     assert [row["learning_id"] for row in mine["data"]] == ["memories_alice"]
     assert client.get("/learnings", **auth(token("bob", ["learnings:read"]))).json()["data"] == []
-    assert Learning.objects.for_user("alice").get().content["memories"][0]["content"] == "User's name is Ada"
+    assert Learning.objects.for_user("alice").get(pk="memories_alice").content["memories"][0]["content"] == "User's name is Ada"
+    assert Learning.objects.for_user("alice").get(pk="user_profile_alice").content == {"name": "Ada", "user_id": "alice"}

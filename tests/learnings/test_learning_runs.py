@@ -2,6 +2,7 @@
 the run completes (the offline model plays the memory model: ``my name is X``, ``I like X``)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -36,6 +37,8 @@ def test_a_run_records_what_it_learned_and_the_next_chat_reads_it(client: Client
     row = Learning.objects.for_user("alice").get(pk="memories_alice")
     assert (row.learning_type, row.agent_id, row.content["user_id"]) == ("user_memory", "learner", "alice")
     assert learned("alice") == ["User's name is Ada"]
+    profile = Learning.objects.for_user("alice").get(pk="user_profile_alice")
+    assert (profile.learning_type, profile.content) == ("user_profile", {"name": "Ada", "user_id": "alice"})
     run(client, "learner", "I like green tea")
     assert learned("alice") == ["User's name is Ada", "User likes green tea"]
     # A new session: the learnings come with the user, not the conversation.
@@ -71,3 +74,19 @@ def test_the_engine_builds_the_default_machine_or_takes_a_named_one() -> None:
     agent = Agent(learning=entities, update_memory_on_run=True, add_memories_to_context=True)
     assert (agent.learning, agent.update_memory_on_run, agent.add_memories_to_context, agent.records_memories) == (entities, False, False, True)
     assert Agent(update_memory_on_run=True).learning is None
+
+
+def test_a_machine_without_the_profile_keeps_none(client: Client) -> None:
+    run(client, "learner-memories-only", "my name is Ada")
+    assert learned("alice") == ["User's name is Ada"]
+    assert not Learning.objects.for_user("alice").filter(learning_type="user_profile").exists()
+
+
+def test_the_learned_profile_is_in_the_system_prompt() -> None:
+    from engine import RunContext
+
+    out = Agent(id="a", enable_learning=True).run("hello", RunContext(run_id="r", session_id="s", user_id="alice", learned_profile={"name": "Ada", "user_id": "alice"}))
+    system = out["messages"][0]["content"]
+    assert "<user_profile>\n- name: Ada\n</user_profile>" in system
+    legacy = Agent(id="b", update_memory_on_run=True).run("hello", RunContext(run_id="r2", session_id="s", learned_profile={"name": "Ada"}))
+    assert "<user_profile>" not in json.dumps(legacy["messages"])
