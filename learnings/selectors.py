@@ -47,6 +47,15 @@ def learning_get(*, user: Any, learning_id: str, include_shared: bool = False) -
     return learnings_visible(user=user, include_shared=include_shared).filter(pk=learning_id).first()
 
 
+def learning_owner(*, learning_id: str) -> str | None:
+    """Whose record ``learning_id`` is (None: no one's, or no such record), for a guest's access
+    check by id; the caller then reads the record through that owner's scope (one query)."""
+    return (
+        Learning.objects.unscoped("the owner of a record by id, checked by the caller before it reads the record")
+        .filter(pk=learning_id).values_list("user_id", flat=True).first()
+    )
+
+
 def learning_users(
     *, user: Any, learning_type: str | None, sort_by: str | None, descending: bool, offset: int, limit: int
 ) -> tuple[list[dict[str, Any]], int]:

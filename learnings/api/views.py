@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import PermissionDenied as DRFPermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -21,7 +22,7 @@ from sessions.api.serializers.common import errors as common_errors
 from core.api.views import AgentOSView
 
 from ..models import Learning
-from ..selectors import learning_get, learning_list, learning_users
+from ..selectors import learning_get, learning_list, learning_owner, learning_users
 from ..services import LearningExists, LearningInvalid, learning_create, learning_delete, learning_update, learnings_delete_for_user
 from .serializers import (
     LearningIn,
@@ -55,10 +56,22 @@ class LearningsAPIView(AgentOSView):
     def visible(self, request: Request, learning_id: str) -> Learning:
         """The record by id if the caller may read it; another user's answers 404."""
         principal = self.principal
-        learning = learning_get(user=principal.read_scope(), learning_id=learning_id, include_shared=principal.isolated)
+        learning = learning_get(user=self.read_scope_by_id(learning_id), learning_id=learning_id, include_shared=principal.isolated)
         if learning is None:
             raise NotFound(NOT_FOUND)
         return learning
+
+    def read_scope_by_id(self, learning_id: str):
+        """These routes name no user: a guest reads a record of whichever user it may act for
+        (a user nobody signs in as, core.auth.guest_user_id) and the records no one owns."""
+        principal = self.principal
+        if not principal.guest:
+            return principal.read_scope()
+        owner = learning_owner(learning_id=learning_id)
+        try:
+            return principal.read_scope(owner) if owner else None
+        except DRFPermissionDenied:
+            return None
 
     def changeable(self, request: Request, learning_id: str) -> Learning:
         learning = self.visible(request, learning_id)

@@ -200,3 +200,20 @@ def test_create_needs_the_write_scope(client: Client, jwt_server) -> None:
     body = {"learning_type": "decision_log", "content": {}}
     assert post(client, body, **as_user("alice", ["learnings:read", "learnings:delete"])).status_code == 403
     assert post(client, body, **as_user("alice", ["learnings:write"])).status_code == 201
+
+
+# --- anonymous guests (ANONYMOUS_ACCESS=guests, make run's default) --------------------------------
+
+def test_a_guest_acts_for_a_user_nobody_signs_in_as_and_never_for_an_account(client: Client, settings, django_user_model) -> None:
+    settings.ANONYMOUS_ACCESS = "guests"
+    django_user_model.objects.create_user("alice", password="pw-for-tests")
+    make_learning("ada", learning_id="memories_ada", learning_type="user_memory", content={"memories": []})
+    make_learning("alice", learning_id="memories_alice", learning_type="user_memory", content={"memories": []})
+    listed = client.get("/learnings", {"user_id": "ada"}).json()
+    assert [row["learning_id"] for row in listed["data"]] == ["memories_ada"]
+    assert client.get("/learnings/memories_ada").status_code == 200
+    assert client.patch("/learnings/memories_ada", {"content": {"memories": [{"id": "x", "content": "hi"}]}}, content_type="application/json").status_code == 200
+    assert client.get("/learnings/memories_alice").status_code == 404
+    assert client.delete("/learnings/memories_alice").status_code == 404
+    assert client.get("/learnings", {"user_id": "alice"}).status_code == 403
+    assert Learning.all_users.filter(pk="memories_alice").exists()
