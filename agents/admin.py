@@ -199,7 +199,7 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "model_options", "role", "instructions", "tools", "compress_tool_results", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
+    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 

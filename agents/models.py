@@ -136,19 +136,22 @@ class AgentVersion(models.Model):
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
-        self.clean_learning()
+        clean_learning(self)
 
-    def clean_learning(self) -> None:
-        """A named machine must exist; learning on clears the legacy memory pair (v3: both offer
-        the model the user's memory, and the legacy one shadowed the store's)."""
-        from learnings.machines import LEARNING_MACHINES
 
-        if self.learning_name and self.learning_name not in LEARNING_MACHINES:
-            known = ", ".join(LEARNING_MACHINES)
-            raise ValidationError({"learning_name": f"Unknown learning machine {self.learning_name!r}. Known: {known}."})
-        if self.enable_learning or self.learning_name:
-            self.update_memory_on_run = False
-            self.add_memories_to_context = False
+def clean_learning(version: AgentVersion | TeamVersion) -> None:
+    """A named machine must exist; learning on clears the legacy memory pair (v3: both offer the
+    model the user's memory, and the legacy one shadowed the store's). A team has no
+    ``add_memories_to_context`` of its own."""
+    from learnings.machines import LEARNING_MACHINES
+
+    if version.learning_name and version.learning_name not in LEARNING_MACHINES:
+        known = ", ".join(LEARNING_MACHINES)
+        raise ValidationError({"learning_name": f"Unknown learning machine {version.learning_name!r}. Known: {known}."})
+    if version.enable_learning or version.learning_name:
+        version.update_memory_on_run = False
+        if hasattr(version, "add_memories_to_context"):
+            version.add_memories_to_context = False
 
 
 def clean_model_options(model: str, options: object) -> None:
@@ -224,6 +227,8 @@ class TeamVersion(models.Model):
     add_history_to_context = models.BooleanField(default=False)
     num_history_runs = models.PositiveIntegerField(default=3)
     update_memory_on_run = models.BooleanField(default=False)
+    enable_learning = models.BooleanField(default=False, help_text=LEARNING_HELP)
+    learning_name = models.CharField(max_length=100, blank=True, default="", help_text=LEARNING_NAME_HELP)
     enable_session_summaries = models.BooleanField(default=False)
     markdown = models.BooleanField(default=False)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
@@ -263,6 +268,7 @@ class TeamVersion(models.Model):
             raise ValidationError({"members": "A member is listed twice."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_learning(self)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
             # names may have gone since (the team is then unavailable); that must not block

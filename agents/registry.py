@@ -244,6 +244,7 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         add_history_to_context=version.add_history_to_context,
         num_history_runs=version.num_history_runs,
         update_memory_on_run=version.update_memory_on_run,
+        learning=learning_machine(learning_name=version.learning_name, enable_learning=version.enable_learning),
         enable_session_summaries=version.enable_session_summaries,
         markdown=version.markdown,
         knowledge=named_knowledge(version.knowledge),

@@ -637,7 +637,7 @@ class AgentRun(RunIteration):
     def _start_memory(self) -> None:
         """The memory update reads the user's input alone, so it runs beside the answer, as
         Agno's does (``_start_memory_future``); ``_update_memories`` awaits it before RunCompleted."""
-        # A team's leader has no learning of its own: its legacy switch alone.
+        # Agents and teams say whether they record memories (legacy or learning); others do not.
         records = getattr(self.agent, "records_memories", self.agent.update_memory_on_run)
         if not (records and self.ctx.memory_store is not None):
             return

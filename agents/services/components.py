@@ -38,8 +38,8 @@ AGENT_CONFIG = (
 )
 TEAM_CONFIG = (
     "mode", "members", "model", "role", "instructions", "tools", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "knowledge",
-    "search_knowledge", "add_knowledge_to_context",
+    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "markdown",
+    "knowledge", "search_knowledge", "add_knowledge_to_context",
 )
 WORKFLOW_CONFIG = ("steps",)
 # Keys an Agno config carries beside its fields: the id must be the component's own; a name and a

@@ -86,3 +86,15 @@ def test_the_admins_draft_form_turns_learning_on_and_clears_the_legacy_pair(oper
     data.update({"agent_id": "other", "name": "Other", f"{prefix}-0-learning_name": "telepathy"})
     refused = operator_client.post(reverse("admin:agents_agentdefinition_add"), data)
     assert refused.status_code == 200 and not AgentDefinition.objects.filter(agent_id="other").exists()
+
+
+def test_a_team_component_authors_learning_too(client, jwt_server) -> None:
+    from agents.models import TeamVersion
+
+    assert create(client, {"learning_name": "default"}).status_code == 201  # an agent, to be the member
+    body = {"name": "Crew", "component_id": "crew", "component_type": "team", "stage": "published",
+            "config": {"members": ["learner"], "enable_learning": True, "update_memory_on_run": True}}
+    response = client.post("/components", data=json.dumps(body), content_type="application/json", **ADMIN)
+    assert response.status_code == 201, response.content
+    version = TeamVersion.objects.get(definition__team_id="crew", version=1)
+    assert (version.enable_learning, version.update_memory_on_run) == (True, False)

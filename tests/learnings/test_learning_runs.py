@@ -90,3 +90,10 @@ def test_the_learned_profile_is_in_the_system_prompt() -> None:
     assert "<user_profile>\n- name: Ada\n</user_profile>" in system
     legacy = Agent(id="b", update_memory_on_run=True).run("hello", RunContext(run_id="r2", session_id="s", learned_profile={"name": "Ada"}))
     assert "<user_profile>" not in json.dumps(legacy["messages"])
+
+
+def test_a_team_with_learning_on_learns_through_its_leader(client: Client) -> None:
+    response = client.post("/teams/learning-team/runs", {"message": "my name is Ada", "stream": "false", "user_id": "alice"})
+    assert response.status_code == 200, response.content
+    assert learned("alice") == ["User's name is Ada"]
+    assert not UserMemory.objects.for_user("alice").exists()
