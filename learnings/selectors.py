@@ -5,7 +5,7 @@ from typing import Any
 
 from django.db.models import Max
 
-from core.tenancy import ALL_USERS, scope_queryset
+from core.tenancy import scope_queryset
 from engine.learning import ENTITY_MEMORY, USER_MEMORY, USER_NAMESPACE, USER_PROFILE, learning_id_for
 
 from .models import Learning
@@ -93,5 +93,3 @@ def entity_get(*, user_id: str | None, namespace: str, entity_type: str, entity_
     key = learning_id_for(ENTITY_MEMORY, user_id=user_id, entity_id=entity_id, entity_type=entity_type, namespace=namespace)
     return rows.filter(pk=key).first()
 
-
-__all__ = ["ALL_USERS", "entity_get", "learned_records_for_run", "learning_get", "learning_list", "learning_users", "learnings_visible"]

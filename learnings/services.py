@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from engine.learning import (
     DEFAULT_NAMESPACE,
-    LearnedMemoryStore,
-    LearningMachine,
     ENTITY_MEMORY,
     IDENTITY_KEYED_TYPES,
     USER_NAMESPACE,
+    LearnedMemoryStore,
+    LearningMachine,
     learning_id_for,
 )
 

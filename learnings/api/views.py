@@ -14,16 +14,23 @@ from rest_framework.response import Response
 
 from core.api.errors import Conflict, Forbidden, NotFound, Unprocessable
 from core.api.params import envelope, page, sort_order_param
+from core.api.schema import ErrorOut
+from core.api.views import AgentOSView
 from sessions.api import inputs as q
 from sessions.api.base import BodySchema
 from sessions.api.inputs import json_body
-from core.api.schema import ErrorOut
 from sessions.api.serializers.common import errors as common_errors
-from core.api.views import AgentOSView
 
 from ..models import Learning
 from ..selectors import learning_get, learning_list, learning_owner, learning_users
-from ..services import LearningExists, LearningInvalid, learning_create, learning_delete, learning_update, learnings_delete_for_user
+from ..services import (
+    LearningExists,
+    LearningInvalid,
+    learning_create,
+    learning_delete,
+    learning_update,
+    learnings_delete_for_user,
+)
 from .serializers import (
     LearningIn,
     LearningOut,
@@ -38,6 +45,7 @@ TAGS = ["Learnings"]
 
 
 def errors(*statuses: int) -> dict:
+    """The documented error bodies; these routes also answer 403 (AgentOS's scoping)."""
     return {**common_errors(*(s for s in statuses if s != 403)), **({403: ErrorOut} if 403 in statuses else {})}
 
 FILTERS = ("learning_type", "agent_id", "team_id", "session_id", "namespace", "entity_id", "entity_type")
