@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
+from datetime import timezone as tz
 from typing import Any
 
 from django.db import transaction
@@ -163,3 +165,35 @@ class LearnedMemoryBuffer(LearnedMemoryStore):
         for record in self.records():
             learning_store(user_id=self.user_id, record=record)
         self.changed = self.profile_changed = False
+
+
+class LearningIdTaken(Exception):
+    """An imported record's id is held here by another owner."""
+
+
+def learning_import(*, row: dict[str, Any]) -> bool:
+    """Write one ``agno_learnings`` row of an Agno database as it is, keys unchanged (pre-v3
+    entity keys included: ``manage.py rekey_learnings`` re-keys them afterwards). ``content`` and
+    ``metadata`` already decoded; timestamps in epoch seconds. True when written, False when the
+    row is here already (a second import adds nothing); ``LearningIdTaken`` when another owner
+    holds its id. For the Agno importer (importer/), which reads the source."""
+    learning_id, owner = str(row["learning_id"]), row.get("user_id") or None
+    holders = list(Learning.objects.unscoped("an imported id is global: who holds it here").filter(pk=learning_id).values_list("user_id", flat=True))
+    if holders:
+        if holders[0] != owner:
+            raise LearningIdTaken(f"learning id {learning_id!r} is held here by another owner")
+        return False
+    if not isinstance(row.get("content"), dict):
+        raise LearningInvalid(f"learning {learning_id!r}: content is not an object")
+
+    def moment(seconds: Any) -> Any:
+        return datetime.fromtimestamp(int(seconds), tz=tz.utc) if seconds not in (None, "") else timezone.now()
+
+    Learning.objects.create(
+        learning_id=learning_id, learning_type=str(row["learning_type"]), user_id=owner, namespace=row.get("namespace"),
+        agent_id=row.get("agent_id"), team_id=row.get("team_id"), session_id=row.get("session_id"),
+        entity_id=row.get("entity_id"), entity_type=row.get("entity_type"), content=row["content"],
+        metadata=row.get("metadata") if isinstance(row.get("metadata"), dict) else None,
+        created_at=moment(row.get("created_at")), updated_at=moment(row.get("updated_at") or row.get("created_at")),
+    )
+    return True

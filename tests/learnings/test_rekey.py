@@ -105,3 +105,21 @@ def test_the_text_report_says_it_was_a_dry_run(imported) -> None:
     text = out.getvalue()
     assert text.startswith("rekey_learnings: dry run (nothing written; pass --apply): scanned=7 keyed=2")
     assert "  quarantined: 1: entity_user_company_initech" in text
+
+
+def test_imported_pre_v3_rows_come_in_verbatim_once_and_are_then_rekeyed() -> None:
+    from learnings.services import LearningIdTaken, learning_import
+
+    row = {
+        "learning_id": "entity_user_company_acme", "learning_type": "entity_memory", "namespace": "user", "user_id": "alice",
+        "entity_id": "acme", "entity_type": "company", "content": {"user_id": "alice", "facts": ["anvils"]},
+        "metadata": None, "created_at": 1700000000, "updated_at": 1700000100,
+    }
+    assert learning_import(row=row) is True
+    assert learning_import(row=row) is False  # a second import adds nothing
+    with pytest.raises(LearningIdTaken):
+        learning_import(row={**row, "user_id": "bob"})
+    imported = Learning.all_users.get(pk="entity_user_company_acme")
+    assert (imported.user_id, int(imported.created_at.timestamp()), int(imported.updated_at.timestamp())) == ("alice", 1700000000, 1700000100)
+    assert run("--apply")["rekeyed"] == ["entity_user_company_acme"]
+    assert Learning.all_users.get(pk=scoped("alice", "acme")).content == {"user_id": "alice", "facts": ["anvils"]}
