@@ -57,3 +57,28 @@ def test_learnings_are_listed_edited_and_deleted_and_never_another_users(browsin
     expect(page.locator(".learning")).to_have_count(2)
     assert wait_until(lambda: not Learning.objects.for_user("alice").filter(pk="user_profile_alice").exists(), message="the deletion")
     assert memories_of("bob") == ["Bob plays the tuba"]
+
+
+def test_a_user_who_learned_nothing_is_told_how_learnings_appear(browsing, make_user):
+    make_user("carol")
+    make_learning("alice", learning_id="memories_alice", learning_type="user_memory", content={"memories": [{"id": "m", "content": "not carol's"}]})
+    page = browsing.chat_as("carol")
+    page.goto("/chat/learnings/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#learnings-empty")).to_contain_text("Nothing learned about you yet")
+    expect(page.locator(".learning")).to_have_count(0)
+    assert page.errors == []
+
+
+def test_screenshot_my_learnings(browsing, make_user, screenshots_dir):
+    make_user("ada")
+    make_learning("ada", learning_id="memories_ada", learning_type="user_memory", agent_id="demo-learner", content={
+        "user_id": "ada", "memories": [{"id": "m1", "content": "User's name is Ada"}, {"id": "m2", "content": "User likes green tea"}],
+    })
+    make_learning("ada", learning_id="user_profile_ada", learning_type="user_profile", agent_id="demo-learner", content={"name": "Ada", "user_id": "ada"})
+    page = browsing.chat_as("ada")
+    page.goto("/chat/learnings/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator(".learning")).to_have_count(2)
+    page.screenshot(path=str(screenshots_dir / "chat-learnings.png"))
+    assert (screenshots_dir / "chat-learnings.png").stat().st_size > 10_000

@@ -80,10 +80,10 @@ function memoryItem(learning, entry, rerender) {
   return row;
 }
 
-// Any other record: its content as JSON, edited as JSON.
+// Any other record: its content as JSON, edited as JSON (an Edit button for the record's owner).
 function contentBlock(learning, rerender) {
   const pre = el("pre", { class: "learning-content", text: JSON.stringify(learning.content, null, 2) });
-  if (!learning.user_id) return [pre];
+  if (!learning.user_id) return { nodes: [pre], edit: null };
   const edit = el("button", { type: "button", class: "btn btn-secondary learning-edit", "aria-label": `Edit ${title(learning)}` }, "Edit");
   edit.addEventListener("click", () => {
     const id = `learning-${Math.random().toString(36).slice(2, 8)}`;
@@ -115,24 +115,26 @@ function contentBlock(learning, rerender) {
       }
     });
     pre.replaceWith(form);
-    edit.hidden = true;
+    edit.parentElement.hidden = true;
     input.focus();
   });
-  return [pre, el("div", { class: "memory-actions" }, edit)];
+  return { nodes: [pre], edit };
 }
 
 function item(learning) {
   const row = el("li", { class: "memory learning", "data-learning-id": learning.learning_id });
   const rerender = () => row.replaceWith(item(learning));
   const memories = learning.learning_type === "user_memory" ? memoriesOf(learning) : null;
-  const body = memories
-    ? [el("ul", { class: "learned-memories", "aria-label": "Learned memories" }, ...memories.map((entry) => memoryItem(learning, entry, rerender)))]
+  const block = memories
+    ? { nodes: [el("ul", { class: "learned-memories", "aria-label": "Learned memories" }, ...memories.map((entry) => memoryItem(learning, entry, rerender)))], edit: null }
     : contentBlock(learning, rerender);
   const head = el("h2", { class: "learning-title", text: title(learning) });
   const meta = el("p", { class: "memory-meta muted small", text: learning.user_id ? (learning.agent_id ? `Learned by ${learning.agent_id}` : "") : "Shared (no owner)" });
-  row.append(head, meta, ...body);
+  row.append(head, meta, ...block.nodes);
   if (learning.user_id) {
-    const remove = el("button", { type: "button", class: "btn btn-secondary learning-delete", "aria-label": `Delete ${title(learning)}` }, "Delete");
+    // A memories record is forgotten whole; any other record is deleted.
+    const label = memories ? "Forget all" : "Delete";
+    const remove = el("button", { type: "button", class: "btn btn-secondary learning-delete", "aria-label": `Delete ${title(learning)}` }, label);
     remove.addEventListener("click", () => {
       ui.dialogText.textContent = title(learning);
       ui.dialog.returnValue = "";
@@ -150,7 +152,7 @@ function item(learning) {
       };
       ui.dialog.showModal();
     });
-    row.append(el("div", { class: "memory-actions" }, remove));
+    row.append(el("div", { class: "memory-actions learning-actions" }, block.edit, remove));
   }
   return row;
 }
