@@ -69,7 +69,7 @@ class AgentVersionForm(forms.ModelForm):
 
 VERSION_FIELDS = (
     "model", "model_options", "fallback_models", "reasoning_model", "instructions", "tools", "compress_tool_results", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
+    "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_learning", "learning_name", "enable_session_summaries",
     "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
@@ -199,7 +199,7 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "model_options", "role", "instructions", "tools", "compress_tool_results", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
+    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 

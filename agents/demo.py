@@ -68,6 +68,16 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
         tools=planets_tools,
         instructions="Use planet_facts for any question about a planet, and count_words to count words.",
     ),
+    # Learning on (Agno v3's LearningMachine): tell it "my name is Ada" or "I like green tea", then
+    # ask "what do you know about me?" in a new chat. What it learned is under My learnings.
+    Agent(
+        id="demo-learner",
+        name="Learning Agent",
+        description="Learns about you as you chat (Agno v3 learning) and remembers it in every new chat",
+        model=MODEL,
+        enable_learning=True,
+        instructions="Use what you have learned about the user to personalise your answers.",
+    ),
 ]
 
 TEAMS = [

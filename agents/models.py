@@ -33,6 +33,11 @@ def clean_guardrails(names: object) -> None:
     unknown = [name for name in names if name not in GUARDRAILS]
     if unknown:
         raise ValidationError({"guardrails": f"Unknown guardrails: {', '.join(unknown)}. Known: {', '.join(GUARDRAILS)}."})
+LEARNING_HELP = (
+    "Learn about each user as they chat (Agno v3's LearningMachine: their memories and profile, in /learnings). "
+    "Turning learning on clears the legacy memory pair (update memory on run, add memories to context)."
+)
+LEARNING_NAME_HELP = "A learning machine from the registry (default, entities, memories); set, it turns learning on."
 MODEL_OPTIONS_HELP = (
     'Generation options for the model, as JSON, e.g. {"reasoning_effort": "high", "seed": 7}. OpenAI takes temperature, '
     "max_tokens, top_p, stop, seed, response_format, reasoning_effort, reasoning_summary, service_tier and verbosity; "
@@ -83,6 +88,9 @@ class AgentVersion(models.Model):
     num_history_runs = models.PositiveIntegerField(default=3)
     update_memory_on_run = models.BooleanField(default=False)
     add_memories_to_context = models.BooleanField(default=True)
+    # Agno v3's learning (the learnings app): on, it clears the legacy memory pair above.
+    enable_learning = models.BooleanField(default=False, help_text=LEARNING_HELP)
+    learning_name = models.CharField(max_length=100, blank=True, default="", help_text=LEARNING_NAME_HELP)
     enable_session_summaries = models.BooleanField(default=False)
     search_past_sessions = models.BooleanField(default=False)
     num_past_sessions_to_search = models.PositiveIntegerField(default=2)
@@ -128,6 +136,22 @@ class AgentVersion(models.Model):
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_learning(self)
+
+
+def clean_learning(version: AgentVersion | TeamVersion) -> None:
+    """A named machine must exist; learning on clears the legacy memory pair (v3: both offer the
+    model the user's memory, and the legacy one shadowed the store's). A team has no
+    ``add_memories_to_context`` of its own."""
+    from learnings.machines import LEARNING_MACHINES
+
+    if version.learning_name and version.learning_name not in LEARNING_MACHINES:
+        known = ", ".join(LEARNING_MACHINES)
+        raise ValidationError({"learning_name": f"Unknown learning machine {version.learning_name!r}. Known: {known}."})
+    if version.enable_learning or version.learning_name:
+        version.update_memory_on_run = False
+        if hasattr(version, "add_memories_to_context"):
+            version.add_memories_to_context = False
 
 
 def clean_model_options(model: str, options: object) -> None:
@@ -203,6 +227,8 @@ class TeamVersion(models.Model):
     add_history_to_context = models.BooleanField(default=False)
     num_history_runs = models.PositiveIntegerField(default=3)
     update_memory_on_run = models.BooleanField(default=False)
+    enable_learning = models.BooleanField(default=False, help_text=LEARNING_HELP)
+    learning_name = models.CharField(max_length=100, blank=True, default="", help_text=LEARNING_NAME_HELP)
     enable_session_summaries = models.BooleanField(default=False)
     markdown = models.BooleanField(default=False)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
@@ -242,6 +268,7 @@ class TeamVersion(models.Model):
             raise ValidationError({"members": "A member is listed twice."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_learning(self)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
             # names may have gone since (the team is then unavailable); that must not block

@@ -25,6 +25,7 @@ from typing import Any
 from django.conf import settings
 
 from .knowledge import named_knowledge
+from learnings.machines import learning_machine
 from engine import Agent, Team, Workflow
 from engine.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
 from engine.models import model_from_definition
@@ -243,6 +244,7 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         add_history_to_context=version.add_history_to_context,
         num_history_runs=version.num_history_runs,
         update_memory_on_run=version.update_memory_on_run,
+        learning=learning_machine(learning_name=version.learning_name, enable_learning=version.enable_learning),
         enable_session_summaries=version.enable_session_summaries,
         markdown=version.markdown,
         knowledge=named_knowledge(version.knowledge),
@@ -429,6 +431,7 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         num_history_runs=version.num_history_runs,
         update_memory_on_run=version.update_memory_on_run,
         add_memories_to_context=version.add_memories_to_context,
+        learning=learning_machine(learning_name=version.learning_name, enable_learning=version.enable_learning),
         enable_session_summaries=version.enable_session_summaries,
         search_past_sessions=version.search_past_sessions,
         num_past_sessions_to_search=version.num_past_sessions_to_search,

@@ -19,6 +19,7 @@ urlpatterns = [
     path("favicon.ico", core_views.favicon, name="favicon"),
     path("", include("agents.api.urls")),
     path("", include("sessions.api.urls")),
+    path("", include("learnings.api.urls")),
     path("", include("approvals.api.urls")),
     path("", include("metrics.api.urls")),
     path("", include("traces.api.urls")),

@@ -10,6 +10,7 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("memories/", views.chat_memories, name="memories"),
+    path("learnings/", views.chat_learnings, name="learnings"),
     path("documents/", views.chat_documents, name="documents"),
     path("documents/<str:content_id>/", views.chat_document, name="document"),
     path("runs/<str:run_id>/sources/<int:search>/<int:hit>/", views.chat_run_source, name="run-source"),

@@ -96,6 +96,16 @@ def chat_memories(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 @ensure_csrf_cookie
+def chat_learnings(request: HttpRequest) -> HttpResponse:
+    """My learnings: what agents with learning on learned about the signed-in user (through the
+    /learnings API)."""
+    config = {"user": request.user.get_username(), "chatUrl": "/chat/", "loginUrl": settings.LOGIN_URL}
+    return render(request, "chat/learnings.html", {"config": config, "site_name": settings.AGENT_OS_NAME})
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
 def chat_documents(request: HttpRequest) -> HttpResponse:
     """My documents: the signed-in user's knowledge contents (through the /knowledge API): add
     files, web pages and notes, follow their ingestion, refresh, delete and search them."""

@@ -42,7 +42,9 @@ search_past_sessions, num_past_sessions_to_search, num_past_session_runs_in_sear
 enable_session_summaries, add_session_summary_to_context, session_state,
 add_session_state_to_context, output_schema, tool_call_limit, markdown, metadata,
 model_retries=1, retry_backoff=0.5, pre_hooks, post_hooks, run_hooks_in_background, token_budget,
-compress_tool_results=False, compression_model=None, compress_tool_results_above=2000``.
+compress_tool_results=False, compression_model=None, compress_tool_results_above=2000,
+enable_learning=False, learning=None`` (a ``LearningMachine``; learning clears the legacy memory
+pair, see engine/learning.py).
 
 Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees the input (a
 ``Guardrail`` may refuse with ``InputCheckError``), ``post_hooks`` after it answers (may refuse with
@@ -118,6 +120,7 @@ from engine.errors import (
 )
 from engine.events import TERMINAL_EVENTS
 from engine.knowledge import KnowledgeHit, KnowledgeSource
+from engine.learning import LearningMachine
 from engine.knowledge_search import CombinedKnowledge, StaticKnowledge
 from engine.models import Model, get_model
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING
@@ -140,6 +143,7 @@ from engine.tools import (
 )
 
 __all__ = [
+    "LearningMachine",
     "WorkflowRun",
     "Workflow",
     "Steps",

@@ -17,6 +17,7 @@ from engine.factory import factory_tools, is_tool_factory
 from engine.hitl import collect_decisions, is_pending
 from engine.hooks import Hook, check_hooks
 from engine.knowledge import KnowledgeSource
+from engine.learning import DEFAULT_MACHINE, LearningMachine
 from engine.knowledge_search import REFERENCES_FORMATS, effective_filters, knowledge_source
 from engine.models import Model, ModelChain, get_model
 from engine.output import RUNNING, RunMetrics, RunState, json_copy, new_message
@@ -98,6 +99,8 @@ class Agent:
         compress_tool_results: bool = False,
         compression_model: Model | str | None = None,
         compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
+        enable_learning: bool = False,
+        learning: LearningMachine | None = None,
         **removed: Any,
     ) -> None:
         for key in removed:
@@ -132,6 +135,13 @@ class Agent:
         self.num_history_runs = num_history_runs
         self.update_memory_on_run = update_memory_on_run
         self.add_memories_to_context = update_memory_on_run if add_memories_to_context is None else add_memories_to_context
+        # The LearningMachine (engine.learning): a machine, or enable_learning's default one.
+        # Learning replaces the legacy memory pair (both offer the model the user's memory; the
+        # legacy one shadowed the store's), so turning it on clears that pair.
+        self.learning = learning or (DEFAULT_MACHINE if enable_learning else None)
+        if self.learning is not None:
+            self.update_memory_on_run = False
+            self.add_memories_to_context = False
         self.search_past_sessions = search_past_sessions
         self.num_past_sessions_to_search = num_past_sessions_to_search
         self.num_past_session_runs_in_search = num_past_session_runs_in_search
@@ -171,6 +181,16 @@ class Agent:
         self.post_hooks = check_hooks(post_hooks, what="post_hooks")
         self.run_hooks_in_background = run_hooks_in_background
         self.token_budget = token_budget
+
+    @property
+    def learns_memories(self) -> bool:
+        """Whether its runs read and record the user's learned memories (``user_memory``)."""
+        return self.learning is not None and self.learning.user_memory
+
+    @property
+    def records_memories(self) -> bool:
+        """Whether the memory model runs beside the answer (legacy memory or learning)."""
+        return self.update_memory_on_run or self.learns_memories
 
     @property
     def is_factory(self) -> bool:
@@ -221,7 +241,8 @@ class Agent:
             description=self.description,
             instructions=self.instructions,
             markdown=self.markdown,
-            memories=ctx.memories if self.add_memories_to_context else None,
+            memories=ctx.memories if self.add_memories_to_context or self.learns_memories else None,
+            user_profile=ctx.learned_profile if self.learning is not None and self.learning.user_profile else None,
             session_summary=ctx.session_summary if self.add_session_summary_to_context else None,
             session_state=state.session_state if self.add_session_state_to_context else None,
             output_schema=self.output_schema_spec,

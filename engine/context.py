@@ -69,6 +69,8 @@ class RunContext:
     session_state: dict[str, Any] | None = None
     session_summary: dict[str, Any] | None = None
     memory_store: MemoryStore | None = None
+    # The user's learned profile (engine.learning, an agent with learning on): in the system prompt.
+    learned_profile: dict[str, Any] | None = None
     past_sessions: PastSessions | None = None
     retriever: Retriever | None = None
     is_cancelled: Callable[[], bool | Awaitable[bool]] = lambda: False

@@ -162,7 +162,22 @@ class MemoryManager:
             self.changed = True
             return "Memory deleted successfully"
 
-        return [Function.from_callable(f) for f in (add_memory, update_memory, delete_memory)]
+        def update_user_profile(field: str, value: str) -> str:
+            """Set a field of the user's profile (their name, preferred name, role, ...).
+
+            Args:
+                field: The profile field, e.g. "name".
+                value: Its value, e.g. "Ada".
+            """
+            self._staged.append(lambda: self.store.update_profile(field=field, value=value))  # type: ignore[attr-defined]
+            self.changed = True
+            return "Profile updated successfully"
+
+        functions = [add_memory, update_memory, delete_memory]
+        # A learning store with the profile on (engine.learning) also keeps the user's profile.
+        if getattr(self.store, "profile_enabled", False):
+            functions.append(update_user_profile)
+        return [Function.from_callable(f) for f in functions]
 
     def _replace(self, staged: dict[str, Any], stored: dict[str, Any]) -> None:
         """Put the store's row where the staged one is (unless a later change removed it)."""

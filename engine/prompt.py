@@ -19,6 +19,7 @@ def system_message(
     output_schema: OutputSchema | None,
     tool_instructions: Sequence[str] = (),
     knowledge_instructions: str | None = None,
+    user_profile: Mapping[str, Any] | None = None,
 ) -> str:
     """Agno-like sections; empty when there is nothing to say (then no system message is sent)."""
     parts: list[str] = []
@@ -49,6 +50,10 @@ def system_message(
         else:
             parts.append("You have the capability to retain memories from previous interactions with the user, "
                          "but have not had any interactions with the user yet.")
+    fields = {key: value for key, value in (user_profile or {}).items() if key != "user_id" and value not in (None, "", [], {})}
+    if fields:
+        lines = "\n".join(f"- {key}: {value}" for key, value in fields.items())
+        parts.append(f"What you have learned about the user's profile:\n\n<user_profile>\n{lines}\n</user_profile>")
     if session_summary and session_summary.get("summary"):
         parts.append(
             "Here is a brief summary of your previous interactions:\n\n"

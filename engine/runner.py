@@ -637,7 +637,9 @@ class AgentRun(RunIteration):
     def _start_memory(self) -> None:
         """The memory update reads the user's input alone, so it runs beside the answer, as
         Agno's does (``_start_memory_future``); ``_update_memories`` awaits it before RunCompleted."""
-        if not (self.agent.update_memory_on_run and self.ctx.memory_store is not None):
+        # Agents and teams say whether they record memories (legacy or learning); others do not.
+        records = getattr(self.agent, "records_memories", self.agent.update_memory_on_run)
+        if not (records and self.ctx.memory_store is not None):
             return
         self._memory = MemoryManager(self.agent.model_chain(self.ctx.sleep), self.ctx.memory_store, self.ctx.memories)
         self._memory_task = asyncio.ensure_future(self._memory.update(input_text(self.state.input)))

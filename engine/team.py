@@ -153,6 +153,8 @@ class Team:
         compress_tool_results: bool = False,
         compression_model: Any = None,
         compress_tool_results_above: int = DEFAULT_COMPRESSION_LIMIT,
+        enable_learning: bool = False,
+        learning: Any = None,
         **removed: Any,
     ) -> None:
         # Whether its runs are traced (traces/): None follows the deployment's TRACING.
@@ -204,6 +206,7 @@ class Team:
             run_hooks_in_background=run_hooks_in_background, token_budget=token_budget,
             compress_tool_results=compress_tool_results, compression_model=compression_model,
             compress_tool_results_above=compress_tool_results_above,
+            enable_learning=enable_learning, learning=learning,
         )
         self._leader.tool_factory = tool_factory
         leader = self._leader
@@ -219,6 +222,10 @@ class Team:
         self.num_history_runs = leader.num_history_runs
         self.update_memory_on_run = leader.update_memory_on_run
         self.add_memories_to_context = leader.add_memories_to_context
+        # The leader learns for the team (engine.learning); learning clears the legacy pair there.
+        self.learning = leader.learning
+        self.learns_memories = leader.learns_memories
+        self.records_memories = leader.records_memories
         self.enable_session_summaries = leader.enable_session_summaries
         self.add_session_summary_to_context = leader.add_session_summary_to_context
         self.search_past_sessions = leader.search_past_sessions

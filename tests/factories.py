@@ -20,6 +20,7 @@ from scheduler.models import Schedule, ScheduleRun
 from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
 from evals.models import EvalBatch, EvalDataset, EvalRun
 from traces.models import Span, Trace
+from learnings.models import Learning
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
 from sessions.services import memory_create, run_create, run_events_append, run_feedback_set, session_create
 
@@ -51,6 +52,13 @@ def make_memory(user_id: str | None = "alice", **fields: Any) -> UserMemory:
     fields.setdefault("memory", f"memory {next(_counter)}")
     fields.setdefault("topics", ["prefs"])
     return memory_create(user_id=user_id, **fields)
+
+
+def make_learning(user_id: str | None = "alice", **fields: Any) -> Learning:
+    fields.setdefault("learning_id", f"decision_{next(_counter)}")
+    fields.setdefault("learning_type", "decision_log")
+    fields.setdefault("content", {"decision": "use the cache"})
+    return Learning.objects.create(user_id=user_id, **fields)
 
 
 def make_feedback(user_id: str | None = "alice", run: Run | None = None, **fields: Any) -> RunFeedback:
@@ -202,6 +210,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Run: make_run,
     RunEvent: make_event,
     UserMemory: make_memory,
+    Learning: make_learning,
     RunFeedback: make_feedback,
     CancelIntent: make_cancel_intent,
     AccessToken: make_access_token,

@@ -23,6 +23,7 @@ from core.api.views import AgentOSView
 from ..knowledge import knowledge_base_list
 from ..registry import agent_list, function_list, team_list
 from engine.models import PROVIDERS
+from learnings.machines import LEARNING_MACHINES
 from ..toolkits import TOOLKITS
 
 # AgentOS's RegistryResourceType: the filter accepts every one; this server has entries of some.
@@ -43,6 +44,7 @@ def registry_entries() -> list[dict[str, Any]]:
     entries = [_entry("tool", entry.id, entry.name, entry.description, referenced_as="tools") for entry in TOOLKITS.values()]
     entries += [_entry("function", name, name, doc, referenced_as="executor_ref, evaluator, selector, end_condition") for name, doc in function_list()]
     entries += [_entry("model", provider, provider, f"Models of {provider}: model is provider:model_id", example=MODEL_EXAMPLES[provider], referenced_as="model") for provider in PROVIDERS]
+    entries += [_entry("learning", name, name, description, referenced_as="learning_name") for name, (_, description) in LEARNING_MACHINES.items()]
     entries += [_entry("knowledge", base.name, base.name, base.description, referenced_as="knowledge") for base in knowledge_base_list()]
     entries += [_entry("agent", agent.agent_id, agent.name, agent.description, source=agent.source, referenced_as="members, agent_id") for agent in agent_list()]
     entries += [_entry("team", team.team_id, team.name, team.description, source=team.source, referenced_as="members, team_id") for team in team_list()]

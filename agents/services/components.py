@@ -32,14 +32,14 @@ from .definitions import Definition, Version, draft_for, publish_draft
 # which are the config's own ``notes``).
 AGENT_CONFIG = (
     "model", "fallback_models", "reasoning_model", "instructions", "tools", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
-    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown", "knowledge",
-    "search_knowledge", "add_knowledge_to_context",
+    "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_learning", "learning_name",
+    "enable_session_summaries", "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "markdown",
+    "knowledge", "search_knowledge", "add_knowledge_to_context",
 )
 TEAM_CONFIG = (
     "mode", "members", "model", "role", "instructions", "tools", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "markdown", "knowledge",
-    "search_knowledge", "add_knowledge_to_context",
+    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "markdown",
+    "knowledge", "search_knowledge", "add_knowledge_to_context",
 )
 WORKFLOW_CONFIG = ("steps",)
 # Keys an Agno config carries beside its fields: the id must be the component's own; a name and a

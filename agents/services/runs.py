@@ -41,6 +41,7 @@ from engine.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
 from .cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
+from learnings.services import LearnedMemoryBuffer
 from .eventlog import run_error_event
 from .executor import in_run_thread
 from .hooks import hooks_enqueue
@@ -101,7 +102,7 @@ class PreparedRun:
     owner_id: str | None
     new_session: bool
     ctx: RunContext
-    memory_store: BufferedMemoryStore | None
+    memory_store: BufferedMemoryStore | LearnedMemoryBuffer | None
     started_at: datetime
     request: RunRequest | None = None
     # Set for continuations: the stored run being resumed.
@@ -256,7 +257,7 @@ def _context(
     metadata: Mapping[str, Any] | None,
     incremental: bool = True,
     knowledge_filters: Mapping[str, Any] | None = None,
-) -> tuple[RunContext, BufferedMemoryStore | None]:
+) -> tuple[RunContext, BufferedMemoryStore | LearnedMemoryBuffer | None]:
     wants_memories = agent.add_memories_to_context or agent.update_memory_on_run
     memories = memories_for_context(user_id=owner_id) if wants_memories else []
     store = (
@@ -264,6 +265,9 @@ def _context(
         if agent.update_memory_on_run and owner_id
         else None
     )
+    if getattr(agent, "learns_memories", False) and owner_id:  # learning replaces the legacy pair
+        store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=agent.id, machine=agent.learning)
+        memories = store.memories()
     past = StoredPastSessions(user=owner_id, current_session_id=session_id) if agent.search_past_sessions and owner_id else None
     ctx = RunContext(
         run_id=run_id,
@@ -274,6 +278,7 @@ def _context(
         session_state=session_state,
         session_summary=session.summary if session is not None else None,
         memory_store=store,
+        learned_profile=store.profile if isinstance(store, LearnedMemoryBuffer) else None,
         past_sessions=past,
         is_cancelled=cancel_checker(run_id, owner_id),
         dependencies=dependencies,

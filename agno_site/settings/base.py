@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "core",
     "agents",
     "sessions.apps.SessionsConfig",
+    "learnings",
     "knowledge",
     "scheduler",
     "approvals",

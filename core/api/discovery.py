@@ -113,9 +113,8 @@ class ConfigView(AgentOSView):
             "databases": [db],
             "session": domain("agno_sessions"),
             "memory": domain("agno_memories"),
-            # As AgentOS lists its learning domain on every database; no table is named, as this
-            # server stores no learnings (its /learnings answers 503).
-            "learning": domain(None),
+            # The learnings of /learnings and of agents with learning on (the learnings app).
+            "learning": domain("agno_learnings"),
             "metrics": domain("agno_metrics"),
             "traces": domain(None),  # as AgentOS: the traces domain names no table
             # As AgentOS: the knowledge bases this OS offers ({id, name, description?}) as

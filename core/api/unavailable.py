@@ -7,7 +7,6 @@ from django.views.decorators.csrf import csrf_exempt
 
 # path prefix -> the name AgentOS's stub router uses in its message
 UNAVAILABLE_FAMILIES = {
-    "learnings": "Learnings",
     "filesystem": "Filesystem",
 }
 

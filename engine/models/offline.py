@@ -69,7 +69,9 @@ Other tasks the runtime gives it:
 
 * reasoning: streams reasoning deltas ``The user asks: "<text>". I will answer directly ...``.
 * memory (as the memory model; tools add_memory/update_memory/delete_memory): from the user text,
-  ``my name is X`` adds (or updates an existing name memory to) ``User's name is X``;
+  ``my name is X`` adds (or updates an existing name memory to) ``User's name is X``, and where
+  the tool is offered (a learning store with the profile on) calls ``update_user_profile`` with
+  ``{"field": "name", "value": X}``;
   ``I like X`` / ``I love X`` adds ``User likes X``; ``remember that X`` adds ``X``;
   ``forget X`` deletes memories containing X (``forget everything`` deletes all). After the tool
   results it answers ``Memories updated.``; with nothing to do, ``No memory changes.``
@@ -505,6 +507,8 @@ def _memory_calls(
             operations.append(("update_memory", {"memory_id": current, "memory": memory, "topics": ["name"]}))
         elif memory.lower() not in known:
             operations.append(("add_memory", {"memory": memory, "topics": ["name"]}))
+        # Offered only by a learning store that keeps the user's profile (engine.learning).
+        operations.append(("update_user_profile", {"field": "name", "value": match.group(1).strip()}))
     for match in re.finditer(rf"\bI (?:like|love|enjoy) ({_CLAUSE_END})", text, re.I):
         memory = f"User likes {match.group(1).strip()}"
         if memory.lower() not in known:

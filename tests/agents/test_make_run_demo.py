@@ -114,3 +114,16 @@ def test_the_readmes_composer_json_and_schedule_name_the_seeded_agent(client, ma
     created = client.post("/schedules", example.group(1), content_type="application/json", **auth(token("alice")))
     assert created.status_code == 201, created.content
     assert django_settings.AGENT_MODULES == ["agents.demo"]
+
+
+def test_the_learning_agent_learns_about_the_user_and_remembers_it_in_a_new_chat(client, make_run):
+    from learnings.models import Learning
+
+    run(client, "/agents/demo-learner/runs", "Hi, my name is Ada")
+    answer = run(client, "/agents/demo-learner/runs", "What do you know about me?")  # a new session
+    assert "I remember 1 thing about you: User's name is Ada." in answer["content"]
+    mine = client.get("/learnings", {"learning_type": "user_memory"}, **auth(token("alice", ["learnings:read"]))).json()
+    assert [row["learning_id"] for row in mine["data"]] == ["memories_alice"]
+    assert client.get("/learnings", **auth(token("bob", ["learnings:read"]))).json()["data"] == []
+    assert Learning.objects.for_user("alice").get(pk="memories_alice").content["memories"][0]["content"] == "User's name is Ada"
+    assert Learning.objects.for_user("alice").get(pk="user_profile_alice").content == {"name": "Ada", "user_id": "alice"}

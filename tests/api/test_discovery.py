@@ -34,7 +34,7 @@ def test_config_answers_the_clients_required_keys(client) -> None:
 
 def test_config_has_the_learning_domain_workflow_objects_and_a_durable_queue(client) -> None:
     body = client.get("/config").json()
-    assert body["learning"] == {"dbs": [{"db_id": "agno-site-db", "domain_config": {"display_name": "agno-site-db"}}]}
+    assert body["learning"] == {"dbs": [{"db_id": "agno-site-db", "domain_config": {"display_name": "agno-site-db"}, "tables": ["agno_learnings"]}]}
     assert body["queue"] == {"durable": True, "queue_per_session": True}
     assert body["workflows"][0] == {
         "id": "draft-flow", "name": "Draft Flow", "description": body["workflows"][0]["description"], "db_id": "agno-site-db",
@@ -48,7 +48,7 @@ def test_agentos_client_reads_the_config_sections(live_api) -> None:
     from agno.os.schema import QueueCapabilities, WorkflowSummaryResponse
 
     config = AgentOSClient(base_url=live_api, timeout=30).get_config()
-    assert [(db.db_id, db.domain_config.display_name, db.tables) for db in config.learning.dbs] == [(config.os_database, config.os_database, None)]
+    assert [(db.db_id, db.domain_config.display_name, db.tables) for db in config.learning.dbs] == [(config.os_database, config.os_database, ["agno_learnings"])]
     assert config.queue == QueueCapabilities(durable=True, queue_per_session=True)
     assert all(isinstance(workflow, WorkflowSummaryResponse) for workflow in config.workflows)
     assert [(workflow.id, workflow.db_id, workflow.is_component) for workflow in config.workflows] == [
@@ -126,7 +126,7 @@ def test_unknown_paths_are_json_in_development_too(client, settings) -> None:
     assert client.get("/chat/nope").status_code == 404 and "text/html" in client.get("/chat/nope")["Content-Type"]
 
 
-@pytest.mark.parametrize("path", ["/learnings", "/filesystem/files"])
+@pytest.mark.parametrize("path", ["/filesystem/files"])
 def test_families_not_built_yet_answer_503(client, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 503

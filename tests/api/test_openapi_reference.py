@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 REFERENCE = json.loads((Path(__file__).parent / "agentos_operations.json").read_text())["operations"]
 # The families later issues build; until then they answer as AgentOS does for a feature not configured.
 NOT_BUILT = {
-    "authz", "company", "filesystem", "learnings", "users",
+    "authz", "company", "filesystem", "users",
 }
 
 # Optional query parameters this server adds to an AgentOS operation, for its own chat UI. Code

@@ -76,7 +76,7 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     assert "```python" in markdown["content"] and "$$" in markdown["content"] and "|---|" in markdown["content"]
     assert upload["name"] == "tea notes"
 
-    docs, email, refund, team, workflow, planets = _objects(run(after))
+    docs, email, refund, team, workflow, planets, learner, learnings = _objects(run(after))
     assert docs["status"] == "COMPLETED" and '"tea notes": Green tea is steeped at eighty degrees' in docs["content"]
     assert docs["references"][0]["references"][0]["name"] == "tea notes"
     assert (email["status"], email["tools"][0]["tool_name"]) == ("PAUSED", "send_email")
@@ -85,3 +85,7 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     assert workflow["status"] == "PAUSED" and [r["step_name"] for r in workflow["step_requirements"]] == ["publish"]
     assert "gather" in {result["step_name"] for result in workflow["step_results"]}
     assert (planets["status"], planets["tools"][0]["result"]) == ("COMPLETED", "Mars: 2 moon(s), a day of 24.7 hours, 1.52 AU from the Sun.")
+    assert learner["status"] == "COMPLETED"
+    assert [(row["learning_id"], [m["content"] for m in row["content"]["memories"]]) for row in learnings["data"]] == [
+        ("memories_ada", ["User's name is Ada"]),
+    ]

@@ -276,7 +276,7 @@ def test_a_member_with_knowledge_keeps_its_references_in_its_own_run(make_ctx):
 def test_the_demo_docs_agent_answers_from_its_handbook_with_references(make_ctx):
     from agents.demo import AGENTS
 
-    (docs_agent,) = AGENTS
+    docs_agent = next(agent for agent in AGENTS if agent.id == "demo-docs")
     docs_agent = docs_agent.with_options(model=get_model("offline:demo"))  # whatever key the environment has
     run = docs_agent.start_run("How does a schedule avoid firing twice?", make_ctx())
     drain(run)

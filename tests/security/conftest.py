@@ -7,14 +7,14 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.factories import make_access_token, make_approval, make_eval_run, make_event, make_memory, make_run, make_schedule, make_schedule_run, make_session
+from tests.factories import make_access_token, make_approval, make_eval_run, make_event, make_learning, make_memory, make_run, make_schedule, make_schedule_run, make_session
 
 SECRET = "test-hs256-secret-that-is-long-enough-0123456789"
 OTHER_SECRET = "some-other-secret-the-server-does-not-know-012345"
 AUDIENCE = "agno-site"
 USER_SCOPES = [
     "agents:read", "agents:run", "teams:read", "teams:run", "workflows:read", "workflows:run", "sessions:read", "sessions:write", "sessions:delete",
-    "memories:read", "memories:write", "memories:delete", "config:read",
+    "memories:read", "memories:write", "memories:delete", "config:read", "learnings:read", "learnings:write", "learnings:delete",
     "service_accounts:read", "service_accounts:write", "service_accounts:delete",
     "approvals:read", "approvals:write", "approvals:delete", "metrics:read", "metrics:write", "traces:read",
     "schedules:read", "schedules:write", "schedules:delete",
@@ -75,6 +75,7 @@ def alice_data(db) -> dict[str, str]:
                       run_data={"status": "PAUSED", "agent_id": "hitl-agent", "content": MARK})
     make_event("alice", run=run, payload={"event": "RunCompleted", "content": MARK})
     memory = make_memory("alice", memory=f"{MARK} likes tea", topics=["drinks"], memory_id="alice-memory")
+    learning = make_learning("alice", learning_id="user_profile_alice", learning_type="user_profile", content={"name": MARK})
     robot = make_access_token("alice", name=f"{MARK}-bot", kind="service", scopes=["agents:read"])
     team_session = make_session("alice", session_id="alice-team-sess", component_id="research-team", session_type="team", session_name=f"{MARK} team")
     team_run = make_run("alice", session=team_session, run_id="alice-team-run", run_type="team", component_id="research-team", status="PAUSED",
@@ -94,7 +95,7 @@ def alice_data(db) -> dict[str, str]:
         "eval_run_id": eval_run.pk,
         "trace_id": trace.pk, "schedule_id": schedule.pk, "schedule_run_id": schedule_run.pk,
         "content_id": content.pk, "private_base_id": private_base.pk,
-        "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "service_account_id": str(robot.pk),
+        "session_id": session.pk, "run_id": run.pk, "paused_run_id": paused.pk, "memory_id": memory.pk, "learning_id": learning.pk, "service_account_id": str(robot.pk),
         "team_session_id": team_session.pk, "team_run_id": team_run.pk, "approval_id": approval.pk,
         "workflow_session_id": flow_session.pk, "workflow_run_id": flow_run.pk,
     }

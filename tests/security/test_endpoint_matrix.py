@@ -107,6 +107,14 @@ ENDPOINTS = [
     Call("GET", "/memory_topics", lambda i: "/memory_topics", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("GET", "/user_memory_stats", lambda i: "/user_memory_stats", query=lambda i: {"user_id": "alice"}, outsider_status=(200,)),
     Call("POST", "/optimize-memories", lambda i: "/optimize-memories", body=lambda i: {"user_id": "alice"}),
+    # AgentOS refuses an isolated caller naming another user with 403, and hides their records (404).
+    Call("GET", "/learnings", lambda i: "/learnings", query=lambda i: {"user_id": "alice"}, outsider_status=(403,)),
+    Call("POST", "/learnings", lambda i: "/learnings", body=lambda i: {"learning_type": "user_profile", "user_id": "alice", "content": {}}, outsider_status=(403,)),
+    Call("GET", "/learnings/users", lambda i: "/learnings/users", query=lambda i: {"user_id": "alice"}, outsider_status=(403,)),
+    Call("DELETE", "/learnings/users/{user_id}", lambda i: "/learnings/users/alice", outsider_status=(403,)),
+    Call("GET", "/learnings/{learning_id}", lambda i: f"/learnings/{i['learning_id']}"),
+    Call("PATCH", "/learnings/{learning_id}", lambda i: f"/learnings/{i['learning_id']}", body=lambda i: {"content": {"taken": "over"}}),
+    Call("DELETE", "/learnings/{learning_id}", lambda i: f"/learnings/{i['learning_id']}"),
     Call("GET", "/schedules", lambda i: "/schedules", outsider_status=(200,)),
     # Bob's own schedule, of his own user id (the body's claim of alice is never read).
     Call("POST", "/schedules", lambda i: "/schedules", body=lambda i: {"name": "bobs", "endpoint": "/agents/assistant/runs", "cron_expr": "0 9 * * *", "payload": {"message": "hi"}, "user_id": "alice"}, outsider_status=(201,)),

@@ -63,6 +63,48 @@ FAMILY_OPERATIONS: dict[str, tuple[str, str]] = {
         "Serve a piece of media that was offloaded to external media storage. This server keeps "
         "media inside the runs themselves and offloads none, so the answer is always `404`.",
     ),
+    # --- Learnings ---------------------------------------------------------------------------
+    "list_learnings": (
+        "List Learnings",
+        "List learning records (user memory, user profile, entity memory, decision logs) with "
+        "pagination and filters. A caller bound to their identity sees their own records and those "
+        "no one owns; naming another `user_id` is refused with `403`. Admins and an open server see "
+        "every record, optionally filtered by `user_id`.",
+    ),
+    "create_learning": (
+        "Create Learning",
+        "Create a learning record. The identity-keyed types (`user_profile`, `user_memory`, "
+        "`session_context`, `entity_memory`) get a deterministic id from their identity fields "
+        "(`422` without them; `409` when the record exists: PATCH it). An `entity_memory` without a "
+        "`namespace` is stored under `global`; under `namespace=\"user\"` its id embeds a digest of "
+        "the user id, so two users never share an entity. A caller bound to their identity always "
+        "writes their own records (another `user_id`: `403`).",
+    ),
+    "list_learning_users": (
+        "List Learning Users",
+        "List the users that own learning records, with their last update (records no one owns are "
+        "left out). Sortable by `user_id` or `last_learning_updated_at` (the default).",
+    ),
+    "delete_learning_user": (
+        "Delete Learning User",
+        "Delete every learning record a user owns, or only those of `learning_type`. Records no one "
+        "owns are untouched. A caller bound to their identity may only delete their own (`403`). "
+        "Answers `204` even when there was nothing to delete.",
+    ),
+    "get_learning": (
+        "Get Learning",
+        "Retrieve a single learning record by its ID (another user's answers `404`).",
+    ),
+    "update_learning": (
+        "Update Learning",
+        "Replace a learning record's `content` and/or `metadata`; identity fields are immutable. "
+        "Records no one owns may only be changed by an admin (`403`).",
+    ),
+    "delete_learning": (
+        "Delete Learning",
+        "Permanently delete a learning record by its ID. Records no one owns may only be deleted by "
+        "an admin (`403`).",
+    ),
     # --- Memory ------------------------------------------------------------------------------
     "get_memories": (
         "List Memories",

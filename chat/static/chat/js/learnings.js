@@ -1,0 +1,182 @@
+// My learnings: what agents with learning on learned about the signed-in user (Agno v3's
+// LearningMachine), to read, correct and delete, through the /learnings API with the Django
+// session, which binds every call to the user's own records and the shared ones.
+import { ApiError, getJSON, query, request } from "./api.js";
+import { el } from "./render.js";
+
+const config = JSON.parse(document.getElementById("chat-config").textContent);
+const PAGE = 50;
+const enc = encodeURIComponent;
+const $ = (id) => document.getElementById(id);
+const TYPES = {
+  user_memory: "Memories", user_profile: "Profile", entity_memory: "Entity", session_context: "Session context", decision_log: "Decision",
+};
+
+const ui = {
+  list: $("learnings-list"), empty: $("learnings-empty"), more: $("learnings-more"), count: $("learnings-count"),
+  notice: $("learnings-notice"), dialog: $("learning-delete-dialog"), dialogText: $("learning-delete-text"),
+};
+const state = { learnings: [], page: 1, totalPages: 1, total: 0 };
+
+const api = {
+  list: (page) => getJSON(query("/learnings", { limit: PAGE, page, sort_by: "updated_at", sort_order: "desc" })),
+  update: (learning, content) => request("PATCH", `/learnings/${enc(learning.learning_id)}`, { json: { content } }).then((r) => r.json()),
+  remove: (learning) => request("DELETE", `/learnings/${enc(learning.learning_id)}`),
+};
+
+function showNotice(error) {
+  const signedOut = error instanceof ApiError && error.status === 401;
+  const message = error instanceof ApiError ? error.message : "Something unexpected happened in the page. Reload it and try again.";
+  ui.notice.replaceChildren(el("span", { text: message }));
+  if (signedOut) ui.notice.append(" ", el("a", { href: `${config.loginUrl}?next=${enc(location.pathname)}`, text: "Sign in" }));
+  ui.notice.append(el("button", { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: () => (ui.notice.hidden = true) }, "×"));
+  ui.notice.hidden = false;
+}
+
+function title(learning) {
+  const kind = TYPES[learning.learning_type] || learning.learning_type;
+  if (learning.learning_type === "entity_memory") return `${kind}: ${learning.entity_type} ${learning.entity_id} (${learning.namespace})`;
+  return kind;
+}
+
+function memoriesOf(learning) {
+  const entries = learning.content && Array.isArray(learning.content.memories) ? learning.content.memories : null;
+  return entries && entries.every((entry) => entry && typeof entry.content === "string") ? entries : null;
+}
+
+// A memory of a user_memory record: edited or deleted by replacing the record's content.
+function memoryItem(learning, entry, rerender) {
+  const text = el("p", { class: "memory-text", text: entry.content });
+  const edit = el("button", { type: "button", class: "btn btn-secondary memory-edit", "aria-label": `Edit “${entry.content}”` }, "Edit");
+  const remove = el("button", { type: "button", class: "btn btn-secondary memory-delete", "aria-label": `Forget “${entry.content}”` }, "Forget");
+  const row = el("li", { class: "learned-memory" }, text, el("div", { class: "memory-actions" }, edit, remove));
+  const save = async (memories) => {
+    const saved = await api.update(learning, { ...learning.content, memories });
+    Object.assign(learning, saved);
+    rerender();
+  };
+  edit.addEventListener("click", () => {
+    const id = `learned-${Math.random().toString(36).slice(2, 8)}`;
+    const input = el("textarea", { id, class: "memory-input", rows: 2, required: true });
+    input.value = entry.content;
+    const error = el("p", { class: "field-error small", role: "alert", hidden: true });
+    const form = el("form", { class: "memory-form" }, el("label", { for: id, class: "visually-hidden", text: "Learned memory" }), input, error,
+      el("div", { class: "memory-actions" }, el("button", { type: "submit", class: "btn btn-primary" }, "Save"),
+        el("button", { type: "button", class: "btn btn-secondary", onclick: rerender }, "Cancel")));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const value = input.value.trim();
+      if (!value) {
+        error.textContent = "A memory can't be empty. Forget it instead.";
+        error.hidden = false;
+        return;
+      }
+      save(memoriesOf(learning).map((one) => (one === entry ? { ...one, content: value } : one))).catch(showNotice);
+    });
+    row.replaceChildren(form);
+    input.focus();
+  });
+  remove.addEventListener("click", () => save(memoriesOf(learning).filter((one) => one !== entry)).catch(showNotice));
+  return row;
+}
+
+// Any other record: its content as JSON, edited as JSON (an Edit button for the record's owner).
+function contentBlock(learning, rerender) {
+  const pre = el("pre", { class: "learning-content", text: JSON.stringify(learning.content, null, 2) });
+  if (!learning.user_id) return { nodes: [pre], edit: null };
+  const edit = el("button", { type: "button", class: "btn btn-secondary learning-edit", "aria-label": `Edit ${title(learning)}` }, "Edit");
+  edit.addEventListener("click", () => {
+    const id = `learning-${Math.random().toString(36).slice(2, 8)}`;
+    const input = el("textarea", { id, class: "memory-input", rows: 6 });
+    input.value = JSON.stringify(learning.content, null, 2);
+    const error = el("p", { class: "field-error small", role: "alert", hidden: true });
+    const form = el("form", { class: "memory-form" }, el("label", { for: id, class: "visually-hidden", text: "Content (JSON)" }), input, error,
+      el("div", { class: "memory-actions" }, el("button", { type: "submit", class: "btn btn-primary" }, "Save"),
+        el("button", { type: "button", class: "btn btn-secondary", onclick: rerender }, "Cancel")));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      let content;
+      try {
+        content = JSON.parse(input.value);
+      } catch {
+        content = null;
+      }
+      if (!content || typeof content !== "object" || Array.isArray(content)) {
+        error.textContent = "The content must be a JSON object.";
+        error.hidden = false;
+        return;
+      }
+      try {
+        Object.assign(learning, await api.update(learning, content));
+        rerender();
+      } catch (failure) {
+        error.textContent = failure instanceof ApiError ? failure.message : "The learning could not be saved.";
+        error.hidden = false;
+      }
+    });
+    pre.replaceWith(form);
+    edit.parentElement.hidden = true;
+    input.focus();
+  });
+  return { nodes: [pre], edit };
+}
+
+function item(learning) {
+  const row = el("li", { class: "memory learning", "data-learning-id": learning.learning_id });
+  const rerender = () => row.replaceWith(item(learning));
+  const memories = learning.learning_type === "user_memory" ? memoriesOf(learning) : null;
+  const block = memories
+    ? { nodes: [el("ul", { class: "learned-memories", "aria-label": "Learned memories" }, ...memories.map((entry) => memoryItem(learning, entry, rerender)))], edit: null }
+    : contentBlock(learning, rerender);
+  const head = el("h2", { class: "learning-title", text: title(learning) });
+  const meta = el("p", { class: "memory-meta muted small", text: learning.user_id ? (learning.agent_id ? `Learned by ${learning.agent_id}` : "") : "Shared (no owner)" });
+  row.append(head, meta, ...block.nodes);
+  if (learning.user_id) {
+    // A memories record is forgotten whole; any other record is deleted.
+    const label = memories ? "Forget all" : "Delete";
+    const remove = el("button", { type: "button", class: "btn btn-secondary learning-delete", "aria-label": `Delete ${title(learning)}` }, label);
+    remove.addEventListener("click", () => {
+      ui.dialogText.textContent = title(learning);
+      ui.dialog.returnValue = "";
+      ui.dialog.onclose = async () => {
+        if (ui.dialog.returnValue !== "delete") return;
+        try {
+          await api.remove(learning);
+          state.learnings = state.learnings.filter((one) => one !== learning);
+          state.total = Math.max(0, state.total - 1);
+          row.remove();
+          renderCount();
+        } catch (failure) {
+          showNotice(failure);
+        }
+      };
+      ui.dialog.showModal();
+    });
+    row.append(el("div", { class: "memory-actions learning-actions" }, block.edit, remove));
+  }
+  return row;
+}
+
+function renderCount() {
+  ui.count.textContent = state.total === 1 ? "1 learning" : `${state.total} learnings`;
+  ui.empty.hidden = state.learnings.length > 0;
+  ui.more.hidden = state.page >= state.totalPages;
+}
+
+async function load({ append = false } = {}) {
+  const page = append ? state.page + 1 : 1;
+  const result = await api.list(page);
+  state.page = page;
+  state.totalPages = result.meta?.total_pages || 1;
+  state.total = result.meta?.total_count ?? result.data.length;
+  const fresh = result.data || [];
+  state.learnings = append ? state.learnings.concat(fresh) : fresh;
+  if (append) ui.list.append(...fresh.map(item));
+  else ui.list.replaceChildren(...fresh.map(item));
+  renderCount();
+}
+
+ui.more.addEventListener("click", () => load({ append: true }).catch(showNotice));
+load()
+  .catch(showNotice)
+  .finally(() => (document.body.dataset.ready = "true"));

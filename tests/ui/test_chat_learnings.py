@@ -1,0 +1,84 @@
+"""My learnings (/chat/learnings/) in Chromium: see, correct and delete what agents with learning on
+learned, beside My memories; never another user's; shared records are read-only."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from learnings.models import Learning
+from tests.factories import make_learning
+
+from .conftest import wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def memories_of(user_id: str) -> list[str]:
+    row = Learning.objects.for_user(user_id).filter(pk=f"memories_{user_id}").first()
+    return [entry["content"] for entry in row.content["memories"]] if row else []
+
+
+def test_learnings_are_listed_edited_and_deleted_and_never_another_users(browsing, make_user):
+    make_user("alice")
+    make_user("bob")
+    make_learning("alice", learning_id="memories_alice", learning_type="user_memory", agent_id="demo-learner", content={
+        "user_id": "alice", "memories": [{"id": "m1", "content": "User's name is Alice"}, {"id": "m2", "content": "User likes green tea"}],
+    })
+    make_learning("alice", learning_id="user_profile_alice", learning_type="user_profile", content={"name": "Alice"})
+    make_learning("bob", learning_id="memories_bob", learning_type="user_memory", content={"memories": [{"id": "b", "content": "Bob plays the tuba"}]})
+    make_learning(None, learning_id="entity_global_company_acme", learning_type="entity_memory", namespace="global",
+                  entity_id="acme", entity_type="company", content={"facts": ["Acme makes anvils"]})
+
+    page = browsing.chat_as("alice")
+    page.get_by_role("link", name="My learnings").click()
+    expect(page).to_have_url(re.compile("/chat/learnings/$"))
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator(".learning")).to_have_count(3)
+    expect(page.locator("#learnings-list")).not_to_contain_text("tuba")
+    expect(page.locator("#learnings-count")).to_have_text("3 learnings")
+    expect(page.locator(".learning", has_text="Acme makes anvils")).to_contain_text("Shared (no owner)")
+    expect(page.locator(".learning", has_text="Acme makes anvils").get_by_role("button")).to_have_count(0)
+
+    # Correct a learned memory, then forget the other.
+    page.get_by_role("button", name="Edit “User likes green tea”").click()
+    page.get_by_label("Learned memory", exact=True).fill("User likes jasmine tea")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".learned-memory", has_text="jasmine tea")).to_be_visible()
+    assert wait_until(lambda: memories_of("alice") == ["User's name is Alice", "User likes jasmine tea"], message="the edit")
+    page.get_by_role("button", name="Forget “User's name is Alice”").click()
+    expect(page.locator(".learned-memory")).to_have_count(1)
+    assert wait_until(lambda: memories_of("alice") == ["User likes jasmine tea"], message="the forget")
+
+    # Delete the profile, after a confirmation.
+    page.get_by_role("button", name="Delete Profile").click()
+    page.locator("#learning-delete-dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator(".learning")).to_have_count(2)
+    assert wait_until(lambda: not Learning.objects.for_user("alice").filter(pk="user_profile_alice").exists(), message="the deletion")
+    assert memories_of("bob") == ["Bob plays the tuba"]
+
+
+def test_a_user_who_learned_nothing_is_told_how_learnings_appear(browsing, make_user):
+    make_user("carol")
+    make_learning("alice", learning_id="memories_alice", learning_type="user_memory", content={"memories": [{"id": "m", "content": "not carol's"}]})
+    page = browsing.chat_as("carol")
+    page.goto("/chat/learnings/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#learnings-empty")).to_contain_text("Nothing learned about you yet")
+    expect(page.locator(".learning")).to_have_count(0)
+    assert page.errors == []
+
+
+def test_screenshot_my_learnings(browsing, make_user, screenshots_dir):
+    make_user("ada")
+    make_learning("ada", learning_id="memories_ada", learning_type="user_memory", agent_id="demo-learner", content={
+        "user_id": "ada", "memories": [{"id": "m1", "content": "User's name is Ada"}, {"id": "m2", "content": "User likes green tea"}],
+    })
+    make_learning("ada", learning_id="user_profile_ada", learning_type="user_profile", agent_id="demo-learner", content={"name": "Ada", "user_id": "ada"})
+    page = browsing.chat_as("ada")
+    page.goto("/chat/learnings/")
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator(".learning")).to_have_count(2)
+    page.screenshot(path=str(screenshots_dir / "chat-learnings.png"))
+    assert (screenshots_dir / "chat-learnings.png").stat().st_size > 10_000
