@@ -251,7 +251,7 @@ STEPS_HELP = """A JSON list of steps, in Agno's Step.to_dict() shape. Each has a
 "team_id" or "executor_ref", a registered function; optional "max_retries", "skip_on_failure"), Steps and Parallel
 ("steps"), Loop ("steps", "max_iterations", "end_condition"), Condition ("evaluator": a function or true/false,
 "steps", "else_steps") or Router ("selector", "choices"). Any may have a "name" and a "description"; Step, Steps, Loop,
-Condition and Router a "human_review" of HumanReview's fields (a review that pauses: top-level steps only). The ids
+Condition and Router a "human_review" of HumanReview's fields (at any depth: a nested review pauses the run there). The ids
 you can use are listed under "Building blocks"."""
 
 

@@ -83,7 +83,7 @@ Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``work
     workflow.continue_run(stored_output, ctx=ctx, step_requirements=[{..., confirmed | user_input |
                           selected_choices | rejection_feedback | edited_output}],
                           error_requirements=[{decision: "retry" | "skip"}]) -> WorkflowRun
-        # a PAUSED run resumes at its paused top-level step from the stored dict alone; raises
+        # a PAUSED run resumes at its paused step (nested ones too, via paused_frames) from the stored dict alone; raises
         # InvalidContinuation for answers that do not fit
     steps_from_config(json_steps, Executors(agent=id->Agent|None, team=id->Team|None,
                       function=name->fn|None)) -> [steps]   # workflow_config.py: a stored graph in
