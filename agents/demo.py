@@ -9,8 +9,9 @@ The docs agent is the chat's first (default) agent: it searches the user's own d
 documents*, the deployment's default base, with the shared ones) and a small handbook held in
 memory, so sources can be seen before anything is uploaded, and an uploaded file is answered from
 at once. The team's writer has the demo actions (``send_email`` asks the user to confirm;
-``issue_refund`` waits for an operator); the workflow runs two agents in parallel, then waits for
-a person to confirm before it "publishes".
+``issue_refund`` waits for an operator); the workflow runs two agents in parallel, asks which fact
+to double-check when the message says "double-check" (a review nested in a Condition), then waits
+for a person to confirm before it "publishes".
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import os
 
 from django.conf import settings
 
-from engine import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
+from engine import Agent, CalculatorTools, Condition, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
 from agents.toolkits import DemoActionTools
 from knowledge.services import BaseSource
 
@@ -89,9 +90,25 @@ def long_enough(outputs: list[StepOutput]) -> bool:
     return any(len(str(output.content or "").split()) >= 50 for output in outputs)
 
 
+def asks_to_double_check(step_input: StepInput) -> bool:
+    """A Condition's evaluator: the workflow's input asks for a double-check."""
+    return "double-check" in str(step_input.input or "").lower()
+
+
+def fact_check(step_input: StepInput) -> StepOutput:
+    """The demo workflow's nested review: notes the fact a person asked to double-check."""
+    fact = ((step_input.additional_data or {}).get("user_input") or {}).get("fact") or ""
+    return StepOutput(content=f"Double-checked (demo: noted for the editor): {fact}")
+
+
 def publish(step_input: StepInput) -> StepOutput:
     """The demo workflow's last step, run once a person confirmed it: "publishes" the brief."""
-    return StepOutput(content=f"Published (demo: nothing left the server):\n\n{step_input.get_last_step_content() or ''}")
+    combined = step_input.get_step_output("combine")
+    checked = step_input.get_step_output("fact check")
+    brief = str(combined.content if combined is not None else step_input.get_last_step_content() or "")
+    if checked is not None:
+        brief = f"{brief}\n\n{checked.content}"
+    return StepOutput(content=f"Published (demo: nothing left the server):\n\n{brief}")
 
 
 FUNCTIONS = [combine, is_question, long_enough]
@@ -100,7 +117,10 @@ WORKFLOWS = [
     Workflow(
         id="demo-workflow",
         name="Demo Workflow",
-        description="A brief: a researcher and the docs agent work in parallel, their notes are combined, and a person confirms before it is published.",
+        description=(
+            "A brief: a researcher and the docs agent work in parallel, their notes are combined, a person names a fact to "
+            "double-check when asked to (say \"double-check\"), and a person confirms before it is published."
+        ),
         steps=[
             Parallel(
                 Step(name="research", agent=Agent(id="demo-flow-researcher", name="Researcher", model=MODEL, tools=[CalculatorTools()])),
@@ -108,6 +128,20 @@ WORKFLOWS = [
                 name="gather",
             ),
             Step(name="combine", executor=combine),
+            Condition(
+                name="double-check",
+                evaluator=asks_to_double_check,
+                steps=[Step(
+                    name="fact check",
+                    executor=fact_check,
+                    # A review nested in a Condition: the run pauses inside it and goes on from there.
+                    human_review=HumanReview(
+                        requires_user_input=True,
+                        user_input_message="Which fact should be double-checked?",
+                        user_input_schema=[{"name": "fact", "field_type": "str", "description": "The fact, and where to check it"}],
+                    ),
+                )],
+            ),
             Step(
                 name="publish",
                 executor=publish,

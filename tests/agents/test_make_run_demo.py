@@ -104,6 +104,25 @@ def test_the_demo_workflow_runs_a_parallel_step_then_waits_for_review(client, ma
     assert {"research", "handbook"} <= {step["step_name"] for step in done["gather"]["steps"]}
 
 
+def test_the_demo_workflow_asks_which_fact_to_double_check_inside_its_condition(client, make_run):
+    """The README's message for a review nested in a container: the run pauses inside the
+    Condition with the step's form, and goes on from there to the top-level review."""
+    body = run(client, "/workflows/demo-workflow/runs", "Brief me on background jobs, and double-check it", session_id="dc-1")
+    assert (body["status"], body["paused_step_name"], body["paused_step_index"]) == ("PAUSED", "fact check", 2), body
+    (requirement,) = body["step_requirements"]
+    assert (requirement["user_input_message"], [f["name"] for f in requirement["user_input_schema"]]) == ("Which fact should be double-checked?", ["fact"])
+    answer = {**requirement, "user_input": {"fact": "the reaper's interval"}}
+    url = f"/workflows/demo-workflow/runs/{body['run_id']}/continue"
+    form = {"step_requirements": json.dumps([answer]), "session_id": "dc-1", "stream": "false"}
+    confirm = client.post(url, form, **auth(token("alice"))).json()
+    assert (confirm["status"], confirm["paused_step_name"]) == ("PAUSED", "publish"), confirm
+    publish = {**confirm["step_requirements"][-1], "confirmed": True}
+    done = client.post(url, {**form, "step_requirements": json.dumps([publish])}, **auth(token("alice"))).json()
+    assert done["status"] == "COMPLETED", done
+    assert done["content"].startswith("Published (demo: nothing left the server)")
+    assert done["content"].endswith("Double-checked (demo: noted for the editor): the reaper's interval")
+
+
 def test_the_readmes_composer_json_and_schedule_name_the_seeded_agent(client, make_run):
     block = re.search(r"```json\n(\[\{\"type\": \"Parallel\".*?)\n```", README, re.S)
     assert block, "the README's composer example"
