@@ -12,7 +12,7 @@ from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
-from .models import AgentDefinition, AgentVersion, Job, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
+from .models import AgentDefinition, AgentVersion, Job, QuickPrompt, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
@@ -386,6 +386,18 @@ class WorkflowDefinitionAdmin(AgentDefinitionAdmin):
 # process runs it, written by the cancel service and consumed by the run. Operators cancel with
 # the Runs and Jobs pages' *Cancel* action, which writes it; an edited or deleted row would
 # un-cancel a run behind the API's back.
+
+
+@admin.register(QuickPrompt)
+class QuickPromptAdmin(admin.ModelAdmin):
+    """The chat's quick prompts per agent, team or workflow (``/config``'s ``chat.quick_prompts``),
+    after those the code declares; ``clean`` checks the component exists."""
+
+    list_display = ("prompt", "component_type", "component_id", "position")
+    list_filter = ("component_type",)
+    search_fields = ("component_id", "prompt")
+    list_editable = ("position",)
+    fields = ("component_type", "component_id", "prompt", "position")
 
 
 @admin.register(Job)

@@ -113,6 +113,15 @@ def publish(step_input: StepInput) -> StepOutput:
 
 FUNCTIONS = [combine, is_question, long_enough]
 
+# What the chat offers on an empty conversation with each demo component (/config's
+# chat.quick_prompts); an operator adds more in the admin (Quick prompts).
+QUICK_PROMPTS = {
+    "demo-docs": ["How does a killed worker lose nothing?", "What does the offline model do?"],
+    "demo": ['/call add {"a": 2, "b": 40}', "My name is Ada"],
+    "demo-team": ["Ask the Researcher what 6 times 7 is."],
+    "demo-workflow": ["Brief me on background jobs", "Brief me on background jobs, and double-check it"],
+}
+
 WORKFLOWS = [
     Workflow(
         id="demo-workflow",

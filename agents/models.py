@@ -432,3 +432,36 @@ class ProcessBeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} @ {self.beat_at:%H:%M:%S}"
+
+
+class ComponentType(models.TextChoices):
+    AGENT = "agent"
+    TEAM = "team"
+    WORKFLOW = "workflow"
+
+
+class QuickPrompt(models.Model):
+    """A prompt the chat offers on an empty conversation with one agent, team or workflow
+    (AgentOS's ``chat.quick_prompts`` in ``/config``), after those its code module declares in
+    ``QUICK_PROMPTS``. Platform configuration, shared by every user (not an owned row)."""
+
+    component_type = models.CharField(max_length=16, choices=ComponentType.choices, default=ComponentType.AGENT)
+    component_id = models.CharField(max_length=128, validators=[component_id_validator], help_text="The agent's, team's or workflow's id, e.g. demo.")
+    prompt = models.CharField(max_length=500, help_text="The message a click sends, as the user would type it.")
+    position = models.PositiveIntegerField(default=0, help_text="Lower comes first.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["component_type", "component_id", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["component_type", "component_id", "prompt"], name="quick_prompt_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.component_type} {self.component_id}: {self.prompt}"
+
+    def clean(self) -> None:
+        from .quick_prompts import component_known
+
+        if not self.prompt.strip():
+            raise ValidationError({"prompt": "A prompt has some text."})
+        if self.component_id and not component_known(self.component_type, self.component_id):
+            raise ValidationError({"component_id": f"No {self.component_type} {self.component_id!r}, in code or in the admin."})

@@ -104,6 +104,12 @@ def test_the_demo_workflow_runs_a_parallel_step_then_waits_for_review(client, ma
     assert {"research", "handbook"} <= {step["step_name"] for step in done["gather"]["steps"]}
 
 
+def test_the_demo_components_offer_quick_prompts_in_the_config(client, make_run):
+    prompts = client.get("/config", **auth(token("alice"))).json()["chat"]["quick_prompts"]
+    assert prompts["demo-workflow"] == ["Brief me on background jobs", "Brief me on background jobs, and double-check it"]
+    assert {"demo-docs", "demo", "demo-team"} <= set(prompts)
+
+
 def test_the_demo_workflow_asks_which_fact_to_double_check_inside_its_condition(client, make_run):
     """The README's message for a review nested in a container: the run pauses inside the
     Condition with the step's form, and goes on from there to the top-level review."""

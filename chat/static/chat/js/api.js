@@ -133,6 +133,8 @@ export function makeApi(userId) {
   const who = { user_id: userId };
   return {
     agents: () => getJSON("/agents"),
+    // The OS's configuration: the chat reads its quick prompts (chat.quick_prompts, by component id).
+    config: () => getJSON("/config"),
     teams: () => getJSON("/teams"),
     workflows: () => getJSON("/workflows"),
     // The list holds summaries; a workflow's steps and input_schema come with its own page.

@@ -50,6 +50,7 @@ const ui = {
 const state = {
   agents: new Map(), // component key (an agent's id, "team:<id>", "workflow:<id>") -> its AgentOS description
   agentId: null, // the picked component's key
+  quickPrompts: {}, // /config's chat.quick_prompts: component id -> prompts offered on an empty conversation
   sessionId: null,
   sessionName: "",
   sessions: [],
@@ -200,7 +201,10 @@ const kindOf = (key) => (isTeam(key) ? "team" : isWorkflow(key) ? "workflow" : "
 
 async function loadAgents() {
   // A server without teams or workflows (or one that fails to list them) still offers its agents.
-  const [agents, teams, workflows] = await Promise.all([api.agents(), api.teams().catch(() => []), loadWorkflows()]);
+  const [agents, teams, workflows, osConfig] = await Promise.all([
+    api.agents(), api.teams().catch(() => []), loadWorkflows(), api.config().catch(() => ({})),
+  ]);
+  state.quickPrompts = osConfig.chat?.quick_prompts || {};
   state.agents = new Map([
     ...agents.map((agent) => [agent.id, agent]),
     ...teams.map((team) => [`${TEAM_PREFIX}${team.id}`, team]),
@@ -264,8 +268,23 @@ function selectAgent(agentId) {
   if (welcomeName) welcomeName.textContent = agent ? agent.name : "an agent";
   const welcomeText = $("welcome-description");
   if (welcomeText) welcomeText.textContent = agent?.description || "";
+  showQuickPrompts(agentId);
   ui.input.disabled = !agent;
   ui.send.disabled = !agent;
+}
+
+/** The component's quick prompts (/config's chat.quick_prompts) on the empty conversation: a click sends one. */
+function showQuickPrompts(agentId) {
+  const box = $("quick-prompts");
+  if (!box) return;
+  const id = agentId?.replace(TEAM_PREFIX, "").replace(WORKFLOW_PREFIX, "");
+  const prompts = state.quickPrompts[id] || [];
+  box.replaceChildren(...prompts.map((prompt) => {
+    const button = el("button", { type: "button", class: "quick-prompt", text: prompt });
+    button.addEventListener("click", () => sendMessage(prompt));
+    return button;
+  }));
+  box.hidden = prompts.length === 0;
 }
 
 // ---- the sessions sidebar ----------------------------------------------------------------
