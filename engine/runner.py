@@ -577,22 +577,35 @@ class AgentRun(RunIteration):
         events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
         for event in self._emit(events.make("ReasoningStarted")):
             yield event
+        # The reasoning model's call is a model request as the main model's are (its own events,
+        # so traces show it as an LLM span inside the reasoning).
+        for event in self._emit(events.model_request_started(chain.primary.id, chain.primary.provider)):
+            yield event
         parts: list[str] = []
+        usage = Usage()
+        started, ttft, failed = self.ctx.clock(), None, False
         stream = chain.astream(self._context(), task="reasoning", incremental=self.ctx.incremental)
         try:
             async for chunk in stream:
                 await self._check_cancelled()
                 if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
+                    if ttft is None:
+                        ttft = self.ctx.clock() - started
                     parts.append(chunk.text)
                     for event in self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
                         yield event
                 elif isinstance(chunk, Usage):
+                    usage = _add_usage(usage, chunk)
                     self.state.metrics.add("reasoning_model", chain.active, chunk)
         except ModelError as exc:
             # As in Agno: a failed reasoning step does not fail the run, the agent answers without it.
+            failed = True
             logger.warning("reasoning model failed", extra={"provider": exc.provider, "error": type(exc).__name__})
         finally:
             await stream.aclose()
+        if not failed:
+            for event in self._emit(events.model_request_completed(chain.active.id, chain.active.provider, usage, ttft)):
+                yield event
         reasoning = "".join(parts).strip()
         if reasoning:
             step = {"result": reasoning}
