@@ -188,6 +188,8 @@ class AgentRun(RunIteration):
         self.memories: list[dict[str, Any]] | None = None
         # Post-hooks left for the caller to run once the run is stored (engine.hooks).
         self.background_hooks: list[str] = []
+        # The same of the runs made inside this one (a team's members; engine.hooks.child_hooks).
+        self.child_background_hooks: list[dict[str, Any]] = []
         # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
         self.replaced_input: dict[str, Any] | None = None
         self._events = EventFactory(state, ctx.clock)

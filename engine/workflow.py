@@ -332,6 +332,9 @@ class WorkflowRun(RunIteration):
         self.state = state
         self.stream_events = stream_events
         self.resume = resume
+        # Background post-hooks of the agent and team steps' runs (engine.hooks.child_hooks), for
+        # the caller to queue once the run is stored.
+        self.child_background_hooks: list[dict[str, Any]] = []
         # The containers a continue goes back into, outermost first, each taken as it is entered.
         self.frames: list[dict[str, Any]] = list(state.paused_frames) if resume is not None else []
         # The session state each executor run was given, by run id (see executor_finished).

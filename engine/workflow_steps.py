@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
+from engine.hooks import child_hooks
 from engine.team import Team, _relayed
 from engine.workflow_review import (
     HumanReview,
@@ -325,6 +326,7 @@ class Step:
             await run.aclose()
         out = run.output
         scope.executor_finished(out)
+        scope.child_background_hooks.extend(child_hooks(run))
         status = out.get("status")
         if status == CANCELLED:
             raise WorkflowCancelledError()

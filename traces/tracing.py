@@ -26,6 +26,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -386,6 +387,35 @@ def tracer_for(run: Any) -> RunTracer | None:
         run_id=run.pk, user_id=run.user_id or None, session_id=run.session_id, component_id=run.component_id,
         run_type=run.run_type, input_text=str(data.get("input_content") or ""),
     )
+
+
+def background_hooks_trace(run: Any, outcomes: Sequence[Any]) -> None:
+    """A run's background post-hooks, run by a job after the run was stored (its own trace was
+    written by then): a trace of their own for the run, a ``background_hooks`` span with one
+    ``post_hook.<name>`` span per hook (``engine.hooks.HookOutcome``: its times, its error), as
+    the run's inline hooks are spans of its trace. Written when the run would be traced."""
+    if not outcomes:
+        return
+    component = _component(run)
+    enabled = settings.TRACING if component is None or getattr(component, "tracing", None) is None else bool(component.tracing)
+    if not enabled:
+        return
+    tracer = RunTracer(run_id=run.pk, user_id=run.user_id or None, session_id=run.session_id, component_id=run.component_id, run_type=run.run_type)
+    failed = [outcome.name for outcome in outcomes if outcome.error]
+    root = tracer._open(("background_hooks", run.pk), "background_hooks", "CHAIN", _nanos(outcomes[0].started), None, {
+        "agno.run.id": run.pk, "agno.hook.stage": "post", "agno.hook.background": True,
+    })
+    for outcome in outcomes:
+        label = "guardrail" if outcome.guardrail else "post_hook"
+        span = tracer._open(("hook", run.pk, "post", outcome.name), f"{label}.{outcome.name}", "GUARDRAIL" if outcome.guardrail else "CHAIN",
+                            _nanos(outcome.started), root, {"agno.run.id": run.pk, "agno.hook.name": outcome.name, "agno.hook.stage": "post"})
+        tracer._close(span, _nanos(outcome.ended), {"error": outcome.error}, error=bool(outcome.error))
+    tracer._close(root, _nanos(outcomes[-1].ended), {"error": f"failed: {', '.join(failed)}"}, error=bool(failed))
+    tracer.finish()
+
+
+def _nanos(seconds: float) -> int:
+    return int(seconds * 1_000_000_000)
 
 
 def _component(run: Any) -> Any:
