@@ -18,6 +18,7 @@ from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
 from engine.guardrails import GUARDRAILS
 from engine.workflow_config import MAX_DEPTH
+from .post_hooks import post_hook_choices
 from .toolkits import toolkit_choices
 
 
@@ -50,6 +51,13 @@ def knowledge_field() -> forms.MultipleChoiceField:
     )
 
 
+def post_hooks_field() -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        choices=post_hook_choices, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Functions run on each answer (the code modules' POST_HOOKS); a background one runs after it is delivered, as a job.",
+    )
+
+
 def guardrails_field() -> forms.MultipleChoiceField:
     return forms.MultipleChoiceField(
         choices=[(name, f"{name}: {label}") for name, (label, _) in GUARDRAILS.items()], required=False,
@@ -61,6 +69,7 @@ class AgentVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
     guardrails = guardrails_field()
+    post_hooks = post_hooks_field()
 
     class Meta:
         model = AgentVersion
@@ -70,7 +79,7 @@ class AgentVersionForm(forms.ModelForm):
 VERSION_FIELDS = (
     "model", "model_options", "fallback_models", "reasoning_model", "instructions", "tools", "compress_tool_results", "add_history_to_context",
     "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_session_summaries",
-    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "markdown", "knowledge",
+    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "post_hooks", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
@@ -187,6 +196,7 @@ class TeamVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
     guardrails = guardrails_field()
+    post_hooks = post_hooks_field()
     members = forms.MultipleChoiceField(
         choices=member_choices, widget=forms.CheckboxSelectMultiple,
         help_text="Live agents and teams (code or database); only published ones are offered. The order is the order listed here.",
@@ -199,7 +209,7 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "model_options", "role", "instructions", "tools", "compress_tool_results", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
+    "num_history_runs", "update_memory_on_run", "enable_session_summaries", "token_budget", "guardrails", "post_hooks", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 

@@ -113,6 +113,14 @@ def publish(step_input: StepInput) -> StepOutput:
 
 FUNCTIONS = [combine, is_question, long_enough]
 
+def sign_off(run_output: dict) -> None:
+    """Adds a sign-off line under each answer (a demo post-hook)."""
+    run_output["content"] = f"{run_output.get('content') or ''}\n\n— signed off by the demo post-hook"
+
+
+# The post-hooks an agent or team composed in the admin may pick (its draft's Post-hooks).
+POST_HOOKS = [sign_off]
+
 # What the chat offers on an empty conversation with each demo component (/config's
 # chat.quick_prompts); an operator adds more in the admin (Quick prompts).
 QUICK_PROMPTS = {

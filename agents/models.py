@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from core.tenancy import OwnedModel
 
+from .post_hooks import POST_HOOKS_HELP, clean_post_hooks
+
 component_id_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", "Letters, digits, '-', '_' and '.'; 128 characters at most.")
 
 
@@ -89,6 +91,7 @@ class AgentVersion(models.Model):
     tool_call_limit = models.PositiveIntegerField(null=True, blank=True)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
     guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
+    post_hooks = models.JSONField(default=list, blank=True, help_text=POST_HOOKS_HELP)
     markdown = models.BooleanField(default=True)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the agent searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the model a search_knowledge_base tool over its knowledge bases.")
@@ -128,6 +131,7 @@ class AgentVersion(models.Model):
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_post_hooks(self.post_hooks)
 
 
 def clean_model_options(model: str, options: object) -> None:
@@ -207,6 +211,7 @@ class TeamVersion(models.Model):
     markdown = models.BooleanField(default=False)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
     guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
+    post_hooks = models.JSONField(default=list, blank=True, help_text=POST_HOOKS_HELP)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the leader searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the leader a search_knowledge_base tool over its knowledge bases.")
     add_knowledge_to_context = models.BooleanField(default=False, help_text="Add the best passages for each message to it before the leader answers.")
@@ -242,6 +247,7 @@ class TeamVersion(models.Model):
             raise ValidationError({"members": "A member is listed twice."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_post_hooks(self.post_hooks)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
             # names may have gone since (the team is then unavailable); that must not block

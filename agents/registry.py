@@ -27,6 +27,7 @@ from django.conf import settings
 from .knowledge import named_knowledge
 from engine import Agent, Team, Workflow
 from engine.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
+from .post_hooks import named_post_hooks
 from engine.models import model_from_definition
 from engine.factory import AgentFactory, ComponentFactory, FactoryContext, TeamFactory, WorkflowFactory
 from engine.tools.toolkit import Toolkit
@@ -249,6 +250,7 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
         pre_hooks=named_guardrails(version.guardrails),
+        post_hooks=named_post_hooks(version.post_hooks),
         token_budget=version.token_budget,
     )
 
@@ -438,6 +440,7 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
         pre_hooks=named_guardrails(version.guardrails),
+        post_hooks=named_post_hooks(version.post_hooks),
         token_budget=version.token_budget,
     )
 

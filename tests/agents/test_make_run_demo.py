@@ -104,6 +104,20 @@ def test_the_demo_workflow_runs_a_parallel_step_then_waits_for_review(client, ma
     assert {"research", "handbook"} <= {step["step_name"] for step in done["gather"]["steps"]}
 
 
+def test_the_demo_agent_signs_off_once_an_operator_ticks_the_demo_post_hook(client, make_run):
+    from agents.models import AgentDefinition
+    from agents.services.definitions import draft_for, publish_draft
+
+    definition = AgentDefinition.objects.get(agent_id="demo")
+    draft = draft_for(definition)
+    draft.post_hooks = ["sign_off"]
+    draft.full_clean()
+    draft.save(update_fields=["post_hooks"])
+    publish_draft(definition)
+    body = run(client, "/agents/demo/runs", "Hello")
+    assert body["content"].endswith("— signed off by the demo post-hook")
+
+
 def test_the_demo_components_offer_quick_prompts_in_the_config(client, make_run):
     prompts = client.get("/config", **auth(token("alice"))).json()["chat"]["quick_prompts"]
     assert prompts["demo-workflow"] == ["Brief me on background jobs", "Brief me on background jobs, and double-check it"]

@@ -43,3 +43,6 @@ TEAMS = [
 WORKFLOWS = [Workflow(id="audited-flow", name="Audited Flow", steps=[
     Steps(name="outer", steps=[Step(name="write", agent=Agent(id="audited-step-agent", name="Audited Step", post_hooks=[inner_audit]))]),
 ])]
+
+# The post-hooks an agent or team composed in the admin may name (agents.post_hooks).
+POST_HOOKS = [sign, audit]

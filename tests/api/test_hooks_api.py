@@ -182,3 +182,22 @@ def test_team_members_and_workflow_steps_background_hooks_run_through_the_queue_
         spans = {span.name: span for span in Span.all_users.filter(trace_id=trace.pk)}
         assert (trace.user_id, trace.name, set(spans)) == ("alice", "background_hooks", {"background_hooks", "post_hook.inner_audit"})
         assert spans["post_hook.inner_audit"].parent_span_id == spans["background_hooks"].span_id
+
+
+def test_an_admin_defined_agents_and_teams_named_post_hooks_run_inline_and_in_the_background(client: Client, worker) -> None:
+    definition_create(agent_id="db-signed", name="DB Signed", post_hooks=["sign", "audit"])
+    body = run(client, "db-signed", "hello")
+    assert body["content"].endswith(" [checked]")
+    done = wait_for(lambda: Job.objects.for_user("alice").filter(job_type="post_hooks", status=JobStatus.COMPLETED).first())
+    assert (done.payload["component_id"], done.payload["hooks"]) == ("db-signed", ["audit"])
+    assert hooked_agents.audited == [(body["run_id"], "COMPLETED", "alice")]
+    team_definition_create(team_id="db-signed-team", name="DB Signed Team", members=["db-signed"], post_hooks=["sign"])
+    assert run(client, "db-signed-team", "hello team", kind="teams")["content"].endswith(" [checked]")
+
+
+def test_a_post_hook_no_module_offers_is_refused() -> None:
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        definition_create(agent_id="db-unknown-hook", name="Unknown", post_hooks=["shout"])
+    assert caught.value.message_dict["post_hooks"] == ["Unknown post-hooks: shout. Offered: sign, audit."]
