@@ -19,7 +19,8 @@ import os
 
 from django.conf import settings
 
-from engine import Agent, CalculatorTools, Condition, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
+from engine import Agent, CalculatorTools, Condition, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow, tool
+from engine.factory import AgentFactory, FactoryContext
 from agents.toolkits import DemoActionTools
 from knowledge.services import BaseSource
 
@@ -39,7 +40,20 @@ HANDBOOK = StaticKnowledge(
     description="A few facts about how Agno Site works (in memory)",
 )
 
-AGENTS: list[Agent] = [  # the team's members answer through the team only
+def trip_planner(ctx: FactoryContext) -> Agent:
+    """The demo factory: an agent built for each run from its ``factory_input`` (the chat's setup
+    fields above the message box), here the traveller's home city, which its tool answers."""
+    home = str((ctx.input or {}).get("home_city") or "")
+
+    @tool
+    def home_city() -> str:
+        """The city the traveller starts from."""
+        return f"{ctx.user_id or 'You'} start(s) from {home}"
+
+    return Agent(name="Trip Planner", model=MODEL, instructions=f"The traveller starts from {home}; plan trips from there.", tools=[home_city])
+
+
+AGENTS: list[Agent | AgentFactory] = [  # the team's members answer through the team only
     Agent(
         id="demo-docs",
         name="Docs Agent",
@@ -49,6 +63,10 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
         knowledge=[BaseSource(settings.KNOWLEDGE_DEFAULT_BASE), HANDBOOK],
         instructions="Answer from the knowledge base (the user's documents and the handbook), citing the document each fact comes from; say so when it has nothing on the question.",
         markdown=True,
+    ),
+    AgentFactory(
+        "demo-planner", trip_planner, name="Trip Planner", description="A factory: built for each run from its setup (your home city)",
+        input_schema={"type": "object", "properties": {"home_city": {"type": "string", "description": "Where you start from"}}, "required": ["home_city"]},
     ),
 ]
 
@@ -127,6 +145,7 @@ QUICK_PROMPTS = {
     "demo-docs": ["How does a killed worker lose nothing?", "What does the offline model do?"],
     "demo": ['/call add {"a": 2, "b": 40}', "My name is Ada"],
     "demo-team": ["Ask the Researcher what 6 times 7 is."],
+    "demo-planner": ["/call home_city {}"],
     "demo-workflow": ["Brief me on background jobs", "Brief me on background jobs, and double-check it"],
 }
 

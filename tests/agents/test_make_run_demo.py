@@ -118,6 +118,13 @@ def test_the_demo_agent_signs_off_once_an_operator_ticks_the_demo_post_hook(clie
     assert body["content"].endswith("— signed off by the demo post-hook")
 
 
+def test_the_demo_factory_is_built_from_its_factory_input(client, make_run):
+    body = run(client, "/agents/demo-planner/runs", "/call home_city {}", factory_input=json.dumps({"home_city": "Lisbon"}))
+    assert body["tools"][0]["result"] == "alice start(s) from Lisbon"
+    missing = client.post("/agents/demo-planner/runs", {"message": "hi", "stream": "false"}, **auth(token("alice")))
+    assert missing.status_code == 400
+
+
 def test_the_demo_components_offer_quick_prompts_in_the_config(client, make_run):
     prompts = client.get("/config", **auth(token("alice"))).json()["chat"]["quick_prompts"]
     assert prompts["demo-workflow"] == ["Brief me on background jobs", "Brief me on background jobs, and double-check it"]

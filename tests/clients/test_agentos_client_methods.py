@@ -134,7 +134,7 @@ def test_migrate_database(client: AgentOSClient, jwt_server) -> None:
 @covers("list_agents", "get_agent", "aget_agent")
 def test_agents_catalogue(client: AgentOSClient) -> None:
     listed = run(client.list_agents())
-    assert [agent.id for agent in listed][:2] == ["demo-docs", "demo"]
+    assert [agent.id for agent in listed][:3] == ["demo-docs", "demo-planner", "demo"]
     assert client.get_agent("demo").name == "Demo Agent"
     assert run(client.aget_agent("demo-docs")).name == "Docs Agent"
 

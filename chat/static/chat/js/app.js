@@ -264,6 +264,7 @@ function selectAgent(agentId) {
     }
   }
   showWorkflowFields(isWorkflow(agentId) ? agent : null);
+  showFactoryFields(agent);
   const welcomeName = $("welcome-agent");
   if (welcomeName) welcomeName.textContent = agent ? agent.name : "an agent";
   const welcomeText = $("welcome-description");
@@ -906,6 +907,46 @@ function showWorkflowFields(workflow) {
   ui.form.prepend(workflowFields);
 }
 
+let factoryFields = null; // the composer's fieldset when the picked component is a factory with a factory_input_schema
+
+/** A factory component's setup (its factory_input_schema) as fields above the message box. */
+function showFactoryFields(component) {
+  factoryFields?.remove();
+  factoryFields = null;
+  api.setFactoryInput(null);
+  const fields = schemaFields(component?.is_factory ? component.factory_input_schema : null);
+  if (!fields.length) return;
+  ui.form.noValidate = true; // factoryInput() marks what is missing, in the page's own words
+  factoryFields = el("fieldset", { class: "workflow-fields factory-fields" },
+    el("legend", { text: `${component.name || component.id}'s setup (factory_input)` }), ...fields.map(fieldInput));
+  factoryFields.addEventListener("input", () => factoryInput(false));
+  factoryFields.addEventListener("change", () => factoryInput(false));
+  ui.form.prepend(factoryFields);
+}
+
+/** The factory fields' values as factory_input's JSON text, handed to the API for every run it
+ * starts or continues; with ``check``, null (the first missing field marked) when a required one is empty. */
+function factoryInput(check) {
+  if (!factoryFields) return "";
+  const values = {};
+  for (const input of factoryFields.querySelectorAll("input, select")) {
+    const value = fieldValue(input);
+    if (value === undefined) {
+      if (check && input.required) {
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return null;
+      }
+      continue;
+    }
+    input.removeAttribute("aria-invalid");
+    values[input.name] = value;
+  }
+  const json = JSON.stringify(values);
+  api.setFactoryInput(json);
+  return json;
+}
+
 /** The input form's values as the JSON text the workflow's run takes; null when a required one is empty. */
 function workflowInput() {
   const values = {};
@@ -1065,6 +1106,7 @@ let sending = false; // between Enter and the run's start: a second Enter sends 
 
 async function sendMessage(text) {
   if (state.run || sending || !state.agentId) return;
+  if (factoryInput(true) === null) return; // the factory's required setup comes first
   sending = true;
   let message;
   try {
