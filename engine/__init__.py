@@ -47,7 +47,9 @@ compress_tool_results=False, compression_model=None, compress_tool_results_above
 Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees the input (a
 ``Guardrail`` may refuse with ``InputCheckError``), ``post_hooks`` after it answers (may refuse with
 ``OutputCheckError``); background post-hooks are left in ``run.background_hooks`` for the caller
-(``hooks.run_background_hooks``), and ``run.replaced_input`` is the input a pre-hook masked.
+(``hooks.run_background_hooks``), those of the runs inside it (a team's members, a workflow's
+agent and team steps) in ``run.child_background_hooks`` (``hooks.child_hooks``; the caller finds
+each member with ``hooks.component_inside``), and ``run.replaced_input`` is the input a pre-hook masked.
 ``token_budget`` stops a run before a model call once it has spent that many tokens
 (``TokenBudgetExceeded``, a ``RunError`` of type ``token_budget_exceeded``).
 
