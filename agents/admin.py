@@ -12,12 +12,13 @@ from django.utils.html import format_html, format_html_join
 
 from core.admin import OwnedModelAdmin, UserIdFilter
 
-from .models import AgentDefinition, AgentVersion, Job, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
+from .models import AgentDefinition, AgentVersion, Job, QuickPrompt, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft
 from .registry import function_list, live_member_ids, member_kind, workflow_get
 from engine.guardrails import GUARDRAILS
 from engine.workflow_config import MAX_DEPTH
+from .post_hooks import post_hook_choices
 from .toolkits import toolkit_choices
 
 
@@ -50,6 +51,13 @@ def knowledge_field() -> forms.MultipleChoiceField:
     )
 
 
+def post_hooks_field() -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        choices=post_hook_choices, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Functions run on each answer (the code modules' POST_HOOKS); a background one runs after it is delivered, as a job.",
+    )
+
+
 def guardrails_field() -> forms.MultipleChoiceField:
     return forms.MultipleChoiceField(
         choices=[(name, f"{name}: {label}") for name, (label, _) in GUARDRAILS.items()], required=False,
@@ -61,6 +69,7 @@ class AgentVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
     guardrails = guardrails_field()
+    post_hooks = post_hooks_field()
 
     class Meta:
         model = AgentVersion
@@ -70,7 +79,7 @@ class AgentVersionForm(forms.ModelForm):
 VERSION_FIELDS = (
     "model", "model_options", "fallback_models", "reasoning_model", "instructions", "tools", "compress_tool_results", "add_history_to_context",
     "num_history_runs", "update_memory_on_run", "add_memories_to_context", "enable_learning", "learning_name", "enable_session_summaries",
-    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "markdown", "knowledge",
+    "search_past_sessions", "num_past_sessions_to_search", "tool_call_limit", "token_budget", "guardrails", "post_hooks", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
@@ -187,6 +196,7 @@ class TeamVersionForm(forms.ModelForm):
     tools = forms.MultipleChoiceField(choices=toolkit_choices, required=False, widget=forms.CheckboxSelectMultiple)
     knowledge = knowledge_field()
     guardrails = guardrails_field()
+    post_hooks = post_hooks_field()
     members = forms.MultipleChoiceField(
         choices=member_choices, widget=forms.CheckboxSelectMultiple,
         help_text="Live agents and teams (code or database); only published ones are offered. The order is the order listed here.",
@@ -199,7 +209,7 @@ class TeamVersionForm(forms.ModelForm):
 
 TEAM_VERSION_FIELDS = (
     "mode", "members", "model", "model_options", "role", "instructions", "tools", "compress_tool_results", "max_iterations", "member_timeout", "add_history_to_context",
-    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "token_budget", "guardrails", "markdown", "knowledge",
+    "num_history_runs", "update_memory_on_run", "enable_learning", "learning_name", "enable_session_summaries", "token_budget", "guardrails", "post_hooks", "markdown", "knowledge",
     "search_knowledge", "add_knowledge_to_context", "notes",
 )
 
@@ -251,7 +261,7 @@ STEPS_HELP = """A JSON list of steps, in Agno's Step.to_dict() shape. Each has a
 "team_id" or "executor_ref", a registered function; optional "max_retries", "skip_on_failure"), Steps and Parallel
 ("steps"), Loop ("steps", "max_iterations", "end_condition"), Condition ("evaluator": a function or true/false,
 "steps", "else_steps") or Router ("selector", "choices"). Any may have a "name" and a "description"; Step, Steps, Loop,
-Condition and Router a "human_review" of HumanReview's fields (a review that pauses: top-level steps only). The ids
+Condition and Router a "human_review" of HumanReview's fields (at any depth: a nested review pauses the run there). The ids
 you can use are listed under "Building blocks"."""
 
 
@@ -386,6 +396,18 @@ class WorkflowDefinitionAdmin(AgentDefinitionAdmin):
 # process runs it, written by the cancel service and consumed by the run. Operators cancel with
 # the Runs and Jobs pages' *Cancel* action, which writes it; an edited or deleted row would
 # un-cancel a run behind the API's back.
+
+
+@admin.register(QuickPrompt)
+class QuickPromptAdmin(admin.ModelAdmin):
+    """The chat's quick prompts per agent, team or workflow (``/config``'s ``chat.quick_prompts``),
+    after those the code declares; ``clean`` checks the component exists."""
+
+    list_display = ("prompt", "component_type", "component_id", "position")
+    list_filter = ("component_type",)
+    search_fields = ("component_id", "prompt")
+    list_editable = ("position",)
+    fields = ("component_type", "component_id", "prompt", "position")
 
 
 @admin.register(Job)

@@ -23,6 +23,7 @@ def _register_agents() -> None:
     from agents.api.presenters import agent_summary, team_summary, workflow_summary
     from agents.registry import agent_get, agent_list, team_get, team_list, workflow_get, workflow_list
     from agents.knowledge import knowledge_instances
+    from agents.quick_prompts import quick_prompts_for
     from core.components import ComponentKind, register, register_config_section
 
     register(ComponentKind(kind="agent", family="agents", session_type="agent", list=agent_list, get=agent_get, summary=agent_summary))
@@ -31,6 +32,7 @@ def _register_agents() -> None:
         kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary,
     ))
     register_config_section("knowledge", knowledge_instances)
+    register_config_section("quick_prompts", quick_prompts_for)
 
 
 def _register_memory_writer() -> None:

@@ -9,8 +9,9 @@ The docs agent is the chat's first (default) agent: it searches the user's own d
 documents*, the deployment's default base, with the shared ones) and a small handbook held in
 memory, so sources can be seen before anything is uploaded, and an uploaded file is answered from
 at once. The team's writer has the demo actions (``send_email`` asks the user to confirm;
-``issue_refund`` waits for an operator); the workflow runs two agents in parallel, then waits for
-a person to confirm before it "publishes". The planets agent uses the tools of an MCP server, the
+``issue_refund`` waits for an operator); the workflow runs two agents in parallel, asks which fact
+to double-check when the message says "double-check" (a review nested in a Condition), then waits
+for a person to confirm before it "publishes". The planets agent uses the tools of an MCP server, the
 small one bundled in ``mcp_server.demo_tools``, started as a stdio subprocess on its first run.
 """
 from __future__ import annotations
@@ -19,7 +20,8 @@ import os
 
 from django.conf import settings
 
-from engine import Agent, CalculatorTools, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow
+from engine import Agent, CalculatorTools, Condition, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow, tool
+from engine.factory import AgentFactory, FactoryContext
 from agents.toolkits import DemoActionTools
 from engine.tools.mcp import MCPTools, python_module_command
 from knowledge.services import BaseSource
@@ -49,7 +51,20 @@ HANDBOOK = StaticKnowledge(
     description="A few facts about how Agno Site works (in memory)",
 )
 
-AGENTS: list[Agent] = [  # the team's members answer through the team only
+def trip_planner(ctx: FactoryContext) -> Agent:
+    """The demo factory: an agent built for each run from its ``factory_input`` (the chat's setup
+    fields above the message box), here the traveller's home city, which its tool answers."""
+    home = str((ctx.input or {}).get("home_city") or "")
+
+    @tool
+    def home_city() -> str:
+        """The city the traveller starts from."""
+        return f"{ctx.user_id or 'You'} start(s) from {home}"
+
+    return Agent(name="Trip Planner", model=MODEL, instructions=f"The traveller starts from {home}; plan trips from there.", tools=[home_city])
+
+
+AGENTS: list[Agent | AgentFactory] = [  # the team's members answer through the team only
     Agent(
         id="demo-docs",
         name="Docs Agent",
@@ -77,6 +92,10 @@ AGENTS: list[Agent] = [  # the team's members answer through the team only
         model=MODEL,
         enable_learning=True,
         instructions="Use what you have learned about the user to personalise your answers.",
+    ),
+    AgentFactory(
+        "demo-planner", trip_planner, name="Trip Planner", description="A factory: built for each run from its setup (your home city)",
+        input_schema={"type": "object", "properties": {"home_city": {"type": "string", "description": "Where you start from"}}, "required": ["home_city"]},
     ),
 ]
 
@@ -118,18 +137,55 @@ def long_enough(outputs: list[StepOutput]) -> bool:
     return any(len(str(output.content or "").split()) >= 50 for output in outputs)
 
 
+def asks_to_double_check(step_input: StepInput) -> bool:
+    """A Condition's evaluator: the workflow's input asks for a double-check."""
+    return "double-check" in str(step_input.input or "").lower()
+
+
+def fact_check(step_input: StepInput) -> StepOutput:
+    """The demo workflow's nested review: notes the fact a person asked to double-check."""
+    fact = ((step_input.additional_data or {}).get("user_input") or {}).get("fact") or ""
+    return StepOutput(content=f"Double-checked (demo: noted for the editor): {fact}")
+
+
 def publish(step_input: StepInput) -> StepOutput:
     """The demo workflow's last step, run once a person confirmed it: "publishes" the brief."""
-    return StepOutput(content=f"Published (demo: nothing left the server):\n\n{step_input.get_last_step_content() or ''}")
+    combined = step_input.get_step_output("combine")
+    checked = step_input.get_step_output("fact check")
+    brief = str(combined.content if combined is not None else step_input.get_last_step_content() or "")
+    if checked is not None:
+        brief = f"{brief}\n\n{checked.content}"
+    return StepOutput(content=f"Published (demo: nothing left the server):\n\n{brief}")
 
 
 FUNCTIONS = [combine, is_question, long_enough]
+
+def sign_off(run_output: dict) -> None:
+    """Adds a sign-off line under each answer (a demo post-hook)."""
+    run_output["content"] = f"{run_output.get('content') or ''}\n\n— signed off by the demo post-hook"
+
+
+# The post-hooks an agent or team composed in the admin may pick (its draft's Post-hooks).
+POST_HOOKS = [sign_off]
+
+# What the chat offers on an empty conversation with each demo component (/config's
+# chat.quick_prompts); an operator adds more in the admin (Quick prompts).
+QUICK_PROMPTS = {
+    "demo-docs": ["How does a killed worker lose nothing?", "What does the offline model do?"],
+    "demo": ['/call add {"a": 2, "b": 40}', "My name is Ada"],
+    "demo-team": ["Ask the Researcher what 6 times 7 is."],
+    "demo-planner": ["/call home_city {}"],
+    "demo-workflow": ["Brief me on background jobs", "Brief me on background jobs, and double-check it"],
+}
 
 WORKFLOWS = [
     Workflow(
         id="demo-workflow",
         name="Demo Workflow",
-        description="A brief: a researcher and the docs agent work in parallel, their notes are combined, and a person confirms before it is published.",
+        description=(
+            "A brief: a researcher and the docs agent work in parallel, their notes are combined, a person names a fact to "
+            "double-check when asked to (say \"double-check\"), and a person confirms before it is published."
+        ),
         steps=[
             Parallel(
                 Step(name="research", agent=Agent(id="demo-flow-researcher", name="Researcher", model=MODEL, tools=[CalculatorTools()])),
@@ -137,6 +193,20 @@ WORKFLOWS = [
                 name="gather",
             ),
             Step(name="combine", executor=combine),
+            Condition(
+                name="double-check",
+                evaluator=asks_to_double_check,
+                steps=[Step(
+                    name="fact check",
+                    executor=fact_check,
+                    # A review nested in a Condition: the run pauses inside it and goes on from there.
+                    human_review=HumanReview(
+                        requires_user_input=True,
+                        user_input_message="Which fact should be double-checked?",
+                        user_input_schema=[{"name": "fact", "field_type": "str", "description": "The fact, and where to check it"}],
+                    ),
+                )],
+            ),
             Step(
                 name="publish",
                 executor=publish,

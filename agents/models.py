@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from core.tenancy import OwnedModel
 
+from .post_hooks import POST_HOOKS_HELP, clean_post_hooks
+
 component_id_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$", "Letters, digits, '-', '_' and '.'; 128 characters at most.")
 
 
@@ -97,6 +99,7 @@ class AgentVersion(models.Model):
     tool_call_limit = models.PositiveIntegerField(null=True, blank=True)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
     guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
+    post_hooks = models.JSONField(default=list, blank=True, help_text=POST_HOOKS_HELP)
     markdown = models.BooleanField(default=True)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the agent searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the model a search_knowledge_base tool over its knowledge bases.")
@@ -136,6 +139,7 @@ class AgentVersion(models.Model):
             raise ValidationError({"tools": f"Unknown toolkits: {', '.join(map(str, unknown))}. Known: {', '.join(sorted(TOOLKITS))}."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_post_hooks(self.post_hooks)
         clean_learning(self)
 
 
@@ -233,6 +237,7 @@ class TeamVersion(models.Model):
     markdown = models.BooleanField(default=False)
     token_budget = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)], help_text=TOKEN_BUDGET_HELP)
     guardrails = models.JSONField(default=list, blank=True, help_text=GUARDRAILS_HELP)
+    post_hooks = models.JSONField(default=list, blank=True, help_text=POST_HOOKS_HELP)
     knowledge = models.JSONField(default=list, blank=True, help_text='Names of knowledge bases the leader searches, e.g. ["Docs"].')
     search_knowledge = models.BooleanField(default=True, help_text="Give the leader a search_knowledge_base tool over its knowledge bases.")
     add_knowledge_to_context = models.BooleanField(default=False, help_text="Add the best passages for each message to it before the leader answers.")
@@ -268,6 +273,7 @@ class TeamVersion(models.Model):
             raise ValidationError({"members": "A member is listed twice."})
         clean_knowledge(self.knowledge, frozen=self.stage == Stage.PUBLISHED)
         clean_guardrails(self.guardrails)
+        clean_post_hooks(self.post_hooks)
         clean_learning(self)
         if self.stage == Stage.PUBLISHED:
             # Frozen: checked when it was published (publish_draft cleans it as a draft). What it
@@ -459,3 +465,36 @@ class ProcessBeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} @ {self.beat_at:%H:%M:%S}"
+
+
+class ComponentType(models.TextChoices):
+    AGENT = "agent"
+    TEAM = "team"
+    WORKFLOW = "workflow"
+
+
+class QuickPrompt(models.Model):
+    """A prompt the chat offers on an empty conversation with one agent, team or workflow
+    (AgentOS's ``chat.quick_prompts`` in ``/config``), after those its code module declares in
+    ``QUICK_PROMPTS``. Platform configuration, shared by every user (not an owned row)."""
+
+    component_type = models.CharField(max_length=16, choices=ComponentType.choices, default=ComponentType.AGENT)
+    component_id = models.CharField(max_length=128, validators=[component_id_validator], help_text="The agent's, team's or workflow's id, e.g. demo.")
+    prompt = models.CharField(max_length=500, help_text="The message a click sends, as the user would type it.")
+    position = models.PositiveIntegerField(default=0, help_text="Lower comes first.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["component_type", "component_id", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["component_type", "component_id", "prompt"], name="quick_prompt_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.component_type} {self.component_id}: {self.prompt}"
+
+    def clean(self) -> None:
+        from .quick_prompts import component_known
+
+        if not self.prompt.strip():
+            raise ValidationError({"prompt": "A prompt has some text."})
+        if self.component_id and not component_known(self.component_type, self.component_id):
+            raise ValidationError({"component_id": f"No {self.component_type} {self.component_id!r}, in code or in the admin."})

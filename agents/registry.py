@@ -28,6 +28,7 @@ from .knowledge import named_knowledge
 from learnings.machines import learning_machine
 from engine import Agent, Team, Workflow
 from engine.guardrails import GUARDRAILS, Guardrail, guardrail_by_name
+from .post_hooks import named_post_hooks
 from engine.models import model_from_definition
 from engine.factory import AgentFactory, ComponentFactory, FactoryContext, TeamFactory, WorkflowFactory
 from engine.tools.toolkit import Toolkit
@@ -46,6 +47,8 @@ def _build_for(entry: Any, context: FactoryContext) -> Any:
     for its user (every other entry)."""
     if entry.factory is not None:
         return entry.factory.build(context)
+    if entry.build_with is not None:
+        return entry.build_with(context)
     return entry.build(context.user_id)
 
 
@@ -62,6 +65,9 @@ class AgentEntry:
     template: Agent | None = field(default=None, repr=False, compare=False)
     # A whole-definition factory (runtime.factory): built per request, with no template.
     factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
+    # A stored team or workflow: built from the run's whole context, so a factory among its
+    # members or steps gets the run's session, state, dependencies and input, not its user alone.
+    build_with: Callable[[FactoryContext], Any] | None = field(default=None, repr=False, compare=False)
 
     kind = "agent"  # the component protocol (core.components): what runs, and its session type
     session_type = "agent"
@@ -92,6 +98,9 @@ class TeamEntry:
     template: Team | None = field(default=None, repr=False, compare=False)
     # A whole-definition factory (runtime.factory): built per request, with no template.
     factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
+    # A stored team or workflow: built from the run's whole context, so a factory among its
+    # members or steps gets the run's session, state, dependencies and input, not its user alone.
+    build_with: Callable[[FactoryContext], Any] | None = field(default=None, repr=False, compare=False)
 
     kind = "team"
     session_type = "team"
@@ -122,6 +131,9 @@ class WorkflowEntry:
     template: Workflow | None = field(default=None, repr=False, compare=False)
     # A whole-definition factory (runtime.factory): built per request, with no template.
     factory: ComponentFactory | None = field(default=None, repr=False, compare=False)
+    # A stored team or workflow: built from the run's whole context, so a factory among its
+    # members or steps gets the run's session, state, dependencies and input, not its user alone.
+    build_with: Callable[[FactoryContext], Any] | None = field(default=None, repr=False, compare=False)
 
     kind = "workflow"
     session_type = "workflow"
@@ -251,6 +263,7 @@ def team_from_version(version: Any, members: list[Agent | Team], user_id: str | 
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
         pre_hooks=named_guardrails(version.guardrails),
+        post_hooks=named_post_hooks(version.post_hooks),
         token_budget=version.token_budget,
     )
 
@@ -296,9 +309,10 @@ def _db_team_entry(version: Any) -> TeamEntry:
         description=definition.description or None,
         source="db",
         build=lambda user_id: team_from_version(version, [member.build(user_id) for member in members], user_id),
+        build_with=lambda context: team_from_version(version, [member.build_for(context) for member in members], context.user_id),
         version=version.version,
         stage=version.stage,
-        template=team_from_version(version, [member.template or member.build(None) for member in members], None),
+        template=team_from_version(version, [template_of(member) for member in members], None),
     )
 
 
@@ -441,6 +455,7 @@ def build_from_version(version: Any, user_id: str | None) -> Agent:
         search_knowledge=version.search_knowledge,
         add_knowledge_to_context=version.add_knowledge_to_context,
         pre_hooks=named_guardrails(version.guardrails),
+        post_hooks=named_post_hooks(version.post_hooks),
         token_budget=version.token_budget,
     )
 
@@ -573,6 +588,19 @@ def function_list() -> list[tuple[str, str]]:
     return [(name, (fn.__doc__ or "").strip().splitlines()[0] if (fn.__doc__ or "").strip() else "") for name, fn in code_functions().items()]
 
 
+def template_of(entry: AgentEntry | TeamEntry) -> Agent | Team:
+    """What a stored team or workflow shows of a member or step before any run: its template; a
+    factory has none (it is built per run, maybe only from a factory_input), so a stand-in of its
+    id, name and description."""
+    if entry.template is not None:
+        return entry.template
+    if entry.factory is not None:
+        if entry.kind == "team":
+            return Team([Agent(id=f"{entry.component_id}-member")], id=entry.component_id, name=entry.name, description=entry.description)
+        return Agent(id=entry.component_id, name=entry.name, description=entry.description)
+    return entry.build(None)
+
+
 def _template_executors(agents: dict[str, AgentEntry], teams: dict[str, TeamEntry]) -> Executors:
     """Ids resolved to the live agents' and teams' templates; each entry found is kept in
     ``agents`` / ``teams``, so runs build the same ones for their user."""
@@ -582,14 +610,14 @@ def _template_executors(agents: dict[str, AgentEntry], teams: dict[str, TeamEntr
         if entry is None:
             return None
         agents[agent_id] = entry
-        return entry.template or entry.build(None)
+        return template_of(entry)
 
     def team(team_id: str) -> Team | None:
         entry = team_get(team_id)
         if entry is None:
             return None
         teams[team_id] = entry
-        return entry.template or entry.build(None)
+        return template_of(entry)
 
     return Executors(agent=agent, team=team, function=code_functions().get)
 
@@ -622,8 +650,11 @@ def _db_workflow_entry(version: Any) -> WorkflowEntry:
     template = workflow_from_version(version, _template_executors(agents, teams))
 
     def build(user_id: str | None) -> Workflow:
+        return build_with(FactoryContext(user_id=user_id))
+
+    def build_with(context: FactoryContext) -> Workflow:
         executors = Executors(
-            agent=lambda agent_id: agents[agent_id].build(user_id), team=lambda team_id: teams[team_id].build(user_id),
+            agent=lambda agent_id: agents[agent_id].build_for(context), team=lambda team_id: teams[team_id].build_for(context),
             function=code_functions().get,
         )
         return workflow_from_version(version, executors)
@@ -631,7 +662,7 @@ def _db_workflow_entry(version: Any) -> WorkflowEntry:
     definition = version.definition
     return WorkflowEntry(
         workflow_id=definition.workflow_id, name=definition.name, description=definition.description or None, source="db",
-        build=build, version=version.version, stage=version.stage, template=template,
+        build=build, build_with=build_with, version=version.version, stage=version.stage, template=template,
     )
 
 

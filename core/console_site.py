@@ -18,7 +18,7 @@ GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
         ("agno_sessions", "runfeedback"), ("agno_sessions", "runevent"), ("importer", "agnoimport"),
     ]),
     ("Agents, teams and workflows", [
-        ("agents", "agentdefinition"), ("agents", "teamdefinition"), ("agents", "workflowdefinition"),
+        ("agents", "agentdefinition"), ("agents", "teamdefinition"), ("agents", "workflowdefinition"), ("agents", "quickprompt"),
     ]),
     ("Knowledge", [
         ("knowledge", "knowledgebase"), ("knowledge", "content"), ("knowledge", "chunk"), ("agno_sessions", "usermemory"),

@@ -49,7 +49,9 @@ pair, see engine/learning.py).
 Hooks (``hooks.py``, ``guardrails.py``): ``pre_hooks`` run before the model sees the input (a
 ``Guardrail`` may refuse with ``InputCheckError``), ``post_hooks`` after it answers (may refuse with
 ``OutputCheckError``); background post-hooks are left in ``run.background_hooks`` for the caller
-(``hooks.run_background_hooks``), and ``run.replaced_input`` is the input a pre-hook masked.
+(``hooks.run_background_hooks``), those of the runs inside it (a team's members, a workflow's
+agent and team steps) in ``run.child_background_hooks`` (``hooks.child_hooks``; the caller finds
+each member with ``hooks.component_inside``), and ``run.replaced_input`` is the input a pre-hook masked.
 ``token_budget`` stops a run before a model call once it has spent that many tokens
 (``TokenBudgetExceeded``, a ``RunError`` of type ``token_budget_exceeded``).
 
@@ -85,7 +87,7 @@ Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``work
     workflow.continue_run(stored_output, ctx=ctx, step_requirements=[{..., confirmed | user_input |
                           selected_choices | rejection_feedback | edited_output}],
                           error_requirements=[{decision: "retry" | "skip"}]) -> WorkflowRun
-        # a PAUSED run resumes at its paused top-level step from the stored dict alone; raises
+        # a PAUSED run resumes at its paused step (nested ones too, via paused_frames) from the stored dict alone; raises
         # InvalidContinuation for answers that do not fit
     steps_from_config(json_steps, Executors(agent=id->Agent|None, team=id->Team|None,
                       function=name->fn|None)) -> [steps]   # workflow_config.py: a stored graph in

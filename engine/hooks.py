@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,9 @@ class HookOutcome:
     name: str
     guardrail: bool
     error: str | None = None
+    # When it ran (the clock's seconds), for the caller's trace of it.
+    started: float = 0.0
+    ended: float = 0.0
 
 
 async def call_hook(h: Hook, arguments: Mapping[str, Any]) -> str | None:
@@ -208,6 +212,36 @@ async def post_hook_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
 # ---- after the run (the caller's job) --------------------------------------------------------
 
 
+def child_hooks(run: Any) -> list[dict[str, Any]]:
+    """A finished inner run's background post-hooks (a team member's, a workflow step's agent or
+    team), and those of the runs inside it, for the top-level run's caller to queue:
+    ``{run_id, component_id, kind, hooks}`` each (the run is stored as a child row by then)."""
+    found = list(getattr(run, "child_background_hooks", ()))
+    if getattr(run, "background_hooks", None):
+        component = run.agent if not hasattr(run, "team") else run.team
+        kind = "team" if hasattr(run, "team") else "agent"
+        found.insert(0, {"run_id": run.state.run_id, "component_id": component.id, "kind": kind, "hooks": list(run.background_hooks)})
+    return found
+
+
+def component_inside(root: Any, component_id: str) -> Any | None:
+    """The agent or team of id ``component_id`` inside ``root`` (a team's members, recursively; a
+    workflow's agent and team steps at any depth, and their members), or None."""
+    candidates = list(getattr(root, "members", ()))
+    steps = list(getattr(root, "steps", ()))
+    while steps:
+        step = steps.pop(0)
+        for label in ("steps", "else_steps", "choices"):
+            steps.extend(getattr(step, label, ()))
+        candidates.extend(c for c in (getattr(step, "agent", None), getattr(step, "team", None)) if c is not None)
+    while candidates:
+        component = candidates.pop(0)
+        if component.id == component_id:
+            return component
+        candidates.extend(getattr(component, "members", ()))
+    return None
+
+
 def background_hooks_of(component: Any, names: Sequence[str]) -> list[Hook]:
     """The post-hooks ``names`` of ``component`` (an Agent or a Team), in the component's order;
     a name it no longer has (a definition changed since the run) is skipped."""
@@ -217,7 +251,7 @@ def background_hooks_of(component: Any, names: Sequence[str]) -> list[Hook]:
 
 async def run_background_hooks(
     component: Any, names: Sequence[str], *, run_output: dict[str, Any], user_id: str | None, session_id: str | None,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.time,
 ) -> list[HookOutcome]:
     """Run a finished run's background post-hooks (``run.background_hooks``), in order, with the
     stored RunOutput dict. Returns what each did; nothing here changes the stored run."""
@@ -229,9 +263,10 @@ async def run_background_hooks(
     }
     outcomes = []
     for h in background_hooks_of(component, names):
+        started = clock()
         try:
             error = await call_hook(h, arguments)
         except InputCheckError as exc:  # too late to refuse: the answer was delivered
             error = f"{type(exc).__name__}: {exc.message}"
-        outcomes.append(HookOutcome(name=hook_name(h), guardrail=isinstance(h, Guardrail), error=error))
+        outcomes.append(HookOutcome(name=hook_name(h), guardrail=isinstance(h, Guardrail), error=error, started=started, ended=clock()))
     return outcomes

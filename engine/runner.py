@@ -188,6 +188,8 @@ class AgentRun(RunIteration):
         self.memories: list[dict[str, Any]] | None = None
         # Post-hooks left for the caller to run once the run is stored (engine.hooks).
         self.background_hooks: list[str] = []
+        # The same of the runs made inside this one (a team's members; engine.hooks.child_hooks).
+        self.child_background_hooks: list[dict[str, Any]] = []
         # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
         self.replaced_input: dict[str, Any] | None = None
         self._events = EventFactory(state, ctx.clock)
@@ -577,22 +579,35 @@ class AgentRun(RunIteration):
         events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
         for event in self._emit(events.make("ReasoningStarted")):
             yield event
+        # The reasoning model's call is a model request as the main model's are (its own events,
+        # so traces show it as an LLM span inside the reasoning).
+        for event in self._emit(events.model_request_started(chain.primary.id, chain.primary.provider)):
+            yield event
         parts: list[str] = []
+        usage = Usage()
+        started, ttft, failed = self.ctx.clock(), None, False
         stream = chain.astream(self._context(), task="reasoning", incremental=self.ctx.incremental)
         try:
             async for chunk in stream:
                 await self._check_cancelled()
                 if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
+                    if ttft is None:
+                        ttft = self.ctx.clock() - started
                     parts.append(chunk.text)
                     for event in self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
                         yield event
                 elif isinstance(chunk, Usage):
+                    usage = _add_usage(usage, chunk)
                     self.state.metrics.add("reasoning_model", chain.active, chunk)
         except ModelError as exc:
             # As in Agno: a failed reasoning step does not fail the run, the agent answers without it.
+            failed = True
             logger.warning("reasoning model failed", extra={"provider": exc.provider, "error": type(exc).__name__})
         finally:
             await stream.aclose()
+        if not failed:
+            for event in self._emit(events.model_request_completed(chain.active.id, chain.active.provider, usage, ttft)):
+                yield event
         reasoning = "".join(parts).strip()
         if reasoning:
             step = {"result": reasoning}

@@ -58,6 +58,7 @@ from engine.output import (
     requirement,
     tool_execution,
 )
+from engine.hooks import child_hooks
 from engine.runner import TOOL_LIMIT, AgentRun
 from engine.team_tasks import STATE_KEY as TASKS_STATE_KEY
 from engine.team_tasks import TaskBoard, task_tools, tasks_loop
@@ -664,6 +665,7 @@ class TeamRun(AgentRun):
         finally:
             self.member_responses[slot] = run.output
             self._merge_session_state(run.state.session_state)
+            self.child_background_hooks.extend(child_hooks(run))
 
     def _merge_session_state(self, changed: Mapping[str, Any]) -> None:
         _deep_merge(self.state.session_state, json_copy(dict(changed)))

@@ -26,7 +26,7 @@ from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nul
 from engine.runner import RunIteration
 from engine.structured import OutputSchema
 from engine.team import _deep_merge
-from engine.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
+from engine.workflow_review import Resume, WorkflowPause, decide
 from engine.workflow_steps import (
     Index,
     StepFailed,
@@ -36,7 +36,7 @@ from engine.workflow_steps import (
     chained,
     name_step_ids,
     nested_steps,
-    run_child,
+    run_reviewed,
 )
 from engine.workflow_types import StepInput, StepOutput, content_type_of
 
@@ -83,11 +83,6 @@ class Workflow:
         if not self.steps:
             raise ValueError("A workflow needs at least one step")
         name_step_ids(self.id, self.steps)
-        for inner in nested_steps(self.steps):
-            review = getattr(inner, "human_review", None)
-            if review is not None and pauses(review):
-                # A pause resumes at a top-level step index; nested pauses have no such address.
-                raise ValueError(f"{inner.step_type} {inner.name!r}: a HumanReview that pauses is supported on top-level steps only")
         self.session_state = dict(session_state or {})
         self.input_schema = input_schema
         self.input_schema_spec = OutputSchema.of(input_schema)
@@ -172,10 +167,20 @@ class Workflow:
             )
         if output.get("status") != PAUSED:
             raise InvalidContinuation(f"Cannot continue a run that is not paused. Current status: {output.get('status')}")
+        paused_step_id = _open_requirement(output).get("step_id")
+        frames = output.get("paused_frames") or []
+        # A nested step's kept output is in its container's frame, not in the run's step_results.
+        view = {**output, "step_results": frames[-1].setdefault("paused", [])} if frames else output
         try:
-            resume = decide(output, list(step_requirements or []), list(error_requirements or []), ctx.clock())
+            resume = decide(view, list(step_requirements or []), list(error_requirements or []), ctx.clock())
         except ValueError as exc:
             raise InvalidContinuation(str(exc)) from None
+        resume.step_id = paused_step_id
+        index = output["paused_step_index"]
+        if frames and resume.index == index + 1:
+            # Going on past a nested step means going on inside its container.
+            resume.index, resume.skip_step, resume.finish = index, True, False
+            resume.kept = [StepOutput.from_dict(o) for o in frames[-1]["paused"]]
         state = WorkflowState.from_dict(output)
         if ctx.session_state is not None:
             state.session_state = {**state.session_state, **json_copy(ctx.session_state)}
@@ -234,6 +239,9 @@ class WorkflowState:
     paused_step_index: int | None = None
     paused_step_name: str | None = None
     pause_kind: str | None = None
+    # The way back to a paused step nested in containers (``WorkflowPause.frames``), in the
+    # stored run so that any process can continue it.
+    paused_frames: list[dict[str, Any]] = field(default_factory=list)
     workflow_version: int | None = None
 
     def metrics(self) -> dict[str, Any]:
@@ -279,6 +287,7 @@ class WorkflowState:
             "pause_kind": self.pause_kind,
             "paused_step_name": self.paused_step_name,
             "paused_step_index": self.paused_step_index,
+            "paused_frames": json_copy(self.paused_frames) or None,
         })
 
     @classmethod
@@ -307,6 +316,7 @@ class WorkflowState:
             paused_step_index=data.get("paused_step_index"),
             paused_step_name=data.get("paused_step_name"),
             pause_kind=data.get("pause_kind"),
+            paused_frames=list(data.get("paused_frames") or []),
             workflow_version=data.get("workflow_version"),
         )
 
@@ -322,6 +332,11 @@ class WorkflowRun(RunIteration):
         self.state = state
         self.stream_events = stream_events
         self.resume = resume
+        # Background post-hooks of the agent and team steps' runs (engine.hooks.child_hooks), for
+        # the caller to queue once the run is stored.
+        self.child_background_hooks: list[dict[str, Any]] = []
+        # The containers a continue goes back into, outermost first, each taken as it is entered.
+        self.frames: list[dict[str, Any]] = list(state.paused_frames) if resume is not None else []
         # The session state each executor run was given, by run id (see executor_finished).
         self._given_state: dict[str, dict[str, Any]] = {}
         self._agen = self._execute()
@@ -331,10 +346,22 @@ class WorkflowRun(RunIteration):
     # ---- what the steps use -------------------------------------------------------------------
 
     def resume_for(self, step: Any) -> Resume | None:
-        """The continue's decision, to the step it is about (a top-level step)."""
+        """The continue's decision, to the step it is about, once every container around that
+        step has been entered again, and only until the step has run."""
         resume = self.resume
-        if resume is not None and resume.index < len(self.workflow.steps) and self.workflow.steps[resume.index] is step:
-            return resume
+        if resume is None or resume.consumed or self.frames or resume.step_id != step.step_id:
+            return None
+        return resume
+
+    def on_resume_path(self, step: Any) -> bool:
+        """Whether ``step`` is a container the paused step is inside (its review was answered, or
+        it has none: it is entered again without asking)."""
+        return bool(self.frames) and self.frames[0]["step_id"] == step.step_id
+
+    def take_frame(self, step: Any) -> dict[str, Any] | None:
+        """The container's frame of the pause, the first time it is entered on a continue."""
+        if self.on_resume_path(step):
+            return self.frames.pop(0)
         return None
 
     async def check_cancelled(self) -> None:
@@ -407,8 +434,8 @@ class WorkflowRun(RunIteration):
     def prepare_executor_continue(self, resume: Resume) -> None:
         """The paused executor's own continue, from its stored RunOutput in ``step_executor_runs``;
         its ``continue_run`` refuses bad answers (``InvalidContinuation``) before anything runs."""
-        step = self.workflow.steps[resume.index]
         requirement = self.state.step_requirements[-1]
+        step = next((s for s in [*self.workflow.steps, *nested_steps(self.workflow.steps)] if s.step_id == requirement["step_id"]), None)
         component = getattr(step, "agent", None) or getattr(step, "team", None)
         stored = next((r for r in self.state.step_executor_runs if r.get("run_id") == requirement["executor_run_id"]), None)
         if component is None or stored is None:
@@ -455,6 +482,7 @@ class WorkflowRun(RunIteration):
                 for event in self._emit(self._continued()):
                     yield event
                 state.paused_step_index = state.paused_step_name = state.pause_kind = None
+                state.paused_frames = []
                 if resume.cancel is not None:
                     raise WorkflowCancelledError(resume.cancel)
                 if resume.error is not None:
@@ -491,39 +519,27 @@ class WorkflowRun(RunIteration):
 
     async def _steps(self, start: int) -> AsyncIterator[dict[str, Any]]:
         """Top-level steps from ``start``, each asked for its review before and after it runs."""
-        state, resume = self.state, self.resume
+        state = self.state
         base = StepInput(input=state.input, additional_data=state.additional_data, session_state=state.session_state)
         for position in range(start, len(self.workflow.steps)):
-            step = self.workflow.steps[position]
             await self.check_cancelled()
-            step_input = chained(base, state.step_results)
-            answered = resume is not None and resume.index == position
-            retry_count = resume.retry_count if answered and resume is not None else 0
-            if answered and resume is not None and resume.extra:
-                step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
-            review = getattr(step, "human_review", None)
-            if review is not None and not (answered and resume is not None and resume.run_step):
-                requirement = before_requirement(step, position, step_input, self.ctx.clock())
-                if requirement is not None:
-                    requirement["retry_count"] = retry_count
-                    raise WorkflowPause(requirement)
             found: list[StepOutput] = []
-            gen = step.execute(self, step_input, position, None)
-            async with aclosing(run_child(gen, found)) as events:
+            gen = run_reviewed(self, self.workflow.steps[position], chained(base, state.step_results), position, None, found)
+            async with aclosing(gen) as events:
                 async for event in events:
                     yield event
-            output = found[-1]
-            state.step_results.append(output)
-            if review is not None and step.step_type in ("Step", "Router"):
-                requirement = output_requirement(step, position, step_input, output, self.ctx.clock(), retry_count)
-                if requirement is not None:
-                    raise WorkflowPause(requirement)
-            if output.stop:
+            if not found:
+                continue
+            state.step_results.append(found[-1])
+            if found[-1].stop:
                 return
 
     def _pause(self, pause: WorkflowPause) -> Iterator[dict[str, Any]]:
         state, requirement = self.state, pause.requirement
-        if pause.output is not None:
+        state.paused_frames = pause.frames
+        if pause.output is not None and pause.frames:
+            pause.frames[-1]["paused"] = [pause.output.to_dict()]
+        elif pause.output is not None:
             state.step_results.append(pause.output)
         (state.error_requirements if pause.error else state.step_requirements).append(requirement)
         state.status = PAUSED
@@ -573,6 +589,14 @@ class WorkflowRun(RunIteration):
             step_results=out["step_results"], step_executor_runs=out["step_executor_runs"],
             metadata=out.get("metadata"), metrics=out["metrics"], session_state=out["session_state"],
         )
+
+
+def _open_requirement(output: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The review a paused run waits on: an undecided error, else the last step requirement."""
+    errors = output.get("error_requirements") or []
+    if errors and errors[-1].get("decision") is None:
+        return errors[-1]
+    return (output.get("step_requirements") or [{}])[-1]
 
 
 def changed_state(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:

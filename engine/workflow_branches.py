@@ -145,6 +145,7 @@ async def run_branch(
     kept event as it happens (to pass it on while the branch runs)."""
     from engine.events import CONTENT_DELTAS
     from engine.workflow import WorkflowRun, WorkflowState, changed_state
+    from engine.workflow_review import WorkflowPause
     from engine.workflow_steps import Parallel, StepFailed, WorkflowCancelledError, inner_index, run_child
 
     parallel = step_at(workflow.steps, path)
@@ -174,6 +175,11 @@ async def run_branch(
         result.error, result.error_type = failure.message, failure.error_type
     except WorkflowCancelledError:
         result.cancelled = True
+    except WorkflowPause as pause:
+        # A branch with a review runs inline (Parallel.may_pause); an agent's tool that waits
+        # for a human cannot be known before it runs, and a separate branch job has no run to
+        # keep the pause in.
+        result.error = f"Step {pause.requirement.get('step_name')!r} paused for a human in a Parallel branch run as a separate job, where the workflow cannot resume"
     result.executor_runs = json_copy(state.step_executor_runs)
     result.session_state_changes = changed_state(given, state.session_state)
     return result

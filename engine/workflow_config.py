@@ -36,7 +36,7 @@ from typing import Any
 
 from engine.agent import Agent
 from engine.team import Team
-from engine.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, HumanReview, _SUPPORTED, pauses
+from engine.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, HumanReview, _SUPPORTED
 from engine.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
 
 STEP_TYPES = ("Step", "Steps", "Parallel", "Loop", "Condition", "Router")
@@ -103,7 +103,7 @@ def steps_from_config(config: Any, executors: Executors) -> list[Any]:
     out_of_bounds = _bounds(config)
     if out_of_bounds:  # nothing past a bound is walked (or built) any further
         raise StepConfigError(out_of_bounds)
-    built = [_step(item, f"steps[{position}]", executors, problems, top=True) for position, item in enumerate(config)]
+    built = [_step(item, f"steps[{position}]", executors, problems) for position, item in enumerate(config)]
     names: dict[str, str] = {}
     for path, name in _named(config, "steps"):
         if name in names:
@@ -166,7 +166,7 @@ def _named(items: list[Any], prefix: str) -> list[tuple[str, str]]:
     return found
 
 
-def _step(item: Any, path: str, executors: Executors, problems: list[tuple[str, str]], *, top: bool) -> Any:
+def _step(item: Any, path: str, executors: Executors, problems: list[tuple[str, str]]) -> Any:
     if not isinstance(item, dict):
         problems.append((path, f"A step is a JSON object with a \"type\" ({', '.join(STEP_TYPES)}), not {_kind(item)}."))
         return None
@@ -185,7 +185,7 @@ def _step(item: Any, path: str, executors: Executors, problems: list[tuple[str, 
     for key in ("name", "description", "step_id"):
         if item.get(key) is not None and not isinstance(item[key], str):
             problems.append((f"{path}.{key}", "A string."))
-    review = _review(item.get("human_review"), f"{path}.human_review", step_type, problems, top=top) if "human_review" in _KEYS[step_type] else None
+    review = _review(item.get("human_review"), f"{path}.human_review", step_type, problems) if "human_review" in _KEYS[step_type] else None
     common = {"name": item.get("name") or None, "description": item.get("description"), "step_id": item.get("step_id") or None}
     if step_type == "Step":
         step = _leaf(item, path, executors, problems, common, review)
@@ -275,7 +275,7 @@ def _list(item: dict[str, Any], key: str, path: str, executors: Executors, probl
     if not isinstance(value, list) or (required and not value):
         problems.append((f"{path}.{key}", f"A{' non-empty' if required else ''} list of steps."))
         return []
-    return [_step(inner, f"{path}.{key}[{position}]", executors, problems, top=False) for position, inner in enumerate(value)]
+    return [_step(inner, f"{path}.{key}[{position}]", executors, problems) for position, inner in enumerate(value)]
 
 
 def _function(item: dict[str, Any], key: str, path: str, executors: Executors, problems: list[tuple[str, str]], *, required: bool) -> Callable[..., Any] | None:
@@ -297,7 +297,7 @@ def _function(item: dict[str, Any], key: str, path: str, executors: Executors, p
     return function
 
 
-def _review(value: Any, path: str, step_type: str, problems: list[tuple[str, str]], *, top: bool) -> HumanReview | None:
+def _review(value: Any, path: str, step_type: str, problems: list[tuple[str, str]]) -> HumanReview | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -331,10 +331,6 @@ def _review(value: Any, path: str, step_type: str, problems: list[tuple[str, str
         review = HumanReview(**value)
     except (TypeError, ValueError) as exc:
         problems.append((path, str(exc)))
-        return None
-    if not top and pauses(review):
-        # A pause resumes at a top-level step index; nested pauses have no such address.
-        problems.append((path, "A HumanReview that pauses (a requires_* flag, or on_error \"pause\") is supported on top-level steps only."))
         return None
     return review
 

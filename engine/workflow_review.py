@@ -139,7 +139,10 @@ class WorkflowPause(Exception):
     """Raised inside a run where a human is needed; the run stores ``requirement`` and pauses.
 
     ``output`` is what the paused step produced already (an output review, a loop iteration),
-    kept in the run's ``step_results`` so a continue can accept, replace or discard it.
+    kept in the run's ``step_results`` (or, for a nested step, its container's frame) so a
+    continue can accept, replace or discard it. ``frames`` is the way back to a nested step: one
+    dict per container around it, outermost first, each added by its container on the way out
+    (which child paused, what ran before it, the branch, route or iteration it was in).
     """
 
     def __init__(self, requirement: dict[str, Any], *, error: bool = False, output: Any = None) -> None:
@@ -147,6 +150,7 @@ class WorkflowPause(Exception):
         self.requirement = requirement
         self.error = error
         self.output = output
+        self.frames: list[dict[str, Any]] = []
 
 
 def _stamp(now: float, timeout: int | None) -> str | None:
@@ -315,7 +319,9 @@ class Resume:
     """What a continue does, decided from the stored run alone.
 
     The run goes on from top-level step ``index``; ``run_step`` runs it without asking again
-    (its review was answered). ``extra`` goes into that step's ``additional_data``
+    (its review was answered). ``step_id`` is the paused step's (a nested one's own); a nested
+    step that is not run again (skipped, or its output accepted) has ``skip_step``, with the
+    output it keeps in ``kept``. ``extra`` goes into that step's ``additional_data``
     (``user_input``, ``rejection_feedback``, ``previous_output``); ``retry_count`` is carried
     into the step's next review. ``cancel`` or ``error`` end the run instead.
     """
@@ -337,6 +343,11 @@ class Resume:
     # by the caller before anything runs (bad answers are refused up front).
     executor_requirements: list[dict[str, Any]] | None = None
     executor_run: Any = None
+    step_id: str | None = None
+    skip_step: bool = False
+    kept: list[Any] | None = None
+    # Set once the paused step has been run again (a Loop's next iteration asks afresh).
+    consumed: bool = False
 
 
 def decide(

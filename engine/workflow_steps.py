@@ -13,6 +13,7 @@ output, or the workflow's input for the first step. Inner steps' ``step_index`` 
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 import uuid
@@ -23,13 +24,17 @@ from typing import TYPE_CHECKING, Any, Union
 from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
+from engine.hooks import child_hooks
 from engine.team import Team, _relayed
 from engine.workflow_review import (
     HumanReview,
     WorkflowPause,
+    before_requirement,
     error_requirement,
     executor_requirement,
     iteration_requirement,
+    output_requirement,
+    pauses,
     reject_flat_review_kwargs,
 )
 from engine.workflow_branches import step_path
@@ -105,20 +110,87 @@ def chained(step_input: StepInput, outputs: Sequence[StepOutput]) -> StepInput:
     )
 
 
-async def run_sequence(
-    scope: WorkflowRun, steps: Sequence[Any], step_input: StepInput, index: Index, parent_step_id: str | None, outputs: list[StepOutput]
+async def run_reviewed(
+    scope: WorkflowRun, step: Any, step_input: StepInput, index: Index, parent_step_id: str | None, found: list[StepOutput]
 ) -> AsyncIterator[dict[str, Any]]:
-    """Run ``steps`` one after another, chained, into ``outputs``; an early stop ends the sequence."""
-    for position, step in enumerate(steps):
-        await scope.check_cancelled()
-        found: list[StepOutput] = []
-        gen = step.execute(scope, chained(step_input, outputs), inner_index(index, position), parent_step_id)
-        async with aclosing(run_child(gen, found)) as events:
+    """Run one step, at any depth, with its ``human_review``: the review before it (confirmation,
+    user input, a route choice) and after it (its output); its ``StepOutput`` goes to ``found``
+    (nothing when a continue skips it). A continue of this very step applies the human's answer
+    instead of asking again; a container the paused step is inside runs on from its frame."""
+    resume = scope.resume_for(step)
+    retry_count = 0
+    ask_before = not scope.on_resume_path(step)
+    if resume is not None:
+        if resume.skip_step:
+            resume.consumed = True
+            found.extend(resume.kept or [])
+            return
+        if resume.extra:
+            step_input = copy.copy(step_input)
+            step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
+        retry_count = resume.retry_count
+        ask_before = not resume.run_step
+    review = getattr(step, "human_review", None)
+    if review is not None and ask_before:
+        requirement = before_requirement(step, _top(index), step_input, scope.ctx.clock())
+        if requirement is not None:
+            requirement["retry_count"] = retry_count
+            raise WorkflowPause(requirement)
+    try:
+        async with aclosing(run_child(step.execute(scope, step_input, index, parent_step_id), found)) as events:
             async for event in events:
                 yield event
+    finally:
+        if resume is not None:
+            resume.consumed = True
+    if review is not None and step.step_type in ("Step", "Router"):
+        output = found[-1]
+        requirement = output_requirement(step, _top(index), step_input, output, scope.ctx.clock(), retry_count)
+        if requirement is not None:
+            found.pop()
+            raise WorkflowPause(requirement, output=output)
+
+
+async def run_sequence(
+    scope: WorkflowRun,
+    steps: Sequence[Any],
+    step_input: StepInput,
+    index: Index,
+    parent_step_id: str,
+    outputs: list[StepOutput],
+    start: int = 0,
+) -> AsyncIterator[dict[str, Any]]:
+    """Run ``steps`` from ``start`` one after another, chained, into ``outputs`` (which holds what
+    ran before ``start``); an early stop ends the sequence. A step that pauses leaves this
+    sequence's frame (its container's, ``parent_step_id``) on the pause."""
+    for position in range(start, len(steps)):
+        await scope.check_cancelled()
+        found: list[StepOutput] = []
+        try:
+            gen = run_reviewed(scope, steps[position], chained(step_input, outputs), inner_index(index, position), parent_step_id, found)
+            async with aclosing(gen) as events:
+                async for event in events:
+                    yield event
+        except WorkflowPause as pause:
+            pause.frames.insert(0, {"step_id": parent_step_id, "position": position, "outputs": [o.to_dict() for o in outputs]})
+            raise
+        if not found:
+            continue
         outputs.append(found[-1])
         if found[-1].stop:
             return
+
+
+def frame_outputs(frame: dict[str, Any] | None, key: str = "outputs") -> list[StepOutput]:
+    return [StepOutput.from_dict(o) for o in (frame or {}).get(key) or []]
+
+
+def may_pause(steps: Sequence[Any]) -> bool:
+    """Whether any of ``steps``, or a step inside them, has a review that can pause the run."""
+    return any(
+        getattr(step, "human_review", None) is not None and pauses(step.human_review)
+        for step in [*steps, *nested_steps(steps)]
+    )
 
 
 def _names(steps: Sequence[Any]) -> list[str]:
@@ -254,15 +326,14 @@ class Step:
             await run.aclose()
         out = run.output
         scope.executor_finished(out)
+        scope.child_background_hooks.extend(child_hooks(run))
         status = out.get("status")
         if status == CANCELLED:
             raise WorkflowCancelledError()
         if status == ERROR:
             raise StepFailed(str(out.get("content") or "the executor failed"), error_type="executor_error")
         if status == PAUSED:
-            if not isinstance(index, int):
-                raise StepFailed(f"{self.executor_name} paused for a human inside a container step, where a workflow cannot resume")
-            raise WorkflowPause(executor_requirement(self, index, step_input, out, scope.ctx.clock()))
+            raise WorkflowPause(executor_requirement(self, _top(index), step_input, out, scope.ctx.clock()))
         assert status == COMPLETED, status
         yield self._output(json_copy(out.get("content")), step_run_id=out["run_id"], metrics=json_copy(out.get("metrics")))
 
@@ -318,8 +389,10 @@ class Steps:
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("StepsExecutionStarted", self, index, parent_step_id, steps_count=len(self.steps))
-        outputs: list[StepOutput] = []
-        async with aclosing(run_sequence(scope, self.steps, step_input, index, self.step_id, outputs)) as events:
+        frame = scope.take_frame(self)
+        outputs = frame_outputs(frame)
+        start = frame["position"] if frame else 0
+        async with aclosing(run_sequence(scope, self.steps, step_input, index, self.step_id, outputs, start)) as events:
             async for event in events:
                 yield event
         yield scope.step_event(
@@ -344,13 +417,15 @@ class Parallel:
         self.step_id = step_id or str(uuid.uuid4())
         self.named_step_id = step_id is not None
         self.description = description
+        # A branch that can pause runs inline: its pause is kept in the run, to resume there.
+        self.may_pause = may_pause(self.steps)
 
     def to_dict(self) -> dict[str, Any]:
         return {**_base(self), "steps": [s.to_dict() for s in self.steps]}
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         yield scope.step_event("ParallelExecutionStarted", self, index, parent_step_id, parallel_step_count=len(self.steps))
-        branches = scope.ctx.parallel_branches
+        branches = scope.ctx.parallel_branches if not self.may_pause else None
         path = step_path(scope.workflow.steps, self) if branches is not None else None
         if branches is not None and path is not None:
             outputs: list[StepOutput] = []
@@ -395,20 +470,37 @@ class Parallel:
         outputs.extend(result.output for result in results if result.output is not None)
 
     async def _as_tasks(self, scope: WorkflowRun, step_input: StepInput, index: Index, outputs: list[StepOutput]) -> AsyncIterator[dict[str, Any]]:
-        slots: list[list[StepOutput]] = [[] for _ in self.steps]
+        """The branches as tasks. A branch that pauses lets the others end; the first paused
+        branch (in declaration order) pauses the run, with the finished branches' outputs kept
+        in the frame: a continue runs only the branches that had not finished."""
+        frame = scope.take_frame(self)
+        finished = {int(p): StepOutput.from_dict(o) for p, o in ((frame or {}).get("done") or {}).items()}
+        slots: list[list[StepOutput]] = [[finished[p]] if p in finished else [] for p in range(len(self.steps))]
+        paused: dict[int, WorkflowPause] = {}
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
         async def branch(position: int, step: Any) -> None:
-            gen = step.execute(scope, step_input, inner_index(index, position), self.step_id)
-            async with aclosing(run_child(gen, slots[position])) as events:
-                async for event in events:
-                    await queue.put(event)
+            if position in finished:
+                return
+            try:
+                gen = run_reviewed(scope, step, step_input, inner_index(index, position), self.step_id, slots[position])
+                async with aclosing(gen) as events:
+                    async for event in events:
+                        await queue.put(event)
+            except WorkflowPause as pause:
+                paused[position] = pause
 
         tasks = [asyncio.ensure_future(branch(p, s)) for p, s in enumerate(self.steps)]
         async with aclosing(_relayed(tasks, queue)) as relayed:
             async for event in relayed:
                 yield event
-        outputs.extend(slot[-1] for slot in slots)
+        if paused:
+            position = min(paused)
+            pause = paused[position]
+            done = {str(p): slot[-1].to_dict() for p, slot in enumerate(slots) if slot and p not in paused}
+            pause.frames.insert(0, {"step_id": self.step_id, "position": position, "done": done})
+            raise pause
+        outputs.extend(slot[-1] for slot in slots if slot)
 
 
 class Loop:
@@ -460,14 +552,25 @@ class Loop:
             # A rejected iteration review: go on from the iterations already run.
             all_outputs = [StepOutput.from_dict(o) for o in resume.loop_outputs]
             iteration = resume.loop_iteration
+        # A step inside paused: go on in the iteration it paused in, from that step.
+        frame = scope.take_frame(self)
+        if frame is not None:
+            all_outputs = frame_outputs(frame, "loop_outputs")
+            iteration = int(frame["iteration"]) - 1
         stopped = False
         while iteration < self.max_iterations and not stopped:
             iteration += 1
             yield scope.step_event("LoopIterationStarted", self, index, parent_step_id, iteration=iteration, **limits)
-            outputs: list[StepOutput] = []
-            async with aclosing(run_sequence(scope, self.steps, chained(step_input, all_outputs), index, self.step_id, outputs)) as events:
-                async for event in events:
-                    yield event
+            outputs = frame_outputs(frame)
+            start = frame["position"] if frame is not None else 0
+            frame = None
+            try:
+                async with aclosing(run_sequence(scope, self.steps, chained(step_input, all_outputs), index, self.step_id, outputs, start)) as events:
+                    async for event in events:
+                        yield event
+            except WorkflowPause as pause:
+                pause.frames[0].update(iteration=iteration, loop_outputs=[o.to_dict() for o in all_outputs])
+                raise
             all_outputs.extend(outputs)
             stopped = any(o.stop for o in outputs)
             done = stopped or (self.end_condition is not None and bool(await maybe_await(self.end_condition(outputs))))
@@ -531,15 +634,24 @@ class Condition:
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         resume = scope.resume_for(self)
-        # A rejected confirmation with on_reject="else" runs the else branch without evaluating.
-        result = False if resume is not None and resume.else_branch else await self.evaluate(step_input)
+        frame = scope.take_frame(self)
+        if frame is not None:
+            result = frame["branch"] == "if"  # the branch a step inside paused in, not evaluated again
+        else:
+            # A rejected confirmation with on_reject="else" runs the else branch without evaluating.
+            result = False if resume is not None and resume.else_branch else await self.evaluate(step_input)
         yield scope.step_event("ConditionExecutionStarted", self, index, parent_step_id, condition_result=result)
         branch = "if" if result else "else"
         chosen = self.steps if result else self.else_steps
-        outputs: list[StepOutput] = []
-        async with aclosing(run_sequence(scope, chosen, step_input, index, self.step_id, outputs)) as events:
-            async for event in events:
-                yield event
+        outputs = frame_outputs(frame)
+        start = frame["position"] if frame is not None else 0
+        try:
+            async with aclosing(run_sequence(scope, chosen, step_input, index, self.step_id, outputs, start)) as events:
+                async for event in events:
+                    yield event
+        except WorkflowPause as pause:
+            pause.frames[0]["branch"] = branch
+            raise
         yield scope.step_event(
             "ConditionExecutionCompleted", self, index, parent_step_id, condition_result=result,
             executed_steps=len(outputs), branch=branch, step_results=[o.to_dict() for o in outputs],
@@ -607,15 +719,23 @@ class Router:
 
     async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
         resume = scope.resume_for(self)
-        if resume is not None and resume.selection is not None:
+        frame = scope.take_frame(self)
+        if frame is not None:
+            selected = self._resolve(list(frame["selected"]))  # the route a step inside paused on
+        elif resume is not None and resume.selection is not None:
             selected = self._resolve(list(resume.selection))
         else:
             selected = await self.select(step_input)
         yield scope.step_event("RouterExecutionStarted", self, index, parent_step_id, selected_steps=_names(selected))
-        outputs: list[StepOutput] = []
-        async with aclosing(run_sequence(scope, selected, step_input, index, self.step_id, outputs)) as events:
-            async for event in events:
-                yield event
+        outputs = frame_outputs(frame)
+        start = frame["position"] if frame is not None else 0
+        try:
+            async with aclosing(run_sequence(scope, selected, step_input, index, self.step_id, outputs, start)) as events:
+                async for event in events:
+                    yield event
+        except WorkflowPause as pause:
+            pause.frames[0]["selected"] = _names(selected)
+            raise
         yield scope.step_event(
             "RouterExecutionCompleted", self, index, parent_step_id, selected_steps=_names(selected),
             executed_steps=len(outputs), step_results=[o.to_dict() for o in outputs],

@@ -107,3 +107,10 @@ def long_enough(outputs: list[StepOutput]) -> bool:
 # What a workflow composed in the admin may name (as a step's executor, an evaluator, a selector
 # or an end condition), by function name.
 FUNCTIONS = [shout, exclaim, asks_for_facts, by_length, long_enough]
+
+# The chat's quick prompts per component (/config's chat.quick_prompts), as agents.demo declares its own.
+QUICK_PROMPTS = {
+    "assistant": ["Say hello", "What is 6 times 7?"],
+    "review-flow": ["Ship it"],
+    "no-such-agent": ["Listed for nothing live: left out of /config"],
+}

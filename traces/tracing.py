@@ -26,6 +26,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -64,11 +65,13 @@ _MEMBER_EVENTS = {
     "ToolCallError", "MemoryUpdateStarted", "MemoryUpdateCompleted",
     "PreHookStarted", "PreHookCompleted", "PostHookStarted", "PostHookCompleted",
 }
+# An agent's reasoning before it answers: a span around the reasoning model's call and its steps.
+_REASONING = {"ReasoningStarted", "ReasoningStep", "ReasoningCompleted"}
 _HOOK_STAGES = {"PreHookStarted": "pre", "PreHookCompleted": "pre", "PostHookStarted": "post", "PostHookCompleted": "post"}
 # Every event the tracer reads; any other (content chunks above all) costs it one set lookup.
 _OBSERVED = frozenset({
     *_RUN_STARTED, *_RUN_CONTINUED, *_RUN_ENDED, "WorkflowStarted", *_WORKFLOW_ENDED, *_STEP_STARTED, *_STEP_ENDED,
-    "LoopIterationStarted", "LoopIterationCompleted", *_MEMBER_EVENTS, *(f"Team{name}" for name in _MEMBER_EVENTS),
+    "LoopIterationStarted", "LoopIterationCompleted", *_MEMBER_EVENTS, *(f"Team{name}" for name in _MEMBER_EVENTS), *_REASONING,
 })
 
 
@@ -150,7 +153,8 @@ class RunTracer:
                 if run_id == self.run_id:
                     self.finish(now)
         elif kind == "ModelRequestStarted":
-            parent = self.runs.get(run_id)
+            # The reasoning model's call hangs under the reasoning it does; the main model's under the run.
+            parent = self.open.get(("reasoning", run_id)) or self.runs.get(run_id)
             self._open(("model", run_id), f"{event.get('model_provider') or 'model'}.invoke", "LLM", now, parent, {
                 "llm.model_name": event.get("model") or "", "llm.provider": event.get("model_provider") or "", "agno.run.id": run_id,
             })
@@ -207,12 +211,40 @@ class RunTracer:
             span = self.open.pop(("hook", run_id, stage, event.get(f"{stage}_hook_name") or "hook"), None)
             if span is not None:
                 self._close(span, now, event, error=bool(event.get("error")))
+        elif name in _REASONING:
+            self._reasoning(name, run_id, event, now)
         elif kind in ("MemoryUpdateStarted",):
             self._open(("memory", run_id), "memory.update", "CHAIN", now, self.runs.get(run_id), {"agno.run.id": run_id})
         elif kind in ("MemoryUpdateCompleted",):
             span = self.open.pop(("memory", run_id), None)
             if span is not None:
                 self._close(span, now, event)
+
+    def _reasoning(self, name: str, run_id: str, event: dict[str, Any], now: int) -> None:
+        """``reasoning`` (CHAIN) under the run, holding the reasoning model's LLM span and one
+        ``reasoning.step`` span per step with its text; a model call still open when the reasoning
+        ends is one that failed (the agent answers without it, as Agno's)."""
+        if name == "ReasoningStarted":
+            self._open(("reasoning", run_id), "reasoning", "CHAIN", now, self.runs.get(run_id), {"agno.run.id": run_id})
+            return
+        reasoning = self.open.get(("reasoning", run_id))
+        if reasoning is None:
+            return
+        if name == "ReasoningStep":
+            steps = reasoning.attributes.get("agno.reasoning.steps", 0) + 1
+            reasoning.attributes["agno.reasoning.steps"] = steps
+            content = event.get("content")
+            text = content.get("result") if isinstance(content, dict) and "result" in content else content
+            step = self._open(("reasoning_step", run_id, steps), f"reasoning.step {steps}", "CHAIN", now, reasoning, {
+                "agno.run.id": run_id, "output.value": _text(text or event.get("reasoning_content")),
+            })
+            self._close(step, now, event)
+            return
+        model = self.open.get(("model", run_id))
+        if model is not None and model.parent is reasoning:
+            self._close(model, now, {"error": "the reasoning model failed: the agent answered without its reasoning"}, error=True)
+        reasoning.attributes.setdefault("agno.reasoning.steps", 0)
+        self._close(reasoning, now, event)
 
     def _run_started(self, name: str, run_id: str, event: dict[str, Any], now: int) -> None:
         if run_id in self.runs:
@@ -355,6 +387,35 @@ def tracer_for(run: Any) -> RunTracer | None:
         run_id=run.pk, user_id=run.user_id or None, session_id=run.session_id, component_id=run.component_id,
         run_type=run.run_type, input_text=str(data.get("input_content") or ""),
     )
+
+
+def background_hooks_trace(run: Any, outcomes: Sequence[Any]) -> None:
+    """A run's background post-hooks, run by a job after the run was stored (its own trace was
+    written by then): a trace of their own for the run, a ``background_hooks`` span with one
+    ``post_hook.<name>`` span per hook (``engine.hooks.HookOutcome``: its times, its error), as
+    the run's inline hooks are spans of its trace. Written when the run would be traced."""
+    if not outcomes:
+        return
+    component = _component(run)
+    enabled = settings.TRACING if component is None or getattr(component, "tracing", None) is None else bool(component.tracing)
+    if not enabled:
+        return
+    tracer = RunTracer(run_id=run.pk, user_id=run.user_id or None, session_id=run.session_id, component_id=run.component_id, run_type=run.run_type)
+    failed = [outcome.name for outcome in outcomes if outcome.error]
+    root = tracer._open(("background_hooks", run.pk), "background_hooks", "CHAIN", _nanos(outcomes[0].started), None, {
+        "agno.run.id": run.pk, "agno.hook.stage": "post", "agno.hook.background": True,
+    })
+    for outcome in outcomes:
+        label = "guardrail" if outcome.guardrail else "post_hook"
+        span = tracer._open(("hook", run.pk, "post", outcome.name), f"{label}.{outcome.name}", "GUARDRAIL" if outcome.guardrail else "CHAIN",
+                            _nanos(outcome.started), root, {"agno.run.id": run.pk, "agno.hook.name": outcome.name, "agno.hook.stage": "post"})
+        tracer._close(span, _nanos(outcome.ended), {"error": outcome.error}, error=bool(outcome.error))
+    tracer._close(root, _nanos(outcomes[-1].ended), {"error": f"failed: {', '.join(failed)}"}, error=bool(failed))
+    tracer.finish()
+
+
+def _nanos(seconds: float) -> int:
+    return int(seconds * 1_000_000_000)
 
 
 def _component(run: Any) -> Any:

@@ -4,7 +4,10 @@ stored, so a slow hook (a webhook, an audit write) never delays the user's answe
 A run leaves the names of such hooks in ``run.background_hooks`` (engine.hooks); the
 run's end enqueues one ``post_hooks`` job for them in its own transaction (``hooks_enqueue``),
 and a worker runs them with the stored RunOutput, the component rebuilt by id (and version) for
-the run's owner. What each hook did is the job's progress (``{"hooks": [{name, error}]}``).
+the run's owner. The runs made inside it (a team's members, a workflow's agent and team steps)
+leave theirs in ``run.child_background_hooks``: one job each (``child_hooks_enqueue``), which finds
+the member inside the rebuilt top-level component. What each hook did is the job's progress
+(``{"hooks": [{name, error}]}``), and a trace of its own (``background_hooks``, a span per hook).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from sessions.models import Run
 from ..models import Job
 from ..registry import entry_get
 from engine.aio import run_sync
-from engine.hooks import run_background_hooks
+from engine.hooks import component_inside, run_background_hooks
+from traces.tracing import background_hooks_trace
 from .jobs import QueueFull, job_enqueue, job_handler
 
 if TYPE_CHECKING:
@@ -49,6 +53,26 @@ def hooks_enqueue(prepared: PreparedRun, names: Sequence[str]) -> Job | None:
         return None
 
 
+def child_hooks_enqueue(prepared: PreparedRun, children: Sequence[dict[str, Any]]) -> list[Job]:
+    """Queue the background post-hooks of the runs made inside the run (a team's members, a
+    workflow's agent and team steps: ``engine.hooks.child_hooks``), one job per inner run, each
+    naming the top-level component (to rebuild) and the member inside it (``member_id``)."""
+    jobs = []
+    for child in children:
+        payload = {
+            "run_id": child["run_id"], "kind": prepared.entry.kind, "component_id": prepared.agent.id,
+            "version": prepared.entry.version, "member_id": child["component_id"], "hooks": list(child["hooks"]),
+        }
+        try:
+            jobs.append(job_enqueue(
+                job_type=POST_HOOKS_JOB, owner_id=prepared.owner_id, payload=payload, session_id=prepared.session_id,
+                component_id=prepared.agent.id,
+            ))
+        except QueueFull:
+            logger.warning("background hooks of run %s (inside %s) dropped: the job queue is full", child["run_id"], prepared.run_id)
+    return jobs
+
+
 @job_handler(POST_HOOKS_JOB)
 def post_hooks_job(job: Job, worker: str) -> str:
     from .background import execute_plain_job
@@ -65,7 +89,13 @@ def _run_hooks(job: Job, report: Callable[..., None]) -> None:
     if entry is None:
         raise LookupError(f"{payload['kind'].capitalize()} {payload['component_id']} is no longer available: its background hooks were not run")
     component: Any = entry.build(job.user_id)
+    if payload.get("member_id"):
+        # A member's or a step's run: its agent or team is found inside the top-level component.
+        component = component_inside(component, payload["member_id"])
+        if component is None:
+            raise LookupError(f"{payload['member_id']} is no longer inside {payload['component_id']}: its background hooks were not run")
     outcomes = run_sync(
         run_background_hooks(component, payload["hooks"], run_output=dict(run.run_data or {}), user_id=job.user_id, session_id=run.session_id)
     )
+    background_hooks_trace(run, outcomes)
     report(hooks=[{"name": outcome.name, "error": outcome.error} for outcome in outcomes])

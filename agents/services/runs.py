@@ -44,7 +44,7 @@ from .context import BufferedMemoryStore, StoredPastSessions, memories_for_conte
 from learnings.services import LearnedMemoryBuffer
 from .eventlog import run_error_event
 from .executor import in_run_thread
-from .hooks import hooks_enqueue
+from .hooks import child_hooks_enqueue, hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
 from .watch import watch
 from .jobs import job_cancel, job_follow_run, job_submit
@@ -440,6 +440,7 @@ def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | N
     ``@approval`` tool calls (from ``output``), and the job of its background post-hooks (from
     the ``finished`` run iterator)."""
     hooks_enqueue(prepared, getattr(finished, "background_hooks", ()))
+    child_hooks_enqueue(prepared, getattr(finished, "child_background_hooks", ()))
     if output is not None:
         approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:

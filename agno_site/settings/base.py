@@ -52,6 +52,9 @@ AGENT_OS_PORT = env.integer("AGENT_OS_PORT", 7777, minimum=1, maximum=65535)
 HTTP_MAX_HEADER_BYTES = env.integer("HTTP_MAX_HEADER_BYTES", 64 * 1024, minimum=1024)
 AGENT_OS_ID = env.string("AGENT_OS_ID", "agno-site")
 AGENT_OS_NAME = env.string("AGENT_OS_NAME", "Agno Site")
+# What /config says this OS is for, and the version /info reports (AgentOS's description= and version=).
+AGENT_OS_DESCRIPTION = env.string("AGENT_OS_DESCRIPTION", "") or None
+AGENT_OS_VERSION = env.string("AGENT_OS_VERSION", "1.0.0")
 
 ALLOWED_HOSTS = env.listing("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
 if not DEBUG and not ALLOWED_HOSTS:

@@ -52,7 +52,7 @@ class InfoView(AgentOSView):
         return Response({
             "os_id": settings.AGENT_OS_ID,
             "name": settings.AGENT_OS_NAME,
-            "os_version": "1.0.0",
+            "os_version": settings.AGENT_OS_VERSION,
             "agno_version": AGNO_COMPATIBLE_VERSION,
             "agent_count": len(component_list("agent")),
             "team_count": len(component_list("team")),
@@ -80,6 +80,7 @@ class ConfigView(AgentOSView):
 
     @extend_schema(operation_id="get_config", tags=["Core"], responses={200: inline_serializer("ConfigResponse", {
         "os_id": serializers.CharField(), "description": serializers.CharField(required=False),
+        "chat": inline_serializer("ChatConfig", {"quick_prompts": serializers.DictField(child=serializers.ListField(child=serializers.CharField()))}, required=False),
         "available_models": serializers.ListField(child=serializers.DictField()),
         "os_database": serializers.CharField(), "databases": serializers.ListField(child=serializers.CharField()),
         "session": serializers.DictField(), "memory": serializers.DictField(), "learning": serializers.DictField(), "metrics": serializers.DictField(), "knowledge": serializers.DictField(),
@@ -106,8 +107,15 @@ class ConfigView(AgentOSView):
                 entry["tables"] = [table]
             return {"dbs": [entry]}
 
+        body: dict[str, Any] = {"os_id": settings.AGENT_OS_ID}
+        if settings.AGENT_OS_DESCRIPTION:
+            body["description"] = settings.AGENT_OS_DESCRIPTION
+        quick_prompts = config_section("quick_prompts", self.principal)
+        if quick_prompts:
+            # As AgentOS's ChatConfig: the prompts the chat offers, by component id.
+            body["chat"] = {"quick_prompts": quick_prompts}
         return Response({
-            "os_id": settings.AGENT_OS_ID,
+            **body,
             "available_models": list(models.values()),
             "os_database": db,
             "databases": [db],

@@ -76,8 +76,8 @@ def test_a_new_workflow_is_saved_as_a_draft_not_yet_served(operator_client) -> N
     ("[{not json", "Enter a valid JSON."),
     ("[]", "The steps are a non-empty JSON list of step objects."),
     ([{"type": "Step", "agent_id": "ghost"}], "steps[0].agent_id: No live agent &#x27;ghost&#x27;."),
-    ([{"type": "Parallel", "steps": [{"type": "Step", "executor_ref": "shout", "human_review": {"requires_confirmation": True}}]}],
-     "steps[0].steps[0].human_review: A HumanReview that pauses"),
+    ([{"type": "Parallel", "human_review": {"requires_confirmation": True}, "steps": [{"type": "Step", "executor_ref": "shout"}]}],
+     "steps[0]: Parallel takes no &#x27;human_review&#x27;"),
     ([{"type": "Step", "executor_ref": "nope", "human_review": {"on_reject": "shrug"}}], "steps[0].executor_ref: No registered function &#x27;nope&#x27;."),
 ])
 def test_a_bad_graph_is_a_form_error_not_a_500(operator_client, steps, message) -> None:

@@ -115,7 +115,6 @@ class TestValidation:
             "steps[3].human_review.on_timeout: One of cancel, skip, approve, not 'later'.",
             "steps[3].human_review.max_retries: A whole number from 0 to 10.",
             "steps[3].human_review.timeout: Seconds, a whole number from 1 to 2592000 (30 days), or null for none.",
-            "steps[5].steps[0].human_review: A HumanReview that pauses (a requires_* flag, or on_error \"pause\") is supported on top-level steps only.",
             "steps[6]: Parallel takes no 'human_review'. It takes: description, name, step_id, steps.",
         ]
 

@@ -104,6 +104,52 @@ def test_the_demo_workflow_runs_a_parallel_step_then_waits_for_review(client, ma
     assert {"research", "handbook"} <= {step["step_name"] for step in done["gather"]["steps"]}
 
 
+def test_the_demo_agent_signs_off_once_an_operator_ticks_the_demo_post_hook(client, make_run):
+    from agents.models import AgentDefinition
+    from agents.services.definitions import draft_for, publish_draft
+
+    definition = AgentDefinition.objects.get(agent_id="demo")
+    draft = draft_for(definition)
+    draft.post_hooks = ["sign_off"]
+    draft.full_clean()
+    draft.save(update_fields=["post_hooks"])
+    publish_draft(definition)
+    body = run(client, "/agents/demo/runs", "Hello")
+    assert body["content"].endswith("— signed off by the demo post-hook")
+
+
+def test_the_demo_factory_is_built_from_its_factory_input(client, make_run):
+    body = run(client, "/agents/demo-planner/runs", "/call home_city {}", factory_input=json.dumps({"home_city": "Lisbon"}))
+    assert body["tools"][0]["result"] == "alice start(s) from Lisbon"
+    missing = client.post("/agents/demo-planner/runs", {"message": "hi", "stream": "false"}, **auth(token("alice")))
+    assert missing.status_code == 400
+
+
+def test_the_demo_components_offer_quick_prompts_in_the_config(client, make_run):
+    prompts = client.get("/config", **auth(token("alice"))).json()["chat"]["quick_prompts"]
+    assert prompts["demo-workflow"] == ["Brief me on background jobs", "Brief me on background jobs, and double-check it"]
+    assert {"demo-docs", "demo", "demo-team"} <= set(prompts)
+
+
+def test_the_demo_workflow_asks_which_fact_to_double_check_inside_its_condition(client, make_run):
+    """The README's message for a review nested in a container: the run pauses inside the
+    Condition with the step's form, and goes on from there to the top-level review."""
+    body = run(client, "/workflows/demo-workflow/runs", "Brief me on background jobs, and double-check it", session_id="dc-1")
+    assert (body["status"], body["paused_step_name"], body["paused_step_index"]) == ("PAUSED", "fact check", 2), body
+    (requirement,) = body["step_requirements"]
+    assert (requirement["user_input_message"], [f["name"] for f in requirement["user_input_schema"]]) == ("Which fact should be double-checked?", ["fact"])
+    answer = {**requirement, "user_input": {"fact": "the reaper's interval"}}
+    url = f"/workflows/demo-workflow/runs/{body['run_id']}/continue"
+    form = {"step_requirements": json.dumps([answer]), "session_id": "dc-1", "stream": "false"}
+    confirm = client.post(url, form, **auth(token("alice"))).json()
+    assert (confirm["status"], confirm["paused_step_name"]) == ("PAUSED", "publish"), confirm
+    publish = {**confirm["step_requirements"][-1], "confirmed": True}
+    done = client.post(url, {**form, "step_requirements": json.dumps([publish])}, **auth(token("alice"))).json()
+    assert done["status"] == "COMPLETED", done
+    assert done["content"].startswith("Published (demo: nothing left the server)")
+    assert done["content"].endswith("Double-checked (demo: noted for the editor): the reaper's interval")
+
+
 def test_the_readmes_composer_json_and_schedule_name_the_seeded_agent(client, make_run):
     block = re.search(r"```json\n(\[\{\"type\": \"Parallel\".*?)\n```", README, re.S)
     assert block, "the README's composer example"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from engine import Agent, CalculatorTools, Team
+from engine import Agent, CalculatorTools, Step, Steps, Team, Workflow
 from engine.guardrails import PIIDetectionGuardrail, PromptInjectionGuardrail
 from engine.hooks import hook
 
@@ -27,4 +27,22 @@ AGENTS = [
     Agent(id="masked", name="Masked", pre_hooks=[PIIDetectionGuardrail(mask_pii=True)]),
     Agent(id="budgeted", name="Budgeted", tools=[CalculatorTools()], token_budget=5),
 ]
-TEAMS = [Team([Agent(id="guarded-member", name="Member")], id="guarded-team", name="Guarded Team", pre_hooks=[PromptInjectionGuardrail()])]
+# What the members' and steps' background hooks saw: (their agent's id, run id, status, user).
+inner_audited: list[tuple[str, str, str, str | None]] = []
+
+
+@hook(run_in_background=True)
+def inner_audit(run_output, agent, user_id):
+    inner_audited.append((agent.id, run_output["run_id"], run_output["status"], user_id))
+
+
+TEAMS = [
+    Team([Agent(id="guarded-member", name="Member")], id="guarded-team", name="Guarded Team", pre_hooks=[PromptInjectionGuardrail()]),
+    Team([Agent(id="audited-member", name="Audited Member", post_hooks=[inner_audit])], id="audited-team", name="Audited Team"),
+]
+WORKFLOWS = [Workflow(id="audited-flow", name="Audited Flow", steps=[
+    Steps(name="outer", steps=[Step(name="write", agent=Agent(id="audited-step-agent", name="Audited Step", post_hooks=[inner_audit]))]),
+])]
+
+# The post-hooks an agent or team composed in the admin may name (agents.post_hooks).
+POST_HOOKS = [sign, audit]

@@ -131,3 +131,25 @@ def test_a_paused_factory_run_continues_built_from_the_continues_factory_input(l
     done = httpx.post(url, data={**form, "factory_input": json.dumps({"plan": "pro"})}, timeout=30)
     assert done.status_code == 200, done.text
     assert (done.json()["status"], done.json()["tools"][0]["result"]) == ("COMPLETED", "order A1 approved")
+
+
+def test_a_factory_member_of_an_admin_team_and_step_of_an_admin_workflow_is_built_from_the_runs_context(live_api: str) -> None:
+    from agents.services.definitions import team_definition_create, workflow_definition_create
+
+    team_definition_create(team_id="plan-team", name="Plan Team", members=["tenant-assistant"], mode="route")
+    workflow_definition_create(workflow_id="plan-flow", name="Plan Flow", steps=[
+        {"type": "Steps", "name": "outer", "steps": [{"type": "Step", "name": "serve", "agent_id": "tenant-assistant"}]},
+    ])
+    delegate = "/call delegate_task_to_member " + json.dumps({"member_id": "tenant-assistant", "task": '/call lookup {"item": "ink"}'})
+    team = run(live_api, "/teams/plan-team/runs", delegate, user_id="alice", factory_input=json.dumps({"plan": "gold"}))
+    assert team.status_code == 200, team.text
+    [member] = team.json()["member_responses"]
+    assert member["status"] == "COMPLETED", member
+    assert "Serve a customer on the gold plan." in member["messages"][0]["content"]
+    assert member["tools"][0]["result"] == "ink looked up with key-alice"
+
+    flow = run(live_api, "/workflows/plan-flow/runs", '/call lookup {"item": "pen"}', user_id="bob", factory_input=json.dumps({"plan": "free"}))
+    assert flow.status_code == 200, flow.text
+    [step] = flow.json()["step_executor_runs"]
+    assert "Serve a customer on the free plan." in step["messages"][0]["content"]
+    assert step["tools"][0]["result"] == "pen looked up with key-bob"

@@ -152,3 +152,52 @@ def test_an_admin_defined_teams_guardrails_refuse_its_runs(client: Client) -> No
 
     assert refused["status"] == "ERROR" and refused["content"].startswith("The input looks like an attempt")
     assert stored_events(refused["run_id"])[-1]["error_id"] == "prompt_injection"
+
+
+def test_team_members_and_workflow_steps_background_hooks_run_through_the_queue_and_are_traced(client: Client, worker, settings) -> None:
+    import json
+
+    from traces.models import Span, Trace
+    from traces.provider import flush
+
+    settings.TRACING = True
+    hooked_agents.inner_audited.clear()
+    delegate = "/call delegate_task_to_member " + json.dumps({"member_id": "audited-member", "task": "say hi"})
+    team = run(client, "audited-team", delegate, kind="teams")
+    flow = run(client, "audited-flow", "write it", kind="workflows")
+    assert team["status"] == flow["status"] == "COMPLETED"
+    [member_run] = [m["run_id"] for m in team["member_responses"]]
+    [step_run] = [r["run_id"] for r in flow["step_executor_runs"]]
+    jobs = wait_for(lambda: [job for job in Job.objects.for_user("alice").filter(job_type="post_hooks", status=JobStatus.COMPLETED)] if Job.objects.for_user("alice").filter(job_type="post_hooks", status=JobStatus.COMPLETED).count() == 2 else None)
+    assert sorted((job.payload["run_id"], job.payload["component_id"], job.payload["member_id"]) for job in jobs) == sorted([
+        (member_run, "audited-team", "audited-member"), (step_run, "audited-flow", "audited-step-agent"),
+    ])
+    assert {job.progress["hooks"][0]["name"] for job in jobs} == {"inner_audit"}
+    assert sorted(hooked_agents.inner_audited) == sorted([
+        ("audited-member", member_run, "COMPLETED", "alice"), ("audited-step-agent", step_run, "COMPLETED", "alice"),
+    ])
+    assert flush()
+    for run_id in (member_run, step_run):
+        trace = Trace.all_users.get(run_id=run_id)
+        spans = {span.name: span for span in Span.all_users.filter(trace_id=trace.pk)}
+        assert (trace.user_id, trace.name, set(spans)) == ("alice", "background_hooks", {"background_hooks", "post_hook.inner_audit"})
+        assert spans["post_hook.inner_audit"].parent_span_id == spans["background_hooks"].span_id
+
+
+def test_an_admin_defined_agents_and_teams_named_post_hooks_run_inline_and_in_the_background(client: Client, worker) -> None:
+    definition_create(agent_id="db-signed", name="DB Signed", post_hooks=["sign", "audit"])
+    body = run(client, "db-signed", "hello")
+    assert body["content"].endswith(" [checked]")
+    done = wait_for(lambda: Job.objects.for_user("alice").filter(job_type="post_hooks", status=JobStatus.COMPLETED).first())
+    assert (done.payload["component_id"], done.payload["hooks"]) == ("db-signed", ["audit"])
+    assert hooked_agents.audited == [(body["run_id"], "COMPLETED", "alice")]
+    team_definition_create(team_id="db-signed-team", name="DB Signed Team", members=["db-signed"], post_hooks=["sign"])
+    assert run(client, "db-signed-team", "hello team", kind="teams")["content"].endswith(" [checked]")
+
+
+def test_a_post_hook_no_module_offers_is_refused() -> None:
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as caught:
+        definition_create(agent_id="db-unknown-hook", name="Unknown", post_hooks=["shout"])
+    assert caught.value.message_dict["post_hooks"] == ["Unknown post-hooks: shout. Offered: sign, audit."]

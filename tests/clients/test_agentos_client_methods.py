@@ -134,7 +134,7 @@ def test_migrate_database(client: AgentOSClient, jwt_server) -> None:
 @covers("list_agents", "get_agent", "aget_agent")
 def test_agents_catalogue(client: AgentOSClient) -> None:
     listed = run(client.list_agents())
-    assert [agent.id for agent in listed][:4] == ["demo-docs", "demo-planets", "demo-learner", "demo"]
+    assert [agent.id for agent in listed][:5] == ["demo-docs", "demo-planets", "demo-learner", "demo-planner", "demo"]
     assert client.get_agent("demo").name == "Demo Agent"
     assert run(client.aget_agent("demo-docs")).name == "Docs Agent"
 
@@ -239,7 +239,7 @@ def test_workflows_catalogue(client: AgentOSClient) -> None:
     assert (summary.id, summary.name, summary.db_id, summary.is_component, summary.is_factory, summary.sandboxed) == (
         "demo-workflow", "Demo Workflow", "agno-site-db", False, False, False)
     detail = client.get_workflow("demo-workflow")
-    assert [(step["name"], step["type"]) for step in detail.steps] == [("gather", "Parallel"), ("combine", "Step"), ("publish", "Step")]
+    assert [(step["name"], step["type"]) for step in detail.steps] == [("gather", "Parallel"), ("combine", "Step"), ("double-check", "Condition"), ("publish", "Step")]
     assert [step["agent"]["id"] for step in detail.steps[0]["steps"]] == ["demo-flow-researcher", "demo-flow-docs"]
     assert run(client.aget_workflow("demo-workflow")).id == "demo-workflow"
 
@@ -248,7 +248,7 @@ def test_workflows_catalogue(client: AgentOSClient) -> None:
 def test_the_demo_workflow_waits_for_review_and_is_continued(client: AgentOSClient) -> None:
     paused = run(client.run_workflow("demo-workflow", "Brief me on background jobs", session_id="w-1", user_id=USER))
     assert (paused.status, paused.workflow_id, paused.paused_step_name) == (RunStatus.paused, "demo-workflow", "publish")
-    assert [result.step_name for result in paused.step_results] == ["gather", "combine"]
+    assert [result.step_name for result in paused.step_results] == ["gather", "combine", "double-check"]
     assert {run_output.agent_id for run_output in paused.step_executor_runs} == {"demo-flow-researcher", "demo-flow-docs"}
     [requirement] = paused.step_requirements
     assert (requirement.step_name, requirement.confirmation_message) == ("publish", "Publish this brief?")

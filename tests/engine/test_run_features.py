@@ -106,7 +106,12 @@ def test_reasoning_model_thinks_first_and_its_reasoning_reaches_the_main_model(m
     step, completed = [e for e in events if e["event"] in ("ReasoningStep", "ReasoningCompleted")]
     assert step == common("ReasoningStep", content={"result": reasoning}, content_type="ReasoningStep", reasoning_content=reasoning)
     assert completed == common("ReasoningCompleted", content={"reasoning_steps": [{"result": reasoning}]}, content_type="ReasoningSteps")
-    assert names(events).index("ReasoningCompleted") < names(events).index("ModelRequestStarted")
+    # The reasoning model's call is a model request of its own, inside the reasoning; the main model's comes after.
+    requests = [(i, e["model"]) for i, e in enumerate(events) if e["event"] == "ModelRequestStarted"]
+    assert [model for _, model in requests] == ["thinker", "gpt-4o-mini"]
+    assert names(events).index("ReasoningStarted") < requests[0][0] < names(events).index("ReasoningCompleted") < requests[1][0]
+    completed = next(e for e in events if e["event"] == "ModelRequestCompleted")
+    assert (completed["model"], completed["model_provider"]) == ("thinker", "Offline") and completed["total_tokens"] > 0
     assert run.output["reasoning_content"] == reasoning
     assert run.output["reasoning_steps"] == [{"result": reasoning}]
     assert openai_server.requests[0].body["messages"][-1] == {"role": "assistant", "content": f"<thinking>\n{reasoning}\n</thinking>"}

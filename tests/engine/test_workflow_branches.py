@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from engine import Agent, Loop, Parallel, RunContext, Step, StepInput, Steps, Workflow
+from engine import Agent, HumanReview, Loop, Parallel, RunContext, Step, StepInput, Steps, Workflow
 from engine.workflow_branches import BranchResult, run_branch, step_at, step_input_from_dict, step_input_to_dict, step_path
 
 
@@ -112,3 +112,17 @@ def test_a_step_path_names_one_step_and_a_changed_graph_is_refused():
         step_at(workflow.steps, "0/steps/3")
     with pytest.raises(LookupError):
         asyncio.run(run_branch(workflow, ctx("r"), run_id="r", path="0", branch_index=0, step_input=StepInput(input="x"), index=0))
+
+
+def test_a_branch_with_a_review_runs_inline_and_an_agent_pausing_in_a_separate_branch_fails_it():
+    from tests.engine.test_workflow_review import delete_file
+
+    reviewed = Workflow(id="reviewed-fan", steps=[Parallel(
+        Step(name="ask", executor=count, human_review=HumanReview(requires_confirmation=True)), Step(name="other", executor=count),
+    )])
+    assert reviewed.steps[0].may_pause and not build().steps[0].steps[0].steps[0].may_pause
+    janitor = Workflow(id="janitor-fan", steps=[Parallel(Step(name="clean", agent=Agent(id="janitor", tools=[delete_file])), Step(name="other", executor=count))])
+    result = asyncio.run(run_branch(
+        janitor, ctx("r"), run_id="r", path="0", branch_index=0, step_input=StepInput(input='/call delete_file {"path": "a"}'), index=0,
+    ))
+    assert result.error == "Step 'clean' paused for a human in a Parallel branch run as a separate job, where the workflow cannot resume"

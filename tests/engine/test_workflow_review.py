@@ -472,12 +472,6 @@ def test_human_review_fields_are_checked_for_their_step_type():
         HumanReview(requires_output_review=True, requires_iteration_review=True)
 
 
-def test_a_pausing_review_inside_a_container_is_refused():
-    inner = Step(name="deep", executor=lambda si: 1, human_review=HumanReview(requires_confirmation=True))
-    with pytest.raises(ValueError, match="top-level steps only"):
-        Workflow(name="N", steps=[Steps(name="outer", steps=[inner])])
-
-
 def test_step_ids_are_the_same_in_every_build_of_a_definition():
     calls = Calls()
     first, second = confirm_flow(calls)(), confirm_flow(calls)()

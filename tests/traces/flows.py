@@ -24,3 +24,7 @@ WORKFLOWS = [Workflow(
         Parallel(Step(name="left", executor=_slow), Step(name="right", executor=_slow), name="both"),
     ],
 )]
+
+# An agent that reasons first (offline models both): its reasoning is a span with the reasoning
+# model's call and the reasoning step inside.
+AGENTS.append(Agent(id="reasoning-agent", name="Reasoning agent", model="offline:demo", reasoning_model="offline:thinker"))

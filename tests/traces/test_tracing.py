@@ -138,3 +138,36 @@ def test_hooks_and_guardrails_are_spans_and_a_refusal_marks_its_guardrail(client
     assert guardrail.status == "ERROR" and guardrail.status_message.startswith("The input looks like an attempt")
     assert next(span for span in spans.values() if span.name == "guardrail.pii").status == "OK"
     assert trace.status == "ERROR"
+
+
+def test_reasoning_is_a_span_with_the_reasoning_models_call_and_its_steps(client, settings):
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.traces.flows"]
+    body = _run(client, "/agents/reasoning-agent/runs", message="Why is the sky blue?")
+    trace, children, spans = _tree(body["run_id"])
+    [(_, _, inner)] = _shape(children)
+    assert inner == [
+        ("CHAIN", "reasoning", [("LLM", "Offline.invoke", []), ("CHAIN", "reasoning.step 1", [])]),
+        ("LLM", "Offline.invoke", []),
+    ]
+    reasoning = next(span for span in spans.values() if span.name == "reasoning")
+    step = next(span for span in spans.values() if span.name == "reasoning.step 1")
+    assert step.attributes["output.value"] == body["reasoning_content"] and reasoning.attributes["agno.reasoning.steps"] == 1
+    call = next(span for span in spans.values() if span.parent_span_id == reasoning.span_id and span.span_type == "LLM")
+    assert call.attributes["llm.model_name"] == "thinker" and call.attributes["llm.token_count.total"] > 0
+    assert call.status == "OK" and reasoning.start_time <= call.start_time <= call.end_time <= reasoning.end_time
+
+
+def test_a_failed_reasoning_models_call_is_an_error_span_and_the_run_goes_on():
+    from traces.tracing import RunTracer
+
+    tracer = RunTracer(run_id="r1", user_id="alice", session_id="s1", component_id="a", run_type="agent")
+    base = {"run_id": "r1", "agent_id": "a", "session_id": "s1"}
+    for name, extra in [
+        ("RunStarted", {}), ("ReasoningStarted", {}), ("ModelRequestStarted", {"model": "o1", "model_provider": "OpenAI"}),
+        ("ReasoningCompleted", {"content": {"reasoning_steps": []}}), ("ModelRequestStarted", {"model": "gpt", "model_provider": "OpenAI"}),
+    ]:
+        tracer.observe({**base, "event": name, **extra})
+    run, reasoning, failed, answer = tracer.spans
+    assert (reasoning.name, reasoning.parent, reasoning.end is not None, reasoning.attributes["agno.reasoning.steps"]) == ("reasoning", run, True, 0)
+    assert (failed.parent, failed.error) == (reasoning, "the reasoning model failed: the agent answered without its reasoning")
+    assert (answer.parent, answer.end) == (run, None)

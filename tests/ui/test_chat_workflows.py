@@ -299,3 +299,36 @@ def test_a_failed_step_that_pauses_is_retried_from_the_timeline(browsing, make_u
     expect(step(last_reply(page), "print")).to_have_attribute("data-state", "done")
     expect(page.locator(".wf-approval")).to_have_count(0)
     assert page.errors == []
+
+
+def test_a_review_nested_in_a_container_is_answered_in_place_and_goes_on_from_there(browsing, make_user):
+    from agents.services.definitions import workflow_definition_create
+
+    workflow_definition_create(workflow_id="nested-review", name="Nested Review", steps=[
+        {"type": "Steps", "name": "outer", "steps": [
+            {"type": "Step", "name": "loud", "executor_ref": "shout"},
+            {"type": "Step", "name": "publish", "executor_ref": "exclaim",
+             "human_review": {"requires_confirmation": True, "confirmation_message": "Publish the nested one?"}},
+        ]},
+    ])
+    make_user("alice")
+    page = browsing.chat_as("alice")
+    pick_workflow(page, "nested-review")
+    send(page, "ship it")
+    panel = page.locator(".wf-approval")
+    expect(panel).to_contain_text("Publish the nested one?")
+    expect(step(last_reply(page), "publish")).to_have_attribute("data-state", "paused")
+    expect(step(last_reply(page), "loud")).to_have_attribute("data-state", "done")
+    page.wait_for_selector(IDLE)
+    wait_until(lambda: workflow_runs("alice", RunStatus.PAUSED), message="the paused run")
+    page.reload()
+    panel = page.locator(".wf-approval")
+    panel.get_by_role("button", name="Confirm").click()
+    expect(panel).to_contain_text("You confirmed this.")
+    page.wait_for_selector(IDLE)
+    reply = last_reply(page)
+    expect(step(reply, "publish")).to_have_attribute("data-state", "done")
+    expect(step(reply, "outer")).to_have_attribute("data-state", "done")
+    (run,) = wait_until(lambda: workflow_runs("alice", RunStatus.COMPLETED), message="the completed run")
+    assert [s["content"] for s in run.run_data["step_results"][0]["steps"]] == ["SHIP IT", "SHIP IT!"]
+    assert page.errors == []

@@ -131,8 +131,17 @@ function base(componentKey) {
  */
 export function makeApi(userId) {
   const who = { user_id: userId };
+  // A factory component's factory_input (JSON text), sent with every run it starts or continues:
+  // a continue builds the component again from it, as AgentOS does.
+  let factoryInput = null;
+  const factory = () => (factoryInput ? { factory_input: factoryInput } : {});
   return {
+    setFactoryInput: (json) => {
+      factoryInput = json || null;
+    },
     agents: () => getJSON("/agents"),
+    // The OS's configuration: the chat reads its quick prompts (chat.quick_prompts, by component id).
+    config: () => getJSON("/config"),
     teams: () => getJSON("/teams"),
     workflows: () => getJSON("/workflows"),
     // The list holds summaries; a workflow's steps and input_schema come with its own page.
@@ -157,20 +166,20 @@ export function makeApi(userId) {
     startRun: (agentId, { message, sessionId }, signal) =>
       request("POST", `${base(agentId)}/runs`, {
         // Background runs are durable: a reload or a dropped connection does not stop them.
-        form: { message, stream: "true", background: "true", ...who, ...(sessionId ? { session_id: sessionId } : {}) },
+        form: { message, stream: "true", ...factory(), background: "true", ...who, ...(sessionId ? { session_id: sessionId } : {}) },
         signal,
         accept: "text/event-stream, application/json",
       }),
     continueRun: (agentId, runId, { sessionId, tools, background = true }, signal) =>
       request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
-        form: { session_id: sessionId, tools: JSON.stringify(tools), stream: "true", ...(background ? { background: "true" } : {}), ...who },
+        form: { session_id: sessionId, tools: JSON.stringify(tools), stream: "true", ...factory(), ...(background ? { background: "true" } : {}), ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),
     // A paused workflow goes on with its step_requirements answered, in the background.
     continueWorkflow: (key, runId, { sessionId, requirements }, signal) =>
       request("POST", `${base(key)}/runs/${enc(runId)}/continue`, {
-        form: { session_id: sessionId, step_requirements: JSON.stringify(requirements), stream: "true", background: "true", ...who },
+        form: { session_id: sessionId, step_requirements: JSON.stringify(requirements), stream: "true", ...factory(), background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),
@@ -178,7 +187,7 @@ export function makeApi(userId) {
     // once the new one is complete. In the background, like every run the page starts: durable.
     regenerateRun: (agentId, runId, { sessionId }, signal) =>
       request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
-        form: { session_id: sessionId, regenerate: "true", stream: "true", background: "true", ...who },
+        form: { session_id: sessionId, regenerate: "true", stream: "true", ...factory(), background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),
@@ -186,7 +195,7 @@ export function makeApi(userId) {
     // message), then ``input``, answered in a new run beside it (a fork), in the background.
     editRun: (agentId, runId, { sessionId, input, continueFrom }, signal) =>
       request("POST", `${base(agentId)}/runs/${enc(runId)}/continue`, {
-        form: { session_id: sessionId, input, continue_from: String(continueFrom), fork: "true", stream: "true", background: "true", ...who },
+        form: { session_id: sessionId, input, continue_from: String(continueFrom), fork: "true", stream: "true", ...factory(), background: "true", ...who },
         signal,
         accept: "text/event-stream, application/json",
       }),

@@ -50,6 +50,7 @@ const ui = {
 const state = {
   agents: new Map(), // component key (an agent's id, "team:<id>", "workflow:<id>") -> its AgentOS description
   agentId: null, // the picked component's key
+  quickPrompts: {}, // /config's chat.quick_prompts: component id -> prompts offered on an empty conversation
   sessionId: null,
   sessionName: "",
   sessions: [],
@@ -200,7 +201,10 @@ const kindOf = (key) => (isTeam(key) ? "team" : isWorkflow(key) ? "workflow" : "
 
 async function loadAgents() {
   // A server without teams or workflows (or one that fails to list them) still offers its agents.
-  const [agents, teams, workflows] = await Promise.all([api.agents(), api.teams().catch(() => []), loadWorkflows()]);
+  const [agents, teams, workflows, osConfig] = await Promise.all([
+    api.agents(), api.teams().catch(() => []), loadWorkflows(), api.config().catch(() => ({})),
+  ]);
+  state.quickPrompts = osConfig.chat?.quick_prompts || {};
   state.agents = new Map([
     ...agents.map((agent) => [agent.id, agent]),
     ...teams.map((team) => [`${TEAM_PREFIX}${team.id}`, team]),
@@ -260,12 +264,28 @@ function selectAgent(agentId) {
     }
   }
   showWorkflowFields(isWorkflow(agentId) ? agent : null);
+  showFactoryFields(agent);
   const welcomeName = $("welcome-agent");
   if (welcomeName) welcomeName.textContent = agent ? agent.name : "an agent";
   const welcomeText = $("welcome-description");
   if (welcomeText) welcomeText.textContent = agent?.description || "";
+  showQuickPrompts(agentId);
   ui.input.disabled = !agent;
   ui.send.disabled = !agent;
+}
+
+/** The component's quick prompts (/config's chat.quick_prompts) on the empty conversation: a click sends one. */
+function showQuickPrompts(agentId) {
+  const box = $("quick-prompts");
+  if (!box) return;
+  const id = agentId?.replace(TEAM_PREFIX, "").replace(WORKFLOW_PREFIX, "");
+  const prompts = state.quickPrompts[id] || [];
+  box.replaceChildren(...prompts.map((prompt) => {
+    const button = el("button", { type: "button", class: "quick-prompt", text: prompt });
+    button.addEventListener("click", () => sendMessage(prompt));
+    return button;
+  }));
+  box.hidden = prompts.length === 0;
 }
 
 // ---- the sessions sidebar ----------------------------------------------------------------
@@ -887,6 +907,46 @@ function showWorkflowFields(workflow) {
   ui.form.prepend(workflowFields);
 }
 
+let factoryFields = null; // the composer's fieldset when the picked component is a factory with a factory_input_schema
+
+/** A factory component's setup (its factory_input_schema) as fields above the message box. */
+function showFactoryFields(component) {
+  factoryFields?.remove();
+  factoryFields = null;
+  api.setFactoryInput(null);
+  const fields = schemaFields(component?.is_factory ? component.factory_input_schema : null);
+  if (!fields.length) return;
+  ui.form.noValidate = true; // factoryInput() marks what is missing, in the page's own words
+  factoryFields = el("fieldset", { class: "workflow-fields factory-fields" },
+    el("legend", { text: `${component.name || component.id}'s setup (factory_input)` }), ...fields.map(fieldInput));
+  factoryFields.addEventListener("input", () => factoryInput(false));
+  factoryFields.addEventListener("change", () => factoryInput(false));
+  ui.form.prepend(factoryFields);
+}
+
+/** The factory fields' values as factory_input's JSON text, handed to the API for every run it
+ * starts or continues; with ``check``, null (the first missing field marked) when a required one is empty. */
+function factoryInput(check) {
+  if (!factoryFields) return "";
+  const values = {};
+  for (const input of factoryFields.querySelectorAll("input, select")) {
+    const value = fieldValue(input);
+    if (value === undefined) {
+      if (check && input.required) {
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return null;
+      }
+      continue;
+    }
+    input.removeAttribute("aria-invalid");
+    values[input.name] = value;
+  }
+  const json = JSON.stringify(values);
+  api.setFactoryInput(json);
+  return json;
+}
+
 /** The input form's values as the JSON text the workflow's run takes; null when a required one is empty. */
 function workflowInput() {
   const values = {};
@@ -1046,6 +1106,7 @@ let sending = false; // between Enter and the run's start: a second Enter sends 
 
 async function sendMessage(text) {
   if (state.run || sending || !state.agentId) return;
+  if (factoryInput(true) === null) return; // the factory's required setup comes first
   sending = true;
   let message;
   try {

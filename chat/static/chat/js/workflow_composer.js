@@ -181,8 +181,7 @@
       body.appendChild(this.labelled("evaluator", this.functionSelect(step, "evaluator", [["true", "always (true)"], ["false", "never (false)"]])));
     }
     if (step.type === "Router") body.appendChild(this.labelled("selector", this.functionSelect(step, "selector", [])));
-    // A review that pauses resumes at a top-level step only (the server refuses one nested).
-    if (REVIEWED.indexOf(step.type) >= 0 && !nested) body.appendChild(this.review(step));
+    if (REVIEWED.indexOf(step.type) >= 0) body.appendChild(this.review(step));
     (INNER[step.type] || []).forEach(function (inner) {
       if (!Array.isArray(step[inner[0]])) step[inner[0]] = [];
       var group = el("div", "wc-inner");
