@@ -27,9 +27,11 @@ $(VENV)/.installed-runtime: requirements.txt | $(VENV)/bin/python
 	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed-runtime
+# requirements-dev.txt includes requirements.txt: one pip run resolves and installs both (from a
+# clean clone, `make test` ran pip twice, the second resolving every runtime pin again).
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 	$(PIP) install --quiet --disable-pip-version-check -r requirements-dev.txt
-	touch $@
+	touch $(VENV)/.installed-runtime $@
 
 $(VENDOR_STAMP): package.json package-lock.json scripts/vendor_static.sh
 	bash scripts/vendor_static.sh

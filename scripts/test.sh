@@ -101,35 +101,41 @@ fi
 # Each stream's output is kept in a file and printed whole when both have ended.
 logs=$(mktemp -d)
 sqlite_url="sqlite:///$(mktemp -d)/agno_site.sqlite3"
+sqlite_var_dir=$(mktemp -d)
 redis_base=$(printf %s "$TEST_REDIS_URL" | sed -E "s#/[0-9]+\$##")
 # SQLite on TEST_REDIS_URL's database (15 by default), PostgreSQL on the one below it (14).
 redis_db=$(printf %s "$TEST_REDIS_URL" | sed -nE "s#.*/([0-9]+)\$#\1#p"); redis_db=${redis_db:-15}
+# A stream's fuzz runs on the test database its suite made and emptied (the suite makes it anew,
+# `--create-db`, and keeps it, `--reuse-db`; the fuzz reuses it): making one runs every migration
+# (15 to 40 s a database under load) and dropping one on PostgreSQL waits for a checkpoint (up to
+# 30 s), each once per stream instead of twice. The suite leaves no rows behind (a transactional
+# test's are deleted after it, the others' rolled back), and the next run's suite makes it anew.
+# On SQLite the database is a file in VAR_DIR (agno_site/settings/test.py): one folder per stream.
 suite() {  # name, DATABASE_URL, Redis database number, pytest arguments...
   local name=$1 url=$2 redis_db=$3 start=$(date +%s); shift 3
   echo "=== suite on $name: pytest $* ==="
-  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest "${DURATIONS[@]}" "$@" || echo "FAILED: suite on $name"
+  DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" $PY -m pytest --create-db --reuse-db "${DURATIONS[@]}" "$@" || echo "FAILED: suite on $name"
   echo "=== suite on $name took $(( $(date +%s) - start )) s ==="
 }
 fuzz() {  # name, DATABASE_URL, Redis database number, examples per operation (empty: the defaults)
   local name=$1 url=$2 redis_db=$3 examples=${4:-} start=$(date +%s)
   echo "=== API fuzz on $name ${examples:+($examples examples per operation, no explicit examples)} ==="
   env DATABASE_URL="$url" TEST_REDIS_URL="$redis_base/$redis_db" ${examples:+FUZZ_EXAMPLES=$examples FUZZ_EXPLICIT_EXAMPLES=0} \
-    $PY -m pytest "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
+    $PY -m pytest --reuse-db "${FUZZ[@]}" || echo "FAILED: API fuzz on $name"
   echo "=== API fuzz on $name took $(( $(date +%s) - start )) s ==="
 }
 pg_redis_db=$(( redis_db > 0 ? redis_db - 1 : 1 ))
-# The PostgreSQL fuzz's own database: pytest-django makes test_<name>, apart from the suite's.
-pg_fuzz_url=$(printf %s "$TEST_DATABASE_URL" | sed -E 's#^([^?]*/[^/?]+)#\1_fuzz#')
 started=$(date +%s)
-{
+(
+  export VAR_DIR="$sqlite_var_dir"
   suite SQLite "$sqlite_url" "$redis_db" "${sqlite_args[@]}"
   fuzz SQLite "$sqlite_url" "$redis_db"
-} > "$logs/SQLite.log" 2>&1 &
+) > "$logs/SQLite.log" 2>&1 &
 sqlite_pid=$!
 if $pg_up; then
   {
     suite PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "${pg_args[@]}"
-    fuzz PostgreSQL "$pg_fuzz_url" "$pg_redis_db" "$PG_FUZZ_EXAMPLES"
+    fuzz PostgreSQL "$TEST_DATABASE_URL" "$pg_redis_db" "$PG_FUZZ_EXAMPLES"
   } > "$logs/PostgreSQL.log" 2>&1 &
   pg_pid=$!
   wait $pg_pid
