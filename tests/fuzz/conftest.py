@@ -11,6 +11,15 @@ from tests.security.conftest import jwt_server  # noqa: F401  (the JWT-mode serv
 MARKS = {"alice": "ALICE-PRIVATE-1b2c", "bob": "BOB-PRIVATE-9d8e"}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def embedder_loaded() -> None:
+    """The default embedder, loaded before the first request: loading it (several seconds under
+    load) inside the first ``/knowledge/search`` case could outlast the client's read timeout."""
+    from knowledge.embedders import embedder_get
+
+    embedder_get("minilm").embed(["warm"])
+
+
 @pytest.fixture
 def two_users(jwt_server, transactional_db) -> None:  # noqa: F811
     """alice and bob, each with a session, a run and a memory carrying a marker string."""
