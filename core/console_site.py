@@ -15,7 +15,7 @@ from django.http import HttpRequest
 GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
     ("Runs and jobs", [
         ("agno_sessions", "run"), ("agno_sessions", "session"), ("agents", "job"), ("approvals", "approval"),
-        ("agno_sessions", "runfeedback"), ("agno_sessions", "runevent"), ("importer", "agnoimport"),
+        ("agno_sessions", "runfeedback"), ("agno_sessions", "runevent"), ("importer", "agnoimport"), ("importer", "importedrecord"),
     ]),
     ("Agents, teams and workflows", [
         ("agents", "agentdefinition"), ("agents", "teamdefinition"), ("agents", "workflowdefinition"), ("agents", "quickprompt"),

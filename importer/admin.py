@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from agents.services.jobs import QueueFull
+from core.admin import OwnedModelAdmin, UserIdFilter
 
 from .jobs import ACTIVE, ImportRefused, import_progress, import_settle, import_start
-from .models import AgnoImport
+from .models import AgnoImport, ImportedRecord
 
 
 class ImportForm(forms.ModelForm):
@@ -155,3 +156,22 @@ class AgnoImportAdmin(admin.ModelAdmin):
                 failures,
             ) if report["failures"] else "",
         )
+
+
+@admin.register(ImportedRecord)
+class ImportedRecordAdmin(OwnedModelAdmin):
+    """Which of our rows came from an Agno import, whose, and from which source: read-only (the
+    importer writes them; a user's erasure deletes theirs)."""
+
+    list_display = ("kind", "source_id", "user_id", "source", "imported_at")
+    list_filter = (UserIdFilter, "kind")
+    search_fields = ("source_id", "user_id", "source")
+    ordering = ("-imported_at",)
+    fields = ("kind", "source_id", "user_id", "source", "imported_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

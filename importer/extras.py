@@ -55,7 +55,14 @@ SCHEDULE_DISABLED = "Imported from Agno disabled: review it and enable it to let
 
 
 class RowError(Exception):
-    """A source row that cannot be imported as it is (importer.services re-raises it as its own)."""
+    """A source row that cannot be imported as it is (importer.services re-raises it as its own).
+
+    ``users``: the users of ours its reason names (the holder of a taken id), so that erasing
+    one of them anonymises the failure in the reports kept (``importer.erasure``)."""
+
+    def __init__(self, message: str, *, users: tuple[str | None, ...] = ()) -> None:
+        super().__init__(message)
+        self.users = tuple(user for user in users if user)
 
 
 def _when(epoch: Any) -> datetime | None:
@@ -86,7 +93,7 @@ def _any_json(row: dict[str, Any], column: str) -> Any:
 
 
 def _record(kind: str, source_id: str, owner: str | None, label: str) -> None:
-    ImportedRecord.objects.get_or_create(kind=kind, source_id=source_id, defaults={"user_id": owner, "source": label})
+    ImportedRecord.all_users.get_or_create(kind=kind, source_id=source_id, defaults={"user_id": owner, "source": label})
 
 
 def _held(model: Any, pk: str, owner: str | None) -> bool:
@@ -95,7 +102,7 @@ def _held(model: Any, pk: str, owner: str | None) -> bool:
     if not holders:
         return False
     if holders[0] != owner:
-        raise RowError(f"id is taken here by another user ({holders[0]!r})")
+        raise RowError(f"id is taken here by another user ({holders[0]!r})", users=(holders[0],))
     return True
 
 

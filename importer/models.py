@@ -2,18 +2,22 @@
 
 A row of ours with a source id recorded here came from an import; the collision rule
 (``importer.services``) tells a user who was imported from a user who is native here by it.
-Not an owned model: it is the operator's ledger, read and written only by the importer.
 """
 from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
 
+from core.tenancy import OwnedModel
 
-class ImportedRecord(models.Model):
-    kind = models.CharField(max_length=16)  # "session" or "memory"
+
+class ImportedRecord(OwnedModel):
+    """Owned by the user whose row it records (None: an ownerless row, such as a 2.x eval run), so
+    a user's data export carries it and their erasure removes it (``core.services.userdata``).
+    The importer, an operator's every-user path, reads and writes it through ``all_users``."""
+
+    kind = models.CharField(max_length=16)  # "session", "memory", "eval", "metrics", "knowledge", "schedule", ...
     source_id = models.CharField(max_length=255)
-    user_id = models.CharField(max_length=255, null=True, blank=True, db_index=True)
     source = models.CharField(max_length=500, blank=True, default="")
     imported_at = models.DateTimeField(default=timezone.now)
 

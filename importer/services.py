@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone as dt_timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import DatabaseError, transaction
 from django.db.models import F
@@ -53,6 +53,16 @@ _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
 
 
+class Failure(NamedTuple):
+    """A source row left out, and why. ``users``: whose row it is and any user of ours its reason
+    names, so that erasing one of them can anonymise it in the reports kept (``importer.erasure``)."""
+
+    kind: str
+    source_id: str
+    reason: str
+    users: tuple[str, ...] = ()
+
+
 @dataclass
 class ImportReport:
     source: str = ""
@@ -60,12 +70,12 @@ class ImportReport:
     imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, id, reason)
+    failures: list[Failure] = field(default_factory=list)
     colliding_users: list[str] = field(default_factory=list)
 
-    def fail(self, kind: str, source_id: str, reason: str, count: int = 1) -> None:
-        self.failed[kind] += count
-        self.failures.append((kind, source_id, reason))
+    def fail(self, kind: str, source_id: str, reason: str, *, users: Iterable[str | None] = ()) -> None:
+        self.failed[kind] += 1
+        self.failures.append(Failure(kind, source_id, reason, tuple(sorted({str(user) for user in users if user}))))
 
     def as_dict(self) -> dict[str, Any]:
         """The report as the admin keeps and shows it (``AgnoImport.report``)."""
@@ -76,7 +86,10 @@ class ImportReport:
                 for kind in KINDS
             ],
             "colliding_users": list(self.colliding_users),
-            "failures": [{"kind": _SINGULAR[kind], "id": source_id, "reason": reason} for kind, source_id, reason in self.failures],
+            "failures": [
+                {"kind": _SINGULAR[kind], "id": source_id, "reason": reason, "users": list(users)}
+                for kind, source_id, reason, users in self.failures
+            ],
         }
 
     def lines(self) -> list[str]:
@@ -85,7 +98,7 @@ class ImportReport:
             out.append(f"{kind:14}{self.imported[kind]:>10}{self.skipped[kind]:>10}{self.failed[kind]:>10}")
         for user in self.colliding_users:
             out.append(f"user {user!r} already has rows here that no import wrote: skipped (pass --merge-user {user} to import into them)")
-        for kind, source_id, reason in self.failures:
+        for kind, source_id, reason, _ in self.failures:
             out.append(f"failed {_SINGULAR[kind]} {source_id}: {reason}")
         return out
 
@@ -310,11 +323,11 @@ def _import_session(source: AgnoSource, row: dict[str, Any], report: ImportRepor
     with transaction.atomic():
         existing = Session.all_users.select_for_update().filter(pk=session_id).first()
         if existing is not None and existing.user_id != owner:
-            raise RowError(f"session id is taken here by another user ({existing.user_id!r})")
+            raise RowError(f"session id is taken here by another user ({existing.user_id!r})", users=(existing.user_id,))
         if existing is None:
             session = _new_session(row, runs, owner=owner)
             session.save(force_insert=True)
-            ImportedRecord.objects.get_or_create(kind="session", source_id=session_id, defaults={"user_id": owner, "source": source.label})
+            ImportedRecord.all_users.get_or_create(kind="session", source_id=session_id, defaults={"user_id": owner, "source": source.label})
             present: set[str] = set()
         else:
             session = existing
@@ -375,7 +388,7 @@ def _import_memory(row: dict[str, Any], source: AgnoSource, report: ImportReport
     if holders:
         existing = holders[0]
         if existing != owner:
-            raise RowError(f"memory id is taken here by another user ({existing!r})")
+            raise RowError(f"memory id is taken here by another user ({existing!r})", users=(existing,))
         report.skipped["memories"] += 1
         return
     created = _when(row.get("created_at"), timezone.now())
@@ -385,7 +398,7 @@ def _import_memory(row: dict[str, Any], source: AgnoSource, report: ImportReport
             input=str(row.get("input") or ""), agent_id=row.get("agent_id"), team_id=row.get("team_id"),
             created_at=created, updated_at=_when(row.get("updated_at"), created),
         ).save(force_insert=True)
-        ImportedRecord.objects.create(kind="memory", source_id=memory_id, user_id=owner, source=source.label)
+        ImportedRecord.all_users.create(kind="memory", source_id=memory_id, user_id=owner, source=source.label)
     report.imported["memories"] += 1
 
 
@@ -395,7 +408,7 @@ def colliding_users(user_ids: Collection[str | None]) -> list[str]:
     if not ids:
         return []
     imported = {
-        kind: set(ImportedRecord.objects.filter(kind=kind, user_id__in=ids).values_list("source_id", flat=True))
+        kind: set(ImportedRecord.all_users.filter(kind=kind, user_id__in=ids).values_list("source_id", flat=True))
         for kind in ("session", "memory")
     }
     owners = set(Session.all_users.filter(user_id__in=ids).exclude(pk__in=imported["session"]).values_list("user_id", flat=True))
@@ -431,11 +444,13 @@ def agno_import(
             try:
                 _import_session(source, row, report)
             except RowError as exc:
-                report.fail("sessions", str(row.get("session_id")), str(exc))
+                report.fail("sessions", str(row.get("session_id")), str(exc), users=(row.get("user_id"), *exc.users))
             except DatabaseError as exc:  # a value our schema refuses (too long, NUL byte...): rolled back
-                report.fail("sessions", str(row.get("session_id")), f"refused by the database: {exc}".splitlines()[0])
+                reason = f"refused by the database: {exc}".splitlines()[0]
+                report.fail("sessions", str(row.get("session_id")), reason, users=(row.get("user_id"),))
         for orphan in source.orphan_runs():
-            report.fail("runs", str(orphan["run_id"]), f"its session {orphan['session_id']} is not in the source's sessions table")
+            reason = f"its session {orphan['session_id']} is not in the source's sessions table"
+            report.fail("runs", str(orphan["run_id"]), reason, users=(orphan.get("user_id"),))
         for position, row in enumerate(memory_rows, start=1):
             if progress:
                 progress("memories", position, len(memory_rows))
@@ -445,9 +460,10 @@ def agno_import(
             try:
                 _import_memory(row, source, report)
             except RowError as exc:
-                report.fail("memories", str(row.get("memory_id")), str(exc))
+                report.fail("memories", str(row.get("memory_id")), str(exc), users=(row.get("user_id"), *exc.users))
             except DatabaseError as exc:
-                report.fail("memories", str(row.get("memory_id")), f"refused by the database: {exc}".splitlines()[0])
+                reason = f"refused by the database: {exc}".splitlines()[0]
+                report.fail("memories", str(row.get("memory_id")), reason, users=(row.get("user_id"),))
         for kind, rows in extra_rows.items():
             for position, row in enumerate(rows, start=1):
                 if progress:
@@ -466,8 +482,8 @@ def _import_extra(kind: str, row: dict[str, Any], label: str, blocked: set[str],
     try:
         added = IMPORTERS[kind](row, label)
     except RowError as exc:
-        report.fail(kind, row_id(kind, row), str(exc))
+        report.fail(kind, row_id(kind, row), str(exc), users=(row_owner(kind, row), *exc.users))
     except (DatabaseError, ValueError) as exc:  # a value our schema or a service refuses: rolled back
-        report.fail(kind, row_id(kind, row), f"refused: {exc}".splitlines()[0])
+        report.fail(kind, row_id(kind, row), f"refused: {exc}".splitlines()[0], users=(row_owner(kind, row),))
     else:
         (report.imported if added else report.skipped)[kind] += 1

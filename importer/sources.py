@@ -118,8 +118,9 @@ class AgnoSource:
         """Run rows whose session is not in the sessions table (nothing to attach them to)."""
         if not self.has_runs_table or self.session_table not in self.tables:
             return []
+        owner = ", user_id" if "user_id" in self._columns(self.runs_table) else ""
         return self._rows(
-            f"SELECT run_id, session_id FROM {self._table(self.runs_table)} r WHERE NOT EXISTS "
+            f"SELECT run_id, session_id{owner} FROM {self._table(self.runs_table)} r WHERE NOT EXISTS "
             f"(SELECT 1 FROM {self._table(self.session_table)} s WHERE s.session_id = r.session_id) ORDER BY run_id"
         )
 

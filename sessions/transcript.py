@@ -91,7 +91,7 @@ def _reply(run: Run, default_name: str, *, members: list[Run]) -> dict[str, Any]
         "created_at": iso_z(run.created_at),
         "run_id": run.run_id,
         "model": run.model or None,
-        "tools": [_tool(tool) for tool in data.get("tools") or [] if isinstance(tool, dict) and tool.get("tool_name") != DELEGATION],
+        "tools": [_tool(tool) for tool in stored_tools(data) if tool.get("tool_name") != DELEGATION],
     }
     if members:
         reply["members"] = [
@@ -109,8 +109,36 @@ def _reply_text(run: Run) -> str:
     return _text(run.content)
 
 
+def stored_tools(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's tool calls in the order they were made: its ``tools``, and between them the calls
+    refused before they ran (a tool the agent does not have, arguments that are not JSON, over
+    the call limit), which, as in Agno, only the run's messages keep (a tool message with
+    ``tool_call_error``); each comes back as a failed tool whose result is the refusal. The chat
+    draws a reloaded conversation the same way (``storedTools`` in chat/static/chat/js/render.js)."""
+    tools = [tool for tool in data.get("tools") or [] if isinstance(tool, dict)]
+    known = {tool.get("tool_call_id") for tool in tools if tool.get("tool_call_id")}
+    before: dict[str, list[dict[str, Any]]] = {}
+    refused: list[dict[str, Any]] = []
+    messages = data.get("messages") if isinstance(data.get("messages"), list) else []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "tool" or message.get("from_history") or not message.get("tool_call_id"):
+            continue
+        if message["tool_call_id"] in known:
+            before.setdefault(message["tool_call_id"], []).extend(refused)
+            refused = []
+        elif message.get("tool_call_error"):
+            refused.append({
+                "tool_call_id": message["tool_call_id"], "tool_name": message.get("tool_name"), "tool_args": message.get("tool_args") or {},
+                "result": message.get("content"), "tool_call_error": True,
+            })
+    return [*(one for tool in tools for one in (*before.get(tool.get("tool_call_id"), ()), tool)), *refused]
+
+
 def _tool(tool: dict[str, Any]) -> dict[str, Any]:
-    return {"name": tool.get("tool_name") or "", "args": tool.get("tool_args") or {}, "result": tool.get("result")}
+    """One call as the chat's card shows it: ``state`` done, failed, or rejected (a person's or an
+    operator's no: it did not run)."""
+    state = "rejected" if tool.get("confirmed") is False else "failed" if tool.get("tool_call_error") else "done"
+    return {"name": tool.get("tool_name") or "", "args": tool.get("tool_args") or {}, "result": tool.get("result"), "state": state}
 
 
 def _component_name(session: Session) -> str:
@@ -169,7 +197,8 @@ def _message_markdown(message: dict[str, Any]) -> list[str]:
         lines += [f"> {line}" for line in member["content"].splitlines() or [""]]
         lines.append("")
     for tool in message.get("tools") or []:
-        lines += [f"Tool call `{_one_line(tool['name'])}`:", "", *_fenced(json.dumps(tool["args"], indent=2, ensure_ascii=False), "json")]
+        state = "" if tool.get("state", "done") == "done" else f" ({tool['state']})"
+        lines += [f"Tool call `{_one_line(tool['name'])}`{state}:", "", *_fenced(json.dumps(tool["args"], indent=2, ensure_ascii=False), "json")]
         if tool.get("result") is not None:
             lines += ["Result:", "", *_fenced(_text(tool["result"]))]
     if message["content"]:

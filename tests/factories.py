@@ -19,6 +19,7 @@ from metrics.services import row_id
 from scheduler.models import Schedule, ScheduleRun
 from knowledge.models import VECTOR_DIMENSIONS, Chunk, Content, KnowledgeBase
 from evals.models import EvalBatch, EvalDataset, EvalRun
+from importer.models import ImportedRecord
 from traces.models import Span, Trace
 from learnings.models import Learning
 from sessions.models import Run, RunEvent, RunFeedback, Session, UserMemory
@@ -204,6 +205,14 @@ def make_span(user_id: str | None = "alice", trace: Trace | None = None, **field
     return Span.objects.create(user_id=user_id, trace=trace, **fields)
 
 
+def make_imported_record(user_id: str | None = "alice", **fields: Any) -> ImportedRecord:
+    """The importer's note that a row came from an Agno database (importer.services writes them)."""
+    fields.setdefault("kind", "session")
+    fields.setdefault("source_id", f"imported-{next(_counter)}")
+    fields.setdefault("source", "agno.db")
+    return ImportedRecord.all_users.create(user_id=user_id, **fields)
+
+
 # model -> factory(user_id) for every OwnedModel; tests/core/test_tenancy.py fails if one is missing.
 OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     Session: make_session,
@@ -229,6 +238,7 @@ OWNED_FACTORIES: dict[type, Callable[[str | None], Any]] = {
     EvalBatch: make_eval_batch,
     Trace: make_trace,
     Span: make_span,
+    ImportedRecord: make_imported_record,
 }
 
 

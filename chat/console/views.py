@@ -128,7 +128,9 @@ def userdata_erase_view(request: HttpRequest) -> HttpResponse:
         else:
             erasure = userdata_erase(user_id=user_id, delete_account=request.POST.get("delete_account") == "on")
             account = " Their login account was deleted too." if erasure.account_deleted else ""
-            messages.success(request, f"Erased {erasure.total} rows belonging to {user_id}.{account}")
+            named = sum(erasure.anonymised.values())
+            elsewhere = f" {named} other rows that named them no longer do." if named else ""
+            messages.success(request, f"Erased {erasure.total} rows belonging to {user_id}.{elsewhere}{account}")
             return redirect(page)
     counts = userdata_counts(user_id=user_id)
     has_account = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: user_id}).exists()

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core import serializers
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from core.tenancy import owned_models
@@ -24,6 +25,11 @@ logger = logging.getLogger("agno_site.userdata")
 
 EXPORT_FORMAT = "agno-site.userdata/1"
 _CHUNK = 500
+
+# Sent by ``userdata_erase`` inside its transaction, with ``user_id``, for what an app keeps about a
+# user outside the owned tables (an operator's ledger that names them, e.g. importer.erasure). A
+# receiver removes or anonymises it and returns ``{"app.Model": rows changed}`` (``Erasure.anonymised``).
+userdata_erasing = Signal()
 
 
 def _label(model: type[models.Model]) -> str:
@@ -69,6 +75,7 @@ def userdata_export(*, user_id: str) -> dict[str, Any]:
 class Erasure:
     deleted: dict[str, int]
     account_deleted: bool
+    anonymised: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -76,7 +83,8 @@ class Erasure:
 
 
 def userdata_erase(*, user_id: str, delete_account: bool = False) -> Erasure:
-    """Delete every row ``user_id`` owns, in one transaction (all or nothing).
+    """Delete every row ``user_id`` owns, and (``userdata_erasing``) what other rows say of them, in
+    one transaction (all or nothing).
 
     With ``delete_account`` the Django login of that name goes too; otherwise the person can
     still sign in, to an empty account.
@@ -87,12 +95,19 @@ def userdata_erase(*, user_id: str, delete_account: bool = False) -> Erasure:
             _, per_model = model.objects.for_user(user_id).delete()
             for label, count in per_model.items():
                 deleted[label] = deleted.get(label, 0) + count
+        anonymised: dict[str, int] = {}
+        for _, changed in userdata_erasing.send(sender=Erasure, user_id=user_id):
+            for label, count in (changed or {}).items():
+                anonymised[label] = anonymised.get(label, 0) + count
         account_deleted = False
         if delete_account:
             account_deleted = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: user_id}).delete()[0] > 0
     # Counts only: the log carries no personal data.
     logger.info("userdata erased: %s rows in %s tables, account deleted: %s", sum(deleted.values()), len(deleted), account_deleted)
-    return Erasure(deleted={label: count for label, count in deleted.items() if count}, account_deleted=account_deleted)
+    return Erasure(
+        deleted={label: count for label, count in deleted.items() if count}, account_deleted=account_deleted,
+        anonymised={label: count for label, count in anonymised.items() if count},
+    )
 
 
 def userdata_reassign(*, from_user_id: str, to_user_id: str) -> dict[str, int]:

@@ -99,8 +99,8 @@ def test_the_report_lists_colliding_users_and_skipped_rows_with_their_reasons(ad
     row.refresh_from_db()
     assert row.report["colliding_users"] == ["erin"] and row.source_url == ""
     assert row.report["failures"] == [
-        {"kind": "schedule", "id": "sch-1", "reason": "schedule has no name or no endpoint"},
-        {"kind": "schedule run", "id": "sch-1-run-1", "reason": "its schedule sch-1 is not here (not imported)"},
+        {"kind": "schedule", "id": "sch-1", "reason": "schedule has no name or no endpoint", "users": ["carol"]},
+        {"kind": "schedule run", "id": "sch-1-run-1", "reason": "its schedule sch-1 is not here (not imported)", "users": ["carol"]},
     ]
     html = page(admin_client, row)
     assert '<ul id="import-report-collisions"><li><code>erin</code> already has rows here' in html

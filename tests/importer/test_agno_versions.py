@@ -129,7 +129,8 @@ def test_a_malformed_eval_or_schedule_is_reported_by_id_and_skipped(tmp_path) ->
         conn.execute("UPDATE agno_schedules SET name = '' WHERE id = 'sch-1'")
     report = agno_import(str(path))
     assert (report.failed["evals"], report.failed["schedules"], report.imported["knowledge"]) == (1, 1, 2)
-    reasons = {(kind, source_id): reason for kind, source_id, reason in report.failures}
+    reasons = {(kind, source_id): reason for kind, source_id, reason, _ in report.failures}
+    assert {failure.users for failure in report.failures} == {("carol",)}  # whose rows they are
     assert "eval_data is not JSON" in reasons[("evals", "ev-1")] and "no name" in reasons[("schedules", "sch-1")]
     assert not EvalRun.all_users.exists() and not Schedule.all_users.exists()
     # The schedule's fire has no schedule here to belong to: reported, not written.

@@ -52,7 +52,22 @@ def test_a_conversation_exports_as_markdown_and_json_with_its_tool_calls(alice) 
         ("user", '/call add {"a": 2, "b": 40}'), ("assistant", second["content"]),
     ]
     assert body["messages"][1]["name"] == "Assistant" and body["messages"][1]["run_id"] == first["run_id"]
-    assert body["messages"][3]["tools"] == [{"name": "add", "args": {"a": 2, "b": 40}, "result": '{"operation": "addition", "result": 42.0}'}]
+    assert body["messages"][3]["tools"] == [{"name": "add", "args": {"a": 2, "b": 40}, "result": '{"operation": "addition", "result": 42.0}', "state": "done"}]
+
+
+def test_a_tool_call_refused_before_it_ran_is_exported_as_failed_in_its_place(alice) -> None:
+    """A call of a tool the agent does not have never runs, so (as in Agno) it is not among the
+    run's tools; its refusal is kept in the run's messages, and the transcript shows it where it
+    was made, failed, as the stream did (ToolCallError)."""
+    reply = run(alice, '/call add {"a": 1, "b": 1}\n/call erase_disk {"really": true}\n/call add {"a": 2, "b": 2}')
+    stored = Run.objects.for_user("alice").get(pk=reply["run_id"])
+    assert [tool["tool_name"] for tool in stored.run_data["tools"]] == ["add", "add"]  # the refused one is not a run tool
+    body = json.loads(alice.get("/sessions/s-tea/export/json").content)
+    tools = body["messages"][1]["tools"]
+    assert [(tool["name"], tool["state"]) for tool in tools] == [("add", "done"), ("erase_disk", "failed"), ("add", "done")]
+    assert tools[1]["args"] == {"really": True} and "does not exist or is not available" in tools[1]["result"]
+    text = alice.get("/sessions/s-tea/export/markdown").content.decode()
+    assert "Tool call `erase_disk` (failed):" in text and "Tool call `add`:" in text
 
 
 def test_another_users_session_and_a_missing_one_are_the_same_404(alice, bob, settings) -> None:

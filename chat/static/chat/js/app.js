@@ -1,7 +1,7 @@
 // The chat page: agent picker, the user's sessions, and runs streamed from the AgentOS API.
 import { ApiError, TEAM_PREFIX, WORKFLOW_PREFIX, makeApi } from "./api.js";
 import { readEventStream } from "./sse.js";
-import { AssistantTurn, copyWithFeedback, el, needsDecision, userTurn, when } from "./render.js";
+import { AssistantTurn, copyWithFeedback, el, needsDecision, storedTools, userTurn, when } from "./render.js";
 import { applyMemberFrame, isDelegation, memberAskers, renderMemberSteps, waitingMemberTools } from "./team.js";
 import { WorkflowTimeline, fieldInput, fieldValue, reviewPanel, reviewRecord, schemaFields } from "./workflow.js";
 import { renderFeedback } from "./feedback.js";
@@ -543,7 +543,7 @@ function renderHistory(runs) {
     const live = run.status === "RUNNING" || run.status === "PENDING";
     if (!live) turn.setReasoning(run.reasoning_content);
     const members = isTeam(component) && !live ? renderMemberSteps(turn, run, runs, { team: state.agents.get(component), continuedAt }) : [];
-    for (const tool of run.tools || []) {
+    for (const tool of storedTools(run)) {
       if (needsDecision(tool) || isDelegation(tool)) continue;
       if (tool.confirmed === true || tool.confirmed === false || tool.answered) recordDecision(turn, tool, { by: run.user_id, at: continuedAt });
       turn.toolFinished(tool);
@@ -1006,6 +1006,7 @@ async function streamRun(run, open) {
       run.conflict = true; // continueRun retries without background
     } else if (error instanceof ApiError) {
       run.failed = true;
+      run.refusal = error;
       run.turn.error(error.message);
       if (error.status === 401 || error.status === 403) report(error);
     } else {
@@ -1243,12 +1244,27 @@ async function regenerate(source) {
 function editMessage(article, { run, text }) {
   if (article.querySelector(".msg-edit")) return;
   const body = article.querySelector(".msg-body");
-  const area = el("textarea", { class: "msg-edit-input", rows: 3, "aria-label": "Edit your message" });
+  const limitId = `msg-edit-limit-${run.run_id}`;
+  const area = el("textarea", { class: "msg-edit-input", rows: 3, "aria-label": "Edit your message", "aria-describedby": limitId });
   area.value = text;
-  const form = el("form", { class: "msg-edit" }, area,
+  // The server's limit, shown from the start (the composer shows it near the limit only): an
+  // edit over it is refused here, as the server would refuse it (413).
+  const limit = el("p", { id: limitId, class: "composer-limit msg-edit-limit", role: "status" });
+  const send = el("button", { type: "submit", class: "btn btn-primary" }, "Send");
+  const checkEdit = () => {
+    const { over, near, text: said } = measure(area.value.trim(), "shorten the message to send it.");
+    limit.classList.toggle("is-over", over);
+    limit.textContent = near ? said : `At most ${config.maxMessageChars.toLocaleString()} characters.`;
+    area.setAttribute("aria-invalid", String(over));
+    send.disabled = over;
+    return !over;
+  };
+  const form = el("form", { class: "msg-edit" }, area, limit,
     el("div", { class: "msg-edit-actions" },
       el("button", { type: "button", class: "btn btn-secondary", onclick: () => close() }, "Cancel"),
-      el("button", { type: "submit", class: "btn btn-primary" }, "Send")));
+      send));
+  area.addEventListener("input", checkEdit);
+  checkEdit();
   const close = () => {
     form.remove();
     body.hidden = false;
@@ -1271,6 +1287,7 @@ function editMessage(article, { run, text }) {
     event.preventDefault();
     const message = area.value.trim();
     if (!message || message === text.trim()) return close();
+    if (!checkEdit()) return area.focus(); // over the limit: refused here, the box keeps the text
     if (state.run) return;
     await branchFrom(article, { run, message });
   });
@@ -1306,6 +1323,9 @@ async function branchFrom(article, { run, message }) {
   const terminal = await streamRun(next, (signal) => api.editRun(component, run.run_id, { sessionId, input: message, continueFrom: own.index }, signal));
   if (terminal === "detached" || state.sessionId !== sessionId) return;
   await openSession(sessionId); // the new version's branch is the active one now
+  // Refused before a run existed (e.g. over the server's length limit): the conversation is
+  // shown as it was, and the server's reason stays on screen.
+  if (next.refusal && !next.runId) showNotice(`Your edit was not sent: ${next.refusal.message}`);
 }
 
 /** Pick up a run that is still executing on the server: replay what was missed, then follow it. */
@@ -1415,16 +1435,24 @@ function applyTheme(choice) {
 const LIMIT_WARNING = 0.9;
 
 /** Whether the message fits the run API's limit; past 90 % of it the composer shows the count. */
-function checkLength(message = ui.input.value) {
+/** A message's length against the server's limit (RUN_MAX_MESSAGE_CHARS, in characters): whether
+ * it is over, near it (worth showing), and what to say; ``advice`` says what to do when over. */
+function measure(message, advice) {
   const limit = config.maxMessageChars;
   const rough = message.length; // UTF-16 units: never fewer than the characters
   const count = rough >= limit * LIMIT_WARNING ? [...message].length : rough;
   const over = count > limit;
-  ui.limit.hidden = count < limit * LIMIT_WARNING;
-  ui.limit.classList.toggle("is-over", over);
-  ui.limit.textContent = over
-    ? `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters: shorten the message, or attach the text as a file.`
+  const text = over
+    ? `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters: ${advice}`
     : `${count.toLocaleString()} of at most ${limit.toLocaleString()} characters.`;
+  return { over, near: count >= limit * LIMIT_WARNING, text };
+}
+
+function checkLength(message = ui.input.value) {
+  const { over, near, text } = measure(message, "shorten the message, or attach the text as a file.");
+  ui.limit.hidden = !near;
+  ui.limit.classList.toggle("is-over", over);
+  ui.limit.textContent = text;
   ui.send.disabled = over || !state.agentId;
   return !over;
 }

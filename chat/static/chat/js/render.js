@@ -262,6 +262,30 @@ export async function copyWithFeedback(button, text, label = "Copy") {
   setTimeout(() => (button.textContent = label), 1500);
 }
 
+/**
+ * A stored run's tool calls in the order they were made: its ``tools``, and between them the calls
+ * refused before they ran (a tool the agent does not have, arguments that are not JSON, over the
+ * call limit). As in Agno those are not among ``tools``: only the run's messages keep them, as a
+ * tool message with ``tool_call_error``. The stream showed them as failed cards (ToolCallError),
+ * and so does a reload. Each refused call comes back as a failed tool, its refusal as the result.
+ */
+export function storedTools(run) {
+  const tools = run.tools || [];
+  const known = new Set(tools.map((tool) => tool.tool_call_id).filter(Boolean));
+  const before = new Map(); // tool_call_id of a run tool -> the refused calls made before it
+  let refused = [];
+  for (const message of run.messages || []) {
+    if (!message || message.role !== "tool" || message.from_history || !message.tool_call_id) continue;
+    if (known.has(message.tool_call_id)) {
+      if (refused.length) before.set(message.tool_call_id, [...(before.get(message.tool_call_id) || []), ...refused]);
+      refused = [];
+    } else if (message.tool_call_error) {
+      refused.push({ tool_call_id: message.tool_call_id, tool_name: message.tool_name, tool_args: message.tool_args || {}, result: message.content, tool_call_error: true });
+    }
+  }
+  return [...tools.flatMap((tool) => [...(before.get(tool.tool_call_id) || []), tool]), ...refused];
+}
+
 /** Does this paused tool still wait for the person? */
 export function needsDecision(tool) {
   if (tool.requires_confirmation && (tool.confirmed === null || tool.confirmed === undefined)) return true;

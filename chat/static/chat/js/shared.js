@@ -11,7 +11,9 @@ function reply(message) {
     step.setFinalText(member.content);
     step.setState(STATES[member.status] || "done");
   });
-  for (const tool of message.tools || []) turn.toolFinished({ tool_name: tool.name, tool_args: tool.args, result: tool.result });
+  for (const tool of message.tools || []) {
+    turn.toolFinished({ tool_name: tool.name, tool_args: tool.args, result: tool.result, tool_call_error: tool.state === "failed", confirmed: tool.state === "rejected" ? false : undefined });
+  }
   if (message.status === "ERROR") turn.error(message.content);
   else turn.setFinalText(message.content);
   turn.closeSegment();

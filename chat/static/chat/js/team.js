@@ -1,7 +1,7 @@
 // A team's reply: each member's run is a step under it (name, status, its own text and tool calls),
 // filled live from the members' events in the team's stream, and rebuilt from the stored child runs
 // (parent_run_id = the team's run) when the conversation is opened again.
-import { needsDecision } from "./render.js";
+import { needsDecision, storedTools } from "./render.js";
 
 const DELEGATION = "delegate_task_to_member";
 
@@ -77,7 +77,7 @@ export function renderMemberSteps(turn, teamRun, runs, { team, continuedAt } = {
     const member = byId.get(runId);
     const name = memberName(team, member.agent_id || member.team_id);
     const step = turn.step(runId, name);
-    for (const tool of member.tools || []) {
+    for (const tool of storedTools(member)) {
       if (isDelegation(tool)) continue;
       if (needsDecision(tool)) {
         turn.stepOfTool.set(tool.tool_call_id, step);
