@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Union
 from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
-from engine.team import Team, _relayed
+from engine.team import Team, concurrent_events
 from engine.workflow_review import (
     HumanReview,
     WorkflowPause,
@@ -405,7 +405,7 @@ class Parallel:
                     await queue.put(event)
 
         tasks = [asyncio.ensure_future(branch(p, s)) for p, s in enumerate(self.steps)]
-        async with aclosing(_relayed(tasks, queue)) as relayed:
+        async with aclosing(concurrent_events(tasks, queue)) as relayed:
             async for event in relayed:
                 yield event
         outputs.extend(slot[-1] for slot in slots)
