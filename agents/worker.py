@@ -103,3 +103,10 @@ def embedded_worker() -> EmbeddedWorker:
         if _worker is None:
             _worker = EmbeddedWorker()
         return _worker
+
+
+def stop_embedded_worker(timeout: float) -> None:
+    """Stop this process's embedded worker, if it has one (the server's shutdown): the jobs in
+    flight get up to ``timeout`` seconds to end."""
+    if _worker is not None:
+        _worker.stop(timeout=timeout)

@@ -38,15 +38,13 @@ def _start() -> None:
 
 
 def _stop() -> None:
-    from agents.worker import _worker
-    from metrics import refresher
-    from scheduler import ticker
+    from agents.worker import stop_embedded_worker
+    from metrics.refresher import stop_embedded_refresher
+    from scheduler.ticker import stop_embedded_ticker
 
-    for periodic in (ticker._ticker, refresher._refresher):
-        if periodic is not None:
-            periodic.stop(timeout=10)
-    if _worker is not None:
-        _worker.stop(timeout=30)
+    stop_embedded_ticker(timeout=10)
+    stop_embedded_refresher(timeout=10)
+    stop_embedded_worker(timeout=30)
 
 
 class LifespanApp:

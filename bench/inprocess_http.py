@@ -64,13 +64,12 @@ class ThreadClock:
 
 def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
-    from agents.api import streaming
     from engine.models import openai as openai_model
     from agents.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()
-    # Streams submit their jobs through their own import of the function.
-    executor._with_connections = streaming._with_connections = jobs.wrap(executor._with_connections)
+    # Every job of the run threads goes through in_run_thread, which looks this name up at each call.
+    executor.with_connection_care = jobs.wrap(executor.with_connection_care)
     get_client = openai_model.OpenAIChat._get_client
 
     def timed_client(self):

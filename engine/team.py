@@ -614,7 +614,7 @@ class TeamRun(AgentRun):
         except BaseException:
             await _cancel_all(tasks)
             raise
-        async with aclosing(_relayed(tasks, queue)) as relayed:
+        async with aclosing(concurrent_events(tasks, queue)) as relayed:
             async for event in relayed:
                 yield event
         for te, assigned in jobs:
@@ -668,7 +668,7 @@ class TeamRun(AgentRun):
             self.child_background_hooks.extend(child_hooks(run))
 
     def _merge_session_state(self, changed: Mapping[str, Any]) -> None:
-        _deep_merge(self.state.session_state, json_copy(dict(changed)))
+        deep_merge(self.state.session_state, json_copy(dict(changed)))
 
     def _delegation_result(self, te: dict[str, Any], assigned: list[tuple[int, Member]]) -> None:
         parts: list[str] = []
@@ -748,7 +748,7 @@ class TeamRun(AgentRun):
             self._new_requirements = []
             queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
             tasks = [asyncio.ensure_future(self._member(run, slot, queue)) for slot, _, run in self._continuations]
-            async with aclosing(_relayed(tasks, queue)) as relayed:
+            async with aclosing(concurrent_events(tasks, queue)) as relayed:
                 async for event in relayed:
                     yield event
             for slot, member, run in self._continuations:
@@ -906,10 +906,11 @@ def _nested(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, "nested_depth": int(event.get("nested_depth") or 0) + 1}
 
 
-def _deep_merge(into: dict[str, Any], changed: Mapping[str, Any]) -> None:
+def deep_merge(into: dict[str, Any], changed: Mapping[str, Any]) -> None:
+    """``changed`` merged into the session state ``into``, nested dicts key by key."""
     for key, value in changed.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):
-            _deep_merge(into[key], value)
+            deep_merge(into[key], value)
         else:
             into[key] = value
 
@@ -937,10 +938,9 @@ async def _merged(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str
             getter.cancel()
 
 
-async def _relayed(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    """The member runs' events as they come, until all have ended; the members still going are
-    stopped if the team run is closed or fails meanwhile. A member run that raised (a bug in it,
-    never a provider failure: those end the member's run as ERROR) raises here."""
+async def concurrent_events(tasks: list[asyncio.Task[None]], queue: asyncio.Queue[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    """The events concurrent runs (a team's members, a workflow's Parallel branches) put on ``queue``, until all ``tasks`` end;
+    those still going stop if the caller closes or fails. A task that raised (a bug, never a provider failure) raises here."""
     try:
         async with aclosing(_merged(tasks, queue)) as relayed:
             async for event in relayed:

@@ -36,7 +36,7 @@ from typing import Any
 
 from engine.agent import Agent
 from engine.team import Team
-from engine.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, HumanReview, _SUPPORTED
+from engine.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, HumanReview, SUPPORTED_REVIEWS
 from engine.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
 
 STEP_TYPES = ("Step", "Steps", "Parallel", "Loop", "Condition", "Router")
@@ -320,7 +320,7 @@ def _review(value: Any, path: str, step_type: str, problems: list[tuple[str, str
         problems.append((f"{path}.max_retries", f"A whole number from 0 to {MAX_RETRIES}."))
     if value.get("timeout") is not None and (not _is_int(value["timeout"]) or not 0 < value["timeout"] <= MAX_REVIEW_TIMEOUT):
         problems.append((f"{path}.timeout", f"Seconds, a whole number from 1 to {MAX_REVIEW_TIMEOUT} (30 days), or null for none."))
-    supported = _SUPPORTED.get(step_type, set())
+    supported = SUPPORTED_REVIEWS.get(step_type, set())
     for flag in ("requires_confirmation", "requires_user_input", "requires_output_review", "requires_iteration_review"):
         if value.get(flag) is True and flag not in supported:
             problems.append((f"{path}.{flag}", f"Not supported on {step_type}. Supported: {', '.join(sorted(supported)) or 'none'}."))

@@ -38,7 +38,7 @@ FLAT_REVIEW_KWARGS = {
 }
 
 # Which review a step type supports (Agno's validate_human_review_for_*).
-_SUPPORTED = {
+SUPPORTED_REVIEWS = {
     "Step": {"requires_confirmation", "requires_user_input", "requires_output_review"},
     "Router": {"requires_confirmation", "requires_user_input", "requires_output_review"},
     "Loop": {"requires_confirmation", "requires_iteration_review"},
@@ -105,7 +105,7 @@ class HumanReview:
             raise ValueError("timeout must be > 0")
 
     def validate_for(self, owner: str) -> None:
-        supported = _SUPPORTED.get(owner, set())
+        supported = SUPPORTED_REVIEWS.get(owner, set())
         for flag in _FLAGS:
             if getattr(self, flag) and flag not in supported:
                 raise ValueError(f"{flag} is not supported on {owner}. Supported: {', '.join(sorted(supported)) or 'none'}.")

@@ -25,7 +25,7 @@ from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
 from engine.hooks import child_hooks
-from engine.team import Team, _relayed
+from engine.team import Team, concurrent_events
 from engine.workflow_review import (
     HumanReview,
     WorkflowPause,
@@ -491,7 +491,7 @@ class Parallel:
                 paused[position] = pause
 
         tasks = [asyncio.ensure_future(branch(p, s)) for p, s in enumerate(self.steps)]
-        async with aclosing(_relayed(tasks, queue)) as relayed:
+        async with aclosing(concurrent_events(tasks, queue)) as relayed:
             async for event in relayed:
                 yield event
         if paused:

@@ -39,3 +39,10 @@ def embedded_refresher() -> Refresher:
         if _refresher is None:
             _refresher = Refresher()
         return _refresher
+
+
+def stop_embedded_refresher(timeout: float) -> None:
+    """Stop this process's embedded refresher, if it has one (the server's shutdown), waiting up
+    to ``timeout`` seconds for a refresh under way."""
+    if _refresher is not None:
+        _refresher.stop(timeout=timeout)

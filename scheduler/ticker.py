@@ -40,3 +40,10 @@ def embedded_ticker() -> Ticker:
         if _ticker is None:
             _ticker = Ticker()
         return _ticker
+
+
+def stop_embedded_ticker(timeout: float) -> None:
+    """Stop this process's embedded ticker, if it has one (the server's shutdown), waiting up to
+    ``timeout`` seconds for a tick under way."""
+    if _ticker is not None:
+        _ticker.stop(timeout=timeout)

@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections
+
+from core.db import with_connection_care
 
 T = TypeVar("T")
 
@@ -31,18 +32,10 @@ def run_executor() -> ThreadPoolExecutor:
         return _executor
 
 
-def _with_connections(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    # Each pool thread keeps its own connection between jobs, like a request thread does.
-    close_old_connections()
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        close_old_connections()
-
-
 async def in_run_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn`` in a run thread, which keeps its connection between jobs as a request thread does."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(run_executor(), functools.partial(_with_connections, fn, *args, **kwargs))
+    return await loop.run_in_executor(run_executor(), functools.partial(with_connection_care, fn, *args, **kwargs))
 
 
 # The job loop's slot the current task holds (agents.loop_worker sets it): (park, unpark).

@@ -9,9 +9,8 @@ anonymous guests of ``ANONYMOUS_ACCESS=guests`` get 403.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from django.db import OperationalError, close_old_connections
+from django.db import OperationalError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -39,13 +38,10 @@ FORBIDDEN = "Insufficient permissions. Required scope(s): config:write"
 
 class MigrateView(AsyncAgentOSView):
     """The migration (``prepare_post``) runs off the event loop in a pooled thread, which hands
-    back its database connection when done, not in the one thread that every sync view of the
-    process shares."""
+    back its database connection when done (``AsyncAgentOSView.in_thread``), not in the one
+    thread that every sync view of the process shares."""
 
     scope_family = "config"  # POST: config:write, AgentOS's scope for these routes
-
-    async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
-        return await super().in_thread(_with_connections, fn, *args, **kwargs)
 
     def check_request(self, request: Request) -> None:
         principal = self.principal
@@ -73,15 +69,6 @@ class MigrateView(AsyncAgentOSView):
         if applied:
             logger.info("migrated the database: applied %s", ", ".join(applied))
         return None
-
-
-def _with_connections(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-    # A pooled thread outlives the request: close the connection it opened, as a request thread does.
-    close_old_connections()
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        close_old_connections()
 
 
 class MigrateAllView(MigrateView):

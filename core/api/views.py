@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.auth import OPEN, Principal
+from core.db import with_connection_care
 
 from .authentication import BearerAuthentication, BrowserSessionAuthentication, OpenAuthentication
 from .errors import BadRequest, NotFound, invalid
@@ -101,8 +102,9 @@ class AsyncAgentOSView(FormView):
     prepared: Any = None
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
-        """Run blocking ``fn`` off the event loop (agent views use their run threads)."""
-        return await sync_to_async(fn, thread_sensitive=False)(*args, **kwargs)
+        """Run blocking ``fn`` off the event loop, in a pooled thread that closes the connections
+        it opened as a request's thread does (agent views use their run threads, which do too)."""
+        return await sync_to_async(with_connection_care, thread_sensitive=False)(fn, *args, **kwargs)
 
     async def dispatch(self, request, *args, **kwargs):  # type: ignore[override]
         self.args = args

@@ -1,7 +1,29 @@
 """Database helpers shared by the web tier and the workers."""
 from __future__ import annotations
 
-from django.db import connections
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import close_old_connections, connections
+
+T = TypeVar("T")
+
+
+def with_connection_care(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a pooled thread, its connections looked after as Django's
+    request signals look after a request thread's.
+
+    A pooled thread outlives the work it is given, and so does the connection it opened there.
+    Before and after the work, a connection that is broken or past ``CONN_MAX_AGE`` is closed:
+    with ``CONN_MAX_AGE=0`` (always so with the PostgreSQL pool) the thread hands it back when
+    the work ends, else keeps it for its next work, checked first. Without this the thread keeps
+    whatever it opened, never checked again: a pooled connection out of the pool for good.
+    """
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_old_connections()
 
 
 def release_connections() -> None:

@@ -33,13 +33,7 @@ PRIVATE_NAMES_ALLOWED: dict[tuple[str, str], str] = {
     ("agents.services.workflow_branches", "agents.services.background._Lease"): "issue 33 item 2: the lease moves into jobs/ (helper jobs)",
     ("agents.services.workflow_branches", "agents.services.runs._context"): "issue 33 item 3: the run pipeline's own package (helper pipeline)",
     ("agents.tasks", "agents.loop_worker._worker"): "issue 33 item 2: the worker moves into jobs/ (helper jobs)",
-    ("agno_site.lifespan", "agents.worker._worker"): "issue 33 item 2: the embedded worker moves into jobs/ (helper jobs)",
-    ("agno_site.lifespan", "metrics.refresher._refresher"): "the lifespan stops each embedded loop by its module global; wants a public stop()",
-    ("agno_site.lifespan", "scheduler.ticker._ticker"): "the lifespan stops each embedded loop by its module global; wants a public stop()",
     ("scheduler.services.firing", "scheduler.services.schedules._disable"): "a schedule disabled by its own fire: a public service of schedules (helper scheduler's area)",
-    ("engine.workflow", "engine.team._deep_merge"): "engine/team.py (961 lines) is to be split; the merge belongs in a shared state module",
-    ("engine.workflow_steps", "engine.team._relayed"): "engine/team.py is to be split; the relay of concurrent members belongs beside the state merge",
-    ("engine.workflow_config", "engine.workflow_review._SUPPORTED"): "the review options each step type supports: a public table of workflow_review",
 }
 
 # module path: its length today (it is being split; it may not grow meanwhile).
