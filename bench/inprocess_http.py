@@ -66,7 +66,7 @@ def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
     from agents.api import streaming
     from engine.models import openai as openai_model
-    from agents.services import executor
+    from jobs.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()
     # Streams submit their jobs through their own import of the function.

@@ -132,7 +132,8 @@ def _native_pace() -> None:
     cancellation poll and its writes of quiet runs' events. At native speed an instant model's
     run sees neither; push their intervals out so that counted runs do what they do at native
     speed."""
-    from agents.services import eventlog, inline, watch
+    from agents.services import eventlog, inline
+    from jobs.services import watch
 
     watch.POLL_SECONDS = 600.0
     watch.FLUSH_SECONDS = 600.0

@@ -14,7 +14,7 @@ from django.http import HttpRequest
 # this order. A registered table named nowhere here is listed under "Other", never lost.
 GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
     ("Runs and jobs", [
-        ("agno_sessions", "run"), ("agno_sessions", "session"), ("agents", "job"), ("approvals", "approval"),
+        ("agno_sessions", "run"), ("agno_sessions", "session"), ("jobs", "job"), ("approvals", "approval"),
         ("agno_sessions", "runfeedback"), ("agno_sessions", "runevent"),
     ]),
     ("Agents, teams and workflows", [

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import F, Max
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from core.tenancy import _AllUsers, scope_queryset
 
 from .models import DURATION_BUCKETS, AggregationPeriod, MetricsAggregate, MetricsRefreshState, RefreshStatus

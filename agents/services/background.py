@@ -24,13 +24,13 @@ from sessions.models import Run, RunStatus, Session
 from sessions.selectors import ATTEMPT_STARTED
 from sessions.services.runs import RunRecord, run_finish
 
-from ..models import Job
+from jobs.models import Job
 from engine import InvalidContinuation, Workflow
-from .cancellation import cancel_checker, cancel_local, forget_local
-from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
+from jobs.services.cancellation import cancel_checker, cancel_local, forget_local
+from jobs.services.jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
 from .eventlog import EventLog, LoopFed, run_error_event
-from .executor import in_run_thread
-from .watch import watch
+from jobs.services.executor import in_run_thread
+from jobs.services.watch import watch
 from .runs import (
     ComponentNotFound,
     PreparedRun,
@@ -141,7 +141,7 @@ def job_execute(job: Job, worker: str) -> str:
 
 
 async def job_execute_async(job: Job, worker: str) -> str:
-    """``job_execute`` on an event loop (agents.loop_worker): waiting on the model holds no thread
+    """``job_execute`` on an event loop (jobs.loop_worker): waiting on the model holds no thread
     and no connection, so one worker process carries hundreds of runs. The database phases (its
     start, its end) go to the run threads; the watch thread writes its events and renews its lease."""
     execution = await in_run_thread(_job_begin, job, worker, _LoopEvents)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from core.tenancy import scope_queryset
 from sessions.models import Run
 
-from ..models import Job
+from jobs.models import Job
 from ..registry import entry_get
 from engine.aio import run_sync
 from engine.hooks import run_background_hooks
-from .jobs import QueueFull, job_enqueue, job_handler
+from jobs.services.jobs import QueueFull, job_enqueue, job_handler
 
 if TYPE_CHECKING:
     from .runs import PreparedRun

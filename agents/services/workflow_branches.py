@@ -4,7 +4,7 @@ On the background path a ``Parallel`` submits one "workflow-branch" job per bran
 workflow run's group (``group_id`` and ``parent_job_id`` = the workflow run's job, with their
 ``branch_index``). Any worker process claims them, so branches spread over Celery workers; the
 claim exempts them from the one-running-job-per-session rule (their parent holds the session's
-turn) and lets them take their waiting parent's place under the caps (agents.services.jobs).
+turn) and lets them take their waiting parent's place under the caps (jobs.services.jobs).
 
 A branch job rebuilds its branch from the workflow's id, version and the ``Parallel``'s path in
 the graph, runs it under the workflow run's id (its executor runs are children of the workflow
@@ -38,7 +38,7 @@ from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 from sessions.selectors import run_history
 
-from ..models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from engine import RunContext, Workflow
 from engine.aio import maybe_await
 from engine.factory import FactoryContext
@@ -46,12 +46,12 @@ from engine.workflow import WorkflowRun
 from engine.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from engine.workflow_types import StepInput
 from .background import _Lease
-from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
-from .executor import in_run_thread, parked
-from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
+from jobs.services.cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
+from jobs.services.executor import in_run_thread, parked
+from jobs.services.jobs import dispatch, job_cancel, job_handler, job_settle_fenced
 from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
 from .eventlog import FLUSH_SECONDS
-from .watch import watch
+from jobs.services.watch import watch
 
 logger = logging.getLogger("agno_site.jobs")
 

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "core",
+    "jobs",
     "agents",
     "sessions.apps.SessionsConfig",
     "knowledge",

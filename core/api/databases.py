@@ -18,7 +18,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.services.executor import in_run_thread
+from jobs.services.executor import in_run_thread
 from core.db import database_unavailable
 from core.services.schema import schema_migrate
 

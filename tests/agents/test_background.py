@@ -8,8 +8,8 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import job_claim, job_reap
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_claim, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -55,7 +55,7 @@ def test_a_job_accepted_while_no_worker_runs_is_executed_when_one_starts(live_ap
     body = submit(live_api, message="survive a restart", user_id="alice").json()
     assert Job.objects.unscoped("test").get(pk=body["run_id"]).status == JobStatus.QUEUED
     assert run_status(body["run_id"]) == "PENDING"
-    import agents.worker as module
+    import jobs.worker as module
 
     module._worker = None
     settings.EMBEDDED_WORKER = True  # the process is back
@@ -273,7 +273,7 @@ class TestReaper:
         settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = 0
         run_id = self.lose_a_worker(live_api, settings, attempts=2)
         assert job_reap() == ([run_id], [])
-        import agents.worker as module
+        import jobs.worker as module
 
         module._worker = None
         settings.EMBEDDED_WORKER = True
@@ -429,7 +429,7 @@ class TestLease:
 
     def test_a_lost_lease_stops_the_run(self, live_api, settings) -> None:
         from agents.services.background import _Lease
-        from agents.services.cancellation import cancelled_locally, forget_local
+        from jobs.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3
@@ -452,7 +452,7 @@ class TestLease:
 
     def test_a_run_past_its_time_limit_is_cancelled(self, live_api, settings) -> None:
         from agents.services.background import _Lease
-        from agents.services.cancellation import cancelled_locally, forget_local
+        from jobs.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # checked at each renewal, every second

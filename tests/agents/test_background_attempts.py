@@ -17,9 +17,9 @@ from agno.run.agent import CustomEvent, RunCompletedEvent, RunContentEvent, RunO
 from agno.utils.http import aclose_default_clients
 from django.utils import timezone
 
-from agents.models import Job
+from jobs.models import Job
 from agents.services.background import job_execute
-from agents.services.jobs import job_claim, job_reap
+from jobs.services.jobs import job_claim, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse

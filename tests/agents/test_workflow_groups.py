@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from agents.services.workflow_branches import BRANCH_JOB_TYPE
 from sessions.models import Run
 from tests.agents.conftest import wait_for
@@ -136,7 +136,7 @@ def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_
 
     from django.utils import timezone
 
-    from agents.services.jobs import job_claim, job_reap, job_run
+    from jobs.services.jobs import job_claim, job_reap, job_run
 
     settings.EMBEDDED_WORKER = False  # this test is every worker: it claims by hand
     settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 2

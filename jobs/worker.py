@@ -1,7 +1,7 @@
 """The embedded worker: with no broker configured, each web process executes the job table itself.
 
 Same table, same claims, leases, fencing and reaping as the Celery workers, and the same engine
-(agents.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
+(jobs.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
 the same: a job accepted before a restart is picked up after it.
 
 Only a long-lived process runs it: one that says so with ``serve_jobs()`` (a process that loads

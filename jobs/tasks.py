@@ -1,7 +1,7 @@
 """Celery tasks: ``celery -A agno_site worker`` executes background runs, beat runs the reaper.
 
 Tasks carry no run data: the job table is the truth. ``drain_queue`` wakes the worker process's
-job loop (agents.loop_worker), which claims and executes jobs while it has room; it is sent when
+job loop (jobs.loop_worker), which claims and executes jobs while it has room; it is sent when
 a job is accepted and when the reaper requeues one, and is safe to run any number of times (a
 claim is a conditional update).
 """

@@ -14,7 +14,7 @@ from core.db import release_connections
 from core.logging import Throttle
 
 from .cancellation import POLL_SECONDS, cancel_poll
-from .eventlog import FLUSH_SECONDS, write_quiet
+from agents.services.eventlog import FLUSH_SECONDS, write_quiet
 from .liveness import process_beat
 
 logger = logging.getLogger("agno_site.jobs")
@@ -24,7 +24,7 @@ class Watch:
     """One thread per process looks after the runs the process executes: it renews their leases
     (a background job's, an inline run's heartbeat), writes the events of a run that has gone
     quiet, and asks the database for their cancel intents (one query for all of them,
-    agents.services.cancellation).
+    jobs.services.cancellation).
 
     (Two threads per job did it before, started and joined around every run: about 2 ms of a
     worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
