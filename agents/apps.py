@@ -16,6 +16,7 @@ class AgentsConfig(AppConfig):
         # so TOOL_THREADS idle threads never hold the process's DB_POOL_MAX_SIZE connections.
         configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)
         _register_agents()
+        _register_run_jobs()
 
 
 def _register_agents() -> None:
@@ -30,3 +31,11 @@ def _register_agents() -> None:
         kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary,
     ))
     register_config_section("knowledge", knowledge_instances)
+
+
+def _register_run_jobs() -> None:
+    # Before the scheduler's observers of the same jobs (INSTALLED_APPS order): a schedule run
+    # follows its run's row, which these hooks write.
+    from agents.services.run_jobs import run_job_types_register
+
+    run_job_types_register()

@@ -136,7 +136,7 @@ def _native_pace() -> None:
     from jobs.services import watch
 
     watch.POLL_SECONDS = 600.0
-    watch.FLUSH_SECONDS = 600.0
+    watch.TICK_SECONDS = 600.0
     eventlog.EventLog.flush_seconds = inline.InlineRecorder.flush_seconds = 600.0
 
 

@@ -7,8 +7,8 @@ their end is written fenced. The job's payload holds ids only.
 from __future__ import annotations
 
 from jobs.models import Job
-from agents.services.background import execute_plain_job
-from jobs.services.jobs import job_handler
+from jobs.registry import job_handler
+from jobs.services.execution import execute_plain_job
 from core.auth import principal_from_grant
 
 from .execution import batch_execute, eval_run_execute

@@ -61,7 +61,7 @@ class Job(OwnedModel):
     """
 
     id = models.CharField(max_length=64, primary_key=True)
-    # Which registered handler executes it (jobs.services.jobs.job_handler): "run", "continue"
+    # Which registered handler executes it (jobs.registry): "run", "continue"
     # and "branch" (a continuation in a new run) are runs; other kinds (knowledge ingestion, a
     # metrics refresh) have no run row, and may have no session.
     job_type = models.CharField(max_length=32, default="run")

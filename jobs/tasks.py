@@ -16,8 +16,7 @@ from django.conf import settings
 from core.services.readiness import reaper_pass_record
 
 from .loop_worker import process_worker
-from .services.jobs import dispatch, startable_count
-from .services.liveness import reap
+from .services.jobs import dispatch, reap, startable_count
 
 logger = logging.getLogger("agno_site.jobs")
 

@@ -7,8 +7,8 @@ from typing import Callable
 from celery import shared_task
 
 from jobs.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
-from jobs.services.jobs import job_handler
+from jobs.registry import job_handler
+from jobs.services.execution import JobCancelled, execute_plain_job
 
 from .services import RefreshScope, metrics_recompute, metrics_refresh_periodic, refresh_finish, states
 

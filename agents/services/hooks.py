@@ -19,7 +19,9 @@ from jobs.models import Job
 from ..registry import entry_get
 from engine.aio import run_sync
 from engine.hooks import run_background_hooks
-from jobs.services.jobs import QueueFull, job_enqueue, job_handler
+from jobs.registry import job_handler
+from jobs.services.execution import execute_plain_job
+from jobs.services.jobs import QueueFull, job_enqueue
 
 if TYPE_CHECKING:
     from .runs import PreparedRun
@@ -51,8 +53,6 @@ def hooks_enqueue(prepared: PreparedRun, names: Sequence[str]) -> Job | None:
 
 @job_handler(POST_HOOKS_JOB)
 def post_hooks_job(job: Job, worker: str) -> str:
-    from .background import execute_plain_job
-
     return execute_plain_job(job, worker, _run_hooks)
 
 

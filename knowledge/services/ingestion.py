@@ -20,8 +20,9 @@ from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from jobs.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
-from jobs.services.jobs import job_fence, job_handler
+from jobs.registry import job_handler
+from jobs.services.execution import JobCancelled, execute_plain_job
+from jobs.services.jobs import job_fence
 
 from ..chunkers import Piece, chunk_sections
 from ..embedders import embedder_get

@@ -17,7 +17,7 @@ from django.db import connections
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from agents.services.background import job_execute
+from jobs.services.jobs import job_run
 from agents.services.inline import SERVER_LOST, inline_runs_reap
 from jobs.services.jobs import WORKER_LOST, job_claim, job_reap
 from sessions.models import Run, RunEvent
@@ -50,7 +50,7 @@ def lost_worker(live_api, worker, fake_openai, settings):
     assert doomed is not None and doomed.pk == run_id
     def execute() -> None:
         try:
-            job_execute(doomed, "doomed-worker")
+            job_run(doomed, "doomed-worker")
         finally:
             connections.close_all()  # this thread's, before the test database is dropped
 

@@ -123,10 +123,10 @@ def _in_a_thread(job_, worker_name: str):
     import asyncio
     import threading
 
-    from agents.services.background import job_execute_async
+    from jobs.services.jobs import job_execute
 
     outcome: list[str] = []
-    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute_async(job_, worker_name))))
+    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute(job_, worker_name))))
     thread.start()
     return thread, outcome
 
