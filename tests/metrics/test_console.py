@@ -69,6 +69,8 @@ def test_the_dashboard_shows_the_metrics_and_its_button_starts_a_refresh(admin_c
     assert "A metrics refresh is already running." in again.content.decode()
 
 
+# Committed rows: the job runs in a run thread, on its own connection (job_run drives the one async path).
+@pytest.mark.django_db(transaction=True)
 def test_the_dashboard_follows_a_background_refresh_to_its_end(admin_client, settings):
     from jobs.services.jobs import job_claim, job_progress, job_run
 
