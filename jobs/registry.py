@@ -42,6 +42,7 @@ EVENTS: tuple[JobEvent, ...] = ("cancelled", "lost", "requeued", "ended")
 @dataclass
 class _JobType:
     execute: JobExecute | None = None
+    handler: JobHandler | None = None  # the sync body its execute runs in a run thread, if that is what it is
     hooks: dict[str, list[JobHook]] = field(default_factory=lambda: {event: [] for event in EVENTS})
 
 
@@ -72,6 +73,8 @@ def job_handler(*job_types: str) -> Callable[[JobHandler], JobHandler]:
 
         execute.__qualname__ = execute.__name__ = f"{handler.__qualname__}[in a run thread]"
         job_type_register(*job_types, execute=execute)
+        for job_type in job_types:
+            _entry(job_type).handler = handler
         return handler
 
     return register
@@ -91,6 +94,12 @@ def job_hook_register(event: JobEvent, *job_types: str, hook: JobHook) -> None:
 def job_type_execute(job_type: str) -> JobExecute | None:
     entry = _types.get(job_type)
     return entry.execute if entry is not None else None
+
+
+def job_type_handler(job_type: str) -> JobHandler | None:
+    """The sync body of a type registered with ``job_handler`` (None for a coroutine execute)."""
+    entry = _types.get(job_type)
+    return entry.handler if entry is not None else None
 
 
 def job_type_registered(job_type: str) -> bool:

@@ -26,7 +26,7 @@ from sessions.models import Run, RunOrigin, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
 from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
-from ..registry import job_hooks_call, job_type_execute, job_type_registered, reapers
+from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered, reapers
 from .cancellation import cancel_clear, cancel_request
 from .executor import in_run_thread
 from .liveness import lost_workers, reaper_pass
@@ -246,7 +246,12 @@ async def job_execute(job: Job, worker: str) -> str:
 
 def job_run(job: Job, worker: str) -> str:
     """``job_execute`` for a caller without an event loop (the shell, a test, a benchmark): the
-    one async path, run to its end on a loop of its own."""
+    one async path, run to its end on a loop of its own. A type with a sync body (``job_handler``)
+    runs it here, in the caller's thread and transaction, where its execute would hand the same
+    body to a run thread."""
+    handler = job_type_handler(job.job_type)
+    if handler is not None:
+        return handler(job, worker)
     return asyncio.run(job_execute(job, worker))
 
 
