@@ -22,7 +22,7 @@ from core.services.readiness import reaper_pass_record
 
 from .loop_worker import LoopWorker
 from .services.jobs import worker_name
-from .services.jobs import reap
+from .services.reaper import reap
 
 logger = logging.getLogger("agno_site.jobs")
 

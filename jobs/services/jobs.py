@@ -29,17 +29,12 @@ from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
 from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered, reapers
 from .cancellation import cancel_clear, cancel_request
 from .executor import in_run_thread
-from .liveness import lost_workers, reaper_pass
 
 logger = logging.getLogger("agno_site.jobs")
 
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 STRATEGIES = ("enqueue", "reject", "interrupt")
 IDEMPOTENCY_KEY_MAX = 512
-WORKER_LOST = (
-    "Worker lost and attempt budget exhausted; the run was not re-executed. Raise "
-    "AGENTOS_BACKGROUND_MAX_ATTEMPTS to retry such runs, or requeue it from the admin."
-)
 
 
 class QueueFull(Exception):
@@ -82,7 +77,7 @@ def worker_name() -> str:
 QUEUE_LOCK_KEY = 0x61676E6F2D6A6F62  # "agno-job"
 
 
-def _lock_queue() -> None:
+def queue_lock() -> None:
     """Serialize claims and admissions until the transaction ends.
 
     PostgreSQL: a transaction-scoped advisory lock (no row to read or keep; sent without waiting
@@ -138,7 +133,7 @@ def job_submit(
     scope = owner_id or ""
     key = idempotency_key or None
     with transaction.atomic():
-        _lock_queue()
+        queue_lock()
         if key is not None:
             existing = _existing_for_key(scope, key)
             if existing is not None and existing.created_at < now - timedelta(seconds=settings.AGENTOS_IDEMPOTENCY_TTL_SECONDS):
@@ -215,7 +210,7 @@ def job_enqueue(
     now = timezone.now()
     scope = f"{job_type}/{owner_id or ''}" if idempotency_key else owner_id or ""
     with transaction.atomic():
-        _lock_queue()
+        queue_lock()
         if idempotency_key:
             existing = _existing_for_key(scope, idempotency_key)
             if existing is not None:
@@ -418,10 +413,10 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
             params.update(lease_seconds=lease, run_running=RunStatus.RUNNING, run_pending=RunStatus.PENDING)
             with connection.cursor() as cursor:
                 with pipelined():
-                    _lock_queue()
+                    queue_lock()
                     cursor.execute(_CLAIM_AND_START, params)
                 return next(iter(instances(Job, cursor)), None)  # read once the block has its answers
-        _lock_queue()
+        queue_lock()
         now = timezone.now()
         moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
         params.update(now=moment(now), lease_until=moment(now + timedelta(seconds=lease)))
@@ -584,55 +579,6 @@ def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
         job_hooks_call("requeued", job)  # its run is PENDING again
         transaction.on_commit(dispatch)
     return _jobs().get(pk=job.pk)
-
-
-def job_reap(*, now: datetime | None = None, trusted: bool | None = None) -> tuple[list[str], list[str]]:
-    """Expired leases, and the jobs of workers whose heartbeat stopped (jobs.services.liveness):
-    requeue while attempts remain, else fail the run visibly ("worker lost"). ``trusted``: this
-    pass's ``reaper_pass`` verdict (None: this call records the pass)."""
-    now = now or timezone.now()
-    if trusted is None:
-        trusted = reaper_pass(now=now)
-    retried: list[str] = []
-    failed: list[str] = []
-    with transaction.atomic():
-        _lock_queue()
-        lost = Q(lease_expires_at__lt=now)
-        silent = lost_workers(now=now) if trusted else []
-        if silent:
-            # Held by a worker that stopped beating, and not claimed (or renewed) since then.
-            quiet_since = now - timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
-            lost |= Q(locked_by__in=silent, updated_at__lt=quiet_since)
-        for job in _jobs().filter(lost, status=JobStatus.RUNNING).select_for_update():
-            if job.attempt < job.max_attempts:
-                delay = settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS * (2 ** max(0, job.attempt - 1))
-                _jobs().filter(pk=job.pk).update(
-                    status=JobStatus.QUEUED, locked_by="", lease_expires_at=None, updated_at=now,
-                    available_at=now + timedelta(seconds=min(delay, 10 * settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS)),
-                    error=f"worker {job.locked_by} lost on attempt {job.attempt}; retrying",
-                )
-                job_hooks_call("lost", job, retrying=True, error="")
-                retried.append(job.pk)
-            else:
-                _jobs().filter(pk=job.pk).update(status=JobStatus.FAILED, lease_expires_at=None, error=WORKER_LOST, updated_at=now, completed_at=now)
-                job_hooks_call("lost", job, retrying=False, error=WORKER_LOST)  # its run fails, saying so
-                failed.append(job.pk)
-        if retried:
-            transaction.on_commit(dispatch)
-    if retried or failed:
-        logger.warning("reaper: %d job(s) requeued, %d failed after losing their worker", len(retried), len(failed))
-    return retried, failed
-
-
-def reap(*, now: datetime | None = None) -> None:
-    """One reaper pass (beat's ``reap_jobs``, the embedded worker's reaper): background jobs, then
-    what other apps registered (inline runs whose process is lost), with one verdict on whether
-    heartbeats are trusted."""
-    now = now or timezone.now()
-    trusted = reaper_pass(now=now)
-    job_reap(now=now, trusted=trusted)
-    for reaper in reapers():
-        reaper(now=now, trusted=trusted)
 
 
 def queue_stats() -> dict[str, Any]:

@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from jobs.models import Job
 from jobs.services.jobs import job_run
-from jobs.services.jobs import job_claim, job_reap
+from jobs.services.jobs import job_claim
+from jobs.services.reaper import job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse

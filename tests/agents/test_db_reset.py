@@ -14,7 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import WORKER_LOST
+from jobs.services.reaper import WORKER_LOST
 from scheduler.models import Schedule, ScheduleRun
 from scheduler.services.schedules import schedule_create
 from sessions.models import Run

@@ -136,7 +136,8 @@ def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_
 
     from django.utils import timezone
 
-    from jobs.services.jobs import job_claim, job_reap, job_run
+    from jobs.services.jobs import job_claim, job_run
+    from jobs.services.reaper import job_reap
 
     settings.EMBEDDED_WORKER = False  # this test is every worker: it claims by hand
     settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 2
