@@ -17,6 +17,7 @@ class AgentsConfig(AppConfig):
         configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)
         _register_agents()
         _register_memory_writer()
+        _register_run_jobs()
 
 
 def _register_agents() -> None:
@@ -40,3 +41,11 @@ def _register_memory_writer() -> None:
     from sessions.services import memory_writer_register
 
     memory_writer_register(memory_text_write)
+
+
+def _register_run_jobs() -> None:
+    # Before the scheduler's observers of the same jobs (INSTALLED_APPS order): a schedule run
+    # follows its run's row, which these hooks write.
+    from agents.services.run_jobs import run_job_types_register
+
+    run_job_types_register()

@@ -9,7 +9,7 @@ from core.asgi import get_asgi_application  # noqa: E402  (Django's, keeping req
 # Django must be set up before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
-from agents.worker import serve_jobs  # noqa: E402
+from jobs.worker import serve_jobs  # noqa: E402
 
 # A process that loads the server's application serves: without a broker its embedded worker may
 # claim jobs (started by the lifespan, or on the first job with the lifespan off). Management

@@ -27,7 +27,7 @@ def _start() -> None:
         raise OlderDatabase(older)
     if settings.REDIS_URL or not settings.EMBEDDED_WORKER:
         return
-    from agents.worker import embedded_worker, serve_jobs
+    from jobs.worker import embedded_worker, serve_jobs
     from metrics.refresher import embedded_refresher
     from scheduler.ticker import embedded_ticker
 
@@ -38,7 +38,7 @@ def _start() -> None:
 
 
 def _stop() -> None:
-    from agents.worker import stop_embedded_worker
+    from jobs.worker import stop_embedded_worker
     from metrics.refresher import stop_embedded_refresher
     from scheduler.ticker import stop_embedded_ticker
 

@@ -65,7 +65,7 @@ class ThreadClock:
 def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
     from engine.models import openai as openai_model
-    from agents.services import executor
+    from jobs.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()
     # Every job of the run threads goes through in_run_thread, which looks this name up at each call.

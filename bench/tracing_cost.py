@@ -132,10 +132,11 @@ def _native_pace() -> None:
     cancellation poll and its writes of quiet runs' events. At native speed an instant model's
     run sees neither; push their intervals out so that counted runs do what they do at native
     speed."""
-    from agents.services import eventlog, inline, watch
+    from agents.services import eventlog, inline
+    from jobs.services import watch
 
     watch.POLL_SECONDS = 600.0
-    watch.FLUSH_SECONDS = 600.0
+    watch.TICK_SECONDS = 600.0
     eventlog.EventLog.flush_seconds = inline.InlineRecorder.flush_seconds = 600.0
 
 

@@ -14,14 +14,14 @@ from django.http import HttpRequest
 # this order. A registered table named nowhere here is listed under "Other", never lost.
 GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
     ("Runs and jobs", [
-        ("agno_sessions", "run"), ("agno_sessions", "session"), ("agents", "job"), ("approvals", "approval"),
+        ("agno_sessions", "run"), ("agno_sessions", "session"), ("jobs", "job"), ("approvals", "approval"),
         ("agno_sessions", "runfeedback"), ("agno_sessions", "runevent"), ("importer", "agnoimport"), ("importer", "importedrecord"),
     ]),
     ("Agents, teams and workflows", [
         ("agents", "agentdefinition"), ("agents", "teamdefinition"), ("agents", "workflowdefinition"), ("agents", "quickprompt"),
     ]),
     ("Knowledge", [
-        ("knowledge", "knowledgebase"), ("knowledge", "content"), ("knowledge", "chunk"), ("agno_sessions", "usermemory"),
+        ("knowledge", "knowledgebase"), ("knowledge", "content"), ("knowledge", "chunk"), ("agno_sessions", "usermemory"), ("learnings", "learning"),
     ]),
     ("Schedules", [
         ("scheduler", "schedule"), ("scheduler", "schedulerun"), ("django_celery_beat", "periodictask"),

@@ -1,7 +1,7 @@
 """Writes of eval runs, datasets and batches; the owner always comes from the caller's principal.
 
 An eval is accepted as a committed EvalRun row (QUEUED) and a job of type ``eval`` handed to the
-engine's workers on commit (agents.services.jobs); ``evals.execution`` runs it.
+engine's workers on commit (jobs.services.jobs); ``evals.execution`` runs it.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agents.registry import entry_get
 from engine.models import get_model
-from agents.services.jobs import job_enqueue, jobs_ended
+from jobs.services.jobs import job_enqueue, jobs_ended
 from core.tenancy import scope_queryset
 
 from .models import ComponentKind, EvalBatch, EvalDataset, EvalRun, EvalStatus, EvalType

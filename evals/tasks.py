@@ -1,4 +1,4 @@
-"""The job handlers of evals (agents.services.jobs): one eval run, or a batch over a dataset.
+"""The job handlers of evals (jobs.services.jobs): one eval run, or a batch over a dataset.
 
 Both are plain jobs (``execute_plain_job``): the lease is renewed while they work, progress is
 recorded as they go (on the job and on the row), a cancel stops them at the next report, and
@@ -6,9 +6,9 @@ their end is written fenced. The job's payload holds ids only.
 """
 from __future__ import annotations
 
-from agents.models import Job
-from agents.services.background import execute_plain_job
-from agents.services.jobs import job_handler
+from jobs.models import Job
+from jobs.registry import job_handler
+from jobs.services.execution import execute_plain_job
 from core.auth import principal_from_grant
 
 from .execution import batch_execute, eval_run_execute

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from agents.services.jobs import QueueFull
+from jobs.services.jobs import QueueFull
 from core.admin import OwnedModelAdmin, UserIdFilter
 
 from .jobs import ACTIVE, ImportRefused, import_progress, import_settle, import_start

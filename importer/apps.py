@@ -12,6 +12,6 @@ class ImporterConfig(AppConfig):
         from . import jobs
         from .erasure import on_userdata_erasing
 
-        del jobs  # imported for its job handler's registration (agents.services.jobs.job_handler)
+        del jobs  # imported for its job handler's registration (jobs.registry.job_handler)
         # A user's erasure takes them out of the imports that name them too.
         userdata_erasing.connect(on_userdata_erasing, dispatch_uid="importer.erasure")

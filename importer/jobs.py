@@ -1,5 +1,5 @@
 """Imports started from the admin: an uploaded Agno SQLite file or a PostgreSQL URL, imported by a
-background job of the queue (``agents.services.jobs``) that records how far it has got; the
+background job of the queue (``jobs.services.jobs``) that records how far it has got; the
 admin page (importer.admin) follows it and shows its report at the end.
 
 * ``import_start`` checks the source at once (an upload that is not SQLite, a database that is
@@ -25,9 +25,10 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
-from agents.services.jobs import job_enqueue, job_handler, jobs_ended
+from jobs.models import Job
+from jobs.services.execution import JobCancelled, execute_plain_job
+from jobs.registry import job_handler
+from jobs.services.jobs import job_enqueue, jobs_ended
 
 from .models import AgnoImport, ImportStatus
 from .services import KINDS, agno_import

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from agents.models import Job
+from jobs.models import Job
 from core.admin import OwnedModelAdmin, UserIdFilter, preview, pretty_json
 from core.tenancy import ALL_USERS
 
@@ -63,7 +63,7 @@ class ContentAdmin(OwnedModelAdmin):
         job = Job.all_users.filter(pk=obj.job_id).values("status", "error", "progress").first()
         if job is None:
             return obj.job_id
-        link = reverse("admin:agents_job_change", args=[obj.job_id])
+        link = reverse("admin:jobs_job_change", args=[obj.job_id])
         return format_html('<a href="{}">{}</a> {} {}', link, job["status"], preview(job["progress"], 120), job["error"])
 
     @admin.action(description="Refresh (read, chunk and embed again)")

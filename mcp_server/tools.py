@@ -51,7 +51,7 @@ def _refusals() -> tuple[type[BaseException], ...]:
 async def _in_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     """Django's ORM and the pipeline's sync phases in a run thread (the API's pool), off the event
     loop; their refusals as the failed tool call the client sees."""
-    from agents.services.executor import in_run_thread
+    from jobs.services.executor import in_run_thread
 
     try:
         return await in_run_thread(fn, *args, **kwargs)

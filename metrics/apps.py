@@ -8,4 +8,4 @@ class MetricsConfig(AppConfig):
     def ready(self) -> None:
         from . import tasks
 
-        del tasks  # imported for its job handler's registration (agents.services.jobs.job_handler)
+        del tasks  # imported for its job handler's registration (jobs.registry.job_handler)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import F, Max
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from core.tenancy import AllUsers, scope_queryset
 
 from .models import DURATION_BUCKETS, AggregationPeriod, MetricsAggregate, MetricsRefreshState, RefreshStatus
@@ -49,7 +49,7 @@ _JOB_ENDED = (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
 def refresh_status(*, scope: RefreshScope) -> RefreshStatusView:
     """The latest refresh of ``scope`` ("idle" when none was ever started), with its job's
     progress while it runs. A running refresh whose job ended without finishing it reads as
-    failed, with the job's reason. Two queries while one runs, else one."""
+    failed, with the job's reason. Two queries while one runs (three as its job ends), else one."""
     state: MetricsRefreshState | None = states().filter(scope=scope.key).first()
     if state is None:
         return RefreshStatusView(RefreshStatus.IDLE, None, None, None)
@@ -57,9 +57,14 @@ def refresh_status(*, scope: RefreshScope) -> RefreshStatusView:
     if state.status == RefreshStatus.RUNNING and state.job_id:
         job = Job.objects.unscoped("the metrics refresh's own job, by the id its state row holds").filter(pk=state.job_id).first()
         if job is None or job.status in _JOB_ENDED:
-            reason = (job.error if job is not None else "") or "the refresh job ended before the refresh finished"
-            return RefreshStatusView(RefreshStatus.FAILED, state.started_at, job.completed_at if job else None, reason)
-        progress = dict(job.progress) if job.progress else None
+            # The refresh writes its end before its job settles: a state read before that end and
+            # a job read after it would call a finished refresh failed. Read the state again.
+            state = states().filter(scope=scope.key).first() or state
+            if state.status == RefreshStatus.RUNNING:
+                reason = (job.error if job is not None else "") or "the refresh job ended before the refresh finished"
+                return RefreshStatusView(RefreshStatus.FAILED, state.started_at, job.completed_at if job else None, reason)
+        elif job.progress:
+            progress = dict(job.progress)
     return RefreshStatusView(state.status, state.started_at, state.finished_at, state.error or None, progress)
 
 

@@ -391,7 +391,7 @@ def metrics_refresh_enqueue(*, scope: RefreshScope, full: bool = False, idempote
     The claim (the state marked running) and the job commit together, so two processes asking at
     once start one refresh. ``idempotency_key``: None, and nothing started, when a refresh was
     already accepted under it (the periodic refresh's key names its interval)."""
-    from agents.services.jobs import DuplicateJob, QueueFull, job_enqueue
+    from jobs.services.jobs import DuplicateJob, QueueFull, job_enqueue
 
     from .tasks import METRICS_REFRESH_JOB
 
@@ -431,7 +431,7 @@ def metrics_refresh_periodic(*, now: datetime | None = None) -> str | None:
         return None
     now = now or timezone.now()
     key = f"periodic:{interval}:{int(now.timestamp()) // interval}"
-    from agents.services.jobs import QueueFull
+    from jobs.services.jobs import QueueFull
 
     try:
         job_id = metrics_refresh_enqueue(scope=RefreshScope.of(ALL_USERS), idempotency_key=key)

@@ -1,4 +1,4 @@
-"""The metrics refresh as a background job of the engine's queue (agents.services.jobs), and
+"""The metrics refresh as a background job of the engine's queue (jobs.services.jobs), and
 beat's periodic task that asks for it (``CELERY_BEAT_SCHEDULE["metrics-refresh"]``)."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Callable
 
 from celery import shared_task
 
-from agents.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
-from agents.services.jobs import job_handler
+from jobs.models import Job
+from jobs.registry import job_handler
+from jobs.services.execution import JobCancelled, execute_plain_job
 
 from .services import RefreshScope, metrics_recompute, metrics_refresh_periodic, refresh_finish, states
 

@@ -12,7 +12,10 @@ class SchedulerConfig(AppConfig):
         from core.models import AccessToken
         from core.services.tokens import credential_revoked
 
+        from .job_hooks import schedule_job_hooks_register
         from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked
+
+        schedule_job_hooks_register()
 
         credential_revoked.connect(token_revoked, sender=AccessToken, dispatch_uid="scheduler.token_revoked")
         post_delete.connect(token_deleted, sender=AccessToken, dispatch_uid="scheduler.token_deleted")

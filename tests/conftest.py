@@ -41,11 +41,11 @@ def run_async(make_coroutine):
 @pytest.fixture(autouse=True, scope="session")
 def _the_test_process_serves_jobs() -> None:
     """The test process stands in for the server (whose lifespan the test client does not run):
-    its embedded worker may claim jobs, as a served process's does (agents.worker.serve_jobs)."""
+    its embedded worker may claim jobs, as a served process's does (jobs.worker.serve_jobs)."""
     from django.conf import settings
 
     if settings.configured:  # tests/engine can run without Django (-p no:django)
-        from agents.worker import serve_jobs
+        from jobs.worker import serve_jobs
 
         serve_jobs()
 
@@ -155,8 +155,8 @@ def django_db_setup(django_db_setup, django_db_blocker):
     _flush_keeps_static_rows(django_db_blocker)
     yield
     tenancy_guard.uninstall()
-    import agents.loop_worker as loops
-    import agents.worker as module
+    import jobs.loop_worker as loops
+    import jobs.worker as module
 
     for running in (module._worker, loops._worker):
         if running is not None:
@@ -228,8 +228,8 @@ def _no_worker_left_running():
     (TRUNCATE) can deadlock with it on PostgreSQL (seen in CI: "couldn't be flushed"). The next
     background run starts it again."""
     yield
-    import agents.loop_worker as loops
-    import agents.worker as module
+    import jobs.loop_worker as loops
+    import jobs.worker as module
 
     for running in (module._worker, loops._worker):
         if running is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from agents.models import CancelIntent, Job
+from jobs.models import CancelIntent, Job
 from approvals.models import Approval
 from chat.models import SharedConversation
 from core.auth import OPERATOR

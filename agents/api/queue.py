@@ -20,9 +20,9 @@ from core.api.schema import ErrorOut, PaginationInfoOut, ValidationErrorOut, que
 from core.api.views import AgentOSView
 from core.auth import Principal
 
-from ..models import Job, JobStatus
-from ..services import queue as operations
-from ..services.jobs import queue_stats
+from jobs.models import Job, JobStatus
+from jobs.services import queue as operations
+from jobs.services.jobs import queue_stats
 
 TAGS = ["Queue"]
 ADMIN_ONLY = "Job queue operations require an admin scope"

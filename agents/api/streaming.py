@@ -11,7 +11,7 @@ from django.http import StreamingHttpResponse
 
 from core.api.sse import SSE_CONTENT_TYPE, control_frame, event_frame
 
-from ..services.cancellation import cancel_local
+from jobs.services.cancellation import cancel_local
 
 logger = logging.getLogger("agno_site.runs")
 

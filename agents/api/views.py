@@ -31,14 +31,14 @@ from sessions.selectors import run_events_kept, session_get
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 from sessions.services.sessions import NothingToFork, session_fork
 
-from ..models import Job
+from jobs.models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
 from engine import InvalidContinuation
 from engine.factory import FactoryPermissionError, FactoryValidationError
 from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
-from ..services.executor import in_run_thread
-from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
+from jobs.services.executor import in_run_thread
+from jobs.services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
 from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
@@ -137,7 +137,7 @@ class OfATeam:
 
 
 class AgentAsyncView(AsyncAgentOSView):
-    """Blocking work goes to the run threads (agents.services.executor), with service errors
+    """Blocking work goes to the run threads (jobs.services.executor), with service errors
     turned into API errors."""
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:

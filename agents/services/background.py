@@ -24,19 +24,19 @@ from sessions.models import Run, RunStatus, Session
 from sessions.selectors import ATTEMPT_STARTED
 from sessions.services.runs import RunRecord, run_finish
 
-from ..models import Job
+from jobs.models import Job
 from engine import InvalidContinuation, Workflow
-from .cancellation import cancel_checker, cancel_local, forget_local
-from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
+from jobs.services.cancellation import forget_local
+from jobs.services.execution import Lease
+from jobs.services.executor import in_run_thread
+from jobs.services.jobs import job_ended, job_fence, job_settle_fenced
+from jobs.services.watch import watch
 from .eventlog import EventLog, LoopFed, run_error_event
-from .executor import in_run_thread
-from .watch import watch
 from .runs import (
     ComponentNotFound,
     PreparedRun,
     RunNotContinuable,
     RunRequest,
-    _drive,
     _drive_async,
     branch_prepare_for_job,
     component_entry,
@@ -49,35 +49,6 @@ from .runs import (
 )
 
 logger = logging.getLogger("agno_site.jobs")
-
-
-
-class _Lease:
-    """A job's lease, renewed by the watch every third of its length; the run is stopped if the
-    lease is lost (the reaper gave the job to another attempt) or the run goes on too long."""
-
-    def __init__(self, job: Job, worker: str) -> None:
-        self.job, self.worker = job, worker
-        self.lost = False
-        self.interval = max(1.0, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
-        started = time.monotonic()
-        self.renew_at = started + self.interval
-        # A run's own timeout (a schedule's, in its payload), else the deployment's.
-        timeout = (job.payload or {}).get("timeout_seconds") or settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS
-        self.deadline = started + int(timeout)
-        self.timed_out = False
-
-    def tick(self, now: float) -> None:
-        if self.lost or now < self.renew_at:
-            return
-        self.renew_at = now + self.interval
-        if not job_heartbeat(job_id=self.job.pk, worker=self.worker, attempt=self.job.attempt):
-            self.lost = True
-            cancel_local(self.job.pk)
-        elif now > self.deadline and not self.timed_out:
-            self.timed_out = True
-            logger.warning("job %s ran past AGENTOS_BACKGROUND_TIMEOUT_SECONDS; cancelling it", self.job.pk)
-            cancel_local(self.job.pk)
 
 
 class _Events(EventLog):
@@ -105,7 +76,6 @@ class _Events(EventLog):
 
 
 
-
 class _LoopEvents(LoopFed, _Events):
     """A background run's events, fed on the worker's event loop (written by the watch thread)."""
 
@@ -122,29 +92,19 @@ class _Execution:
     worker: str
     run: Run
     events: _Events
-    lease: _Lease
+    lease: Lease
     prepared: PreparedRun | None = None
     output: dict[str, Any] | None = None  # set already when it cannot run
     finished: Any = None
 
 
-@job_handler("run", "continue", "branch")
-def job_execute(job: Job, worker: str) -> str:
-    """Run a claimed run job to its end in this thread. Returns the run's final status (or "LOST")."""
-    execution = _job_begin(job, worker, _Events)
-    try:
-        if execution.prepared is not None:
-            execution.output, execution.finished = _drive(execution.prepared, execution.prepared.iterate(), execution.events)
-    finally:
-        _job_unwatch(job)
-    return _job_end(execution)
-
-
-async def job_execute_async(job: Job, worker: str) -> str:
-    """``job_execute`` on an event loop (agents.loop_worker): waiting on the model holds no thread
-    and no connection, so one worker process carries hundreds of runs. The database phases (its
-    start, its end) go to the run threads; the watch thread writes its events and renews its lease."""
-    execution = await in_run_thread(_job_begin, job, worker, _LoopEvents)
+async def run_job_execute(job: Job, worker: str) -> str:
+    """Run a claimed run job to its end on the worker's event loop (the run job types' execute,
+    registered with the queue: jobs.registry). Waiting on the model holds no thread and no
+    connection, so one worker process carries hundreds of runs. The database phases (its start,
+    its end) go to the run threads; the watch thread writes its events and renews its lease.
+    Returns the run's final status (or "LOST")."""
+    execution = await in_run_thread(_job_begin, job, worker)
     try:
         if execution.prepared is not None:
             execution.output, execution.finished = await _drive_async(execution.prepared, execution.prepared.iterate(), execution.events)
@@ -153,7 +113,7 @@ async def job_execute_async(job: Job, worker: str) -> str:
     return await in_run_thread(_job_end, execution)
 
 
-def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
+def _job_begin(job: Job, worker: str) -> _Execution:
     """Read the job's run and session, number its events on, watch its lease, and prepare it
     (or, if it can never run, its failed output)."""
     run = _RUN_WITH_SESSION.one(job.pk, job.user_id)
@@ -163,8 +123,8 @@ def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
     superseded_from = _superseded_from(job, first_index)
     if superseded_from is not None:
         first_index += ATTEMPT_INDEX_GAP
-    events = log(run, job, worker, first_index)
-    execution = _Execution(job=job, worker=worker, run=run, events=events, lease=_Lease(job, worker))
+    events = _LoopEvents(run, job, worker, first_index)
+    execution = _Execution(job=job, worker=worker, run=run, events=events, lease=Lease(job, worker))
     watch.add(job.pk, events, execution.lease)
     try:
         if superseded_from is not None:
@@ -216,12 +176,9 @@ def _job_end(execution: _Execution) -> str:
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
             run_aftermath(prepared, status, output, execution.finished)
-        elif job.job_type == "continue":
-            # A continuation that could not start (its agent was removed after the pause) ends
-            # the paused run all the same: a schedule run it paused follows that end.
-            from scheduler.services.firing import schedule_runs_follow_paused
-
-            schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
+        # The job's observers follow its end, a continuation's even when it could not start (its
+        # agent was removed after the pause): a schedule run it paused follows that end.
+        job_ended(job=job, status=status)
     return status
 
 
@@ -305,40 +262,3 @@ def _unrunnable(job: Job, run: Run, exc: Exception, events: _Events) -> dict[str
         message, error_type = f"Internal error while preparing the run ({type(exc).__name__})", "internal_error"
     events(run_error_event(run_id=job.pk, session_id=run.session_id, agent_id=job.component_id, content=message, error_type=error_type))
     return {**(run.run_data or {}), "run_id": job.pk, "session_id": run.session_id, "status": RunStatus.ERROR, "content": message}
-
-
-class JobCancelled(Exception):
-    """Raised by a job's ``report`` once the job was cancelled or its lease lost: stop working."""
-
-
-def execute_plain_job(job: Job, worker: str, work: Callable[[Job, Callable[..., None]], Any]) -> str:
-    """Execute a job that is not a run (a handler's body): ``work(job, report)`` does the work and
-    calls ``report(**progress)`` as it goes, which records the progress and raises JobCancelled
-    once the job was cancelled or its lease lost. The lease is renewed meanwhile, and the job's end
-    is written fenced: COMPLETED, or FAILED with the exception's message, which says what a user
-    or an operator can do about it. Returns the job's final run-style status."""
-    lease = _Lease(job, worker)
-    is_cancelled = cancel_checker(job.pk, job.user_id)  # a lost lease cancels it locally too
-    watch.add(job.pk, lease)
-
-    def report(**progress: Any) -> None:
-        if lease.lost or is_cancelled() or not job_progress(job=job, worker=worker, **progress):
-            raise JobCancelled(job.pk)
-
-    try:
-        work(job, report)
-    except JobCancelled:
-        status, error = RunStatus.CANCELLED, "cancelled"
-    except DatabaseError:
-        raise  # the database went away: the reaper retries the job or fails it visibly
-    except Exception as exc:
-        logger.warning("job %s (%s) failed: %.1000s", job.pk, job.job_type, exc)  # a message may quote any input: bounded
-        status, error = RunStatus.ERROR, str(exc) or type(exc).__name__
-    else:
-        status, error = RunStatus.COMPLETED, ""
-    finally:
-        watch.remove(job.pk)
-        forget_local(job.pk)
-    if lease.lost or not job_settle_fenced(job=job, worker=worker, run_status=status, error=error):
-        return "LOST"
-    return status

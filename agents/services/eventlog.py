@@ -28,14 +28,16 @@ from sessions.services.runs import run_events_append, run_events_append_indexed
 from traces.tracing import tracer_for
 
 from engine import TERMINAL_EVENTS
+from jobs.services.watch import TICK_SECONDS
+
 from .live import publish
 
 logger = logging.getLogger("agno_site.runs")
 
 EventFilter = Callable[[dict[str, Any]], bool]
 
-# How often a quiet run's events are written, and the watch looks at its runs.
-FLUSH_SECONDS = 0.2
+# How often a quiet run's events are written: at each of the watch's ticks.
+FLUSH_SECONDS = TICK_SECONDS
 
 
 class EventLog:
@@ -118,6 +120,11 @@ class LoopFed:
     it."""
 
     batched = True
+
+    @property
+    def flush_together(self) -> Callable[[list[EventLog]], None]:
+        """How the watch writes the logs it found due: all in one statement (``write_quiet``)."""
+        return write_quiet
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

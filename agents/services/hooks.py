@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 from core.tenancy import scope_queryset
 from sessions.models import Run
 
-from ..models import Job
+from jobs.models import Job
 from ..registry import entry_get
 from engine.aio import run_sync
 from engine.hooks import component_inside, run_background_hooks
+from jobs.registry import job_handler
+from jobs.services.execution import execute_plain_job
+from jobs.services.jobs import QueueFull, job_enqueue
 from traces.tracing import background_hooks_trace
-from .jobs import QueueFull, job_enqueue, job_handler
 
 if TYPE_CHECKING:
     from .runs import PreparedRun
@@ -75,8 +77,6 @@ def child_hooks_enqueue(prepared: PreparedRun, children: Sequence[dict[str, Any]
 
 @job_handler(POST_HOOKS_JOB)
 def post_hooks_job(job: Job, worker: str) -> str:
-    from .background import execute_plain_job
-
     return execute_plain_job(job, worker, _run_hooks)
 
 

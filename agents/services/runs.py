@@ -39,15 +39,15 @@ from engine.checkpoints import boundary
 from engine.factory import FactoryContext
 from engine.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
-from .cancellation import cancel_checker, cancel_request, forget_local
+from jobs.services.cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from learnings.services import LearnedMemoryBuffer
 from .eventlog import run_error_event
-from .executor import in_run_thread
+from jobs.services.executor import in_run_thread
 from .hooks import child_hooks_enqueue, hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
-from .watch import watch
-from .jobs import job_cancel, job_follow_run, job_submit
+from jobs.services.watch import watch
+from jobs.services.jobs import job_cancel, job_follow_run, job_submit
 
 logger = logging.getLogger("agno_site.runs")
 

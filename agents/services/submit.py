@@ -30,9 +30,10 @@ from core.auth import BROWSER, OPEN, Principal, principal_grant
 from sessions.models import Run, RunOrigin, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
 
-from ..models import Job, Stage
+from ..models import Stage
+from jobs.models import Job
 from .capacity import Slot, run_slot_acquire, run_slot_key
-from .jobs import QueueFull, job_continue, job_submit
+from jobs.services.jobs import QueueFull, job_continue, job_submit
 from .runs import (
     DECISIONS_WITH_BRANCH,
     ComponentNotFound,

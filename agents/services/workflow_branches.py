@@ -4,7 +4,7 @@ On the background path a ``Parallel`` submits one "workflow-branch" job per bran
 workflow run's group (``group_id`` and ``parent_job_id`` = the workflow run's job, with their
 ``branch_index``). Any worker process claims them, so branches spread over Celery workers; the
 claim exempts them from the one-running-job-per-session rule (their parent holds the session's
-turn) and lets them take their waiting parent's place under the caps (agents.services.jobs).
+turn) and lets them take their waiting parent's place under the caps (jobs.services.jobs).
 
 A branch job rebuilds its branch from the workflow's id, version and the ``Parallel``'s path in
 the graph, runs it under the workflow run's id (its executor runs are children of the workflow
@@ -38,20 +38,20 @@ from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 from sessions.selectors import run_history
 
-from ..models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from engine import RunContext, Workflow
 from engine.aio import maybe_await
 from engine.factory import FactoryContext
 from engine.workflow import WorkflowRun
 from engine.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from engine.workflow_types import StepInput
-from .background import _Lease
-from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
-from .executor import in_run_thread, parked
-from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
+from jobs.services.cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
+from jobs.services.executor import in_run_thread, parked
+from jobs.services.execution import Lease
+from jobs.services.jobs import dispatch, job_cancel, job_ended, job_settle_fenced
 from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
 from .eventlog import FLUSH_SECONDS
-from .watch import watch
+from jobs.services.watch import watch
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -75,7 +75,7 @@ def branch_job_id(parent_id: str, segment: str, path: str, occurrence: int, bran
 class JobBranches:
     """``ParallelBranches`` for a workflow run executing as the job ``job``."""
 
-    def __init__(self, job: Job, lease: _Lease, *, version: int | None = None) -> None:
+    def __init__(self, job: Job, lease: Lease, *, version: int | None = None) -> None:
         self.job, self.lease = job, lease
         # The version the run executes, so that every branch is of the same definition.
         self.version = version if version is not None else job.payload.get("version")
@@ -289,7 +289,7 @@ class _BranchEvents:
 class _Branch:
     job: Job
     worker: str
-    lease: _Lease
+    lease: Lease
     events: _BranchEvents
     workflow: Workflow | None = None
     ctx: RunContext | None = None
@@ -315,7 +315,7 @@ def _either(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[],
 
 
 def _branch_begin(job: Job, worker: str) -> _Branch:
-    branch = _Branch(job=job, worker=worker, lease=_Lease(job, worker), events=_BranchEvents(job, worker))
+    branch = _Branch(job=job, worker=worker, lease=Lease(job, worker), events=_BranchEvents(job, worker))
     # Renewed at the watch's first tick: a branch claimed while its process was still warming up
     # (its first import of a provider's SDK, say) may have begun late in its first lease.
     branch.lease.renew_at = time.monotonic()
@@ -376,11 +376,12 @@ def _branch_end(branch: _Branch, result: BranchResult) -> str:
             transaction.set_rollback(True)
             logger.warning("branch job %s: lost its lease before finishing; its result is discarded", job.pk)
             return "LOST"
+        job_ended(job=job, status=status)
     _wake(job.parent_job_id)
     return status
 
 
-async def branch_execute_async(job: Job, worker: str) -> str:
+async def branch_job_execute(job: Job, worker: str) -> str:
     """Run a claimed branch job on the worker's event loop (waiting on its models holds no thread)."""
     branch = await in_run_thread(_branch_begin, job, worker)
     try:
@@ -405,9 +406,3 @@ async def branch_execute_async(job: Job, worker: str) -> str:
     finally:
         await in_run_thread(_branch_unwatch, branch)
     return await in_run_thread(_branch_end, branch, result)
-
-
-@job_handler(BRANCH_JOB_TYPE)
-def branch_execute(job: Job, worker: str) -> str:
-    """``branch_execute_async`` for a caller without an event loop (``job_run``)."""
-    return asyncio.run(branch_execute_async(job, worker))

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "core",
+    "jobs",
     "agents",
     "sessions.apps.SessionsConfig",
     "learnings",

@@ -13,7 +13,7 @@ from django.utils.http import urlencode
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from agents.services.jobs import QueueFull
+from jobs.services.jobs import QueueFull
 from core.services.userdata import userdata_counts, userdata_erase, userdata_export_chunks
 from core.tenancy import ALL_USERS, owned_models
 from metrics.selectors import last_refreshed_at, refresh_status, usage_series

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from engine import InvalidContinuation
-from agents.services.jobs import job_cancel_paused
+from jobs.services.jobs import job_cancel_paused
 from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound, cancel_for_caller
 from agents.services.submit import Accepted, submit_continue
 from approvals.gate import AdminApprovalRequired

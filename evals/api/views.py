@@ -18,8 +18,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.services.executor import in_run_thread
-from agents.services.jobs import QueueFull
+from jobs.services.executor import in_run_thread
+from jobs.services.jobs import QueueFull
 from core.api.errors import BadRequest, Forbidden, NotFound, TooManyRequests, invalid
 from core.api.params import boolean, choice, envelope, page, sort_order_param
 from core.api.parsers import StrictJSONParser

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 
-from agents.services.jobs import QueueFull
+from jobs.services.jobs import QueueFull
 from core.api.errors import BadRequest, NotFound, TooManyRequests, invalid
 from core.api.params import Page, choice, envelope, integer, page
 from core.api.parsers import load_json

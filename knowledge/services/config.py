@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.models import Job
+from jobs.models import Job
 
 from ..chunkers import AGENTOS_NAMES, CHUNKERS
 from ..chunkers import NOT_OFFERED as CHUNKERS_NOT_OFFERED

@@ -11,9 +11,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.cancellation import cancel_request
-from agents.services.jobs import job_cancel, job_enqueue, jobs_ended
+from jobs.models import Job, JobStatus
+from jobs.services.cancellation import cancel_request
+from jobs.services.jobs import job_cancel, job_enqueue, jobs_ended
 
 from ..chunkers import ChunkerError, chunker_key
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType

@@ -1,6 +1,6 @@
 """The ingestion job: read, chunk, embed, write; the content ends ``completed`` or ``failed``.
 
-It runs on the engine's job queue (``agents.services.jobs``: lease, heartbeats, reaper, the
+It runs on the engine's job queue (``jobs.services.jobs``: lease, heartbeats, reaper, the
 owner's share of the queue), as a plain job (no run row). Progress (stage, chunks embedded) is
 recorded on the job for the UI and the admin.
 
@@ -19,9 +19,10 @@ from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.utils import timezone
 
-from agents.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
-from agents.services.jobs import job_fence, job_handler
+from jobs.models import Job
+from jobs.registry import job_handler
+from jobs.services.execution import JobCancelled, execute_plain_job
+from jobs.services.jobs import job_fence
 
 from ..chunkers import Piece, chunk_sections
 from ..embedders import embedder_get

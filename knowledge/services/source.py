@@ -5,7 +5,7 @@ searched (its own base first, else the shared one, as the run's user sees them),
 be defined before its base exists. ``reranker`` picks the base's reranking as the agent uses it: a
 reranker's id (``"remote:<model>"``, ``"fastembed:<model>"``), ``"none"``, or None for the
 deployment's (``KNOWLEDGE_RERANKER``). The search is database and CPU work (the query's embedding):
-it runs in the run threads (``agents.services.executor``), as the engine's database phases do,
+it runs in the run threads (``jobs.services.executor``), as the engine's database phases do,
 never on the event loop.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.knowledge import KnowledgeHit
-from agents.services.executor import in_run_thread
+from jobs.services.executor import in_run_thread
 
 from ..rerankers import NO_RERANKER, reranker_id_check
 from .bases import base_get_by_name

@@ -14,7 +14,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents.services.jobs import QueueFull
+from jobs.services.jobs import QueueFull
 from core.api.errors import BadRequest, Conflict, TooManyRequests, invalid
 from core.api.params import boolean, choice
 from core.api.schema import ErrorOut, ValidationErrorOut, query_param

@@ -99,7 +99,7 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
 def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     """Submit the claimed attempt's run (in the claim's transaction); a refusal is the attempt's
     failure, written instead (its retry, or the schedule's disabling, follow)."""
-    from agents.services.jobs import QueueFull, SessionBusy
+    from jobs.services.jobs import QueueFull, SessionBusy
     from agents.services.runs import ComponentNotFound, RunForbidden
     from agents.services.submit import submit_run
     from sessions.models import RunOrigin
@@ -287,7 +287,7 @@ def schedule_runs_follow_paused(*, owner_id: str | None, run_id: str) -> int:
 
     The run pipeline calls this where it writes the end of a run that had paused, in that
     transaction (after the run's row): a continuation's end (agents.services.runs.run_aftermath)
-    and a paused run's cancel (agents.services.jobs.job_cancel), whatever surface asked for it
+    and a paused run's cancel (jobs.services.jobs.job_cancel), whatever surface asked for it
     (the API's continue or cancel, an approval's resolution, the admin). One indexed read when no
     schedule fired the run. Returns how many schedule runs changed."""
     rows = list(

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.core.management import call_command
 from django.urls import reverse
 
-from agents.models import CancelIntent
+from jobs.models import CancelIntent
 from core.tenancy import owned_models
 from sessions.models import Run, RunEvent, Session
 from sessions.services import run_events_append

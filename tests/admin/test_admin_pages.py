@@ -7,7 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from agents.models import AgentDefinition, Job
+from agents.models import AgentDefinition
+from jobs.models import Job
 from agents.registry import agent_get
 from agents.services.definitions import definition_create, publish_draft
 from core.admin import preview, seconds

@@ -11,7 +11,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, PeriodicTask, SolarSchedule
 
-from agents.models import AgentDefinition, CancelIntent, Stage
+from agents.models import AgentDefinition, Stage
+from jobs.models import CancelIntent
 from agents.services.definitions import definition_create, draft_for, publish_draft
 from core.models import AccessToken
 from evals.models import EvalBatch

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from agents.services.runs import RunRequest
 from agents.services.submit import submit_run
 from core.auth import Principal

@@ -11,8 +11,8 @@ from tests.security.conftest import jwt_server  # noqa: F401 (a fixture: JWT aut
 def worker(settings):
     """The embedded worker of this process, stopped (and forgotten) after the test, and so is the
     process's job loop that a Celery task (``drain_queue``) wakes."""
-    import agents.loop_worker as loops
-    import agents.worker as module
+    import jobs.loop_worker as loops
+    import jobs.worker as module
 
     settings.AGENTOS_REAPER_INTERVAL_SECONDS = 1
     module._worker = None

@@ -8,8 +8,9 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import job_claim, job_reap
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_claim
+from jobs.services.reaper import job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -55,7 +56,7 @@ def test_a_job_accepted_while_no_worker_runs_is_executed_when_one_starts(live_ap
     body = submit(live_api, message="survive a restart", user_id="alice").json()
     assert Job.objects.unscoped("test").get(pk=body["run_id"]).status == JobStatus.QUEUED
     assert run_status(body["run_id"]) == "PENDING"
-    import agents.worker as module
+    import jobs.worker as module
 
     module._worker = None
     settings.EMBEDDED_WORKER = True  # the process is back
@@ -273,7 +274,7 @@ class TestReaper:
         settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS = 0
         run_id = self.lose_a_worker(live_api, settings, attempts=2)
         assert job_reap() == ([run_id], [])
-        import agents.worker as module
+        import jobs.worker as module
 
         module._worker = None
         settings.EMBEDDED_WORKER = True
@@ -283,7 +284,7 @@ class TestReaper:
         assert (job.status, job.attempt) == (JobStatus.COMPLETED, 2)
 
     def test_a_zombie_worker_cannot_overwrite_its_successor(self, live_api, worker, settings) -> None:
-        from agents.services.background import job_execute
+        from jobs.services.jobs import job_run
 
         run_id = self.lose_a_worker(live_api, settings, attempts=2)
         zombie = Job.objects.unscoped("test").get(pk=run_id)
@@ -291,9 +292,9 @@ class TestReaper:
         Job.objects.unscoped("test").filter(pk=run_id).update(available_at=timezone.now())
         successor = job_claim(worker="successor")
         assert successor.attempt == 2
-        assert job_execute(zombie, "doomed-worker") == "LOST"  # fenced out: writes nothing
+        assert job_run(zombie, "doomed-worker") == "LOST"  # fenced out: writes nothing
         assert run_status(run_id) == "RUNNING"
-        assert job_execute(successor, "successor") == "COMPLETED"
+        assert job_run(successor, "successor") == "COMPLETED"
         assert run_status(run_id) == "COMPLETED"
 
 
@@ -302,7 +303,7 @@ class TestJobsThatCannotStart:
         """Not left RUNNING for the reaper to call a lost worker a lease later: it fails now,
         with the reason on the run, the job and a RunError event that ends any follower's stream."""
         from agents.models import AgentDefinition
-        from agents.services.background import job_execute
+        from jobs.services.jobs import job_run
         from agents.services.definitions import definition_create
 
         settings.EMBEDDED_WORKER = False
@@ -312,7 +313,7 @@ class TestJobsThatCannotStart:
         job = job_claim(worker="w1")
         assert job is not None and job.pk == run_id
 
-        assert job_execute(job, "w1") == "ERROR"
+        assert job_run(job, "w1") == "ERROR"
         run = Run.objects.for_user("alice").get(pk=run_id)
         assert run.status == "ERROR" and run.error.startswith("Agent short-lived is no longer available")
         assert run.finished_at is not None and run.run_data["content"] == run.error
@@ -326,7 +327,7 @@ class TestJobsThatCannotStart:
 
 
     def test_a_continuation_whose_source_run_was_deleted_fails_saying_so(self, live_api, worker, settings) -> None:
-        from agents.services.background import job_execute
+        from jobs.services.jobs import job_run
 
         settings.EMBEDDED_WORKER = False  # the follow-up waits in the queue
         body = submit(live_api, message="the question", user_id="alice", session_id="s-src", background="false").json()
@@ -336,7 +337,7 @@ class TestJobsThatCannotStart:
         Run.objects.unscoped("test").filter(pk=body["run_id"]).delete()  # an operator deletes the source run
         job = job_claim(worker="w1")
         assert job is not None and job.pk == accepted["run_id"]
-        assert job_execute(job, "w1") == "ERROR"
+        assert job_run(job, "w1") == "ERROR"
         run = Run.objects.for_user("alice").get(pk=accepted["run_id"])
         assert run.error == f"Run {body['run_id']} was deleted before this continuation could run"
         assert RunEvent.objects.for_user("alice").get(run=run).payload["error_type"] == "invalid_continuation"
@@ -428,14 +429,14 @@ class TestLease:
         assert job_reap() == ([], [])  # nothing for the reaper: the lease never lapsed
 
     def test_a_lost_lease_stops_the_run(self, live_api, settings) -> None:
-        from agents.services.background import _Lease
-        from agents.services.cancellation import cancelled_locally, forget_local
+        from jobs.services.execution import Lease
+        from jobs.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3
         run_id = submit(live_api, message="lose me", user_id="alice").json()["run_id"]
         job = job_claim(worker="w1")
-        lease = _Lease(job, "w1")
+        lease = Lease(job, "w1")
         try:
             lease.tick(lease.renew_at - 0.1)  # not due yet: nothing happens
             assert Job.objects.unscoped("test").get(pk=run_id).lease_expires_at == job.lease_expires_at
@@ -451,14 +452,14 @@ class TestLease:
             forget_local(run_id)
 
     def test_a_run_past_its_time_limit_is_cancelled(self, live_api, settings) -> None:
-        from agents.services.background import _Lease
-        from agents.services.cancellation import cancelled_locally, forget_local
+        from jobs.services.execution import Lease
+        from jobs.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # checked at each renewal, every second
         settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS = 5
         run_id = submit(live_api, message="too long", user_id="alice").json()["run_id"]
-        lease = _Lease(job_claim(worker="w1"), "w1")
+        lease = Lease(job_claim(worker="w1"), "w1")
         try:
             lease.tick(lease.renew_at)
             assert not cancelled_locally(run_id)

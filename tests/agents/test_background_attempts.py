@@ -17,9 +17,10 @@ from agno.run.agent import CustomEvent, RunCompletedEvent, RunContentEvent, RunO
 from agno.utils.http import aclose_default_clients
 from django.utils import timezone
 
-from agents.models import Job
-from agents.services.background import job_execute
-from agents.services.jobs import job_claim, job_reap
+from jobs.models import Job
+from jobs.services.jobs import job_run
+from jobs.services.jobs import job_claim
+from jobs.services.reaper import job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -81,7 +82,7 @@ def rerun(live_api, worker, fake_openai, settings):
     run_id = wait_for(lambda: Job.objects.unscoped("test").filter(session_id="s-att").values_list("id", flat=True).first())
     doomed = job_claim(worker="doomed-worker")
     assert doomed is not None and doomed.pk == run_id
-    lost = threading.Thread(target=lambda: job_execute(doomed, "doomed-worker"), daemon=True)
+    lost = threading.Thread(target=lambda: job_run(doomed, "doomed-worker"), daemon=True)
     lost.start()
     wait_for(lambda: follower.seen("RunContent") >= 3)  # the follower shows part of the first answer
     # ...and the quiet run's events reach the database: the stored run holds both attempts.
@@ -94,7 +95,7 @@ def rerun(live_api, worker, fake_openai, settings):
     gate.set()  # the lost worker runs on unaware for a moment (its sends still reach followers), fenced out
     lost.join(timeout=20)
     assert not lost.is_alive()
-    assert job_execute(successor, "successor") == "COMPLETED"
+    assert job_run(successor, "successor") == "COMPLETED"
     follower.join(timeout=20)
     assert not follower.is_alive()
     return run_id, follower.frames

@@ -7,8 +7,8 @@ import threading
 import httpx
 import pytest
 
-from agents.models import CancelIntent
-from agents.services.cancellation import cancel_checker, cancel_poll, cancel_request, forget_local
+from jobs.models import CancelIntent
+from jobs.services.cancellation import cancel_checker, cancel_poll, cancel_request, forget_local
 from sessions.models import Run
 from tests.agents.conftest import wait_for
 from tests.factories import make_run, make_session
@@ -41,7 +41,7 @@ class TestBinding:
         forget_local("r-any")
 
     def test_one_poll_asks_for_every_run_in_flight_and_stops_polling_ended_ones(self, django_assert_num_queries, monkeypatch) -> None:
-        from agents.services import cancellation
+        from jobs.services import cancellation
 
         monkeypatch.setattr(cancellation, "_polled", {})  # no other test's run in flight here
         checks = {f"r-{n}": cancel_checker(f"r-{n}", "carol") for n in range(1200)}
@@ -127,7 +127,7 @@ def test_another_users_session_still_looks_missing(live_api, jwt_server) -> None
 class TestEnrolment:
     @pytest.fixture(autouse=True)
     def _own_poll(self, monkeypatch):
-        from agents.services import cancellation
+        from jobs.services import cancellation
 
         monkeypatch.setattr(cancellation, "_polled", {})  # no other test's run in flight here
         monkeypatch.setattr(cancellation, "_local", {})

@@ -62,7 +62,7 @@ def _no_runs_in_flight(caplog):
 def few_run_threads(settings):
     """Three run threads in this process for the test: the regime where one user's streams can
     take them all."""
-    import agents.services.executor as executor
+    import jobs.services.executor as executor
 
     settings.RUN_THREADS = 3
     previous, executor._executor = executor._executor, None
@@ -146,7 +146,7 @@ def test_a_place_is_given_back_when_the_run_fails(live_api, settings, fake_opena
 
 
 def test_a_place_is_given_back_when_the_client_disconnects(live_api, settings, fake_openai) -> None:
-    from agents.services.cancellation import cancelled_locally
+    from jobs.services.cancellation import cancelled_locally
 
     settings.RUN_MAX_PER_USER = 1
     gate = threading.Event()
@@ -186,7 +186,7 @@ def test_a_made_up_forwarded_for_does_not_buy_an_anonymous_client_another_place(
 def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
     """A retry goes through the one submit service as the owner's background run, so it counts
     against their queue share: a bulk retry cannot crowd them (or anyone) out of the queue."""
-    from agents.services.jobs import job_cancel
+    from jobs.services.jobs import job_cancel
     from agents.services.runs import RunRequest
     from agents.services.submit import RunNotRetryable, submit_retry, submit_run
     from core.auth import Principal

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -240,7 +240,7 @@ def test_cancel_from_another_process(live_api, cluster, fake_openai) -> None:
     httpx.post(f"{live_api}/agents/openai-agent/runs/{run_id}/cancel", params={"session_id": "c-1"})
     # The protocol: the worker's watch asks the database every POLL_SECONDS for the intents of
     # the runs it executes, while they wait on their model; the next check after the call sees it.
-    from agents.services.cancellation import POLL_SECONDS
+    from jobs.services.cancellation import POLL_SECONDS
 
     wait_for(lambda: time.monotonic() - called > 3 * POLL_SECONDS)
     gate.set()  # the call returns; the worker's next check sees the cancel and stops

@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import WORKER_LOST
+from jobs.models import Job, JobStatus
+from jobs.services.reaper import WORKER_LOST
 from scheduler.models import Schedule, ScheduleRun
 from scheduler.services.schedules import schedule_create
 from sessions.models import Run
@@ -62,7 +62,7 @@ def fires(schedule: Schedule) -> int:
 @pytest.mark.redis
 @pytest.mark.slow
 def test_a_celery_worker_recovers_from_terminated_connections(live_api, cluster, fake_openai) -> None:
-    from agents.tasks import reap_jobs
+    from jobs.tasks import reap_jobs
     from scheduler.tasks import fire_schedule
 
     cluster.worker("w1")

@@ -150,7 +150,7 @@ def test_the_reaper_fails_a_run_whose_server_stopped_beating_and_nothing_else(li
 
 
 def test_a_run_the_reaper_gave_up_stops_and_keeps_the_reapers_verdict(live_api, fake_openai, settings):
-    from agents.services.cancellation import cancelled_locally
+    from jobs.services.cancellation import cancelled_locally
 
     settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # a heartbeat every second
     gate = threading.Event()

@@ -16,10 +16,11 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.background import job_execute
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_run
 from agents.services.inline import SERVER_LOST, inline_runs_reap
-from agents.services.jobs import WORKER_LOST, job_claim, job_reap
+from jobs.services.jobs import job_claim
+from jobs.services.reaper import WORKER_LOST, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.agents.test_background_attempts import Follower
@@ -50,7 +51,7 @@ def lost_worker(live_api, worker, fake_openai, settings):
     assert doomed is not None and doomed.pk == run_id
     def execute() -> None:
         try:
-            job_execute(doomed, "doomed-worker")
+            job_run(doomed, "doomed-worker")
         finally:
             connections.close_all()  # this thread's, before the test database is dropped
 
@@ -106,7 +107,7 @@ def test_every_inline_frame_carries_the_index_its_event_is_stored_under(live_api
 def test_a_resume_from_the_last_index_seen_of_a_lost_inline_run_ends_with_its_error(live_api, fake_openai, settings) -> None:
     """The server died after sending events it never stored: the reaper's RunError takes the next
     index after the last stored one, which the client has seen; its resume still ends with it."""
-    from agents.services.cancellation import cancelled_locally
+    from jobs.services.cancellation import cancelled_locally
 
     settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # the run's heartbeat finds it given up within a second
     gate = threading.Event()
@@ -139,8 +140,8 @@ def test_a_resume_from_the_last_index_seen_of_a_lost_inline_run_ends_with_its_er
 
 
 def test_the_jobs_of_a_worker_whose_heartbeat_stopped_are_reaped_before_their_lease_ends(live_api, settings) -> None:
-    from agents.models import ProcessBeat
-    from agents.services.liveness import process_beat
+    from jobs.models import ProcessBeat
+    from jobs.services.liveness import process_beat
 
     settings.EMBEDDED_WORKER = False  # the test plays the workers
     settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 1
@@ -170,7 +171,7 @@ def test_the_jobs_of_a_worker_whose_heartbeat_stopped_are_reaped_before_their_le
 
 def test_after_a_pause_of_the_reaper_no_worker_is_lost_for_its_silence(live_api, settings) -> None:
     """After an outage every beat is old: the first pass after it gives the workers time to beat."""
-    from agents.services.liveness import process_beat
+    from jobs.services.liveness import process_beat
 
     settings.EMBEDDED_WORKER = False
     settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS = 3
@@ -186,7 +187,7 @@ def test_after_a_pause_of_the_reaper_no_worker_is_lost_for_its_silence(live_api,
 
 
 def test_a_process_holding_jobs_beats_for_its_worker(live_api, worker, fake_openai, settings) -> None:
-    from agents.models import ProcessBeat
+    from jobs.models import ProcessBeat
 
     settings.EMBEDDED_WORKER = True
     settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS = 0.2

@@ -1,5 +1,5 @@
 """/queue: an operator's view of every user's jobs, and requeue through the console's retry
-(agents.services.jobs.job_requeue). Only an admin, or the open server without RBAC, gets in."""
+(jobs.services.jobs.job_requeue). Only an admin, or the open server without RBAC, gets in."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from sessions.models import Run
 from tests.factories import make_cancel_intent, make_job, make_run, make_session
 from tests.security.conftest import USER_SCOPES, auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
@@ -87,7 +87,7 @@ class TestAnAdmin:
         refused = client.post("/queue/jobs/alice-cancelled/requeue", **ADMIN)
         assert (refused.status_code, refused.json()) == (409, {"detail": "Job alice-cancelled was cancelled and its cancellation still stands: requeue with clear_cancellation=true to override it"})
         assert client.post("/queue/jobs/alice-cancelled/requeue?clear_cancellation=true", **ADMIN).json()["status"] == "queued"
-        from agents.models import CancelIntent
+        from jobs.models import CancelIntent
 
         assert not CancelIntent.objects.unscoped("test").filter(run_id="alice-cancelled").exists()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import job_claim, job_run
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_claim, job_run
 from knowledge.models import Content, ContentStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # does) before it exits, which gives a worker of its own every chance to claim the job.
 SHELL = """
 import time
-from agents.models import Job
+from jobs.models import Job
 from knowledge.services import base_get_or_create, content_insert
 
 base = base_get_or_create(name="documents")

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from agents.models import Job
+from jobs.models import Job
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from agents.services.workflow_branches import BRANCH_JOB_TYPE
 from sessions.models import Run
 from tests.agents.conftest import wait_for
@@ -123,10 +123,10 @@ def _in_a_thread(job_, worker_name: str):
     import asyncio
     import threading
 
-    from agents.services.background import job_execute_async
+    from jobs.services.jobs import job_execute
 
     outcome: list[str] = []
-    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute_async(job_, worker_name))))
+    thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute(job_, worker_name))))
     thread.start()
     return thread, outcome
 
@@ -136,7 +136,8 @@ def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_
 
     from django.utils import timezone
 
-    from agents.services.jobs import job_claim, job_reap, job_run
+    from jobs.services.jobs import job_claim, job_run
+    from jobs.services.reaper import job_reap
 
     settings.EMBEDDED_WORKER = False  # this test is every worker: it claims by hand
     settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS = 2

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from agents.models import JobStatus
+from jobs.models import JobStatus
 from tests.agents import test_celery
 from tests.agents.conftest import wait_for
 from tests.agents.test_workflow_groups import MODULE, branches, ended, job, run_row, submit

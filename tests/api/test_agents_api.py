@@ -195,7 +195,7 @@ class TestStreaming:
                     break
         # The client is gone. Once the server has noticed, let the model go on: the run stops at
         # its next step (releasing it sooner would race the disconnect against the answer).
-        from agents.services.cancellation import cancelled_locally
+        from jobs.services.cancellation import cancelled_locally
 
         wait_for(lambda: cancelled_locally(run_id))
         gate.set()
@@ -319,7 +319,7 @@ class TestPollCancelResume:
         assert httpx.get(f"{live_api}/agents/assistant/runs", params={"session_id": "nope"}).json() == {"detail": "Session not found"}
 
     def test_cancel_always_answers_empty_and_records_intent(self, live_api: str) -> None:
-        from agents.models import CancelIntent
+        from jobs.models import CancelIntent
 
         response = httpx.post(f"{live_api}/agents/assistant/runs/does-not-exist/cancel")
         assert (response.status_code, response.json()) == (200, {})

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from agents.services.definitions import definition_create, team_definition_create
 from sessions.models import Run, RunEvent
 from tests.api import hooked_agents

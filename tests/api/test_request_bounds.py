@@ -6,7 +6,7 @@ import json
 import httpx
 import pytest
 
-from agents.models import Job
+from jobs.models import Job
 from sessions.models import Run, Session
 from tests.factories import make_session
 

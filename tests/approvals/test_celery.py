@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from sessions.models import Run
 from tests.agents import test_celery
 from tests.agents.conftest import wait_for

@@ -271,7 +271,7 @@ def test_a_process_stopped_inside_a_transaction_does_not_hold_the_queue_lock_for
     submission: PostgreSQL ends its session after DB_IDLE_IN_TRANSACTION_TIMEOUT, which frees it."""
     import psycopg
 
-    from agents.services.jobs import QUEUE_LOCK_KEY
+    from jobs.services.jobs import QUEUE_LOCK_KEY
 
     with connection.cursor() as cursor:
         cursor.execute("SHOW idle_in_transaction_session_timeout")

@@ -90,7 +90,7 @@ def test_not_ready_before_any_reaper_pass_and_when_the_last_is_old(client, setti
 
 
 def test_the_embedded_worker_and_the_celery_task_record_their_reaper_passes(worker, settings) -> None:
-    from agents.tasks import reap_jobs
+    from jobs.tasks import reap_jobs
 
     settings.EMBEDDED_WORKER = True
     reap_jobs()  # beat's task, as a Celery worker runs it

@@ -9,8 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import WORKER_LOST, job_cancel, job_claim, job_reap
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_cancel, job_claim
+from jobs.services.reaper import WORKER_LOST, job_reap
 from evals.models import EvalRun
 from tests.security.conftest import auth, token
 

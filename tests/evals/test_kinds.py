@@ -158,7 +158,7 @@ def test_a_workflow_is_evaluated_through_the_same_pipeline(client, worker, judge
 
 
 def test_background_answers_202_at_once_and_the_eval_finishes_as_a_job(client, worker) -> None:
-    from agents.models import Job
+    from jobs.models import Job
     from tests.agents.conftest import wait_for
 
     body = {"eval_type": "reliability", "input": ADD, "agent_id": "assistant", "expected_tool_calls": ["add"]}
@@ -205,8 +205,8 @@ def test_an_eval_and_its_runs_belong_to_the_caller(client, worker, jwt_server) -
 
 
 def test_a_cancelled_eval_job_stops_and_its_run_says_so(client, worker) -> None:
-    from agents.models import Job
-    from agents.services.cancellation import cancel_request
+    from jobs.models import Job
+    from jobs.services.cancellation import cancel_request
     from tests.agents.conftest import wait_for
 
     body = {"eval_type": "performance", "input": "/slow 0.2\nhello", "agent_id": "assistant", "num_iterations": 50}

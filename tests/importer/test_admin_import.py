@@ -13,8 +13,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from agents.models import Job
-from agents.services.jobs import job_cancel, job_claim, job_progress, job_run
+from jobs.models import Job
+from jobs.services.jobs import job_cancel, job_claim, job_progress, job_run
 from importer.jobs import IMPORT_JOB, upload_dir
 from importer.models import AgnoImport
 from sessions.models import Session

@@ -27,7 +27,7 @@ def test_contents_show_their_status_reason_size_and_chunks_and_can_be_refreshed(
     assert "failed" in page and "Unsupported content type" in page
 
     detail = operator_client.get(reverse("admin:knowledge_content_change", args=[good.pk])).content.decode()
-    assert reverse("admin:agents_job_change", args=[good.job_id]) in detail and "completed" in detail
+    assert reverse("admin:jobs_job_change", args=[good.job_id]) in detail and "completed" in detail
 
     answer = operator_client.post(
         reverse("admin:knowledge_content_changelist"), {"action": "refresh_contents", "_selected_action": [good.pk, bad.pk]}, follow=True,

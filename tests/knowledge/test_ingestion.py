@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from knowledge.models import Chunk, Content, ContentStatus
 from knowledge.services import (
     ContentInputError, content_delete, content_get_for_user, content_insert, content_refresh, content_update, knowledge_search,
@@ -204,7 +204,7 @@ def test_the_embedded_worker_ingests_in_the_background(shared_base, settings, wo
 
 
 def test_a_content_whose_job_was_lost_for_good_reads_failed_with_the_jobs_reason(shared_base):
-    from agents.services.jobs import job_cancel
+    from jobs.services.jobs import job_cancel
     from knowledge.services import content_list_for_user
 
     content = content_insert(user_id="alice", base_id=shared_base.pk, source_type="text", text="never ingested").content

@@ -6,7 +6,7 @@ from datetime import datetime, timezone as dt_timezone
 
 import pytest
 
-from agents.models import Job
+from jobs.models import Job
 from metrics.models import MetricsAggregate
 from tests.agents.conftest import wait_for
 from tests.factories import make_session

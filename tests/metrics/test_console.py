@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.models import Job
+from jobs.models import Job
 from core.tenancy import ALL_USERS
 from metrics.models import MetricsAggregate
 from metrics.selectors import estimate_percentile, usage_series
@@ -69,8 +69,10 @@ def test_the_dashboard_shows_the_metrics_and_its_button_starts_a_refresh(admin_c
     assert "A metrics refresh is already running." in again.content.decode()
 
 
+# Committed rows: the job runs in a run thread, on its own connection (job_run drives the one async path).
+@pytest.mark.django_db(transaction=True)
 def test_the_dashboard_follows_a_background_refresh_to_its_end(admin_client, settings):
-    from agents.services.jobs import job_claim, job_progress, job_run
+    from jobs.services.jobs import job_claim, job_progress, job_run
 
     settings.EMBEDDED_WORKER = False  # the test plays the worker
     seed_run("alice", timezone.now() - timedelta(hours=1))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from agents.models import Job
+from jobs.models import Job
 from core.tenancy import ALL_USERS
 from metrics.models import MetricsAggregate, MetricsRefreshState
 from metrics.services import RefreshScope, metrics_refresh_periodic, refresh_finish, refresh_start

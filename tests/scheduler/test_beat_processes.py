@@ -18,7 +18,7 @@ from datetime import timedelta
 
 import pytest
 
-from agents.models import Job
+from jobs.models import Job
 from scheduler.models import ScheduleRun
 from scheduler.services.firing import schedule_runs_settle
 from scheduler.services.schedules import schedule_create

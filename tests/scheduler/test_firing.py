@@ -9,7 +9,7 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
+from jobs.models import Job, JobStatus
 from agents.services.definitions import definition_create
 from scheduler.models import Schedule, ScheduleRun, ScheduleRunStatus
 from scheduler.services.firing import early_tick, fire, fire_due, schedule_runs_settle, schedule_trigger, scheduler_tick

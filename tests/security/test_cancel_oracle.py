@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import CancelIntent
+from jobs.models import CancelIntent
 from sessions.models import Run
 from tests.security.conftest import auth, token
 

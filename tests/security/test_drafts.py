@@ -51,7 +51,7 @@ class TestDraftVersions:
             assert DRAFT_MARK in json.dumps(by_admin.json()["messages"])
 
     def test_only_an_admins_queued_run_runs_a_draft(self, live_api, worker, jwt_server, drafted) -> None:  # noqa: F811
-        from agents.services.jobs import job_submit
+        from jobs.services.jobs import job_submit
 
         def settled(run_id: str) -> Run:
             wait_for(lambda: Run.objects.unscoped("test").get(pk=run_id).status in ("COMPLETED", "ERROR"))

@@ -114,7 +114,7 @@ class TestEvalsRunOnlyWhatTheCallerMayRun:
         assert EvalRun.objects.for_user("alice").get().component_id == component_id
 
     def test_an_eval_runs_as_its_caller_and_is_checked_again_when_it_runs(self, client, jwt_server) -> None:
-        from agents.models import Job
+        from jobs.models import Job
         from evals import kinds
         from evals.execution import eval_run_execute
 
@@ -177,7 +177,7 @@ class TestTheScheduleToolIsNoDeputy:
         assert (stored.target_id, stored.grant["via"], sorted(stored.grant["scopes"])) == ("planner", "jwt", sorted(self.PLANNER_ONLY)), tool_result(run)
 
     def test_a_background_run_carries_its_principal_to_its_tools(self, client, jwt_server, planner, settings) -> None:
-        from agents.models import Job
+        from jobs.models import Job
 
         args = json.dumps({"name": "bg", "cron_expr": "* * * * *", "message": "x", "agent_id": "assistant"})
         response = client.post("/agents/planner/runs", data={"message": f"/call create_schedule {args}", "stream": "false", "background": "true"},

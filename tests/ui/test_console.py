@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from agents.models import CancelIntent, Job
+from jobs.models import CancelIntent, Job
 from agents.services.submit import RunNotRetryable, submit_retry
 from chat.console.selectors import dashboard_data
 from sessions.models import Run, RunStatus

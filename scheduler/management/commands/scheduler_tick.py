@@ -27,7 +27,7 @@ class Command(BaseCommand):
             return
         from django.conf import settings
 
-        from agents.worker import embedded_worker, serve_jobs
+        from jobs.worker import embedded_worker, serve_jobs
         from scheduler.ticker import Ticker
 
         stop = threading.Event()

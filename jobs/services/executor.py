@@ -38,7 +38,7 @@ async def in_run_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     return await loop.run_in_executor(run_executor(), functools.partial(with_connection_care, fn, *args, **kwargs))
 
 
-# The job loop's slot the current task holds (agents.loop_worker sets it): (park, unpark).
+# The job loop's slot the current task holds (jobs.loop_worker sets it): (park, unpark).
 job_slot: contextvars.ContextVar[tuple[Callable[[], None], Callable[[], None]] | None] = contextvars.ContextVar("job_slot", default=None)
 
 

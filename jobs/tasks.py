@@ -1,7 +1,7 @@
 """Celery tasks: ``celery -A agno_site worker`` executes background runs, beat runs the reaper.
 
 Tasks carry no run data: the job table is the truth. ``drain_queue`` wakes the worker process's
-job loop (agents.loop_worker), which claims and executes jobs while it has room; it is sent when
+job loop (jobs.loop_worker), which claims and executes jobs while it has room; it is sent when
 a job is accepted and when the reaper requeues one, and is safe to run any number of times (a
 claim is a conditional update).
 """
@@ -17,7 +17,7 @@ from core.services.readiness import reaper_pass_record
 
 from .loop_worker import process_worker
 from .services.jobs import dispatch, startable_count
-from .services.liveness import reap
+from .services.reaper import reap
 
 logger = logging.getLogger("agno_site.jobs")
 

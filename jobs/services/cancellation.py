@@ -1,7 +1,7 @@
 """Cancellation intents: instant within a process, visible to every process through the database.
 
 A run checks ``is_cancelled()`` between steps, and per streamed token: a dict lookup, never a
-query. The process's watch thread (agents.services.watch) asks the database for the intents of
+query. The process's watch thread (jobs.services.watch) asks the database for the intents of
 every run executing in the process at once, one query every ``POLL_SECONDS``
 (``cancel_poll``), so a cancel sent to any replica reaches the process running the run within
 that interval, whatever the number of runs in flight. (A query per run, a check after every

@@ -1,7 +1,7 @@
 """The embedded worker: with no broker configured, each web process executes the job table itself.
 
 Same table, same claims, leases, fencing and reaping as the Celery workers, and the same engine
-(agents.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
+(jobs.loop_worker: up to WORKER_RUNS_PER_PROCESS jobs on one event loop), so the guarantees are
 the same: a job accepted before a restart is picked up after it.
 
 Only a long-lived process runs it: one that says so with ``serve_jobs()`` (a process that loads
@@ -22,7 +22,7 @@ from core.services.readiness import reaper_pass_record
 
 from .loop_worker import LoopWorker
 from .services.jobs import worker_name
-from .services.liveness import reap
+from .services.reaper import reap
 
 logger = logging.getLogger("agno_site.jobs")
 

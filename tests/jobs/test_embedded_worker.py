@@ -8,7 +8,7 @@ import httpx
 import pytest
 from django.db import InterfaceError
 
-from agents.models import Job
+from jobs.models import Job
 from tests.agents.conftest import wait_for
 from tests.agents.test_background import finished, submit
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_lost_database_connection_does_not_end_the_job_loop(live_api, worker, settings, monkeypatch) -> None:
-    import agents.loop_worker as loops
+    import jobs.loop_worker as loops
 
     settings.EMBEDDED_WORKER = True
     failures = {"left": 3}
@@ -51,7 +51,7 @@ def test_start_restarts_a_job_loop_that_ended(worker, settings) -> None:
 def test_one_process_carries_many_jobs_at_once(live_api, worker, settings, fake_openai) -> None:
     """Thirty background runs whose model is held, with two run threads: all thirty wait on their
     model at once (a waiting run holds no thread), then all complete when the model answers."""
-    import agents.services.executor as executor
+    import jobs.services.executor as executor
     from tests.fakes._base import Reply
 
     settings.EMBEDDED_WORKER = True

@@ -7,10 +7,11 @@ import threading
 
 import pytest
 
-from agents.models import Job, JobStatus
-from agents.services.background import execute_plain_job
-from agents.services.cancellation import cancel_request
-from agents.services.jobs import DuplicateJob, job_claim, job_enqueue, job_handler, job_run, job_submit, waiting_on
+from jobs.models import Job, JobStatus
+from jobs.registry import job_handler
+from jobs.services.execution import execute_plain_job
+from jobs.services.cancellation import cancel_request
+from jobs.services.jobs import DuplicateJob, job_claim, job_enqueue, job_run, job_submit, waiting_on
 from sessions.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)

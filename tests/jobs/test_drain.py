@@ -6,8 +6,8 @@ import os
 import httpx
 import pytest
 
-from agents.models import Job, JobStatus
-from agents.tasks import drain_queue, reap_jobs
+from jobs.models import Job, JobStatus
+from jobs.tasks import drain_queue, reap_jobs
 from tests.agents.conftest import wait_for
 from tests.conftest import require_service
 

@@ -8,9 +8,9 @@ time per session" hold however many workers race. Terminal writes are fenced on
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,16 +26,15 @@ from sessions.models import Run, RunOrigin, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
 from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
+from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered, reapers
+from .cancellation import cancel_clear, cancel_request
+from .executor import in_run_thread
 
 logger = logging.getLogger("agno_site.jobs")
 
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 STRATEGIES = ("enqueue", "reject", "interrupt")
 IDEMPOTENCY_KEY_MAX = 512
-WORKER_LOST = (
-    "Worker lost and attempt budget exhausted; the run was not re-executed. Raise "
-    "AGENTOS_BACKGROUND_MAX_ATTEMPTS to retry such runs, or requeue it from the admin."
-)
 
 
 class QueueFull(Exception):
@@ -78,7 +77,7 @@ def worker_name() -> str:
 QUEUE_LOCK_KEY = 0x61676E6F2D6A6F62  # "agno-job"
 
 
-def _lock_queue() -> None:
+def queue_lock() -> None:
     """Serialize claims and admissions until the transaction ends.
 
     PostgreSQL: a transaction-scoped advisory lock (no row to read or keep; sent without waiting
@@ -134,7 +133,7 @@ def job_submit(
     scope = owner_id or ""
     key = idempotency_key or None
     with transaction.atomic():
-        _lock_queue()
+        queue_lock()
         if key is not None:
             existing = _existing_for_key(scope, key)
             if existing is not None and existing.created_at < now - timedelta(seconds=settings.AGENTOS_IDEMPOTENCY_TTL_SECONDS):
@@ -154,8 +153,6 @@ def job_submit(
         if busy and strategy == "reject":
             raise SessionBusy(session.pk)
         if busy and strategy == "interrupt":
-            from .cancellation import cancel_request
-
             for job_id, status in busy:
                 if status == JobStatus.RUNNING:
                     cancel_request(run_id=job_id, user_id=owner_id)  # its worker stops at the next step
@@ -202,18 +199,18 @@ def job_enqueue(
     max_attempts: int | None = None, idempotency_key: str | None = None,
 ) -> Job:
     """Accept a job that is not a run of a component (knowledge ingestion, a metrics refresh): no
-    run row, and a session only if it has one. Its handler (``job_handler``) executes it; the
+    run row, and a session only if it has one. Its type's registered execute (jobs.registry) executes it; the
     queue's caps, lease, reaper and the owner's queue share hold for it as for runs.
 
     ``idempotency_key``: at most one job of this type and owner is ever accepted under it
     (DuplicateJob otherwise, checked under the queue lock, so racing processes accept one). Its
     scope is the job type's, apart from run submissions' keys (a client's Idempotency-Key)."""
-    if job_type not in _handlers:
+    if not job_type_registered(job_type):
         raise ValueError(f"no handler is registered for jobs of type {job_type!r}")
     now = timezone.now()
     scope = f"{job_type}/{owner_id or ''}" if idempotency_key else owner_id or ""
     with transaction.atomic():
-        _lock_queue()
+        queue_lock()
         if idempotency_key:
             existing = _existing_for_key(scope, idempotency_key)
             if existing is not None:
@@ -229,33 +226,43 @@ def job_enqueue(
     return job
 
 
-# ---- handlers ---------------------------------------------------------------------------------
-
-JobHandler = Callable[[Job, str], str]  # (the claimed job, the worker holding it) -> its final status
-_handlers: dict[str, JobHandler] = {}
+# ---- execution ---------------------------------------------------------------------------------
 
 
-def job_handler(*job_types: str) -> Callable[[JobHandler], JobHandler]:
-    """Register the function that executes jobs of ``job_types`` (at import of the app's tasks)."""
-
-    def register(handler: JobHandler) -> JobHandler:
-        for job_type in job_types:
-            _handlers[job_type] = handler
-        return handler
-
-    return register
+async def job_execute(job: Job, worker: str) -> str:
+    """Execute a claimed job with its type's registered execute (jobs.registry). A type nothing
+    registered (a job queued by a newer release, say, or by an app since removed) fails visibly,
+    with the reason recorded on the job, instead of being retried for ever."""
+    execute = job_type_execute(job.job_type)
+    if execute is None:
+        return await in_run_thread(_job_fail_unregistered, job, worker)
+    return await execute(job, worker)
 
 
 def job_run(job: Job, worker: str) -> str:
-    """Execute a claimed job with its type's handler. A type nothing handles (a job queued by a
-    newer release, say) fails visibly instead of being retried for ever."""
-    handler = _handlers.get(job.job_type)
-    if handler is None:
-        error = f"No handler for jobs of type {job.job_type!r} in this worker (is it running an older release?)"
-        logger.error("job %s: %s", job.pk, error)
-        job_settle_fenced(job=job, worker=worker, run_status=RunStatus.ERROR, error=error)
-        return RunStatus.ERROR
-    return handler(job, worker)
+    """``job_execute`` for a caller without an event loop (the shell, a test, a benchmark): the
+    one async path, run to its end on a loop of its own. A type with a sync body (``job_handler``)
+    runs it here, in the caller's thread and transaction, where its execute would hand the same
+    body to a run thread."""
+    handler = job_type_handler(job.job_type)
+    if handler is not None:
+        return handler(job, worker)
+    return asyncio.run(job_execute(job, worker))
+
+
+def _job_fail_unregistered(job: Job, worker: str) -> str:
+    error = f"No handler for jobs of type {job.job_type!r} in this worker (is it running an older release?)"
+    logger.error("job %s: %s", job.pk, error)
+    with transaction.atomic():
+        if job_settle_fenced(job=job, worker=worker, run_status=RunStatus.ERROR, error=error):
+            job_hooks_call("ended", job, status=RunStatus.ERROR)
+    return RunStatus.ERROR
+
+
+def job_ended(*, job: Job, status: str) -> None:
+    """A job's execute wrote its end (``job_settle_fenced``, in this transaction): the observers
+    of its type follow (a schedule run that a continued run had paused, say)."""
+    job_hooks_call("ended", job, status=status)
 
 
 def job_progress(*, job: Job, worker: str, **progress: Any) -> bool:
@@ -406,10 +413,10 @@ def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = Tr
             params.update(lease_seconds=lease, run_running=RunStatus.RUNNING, run_pending=RunStatus.PENDING)
             with connection.cursor() as cursor:
                 with pipelined():
-                    _lock_queue()
+                    queue_lock()
                     cursor.execute(_CLAIM_AND_START, params)
                 return next(iter(instances(Job, cursor)), None)  # read once the block has its answers
-        _lock_queue()
+        queue_lock()
         now = timezone.now()
         moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
         params.update(now=moment(now), lease_until=moment(now + timedelta(seconds=lease)))
@@ -478,24 +485,8 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
             return False
         stage = "PENDING" if job.status == JobStatus.QUEUED else "PAUSED"
         _jobs().filter(pk=job.pk).update(status=JobStatus.CANCELLED, lease_expires_at=None, updated_at=now, completed_at=now)
-        run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
-        if run is not None:
-            data = {**(run.run_data or {}), "status": RunStatus.CANCELLED, "content": reason, "cancellation_stage": stage}
-            run_transition(
-                run_id=job.pk, expected=[RunStatus.PENDING, RunStatus.PAUSED, RunStatus.RUNNING], to=RunStatus.CANCELLED,
-                run_data=data, content=reason,
-            )
-            if stage == "PAUSED" or job.job_type == "continue":  # a run that had paused (a schedule may have fired it)
-                _follow_paused(job)
+        job_hooks_call("cancelled", job, reason=reason, stage=stage)  # its run ends CANCELLED with it
     return True
-
-
-def _follow_paused(job: Job) -> None:
-    """The end of a run that had paused, written here rather than by the run pipeline: what a
-    pause's end changes beyond the run (its schedule run) follows, in this transaction."""
-    from scheduler.services.firing import schedule_runs_follow_paused
-
-    schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
 
 
 def job_cancel_paused(*, run_id: str, reason: str) -> bool:
@@ -574,8 +565,6 @@ def job_follow_run(*, run_id: str, run_status: str) -> None:
 
 def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
     """An operator gives a failed or cancelled job another attempt (same run id)."""
-    from .cancellation import cancel_clear
-
     now = timezone.now()
     with transaction.atomic():
         job = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.FAILED, JobStatus.CANCELLED)).first()
@@ -587,62 +576,9 @@ def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
             status=JobStatus.QUEUED, max_attempts=job.attempt + 1, available_at=now, locked_by="",
             lease_expires_at=None, error="", completed_at=None, updated_at=now,
         )
-        run_transition(run_id=job.pk, expected=[RunStatus.ERROR, RunStatus.CANCELLED], to=RunStatus.PENDING, error="", finished_at=None)
+        job_hooks_call("requeued", job)  # its run is PENDING again
         transaction.on_commit(dispatch)
     return _jobs().get(pk=job.pk)
-
-
-def job_reap(*, now: datetime | None = None, trusted: bool | None = None) -> tuple[list[str], list[str]]:
-    """Expired leases, and the jobs of workers whose heartbeat stopped (agents.services.liveness):
-    requeue while attempts remain, else fail the run visibly ("worker lost"). ``trusted``: this
-    pass's ``reaper_pass`` verdict (None: this call records the pass)."""
-    from .liveness import lost_workers, reaper_pass
-
-    now = now or timezone.now()
-    if trusted is None:
-        trusted = reaper_pass(now=now)
-    retried: list[str] = []
-    failed: list[str] = []
-    with transaction.atomic():
-        _lock_queue()
-        lost = Q(lease_expires_at__lt=now)
-        silent = lost_workers(now=now) if trusted else []
-        if silent:
-            # Held by a worker that stopped beating, and not claimed (or renewed) since then.
-            quiet_since = now - timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
-            lost |= Q(locked_by__in=silent, updated_at__lt=quiet_since)
-        for job in _jobs().filter(lost, status=JobStatus.RUNNING).select_for_update():
-            if job.attempt < job.max_attempts:
-                delay = settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS * (2 ** max(0, job.attempt - 1))
-                _jobs().filter(pk=job.pk).update(
-                    status=JobStatus.QUEUED, locked_by="", lease_expires_at=None, updated_at=now,
-                    available_at=now + timedelta(seconds=min(delay, 10 * settings.AGENTOS_BACKGROUND_RETRY_DELAY_SECONDS)),
-                    error=f"worker {job.locked_by} lost on attempt {job.attempt}; retrying",
-                )
-                run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.PENDING)
-                retried.append(job.pk)
-            else:
-                _jobs().filter(pk=job.pk).update(status=JobStatus.FAILED, lease_expires_at=None, error=WORKER_LOST, updated_at=now, completed_at=now)
-                run = Run.objects.unscoped("the job's own run").filter(pk=job.pk).first()
-                data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
-                if run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data):
-                    # It ends as any failed run does: a stored RunError, published to followers.
-                    from .eventlog import run_error_ending
-
-                    run_error_ending(run=run, session_id=run.session_id, component_id=job.component_id, content=WORKER_LOST, error_type="worker_lost")
-                failed.append(job.pk)
-                if job.job_type == "continue":
-                    _follow_paused(job)
-                if job.component_type == "workflow" and not job.parent_job_id:
-                    from .workflow_branches import branch_jobs_stop
-
-                    # Nobody waits for its parallel branches any more: they stop too.
-                    branch_jobs_stop(parent_job_id=job.pk, reason="the workflow run's worker was lost")
-        if retried:
-            transaction.on_commit(dispatch)
-    if retried or failed:
-        logger.warning("reaper: %d job(s) requeued, %d failed after losing their worker", len(retried), len(failed))
-    return retried, failed
 
 
 def queue_stats() -> dict[str, Any]:

@@ -14,17 +14,19 @@ from core.db import release_connections
 from core.logging import Throttle
 
 from .cancellation import POLL_SECONDS, cancel_poll
-from .eventlog import FLUSH_SECONDS, write_quiet
 from .liveness import process_beat
 
 logger = logging.getLogger("agno_site.jobs")
+
+# How often the watch looks at its runs (and writes the events of those gone quiet).
+TICK_SECONDS = 0.2
 
 
 class Watch:
     """One thread per process looks after the runs the process executes: it renews their leases
     (a background job's, an inline run's heartbeat), writes the events of a run that has gone
     quiet, and asks the database for their cancel intents (one query for all of them,
-    agents.services.cancellation).
+    jobs.services.cancellation).
 
     (Two threads per job did it before, started and joined around every run: about 2 ms of a
     worker's time per job, bench/README.md.) The thread holds the watch's lock while it works on
@@ -44,7 +46,10 @@ class Watch:
         self._pid = 0
 
     def add(self, key: str, *watched: Any) -> None:
-        """Look after ``watched`` (objects with ``tick(now)``, called in order) until ``remove(key)``."""
+        """Look after ``watched`` (objects with ``tick(now)``, called in order) until ``remove(key)``.
+        Optionally, an object names its ``worker`` (whose liveness the watch writes), is
+        ``batched`` (its ``flush_together(items)`` writes every item ``flush_due``, at once) or
+        ``beats_together(items)`` (one heartbeat for all such items)."""
         release_connections()
         with self._condition:
             idle = not self._jobs
@@ -74,13 +79,13 @@ class Watch:
                         connections.close_all()  # an idle process holds no connection for it
                         self._condition.wait()
                         continue
-                    # Every FLUSH_SECONDS, not at every add(): at tens of runs started a second,
+                    # Every TICK_SECONDS, not at every add(): at tens of runs started a second,
                     # waking for each would walk every run in flight as often.
                     now = time.monotonic()
                     if now < next_tick:
                         self._condition.wait(next_tick - now)
                         continue
-                    next_tick = now + FLUSH_SECONDS
+                    next_tick = now + TICK_SECONDS
                     if now >= next_poll:
                         next_poll = now + POLL_SECONDS
                         try:
@@ -89,13 +94,13 @@ class Watch:
                             if _failures.due():
                                 logger.exception("cancel poll failed; retrying")
                             connections.close_all()
-                    quiet = []
+                    quiet: dict[Any, list[Any]] = {}  # each way of writing quiet items: the items
                     for key, watched in list(self._jobs.items()):
                         try:
                             for item in watched:
                                 item.tick(now)
                                 if getattr(item, "batched", False) and item.flush_due(now):
-                                    quiet.append(item)
+                                    quiet.setdefault(item.flush_together, []).append(item)
                         except Exception:
                             # The database went away: try again at the next tick, on a new connection.
                             if _failures.due():
@@ -129,12 +134,12 @@ class Watch:
                         release_connections()
                     elif not workers <= beaten:
                         to_beat = workers
-                    if quiet:
+                    for flush, items in quiet.items():
                         try:
-                            write_quiet(quiet)
+                            flush(items)
                         except Exception:
                             if _failures.due():
-                                logger.exception("writing %d quiet runs' events failed; retrying", len(quiet))
+                                logger.exception("writing %d quiet runs' events failed; retrying", len(items))
                             connections.close_all()
                 # The workers' liveness is written outside the lock: it names workers, not the
                 # jobs that remove() hands back, and a write that waits (SQLite's one writer, a

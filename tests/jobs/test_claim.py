@@ -1,10 +1,10 @@
-"""The claim (agents.services.jobs.job_claim), driven directly: which queued job a worker may take."""
+"""The claim (jobs.services.jobs.job_claim), driven directly: which queued job a worker may take."""
 from __future__ import annotations
 
 import pytest
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import job_claim, job_settle_fenced, job_submit
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import job_claim, job_settle_fenced, job_submit
 from sessions.models import Run, RunStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -51,15 +51,3 @@ def lost_workers(*, now: datetime) -> list[str]:
     lost_after = timedelta(seconds=settings.AGENTOS_PROCESS_LOST_AFTER_SECONDS)
     ProcessBeat.objects.filter(beat_at__lt=now - FORGET_AFTER).exclude(name=REAPER).delete()
     return list(ProcessBeat.objects.filter(beat_at__lt=now - lost_after).exclude(name=REAPER).values_list("name", flat=True))
-
-
-def reap(*, now: datetime | None = None) -> None:
-    """One reaper pass (beat's ``reap_jobs``, the embedded worker's reaper): background jobs and
-    inline runs whose process is lost, with one verdict on whether heartbeats are trusted."""
-    from .inline import inline_runs_reap
-    from .jobs import job_reap
-
-    now = now or timezone.now()
-    trusted = reaper_pass(now=now)
-    job_reap(now=now, trusted=trusted)
-    inline_runs_reap(now=now, trusted=trusted)

@@ -1,8 +1,9 @@
 """One event loop per worker process that carries many background runs at once.
 
 A run waiting on its model holds no thread: the loop claims jobs while it has room
-(``WORKER_RUNS_PER_PROCESS``), runs each run job as a task (``job_execute_async``) and each other
-job (a handler with a sync body: knowledge ingestion, a metrics refresh) in a run thread. The
+(``WORKER_RUNS_PER_PROCESS``) and runs each as a task, awaiting its type's registered execute
+(jobs.registry: a run's coroutine, or a handler with a sync body, such as knowledge ingestion or
+a metrics refresh, in a run thread); a job of a type nothing registered fails with that reason. The
 claims, leases, fencing and the reaper are the job table's, as for every worker: a process that
 dies (kill -9) loses no accepted job, its leases expire and the reaper gives the jobs to another.
 
@@ -22,15 +23,12 @@ from django.db import OperationalError
 
 from core.logging import Throttle
 
-from .services.background import job_execute_async
 from .services.executor import in_run_thread, job_slot
-from .services.jobs import job_claim, job_run, worker_name
-from .services.workflow_branches import BRANCH_JOB_TYPE, branch_execute_async
+from .services.jobs import job_claim, job_execute, worker_name
 
 logger = logging.getLogger("agno_site.jobs")
 
 IDLE_POLL_SECONDS = 1.0
-RUN_JOB_TYPES = frozenset({"run", "continue", "branch"})
 
 
 class LoopWorker:
@@ -142,12 +140,7 @@ class LoopWorker:
         assert task is not None
         job_slot.set((lambda: self._park(task), lambda: self._parked.discard(task)))
         try:
-            if job.job_type in RUN_JOB_TYPES:
-                await job_execute_async(job, self.name)
-            elif job.job_type == BRANCH_JOB_TYPE:
-                await branch_execute_async(job, self.name)
-            else:
-                await in_run_thread(job_run, job, self.name)
+            await job_execute(job, self.name)
         except Exception:
             logger.exception("job %s failed outside its run; the reaper will settle it", job.pk)
         finally:

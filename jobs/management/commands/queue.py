@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from agents.models import Job, JobStatus
-from agents.services.jobs import queue_stats
+from jobs.models import Job, JobStatus
+from jobs.services.jobs import queue_stats
 
 
 class Command(BaseCommand):
