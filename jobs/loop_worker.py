@@ -169,3 +169,12 @@ def process_worker() -> LoopWorker:
         if _worker is None or _worker._pid not in (0, os.getpid()):
             _worker = LoopWorker(settings.WORKER_RUNS_PER_PROCESS, name=f"celery-{socket.gethostname()}-{os.getpid()}")
         return _worker
+
+
+def process_worker_stop(timeout: float) -> None:
+    """Stop this process's loop worker, if it runs, letting its jobs in flight finish for up to
+    ``timeout`` seconds (a Celery worker's warm shutdown)."""
+    worker = _worker
+    if worker is not None and worker.running:
+        logger.info("worker shutting down: waiting for %d job(s) in flight", worker.in_flight)
+        worker.stop(timeout=timeout)

@@ -7,7 +7,6 @@ claim is a conditional update).
 """
 from __future__ import annotations
 
-import logging
 
 from celery import shared_task
 from celery.signals import worker_process_shutdown, worker_shutdown
@@ -19,7 +18,6 @@ from .loop_worker import process_worker
 from .services.jobs import dispatch, startable_count
 from .services.reaper import reap
 
-logger = logging.getLogger("agno_site.jobs")
 
 
 @shared_task(name="agno_site.drain_queue", ignore_result=True)
@@ -48,8 +46,6 @@ def reap_jobs() -> None:
 def _finish_jobs_in_flight(**_: object) -> None:
     """A warm shutdown (a deploy) lets the jobs this process carries finish, up to a lease's
     length; what is still running then is left to its lease and the reaper, as after a crash."""
-    from . import loop_worker
+    from .loop_worker import process_worker_stop
 
-    if loop_worker._worker is not None and loop_worker._worker.running:
-        logger.info("worker shutting down: waiting for %d job(s) in flight", loop_worker._worker.in_flight)
-        loop_worker._worker.stop(timeout=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
+    process_worker_stop(timeout=settings.AGENTOS_BACKGROUND_LEASE_SECONDS)
