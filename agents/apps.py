@@ -20,13 +20,15 @@ class AgentsConfig(AppConfig):
 
 def _register_agents() -> None:
     from agents.api.presenters import agent_summary, team_summary, workflow_summary
-    from agents.registry import agent_get, agent_list, team_get, team_list, workflow_get, workflow_list
+    from agents.registry import (
+        agent_get, agent_list, code_agents, code_teams, code_workflows, team_get, team_list, workflow_get, workflow_list,
+    )
     from agents.knowledge import knowledge_instances
     from core.components import ComponentKind, register, register_config_section
 
-    register(ComponentKind(kind="agent", family="agents", session_type="agent", list=agent_list, get=agent_get, summary=agent_summary))
-    register(ComponentKind(kind="team", family="teams", session_type="team", list=team_list, get=team_get, summary=team_summary))
+    register(ComponentKind(kind="agent", family="agents", session_type="agent", list=agent_list, get=agent_get, summary=agent_summary, code=code_agents))
+    register(ComponentKind(kind="team", family="teams", session_type="team", list=team_list, get=team_get, summary=team_summary, code=code_teams))
     register(ComponentKind(
-        kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary,
+        kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary, code=code_workflows,
     ))
     register_config_section("knowledge", knowledge_instances)

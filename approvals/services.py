@@ -132,6 +132,13 @@ def _context(names: Iterable[str], source_name: str) -> dict[str, Any]:
 # ---- the pause: rows written with the run's end ----------------------------------------------
 
 
+def approvals_on_run_end_observed(end: Any) -> None:
+    """The run-end observer approvals registers with the run pipeline (approvals.apps):
+    ``end`` is its ``RunEnd``; a run that never started has no tool calls to record."""
+    if end.record is not None:
+        approvals_on_run_end(end.record)
+
+
 def approvals_on_run_end(record: Any) -> list[Approval]:
     """The approval rows a run's end (or pause) makes, written in the caller's transaction.
 

@@ -12,9 +12,15 @@ class SchedulerConfig(AppConfig):
         from core.models import AccessToken
         from core.services.tokens import credential_revoked
 
+        from agents.services.observers import register_run_end
+
+        from .services.firing import schedule_runs_on_run_end
         from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked
 
         credential_revoked.connect(token_revoked, sender=AccessToken, dispatch_uid="scheduler.token_revoked")
         post_delete.connect(token_deleted, sender=AccessToken, dispatch_uid="scheduler.token_deleted")
         post_delete.connect(account_deleted, sender=get_user_model(), dispatch_uid="scheduler.account_deleted")
+        # The run pipeline imports nothing of the scheduler: a paused run a schedule fired follows
+        # its end from here.
+        register_run_end("scheduler", schedule_runs_on_run_end)
         post_save.connect(account_changed, sender=get_user_model(), dispatch_uid="scheduler.account_changed")

@@ -30,6 +30,8 @@ from typing import Any
 
 from django.conf import settings
 
+from core.components import code_component
+
 from . import provider
 
 logger = logging.getLogger("agno_site.traces")
@@ -357,11 +359,15 @@ def tracer_for(run: Any) -> RunTracer | None:
     )
 
 
+def trace_on_run_start(run: Any) -> Any:
+    """The run-start observer traces registers with the run pipeline (traces.apps): the run's
+    tracer follows its events, or None when the run is not traced."""
+    tracer = tracer_for(run)
+    return tracer.observe if tracer is not None else None
+
+
 def _component(run: Any) -> Any:
     """The code component the run is of (its ``tracing`` setting; admin-defined components follow
     the deployment's): a dictionary lookup, no query."""
-    from agents import registry
-
-    entries = {"agent": registry.code_agents, "team": registry.code_teams, "workflow": registry.code_workflows}.get(run.run_type)
-    entry = entries().get(run.component_id) if entries is not None else None
+    entry = code_component(run.run_type, run.component_id)
     return getattr(entry, "template", None) if entry is not None else None

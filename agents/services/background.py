@@ -28,6 +28,7 @@ from ..models import Job
 from engine import InvalidContinuation, Workflow
 from .cancellation import cancel_checker, cancel_local, forget_local
 from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
+from .observers import RunEnd, run_ended
 from .eventlog import EventLog, LoopFed, run_error_event
 from .executor import in_run_thread
 from .watch import watch
@@ -216,12 +217,11 @@ def _job_end(execution: _Execution) -> str:
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
             run_aftermath(prepared, status, output, execution.finished)
-        elif job.job_type == "continue":
-            # A continuation that could not start (its agent was removed after the pause) ends
-            # the paused run all the same: a schedule run it paused follows that end.
-            from scheduler.services.firing import schedule_runs_follow_paused
-
-            schedule_runs_follow_paused(owner_id=job.user_id, run_id=job.pk)
+        else:
+            # A run that could not start ends all the same, and its observers are told: a
+            # continuation's (its agent was removed after the pause) ends the paused run, which a
+            # schedule run it paused follows.
+            run_ended(RunEnd(owner_id=job.user_id, run_id=job.pk, status=status, record=None, after_pause=job.job_type == "continue"))
     return status
 
 

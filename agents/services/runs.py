@@ -31,8 +31,6 @@ from sessions.models import Run, RunEvent, RunOrigin, RunStatus, Session
 from sessions.selectors import run_history
 from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition
 
-from approvals.services import approvals_on_run_end
-
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from engine import Agent, InvalidContinuation, RunContext, Team, Workflow
 from engine.checkpoints import boundary
@@ -47,6 +45,7 @@ from .hooks import hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
 from .watch import watch
 from .jobs import job_cancel, job_follow_run, job_submit
+from .observers import RunEnd, run_ended
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -431,20 +430,19 @@ def replaced_input(finished: Any) -> dict[str, Any]:
 
 def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None, finished: Any = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
-    regeneration replaces, the memories it made, the approval rows of its paused or decided
-    ``@approval`` tool calls (from ``output``), and the job of its background post-hooks (from
-    the ``finished`` run iterator)."""
+    regeneration replaces, the memories it made, the job of its background post-hooks (from the
+    ``finished`` run iterator), and what the run-end observers write (agents.services.observers:
+    approvals' rows of its paused or decided ``@approval`` tool calls, from ``output``; the
+    schedule run of a paused run a schedule fired)."""
     hooks_enqueue(prepared, getattr(finished, "background_hooks", ()))
-    if output is not None:
-        approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:
         mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
     if prepared.memory_store is not None:
         prepared.memory_store.flush()
-    if prepared.continues_in_place:
-        from scheduler.services.firing import schedule_runs_follow_paused
-
-        schedule_runs_follow_paused(owner_id=prepared.owner_id, run_id=prepared.run_id)  # a paused run a schedule fired
+    run_ended(RunEnd(
+        owner_id=prepared.owner_id, run_id=prepared.run_id, status=status,
+        record=prepared.record(status=status, output=output) if output is not None else None, after_pause=prepared.continues_in_place,
+    ))
 
 
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:

@@ -24,8 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from approvals.gate import continue_gate
-from approvals.services import approval_resolve_by_continue
 from core.auth import BROWSER, OPEN, Principal, principal_grant
 from sessions.models import Run, RunOrigin, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
@@ -33,6 +31,7 @@ from sessions.services.runs import SessionLimitReached, SessionNotFound
 from ..models import Job, Stage
 from .capacity import Slot, run_slot_acquire, run_slot_key
 from .jobs import QueueFull, job_continue, job_submit
+from .observers import continue_checked, continue_settled
 from .runs import (
     DECISIONS_WITH_BRANCH,
     ComponentNotFound,
@@ -205,8 +204,9 @@ def submit_continue(
     ``adopt`` (with ``background``): a paused inline run continues as a background job too."""
     continuation = continuation or Continuation()
     if continuation.plain:
-        # A pending admin approval refuses it (403); a resolved one decides its tool calls.
-        tools = continue_gate(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
+        # The continue gates (approvals': a pending admin approval refuses it, 403; a resolved one
+        # decides its tool calls).
+        tools = continue_checked(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
     if background:
         if not continuation.plain:
             if tools:
@@ -225,14 +225,14 @@ def submit_continue(
         job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events, adopt=adopt)
         if job is None:
             raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
-        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
+        continue_settled(principal=principal, run_id=run_id, tools=tools)
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
     prepared = continue_prepare(
         principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=tools, stream=stream, stream_events=stream_events, continuation=continuation, kind=kind,
     )
     if continuation.plain:
-        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
+        continue_settled(principal=principal, run_id=run_id, tools=tools)
     return _run(prepared, client_address=client_address, wait=wait, index_from=prepared.first_event_index)
 
 

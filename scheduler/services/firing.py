@@ -280,16 +280,23 @@ def _finish(
     )
 
 
+def schedule_runs_on_run_end(end: Any) -> None:
+    """The run-end observer the scheduler registers with the run pipeline (scheduler.apps): a
+    run that had paused ended (``end``: its ``RunEnd``), and a schedule may have fired it."""
+    if end.after_pause:
+        schedule_runs_follow_paused(owner_id=end.owner_id, run_id=end.run_id)
+
+
 def schedule_runs_follow_paused(*, owner_id: str | None, run_id: str) -> int:
     """A paused run has moved on: continued to its end (or to another pause), or cancelled. The
     schedule run it paused follows it (success, failed, cancelled, or paused with the new
     requirements), as AgentOS's run history shows it; no retry follows, a human having decided.
 
-    The run pipeline calls this where it writes the end of a run that had paused, in that
-    transaction (after the run's row): a continuation's end (agents.services.runs.run_aftermath)
-    and a paused run's cancel (agents.services.jobs.job_cancel), whatever surface asked for it
-    (the API's continue or cancel, an approval's resolution, the admin). One indexed read when no
-    schedule fired the run. Returns how many schedule runs changed."""
+    Called where the end of a run that had paused is written, in that transaction (after the
+    run's row): a continuation's end (the run pipeline's run-end observers: ``schedule_runs_on_run_end``)
+    and a paused run's cancel, whatever surface asked for it (the API's continue or cancel, an
+    approval's resolution, the admin). One indexed read when no schedule fired the run. Returns
+    how many schedule runs changed."""
     rows = list(
         scope_queryset(ScheduleRun.objects, owner_id).filter(status=ScheduleRunStatus.PAUSED, run_id=run_id)
         .only("id", "user_id", "attempt", "triggered_at")
