@@ -16,6 +16,7 @@ class AgentsConfig(AppConfig):
         # so TOOL_THREADS idle threads never hold the process's DB_POOL_MAX_SIZE connections.
         configure_tool_threads(settings.TOOL_THREADS, after_each=release_connections)
         _register_agents()
+        _declare_refusals()
 
 
 def _register_agents() -> None:
@@ -32,3 +33,21 @@ def _register_agents() -> None:
         kind="workflow", family="workflows", session_type="workflow", list=workflow_list, get=workflow_get, summary=workflow_summary, code=code_workflows,
     ))
     register_config_section("knowledge", knowledge_instances)
+
+
+def _declare_refusals() -> None:
+    """The client errors of packages that cannot subclass core's DomainError, as every surface
+    tells them (core.errors): the engine's refusals of a request, and the job queue's."""
+    from core.errors import declare_domain_error
+    from engine import InvalidContinuation
+    from engine.factory import FactoryPermissionError, FactoryValidationError
+
+    from agents.services.jobs import IdempotencyConflict, QueueFull, SessionBusy
+
+    declare_domain_error(InvalidContinuation, status=400, code="invalid_continuation")
+    declare_domain_error(FactoryValidationError, status=400, code="factory_input_invalid")
+    declare_domain_error(FactoryPermissionError, status=403, code="factory_forbidden")
+    # The queue's (agents.services.jobs, moving to the jobs app, which may make them DomainErrors).
+    declare_domain_error(QueueFull, status=429, code="queue_full", retry_after=5)
+    declare_domain_error(SessionBusy, status=409, code="session_busy")
+    declare_domain_error(IdempotencyConflict, status=409, code="idempotency_conflict")

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.auth import OPEN, Principal
+from core.errors import DomainError
 from core.tenancy import ALL_USERS, scope_queryset
 from sessions.models import Run, RunStatus, SessionType
 
@@ -33,12 +34,16 @@ logger = logging.getLogger("agno_site.approvals")
 RESOLVABLE = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED)
 
 
-class ApprovalNotFound(Exception):
+class ApprovalNotFound(DomainError):
+    status_code, error_code = 404, "approval_not_found"
+
     def __init__(self) -> None:
         super().__init__("Approval not found")
 
 
-class ApprovalAlreadyResolved(Exception):
+class ApprovalAlreadyResolved(DomainError):
+    status_code, error_code = 409, "approval_already_resolved"
+
     def __init__(self, status: str) -> None:
         super().__init__(f"Approval is already '{status}' and cannot be resolved")
 

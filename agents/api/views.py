@@ -19,7 +19,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from core.api import params
-from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, invalid, missing
+from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, NotFound, invalid, missing
 from core.api.sse import control_frame, event_frame
 from core.addresses import client_address
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
@@ -28,18 +28,14 @@ from sessions.models import Run, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
 from sessions.selectors import run_events_kept, session_get
-from sessions.services.runs import SessionLimitReached, SessionNotFound
-from sessions.services.sessions import NothingToFork, session_fork
+from sessions.services.sessions import session_fork
 
 from ..models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
-from engine import InvalidContinuation
-from engine.factory import FactoryPermissionError, FactoryValidationError
 from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
-from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from ..services.executor import in_run_thread
-from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
-from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
+from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, waiting_on
+from ..services.runs import Continuation, RunNotFound, cancel_for_caller, run_for_caller
 from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
 from ..services.tail import follow, resume
 from . import schema as docs
@@ -48,34 +44,6 @@ from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_resp
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
-
-
-# Service exceptions -> the AgentOS error each one is on the wire.
-_SERVICE_ERRORS = {
-    ComponentNotFound: lambda exc: NotFound(str(exc)),
-    RunForbidden: lambda exc: Forbidden(str(exc)),
-    SessionNotFound: lambda exc: NotFound("Session not found"),
-    SessionLimitReached: lambda exc: Conflict(str(exc)),
-    RunNotFound: lambda exc: NotFound("Run not found"),
-    InvalidContinuation: lambda exc: BadRequest(str(exc)),
-    RunNotContinuable: lambda exc: Conflict(str(exc)),
-    SessionBusy: lambda exc: Conflict(str(exc)),
-    IdempotencyConflict: lambda exc: Conflict(str(exc)),
-    QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
-    TooManyRuns: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}),
-    # A factory's refusals (runtime.factory): the caller's input, or the caller.
-    FactoryValidationError: lambda exc: BadRequest(str(exc)),
-    FactoryPermissionError: lambda exc: Forbidden(str(exc)),
-}
-
-
-def _translated(fn, /, *args: Any, **kwargs: Any) -> Any:
-    """Call a service, turning its exceptions into API errors."""
-    try:
-        return fn(*args, **kwargs)
-    except tuple(_SERVICE_ERRORS) as exc:
-        translate = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
-        raise translate(exc) from None
 
 
 @dataclass(frozen=True)
@@ -137,11 +105,11 @@ class OfATeam:
 
 
 class AgentAsyncView(AsyncAgentOSView):
-    """Blocking work goes to the run threads (agents.services.executor), with service errors
-    turned into API errors."""
+    """Blocking work goes to the run threads (agents.services.executor); a service's refusal
+    is told by the one exception handler (core.errors)."""
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
-        return await in_run_thread(_translated, fn, *args, **kwargs)
+        return await in_run_thread(fn, *args, **kwargs)
 
 
 def visible_components(principal, of: Kind = AGENT) -> list:
@@ -205,8 +173,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
                 raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
-        return _translated(
-            submit_run, principal=self.principal, component_id=self.component_id, kind=self.of.kind, request=run_request,
+        return submit_run(
+            principal=self.principal, component_id=self.component_id, kind=self.of.kind, request=run_request,
             background=background, client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy, wait=False,
         )
 
@@ -248,10 +216,7 @@ def _run_in_path(view: Any, request, run_id: str) -> Run:
     session_id = request.query_params.get("session_id")
     if not session_id:
         raise missing(["query", "session_id"])
-    try:
-        return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
-    except RunNotFound:
-        raise NotFound("Run not found") from None
+    return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
 
 
 class AgentRunDetailView(OfAnAgent, AgentOSView):
@@ -298,10 +263,7 @@ class AgentRunCheckpointView(RunsAnAgent, AgentOSView):
     def get(self, request, run_id: str, message_index: str, **path: str):
         index = params.integer({"message_index": message_index}, "message_index", where="path")
         run = _run_in_path(self, request, run_id)
-        try:
-            return Response(checkpoint_snapshot(run.run_data, index))
-        except InvalidContinuation as exc:
-            raise BadRequest(str(exc)) from None
+        return Response(checkpoint_snapshot(run.run_data, index))
 
 
 class AgentRunCancelView(RunsAnAgent, FormView):
@@ -316,10 +278,8 @@ class AgentRunCancelView(RunsAnAgent, FormView):
         self.of.require(self.component_id)
         try:
             cancel_for_caller(principal=self.principal, run_id=run_id, session_id=request.query_params.get("session_id"))
-        except ValueError as exc:
+        except ValueError as exc:  # an isolated caller named no session
             raise BadRequest(str(exc)) from None
-        except RunNotFound:
-            raise NotFound("Run not found") from None
         return Response({})
 
 
@@ -349,16 +309,9 @@ class AgentSessionForkView(RunsAnAgent, FormView):
         # session's owner (or the user the query names), as in AgentOS: an admin who forks
         # someone's conversation does not take a copy of it into their own account.
         owner_id = self.principal.user_id if self.principal.isolated else user_id
-        try:
-            fork = session_fork(
-                user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=agent_id,
-            )
-        except NothingToFork as exc:
-            raise BadRequest(str(exc)) from None
-        except SessionLimitReached as exc:
-            raise Conflict(str(exc)) from None
-        except SessionNotFound:
-            raise NotFound("Session not found") from None
+        fork = session_fork(
+            user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=agent_id,
+        )
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
 
@@ -412,8 +365,8 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         session_id = data.get("session_id") or None
         if not session_id:
             raise BadRequest("session_id is required for this action")
-        return _translated(
-            submit_continue, principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
+        return submit_continue(
+            principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
             requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
             stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
             background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
@@ -442,10 +395,7 @@ async def _rendered(submitted: Submitted, kind: str):
 
 def _continuation(data: Any) -> Continuation:
     """The unified-continue fields of a continue form, with AgentOS's 400s for what conflicts."""
-    try:
-        continue_from = parse_continue_from(data.get("continue_from"))
-    except InvalidContinuation as exc:
-        raise BadRequest(str(exc)) from None
+    continue_from = parse_continue_from(data.get("continue_from"))
     fork = params.boolean(data, "fork", False, where="body")
     regenerate = params.boolean(data, "regenerate", False, where="body")
     replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")

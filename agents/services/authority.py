@@ -21,22 +21,27 @@ from __future__ import annotations
 from typing import Any
 
 from core.auth import Principal
+from core.errors import DomainError
 
 from ..registry import entry_get, entry_version_get
 
 FAMILIES = {"agent": "agents", "team": "teams", "workflow": "workflows"}
 
 
-class ComponentNotFound(Exception):
+class ComponentNotFound(DomainError):
     """No live component of that kind and id: AgentOS's "Agent not found" / "Team not found"."""
+
+    status_code, error_code = 404, "component_not_found"
 
     def __init__(self, kind: str = "agent") -> None:
         self.kind = kind
         super().__init__(f"{kind.capitalize()} not found")
 
 
-class RunForbidden(Exception):
+class RunForbidden(DomainError):
     """The principal may not run the component: AgentOS's 403, word for word."""
+
+    status_code, error_code = 403, "run_forbidden"
 
     def __init__(self, kind: str = "agent") -> None:
         self.kind = kind

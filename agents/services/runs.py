@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from core.auth import Principal, principal_from_grant, principal_grant
 from core.db import release_connections
+from core.errors import DomainError
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunOrigin, RunStatus, Session
@@ -54,13 +55,17 @@ Entry = AgentEntry | TeamEntry | WorkflowEntry  # a registered component (agents
 Component = Agent | Team | Workflow  # what runs: one run protocol (engine)
 
 
-class RunNotFound(Exception):
+class RunNotFound(DomainError):
+    status_code, error_code = 404, "run_not_found"
+
     def __init__(self) -> None:
         super().__init__("Run not found")
 
 
-class RunNotContinuable(Exception):
-    pass
+class RunNotContinuable(DomainError):
+    """A 409: the run is not in a state to go on (not paused, being continued, part of another run)."""
+
+    status_code, error_code = 409, "run_not_continuable"
 
 
 @dataclass

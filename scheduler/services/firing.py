@@ -30,6 +30,7 @@ from typing import Any
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import domain_errors, refusal_of
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 
@@ -99,11 +100,9 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
 def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     """Submit the claimed attempt's run (in the claim's transaction); a refusal is the attempt's
     failure, written instead (its retry, or the schedule's disabling, follow)."""
-    from agents.services.jobs import QueueFull, SessionBusy
-    from agents.services.runs import ComponentNotFound, RunForbidden
+    from agents.services.authority import ComponentNotFound, RunForbidden
     from agents.services.submit import submit_run
     from sessions.models import RunOrigin
-    from sessions.services.runs import SessionLimitReached, SessionNotFound
 
     from .grants import CredentialWithdrawn, fire_principal
 
@@ -121,16 +120,22 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
                 principal=principal, component_id=target.component_id, kind=target.kind, request=request,
                 background=True, timeout_seconds=schedule.timeout_seconds,
             )
-    except (CredentialWithdrawn, RunForbidden) as exc:
-        reason = str(exc) if isinstance(exc, CredentialWithdrawn) else f"forbidden: {exc}"
-        _attempt_failed(schedule, run, reason, now, status_code=403, gone=True, disabled_reason=f"{reason} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
+    except CredentialWithdrawn as exc:
+        _attempt_failed(schedule, run, str(exc), now, status_code=403, gone=True, disabled_reason=f"{exc} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
         return
-    except ComponentNotFound as exc:
-        _attempt_failed(schedule, run, f"{exc}: the schedule's target was deleted or deactivated", now, status_code=404, gone=True)
-        return
-    except (ScheduleInvalid, SessionNotFound, SessionLimitReached, QueueFull, SessionBusy) as exc:
-        code = 429 if isinstance(exc, QueueFull) else 422 if isinstance(exc, ScheduleInvalid) else 409
-        _attempt_failed(schedule, run, str(exc) or type(exc).__name__, now, status_code=code)
+    except domain_errors() as exc:
+        # The route's refusal, recorded with the status the route answers it with (core.errors).
+        refusal = refusal_of(exc)
+        assert refusal is not None
+        if isinstance(exc, RunForbidden):
+            reason = f"forbidden: {exc}"
+            _attempt_failed(
+                schedule, run, reason, now, status_code=refusal.status, gone=True, disabled_reason=f"{reason} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)",
+            )
+        elif isinstance(exc, ComponentNotFound):
+            _attempt_failed(schedule, run, f"{exc}: the schedule's target was deleted or deactivated", now, status_code=refusal.status, gone=True)
+        else:
+            _attempt_failed(schedule, run, str(exc) or refusal.code, now, status_code=refusal.status)
         return
     run.status, run.run_id, run.session_id, run.status_code = ScheduleRunStatus.RUNNING, accepted.job.pk, accepted.job.session_id, 202
     run.input = request.stored_input()
