@@ -86,7 +86,7 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
         received = []
 
         def one(session_id: str | None, message: str) -> dict:
-            prepared = run_prepare(principal=principal, agent_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=stream))
+            prepared = run_prepare(principal=principal, component_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=stream), kind="agent")
             return run_execute(prepared, on_event=received.append if stream else None)
 
         session_id = one(None, "warm up")["session_id"]

@@ -659,7 +659,7 @@ class TeamRun(AgentRun):
             self._merge_session_state(run.state.session_state)
 
     def _merge_session_state(self, changed: Mapping[str, Any]) -> None:
-        _deep_merge(self.state.session_state, json_copy(dict(changed)))
+        deep_merge(self.state.session_state, json_copy(dict(changed)))
 
     def _delegation_result(self, te: dict[str, Any], assigned: list[tuple[int, Member]]) -> None:
         parts: list[str] = []
@@ -897,10 +897,10 @@ def _nested(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, "nested_depth": int(event.get("nested_depth") or 0) + 1}
 
 
-def _deep_merge(into: dict[str, Any], changed: Mapping[str, Any]) -> None:
+def deep_merge(into: dict[str, Any], changed: Mapping[str, Any]) -> None:
     for key, value in changed.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):
-            _deep_merge(into[key], value)
+            deep_merge(into[key], value)
         else:
             into[key] = value
 

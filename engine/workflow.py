@@ -25,7 +25,7 @@ from engine.errors import InvalidContinuation
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
 from engine.runner import RunIteration
 from engine.structured import OutputSchema
-from engine.team import _deep_merge
+from engine.team import deep_merge
 from engine.workflow_review import Resume, WorkflowPause, before_requirement, decide, output_requirement, pauses
 from engine.workflow_steps import (
     Index,
@@ -427,14 +427,14 @@ class WorkflowRun(RunIteration):
         # Only what the executor changed goes back: its copy of the rest is stale when Parallel
         # branches changed the state meanwhile.
         given = self._given_state.pop(output.get("run_id"), {})
-        _deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
+        deep_merge(self.state.session_state, changed_state(given, output.get("session_state") or {}))
 
     def branch_finished(self, executor_runs: Sequence[Mapping[str, Any]], session_state_changes: Mapping[str, Any]) -> None:
         """A Parallel branch that ran elsewhere (``workflow_branches``) ended: its executor runs
         join this run's, and what it changed of the session state is merged in."""
         for run in executor_runs:
             self.state.step_executor_runs.append(json_copy(dict(run)))
-        _deep_merge(self.state.session_state, json_copy(dict(session_state_changes)))
+        deep_merge(self.state.session_state, json_copy(dict(session_state_changes)))
 
     # ---- the run ------------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ def _component_runner(row: EvalRun, owner_id: str | None, principal: Any = None)
         prepared.ctx.principal = principal  # its tools act with the caller's rights
         if all(override) and row.component_kind != "workflow":
             # AgentOS: model_id/model_provider run the evaluated agent or team on that model.
-            prepared.agent = prepared.agent.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
+            prepared.component = prepared.component.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
         return run_execute(prepared)
 
     return run

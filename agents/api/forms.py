@@ -29,7 +29,12 @@ def form_data(request) -> Any:
 
 
 def _file_parts(request) -> list[Any]:
-    return request.FILES.getlist("files") if hasattr(request, "FILES") else []
+    """The ``files`` parts; none for a body that is not a form (read as an empty form, which is
+    then refused for its missing message, as AgentOS refuses it)."""
+    try:
+        return request.FILES.getlist("files")
+    except UnsupportedMediaType:
+        return []
 
 
 def parse_run_form(request) -> tuple[RunRequest, bool]:

@@ -104,7 +104,7 @@ class OfATeam:
     scope_resource_kwarg = "team_id"
 
 
-class AgentAsyncView(AsyncAgentOSView):
+class ComponentAsyncView(AsyncAgentOSView):
     """Blocking work goes to the run threads (agents.services.executor); a service's refusal
     is told by the one exception handler (core.errors)."""
 
@@ -142,7 +142,7 @@ class AgentDetailView(OfAnAgent, AgentOSView):
         return Response(self.of.present(entry))
 
 
-class AgentRunsView(OfAnAgent, AgentAsyncView):
+class AgentRunsView(OfAnAgent, ComponentAsyncView):
     scope_actions = {"POST": "run"}
 
     @extend_schema(
@@ -191,15 +191,15 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         return Response(self.prepared)
 
     def prepare_get(self, request, **path: str) -> list[dict[str, Any]]:
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         session_id = request.query_params.get("session_id")
         if not session_id:
             raise missing(["query", "session_id"])
         scope = self.principal.read_scope(request.query_params.get("user_id"))
         if not scope_queryset(Session.objects, scope).filter(pk=session_id).exists():
             raise NotFound("Session not found")
-        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=agent_id).order_by("run_index")
+        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=component_id).order_by("run_index")
         status = request.query_params.get("status")
         if status:
             runs = runs.filter(status=status)
@@ -211,12 +211,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
 
 def _run_in_path(view: Any, request, run_id: str) -> Run:
     """The component's run named in the path, in the session the query names, if the caller may see it."""
-    agent_id = view.component_id
-    view.of.require(agent_id)
+    component_id = view.component_id
+    view.of.require(component_id)
     session_id = request.query_params.get("session_id")
     if not session_id:
         raise missing(["query", "session_id"])
-    return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
+    return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=component_id)
 
 
 class AgentRunDetailView(OfAnAgent, AgentOSView):
@@ -302,15 +302,15 @@ class AgentSessionForkView(RunsAnAgent, FormView):
         },
     )
     def post(self, request, session_id: str, **path: str):
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         user_id = request.query_params.get("user_id") or None
         # The copy is the caller's when they are bound to their identity, else it stays with the
         # session's owner (or the user the query names), as in AgentOS: an admin who forks
         # someone's conversation does not take a copy of it into their own account.
         owner_id = self.principal.user_id if self.principal.isolated else user_id
         fork = session_fork(
-            user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=agent_id,
+            user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=component_id,
         )
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
@@ -330,15 +330,15 @@ class AgentSessionCompactView(RunsAnAgent, FormView):
         responses={200: docs.CompactionResult, 404: OpenApiResponse(docs.ERROR, description="No such agent, or no such session of this agent")},
     )
     def post(self, request, session_id: str, **path: str):
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         session = session_get(user=self.principal.read_scope(request.query_params.get("user_id") or None), session_id=session_id)
-        if session is None or session.component_id != agent_id:
+        if session is None or session.component_id != component_id:
             raise NotFound("Session not found")
         return Response({"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None})
 
 
-class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
+class AgentRunContinueView(RunsAnAgent, ComponentAsyncView):
     @extend_schema(
         operation_id="continue_agent_run",
         tags=["Agents"],
@@ -413,7 +413,7 @@ def _continuation(data: Any) -> Continuation:
     )
 
 
-class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
+class AgentRunResumeView(RunsAnAgent, ComponentAsyncView):
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
@@ -432,15 +432,15 @@ class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
 
     def prepare_post(self, request, run_id: str, **path: str) -> tuple[Run | None, int]:
         """The run, if the caller may see it (None: reported in band), and the index to replay after."""
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         data = form_data(request)
         session_id = data.get("session_id") or None
         if self.principal.isolated and not session_id:
             raise BadRequest("session_id is required for this action")
         last = params.integer(data, "last_event_index", None, where="body")
         try:
-            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=agent_id)
+            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=component_id)
         except RunNotFound:
             run = None
         return run, -1 if last is None else last

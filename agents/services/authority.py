@@ -33,7 +33,7 @@ class ComponentNotFound(DomainError):
 
     status_code, error_code = 404, "component_not_found"
 
-    def __init__(self, kind: str = "agent") -> None:
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         super().__init__(f"{kind.capitalize()} not found")
 
@@ -43,7 +43,7 @@ class RunForbidden(DomainError):
 
     status_code, error_code = 403, "run_forbidden"
 
-    def __init__(self, kind: str = "agent") -> None:
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         self.family = family_of(kind)
         super().__init__(f"Insufficient permissions. Required scope(s): {self.family}:run")
@@ -70,7 +70,7 @@ def run_authorize(principal: Principal, kind: str, component_id: str, *, version
     return component_entry(component_id, kind=kind, version=version)
 
 
-def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> Any:
+def component_entry(component_id: str, *, kind: str, version: int | None = None) -> Any:
     """The live component, or a published version of it; a draft is not found (ComponentNotFound).
     No authority is decided here: for a run already authorized (a worker's, a continuation's)."""
     entry = entry_get(kind, component_id, version=version)
@@ -79,7 +79,7 @@ def component_entry(component_id: str, *, kind: str = "agent", version: int | No
     return entry
 
 
-def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> Any:
+def component_entry_pinned(component_id: str, *, kind: str, version: int) -> Any:
     """Any stored version, drafts included: only for a run an admin asked for (``run_authorize``)."""
     entry = entry_version_get(kind, component_id, version=version)
     if entry is None:

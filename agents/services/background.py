@@ -53,7 +53,7 @@ logger = logging.getLogger("agno_site.jobs")
 
 
 
-class _Lease:
+class Lease:
     """A job's lease, renewed by the watch every third of its length; the run is stopped if the
     lease is lost (the reaper gave the job to another attempt) or the run goes on too long."""
 
@@ -123,7 +123,7 @@ class _Execution:
     worker: str
     run: Run
     events: _Events
-    lease: _Lease
+    lease: Lease
     prepared: PreparedRun | None = None
     output: dict[str, Any] | None = None  # set already when it cannot run
     finished: Any = None
@@ -165,14 +165,14 @@ def _job_begin(job: Job, worker: str, log: type[_Events]) -> _Execution:
     if superseded_from is not None:
         first_index += ATTEMPT_INDEX_GAP
     events = log(run, job, worker, first_index)
-    execution = _Execution(job=job, worker=worker, run=run, events=events, lease=_Lease(job, worker))
+    execution = _Execution(job=job, worker=worker, run=run, events=events, lease=Lease(job, worker))
     watch.add(job.pk, events, execution.lease)
     try:
         if superseded_from is not None:
             _announce_attempt(job, run, events, superseded_from)
         try:
             execution.prepared = _prepare(job, run, session)
-            if isinstance(execution.prepared.agent, Workflow):
+            if isinstance(execution.prepared.component, Workflow):
                 from .workflow_branches import JobBranches
 
                 # Its Parallel branches run as jobs of its group (any worker's), not as its tasks.
@@ -317,7 +317,7 @@ def execute_plain_job(job: Job, worker: str, work: Callable[[Job, Callable[..., 
     once the job was cancelled or its lease lost. The lease is renewed meanwhile, and the job's end
     is written fenced: COMPLETED, or FAILED with the exception's message, which says what a user
     or an operator can do about it. Returns the job's final run-style status."""
-    lease = _Lease(job, worker)
+    lease = Lease(job, worker)
     is_cancelled = cancel_checker(job.pk, job.user_id)  # a lost lease cancels it locally too
     watch.add(job.pk, lease)
 

@@ -121,13 +121,13 @@ def submit_run(
     *,
     principal: Principal,
     component_id: str,
+    kind: str,
     request: RunRequest,
     background: bool = False,
     client_address: str = "",
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
     wait: bool = True,
-    kind: str = "agent",
     timeout_seconds: int | None = None,
 ) -> Submitted:
     """A new run of ``component_id`` (an agent, or a team: ``kind``) for ``principal``, as ``request`` asks.
@@ -138,7 +138,7 @@ def submit_run(
     request.origin = request.origin or (RunOrigin.CHAT if principal.via == BROWSER else RunOrigin.API)
     if background:
         return _accept(principal, component_id, kind, request, idempotency_key, strategy, timeout_seconds)
-    prepared = run_prepare(principal=principal, agent_id=component_id, kind=kind, request=request)
+    prepared = run_prepare(principal=principal, component_id=component_id, kind=kind, request=request)
     return _run(prepared, client_address=client_address, wait=wait)
 
 
@@ -186,6 +186,7 @@ def submit_continue(
     *,
     principal: Principal,
     component_id: str,
+    kind: str,
     run_id: str,
     session_id: str,
     requested_user_id: str | None = None,
@@ -196,7 +197,6 @@ def submit_continue(
     background: bool = False,
     client_address: str = "",
     wait: bool = True,
-    kind: str = "agent",
     adopt: bool = False,
 ) -> Submitted:
     """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
@@ -212,13 +212,13 @@ def submit_continue(
             if tools:
                 raise InvalidContinuation(DECISIONS_WITH_BRANCH)
             job = branch_submit(
-                principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+                principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
                 continuation=continuation, stream=stream, stream_events=stream_events, kind=kind,
             )
             return Accepted(job, RunStatus.PENDING, stream=stream)
         # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
         checked = continue_prepare(
-            principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+            principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
             tools=tools, stream_events=stream_events, continuation=continuation, kind=kind,
         )
         assert checked.continued is not None
@@ -228,7 +228,7 @@ def submit_continue(
         continue_settled(principal=principal, run_id=run_id, tools=tools)
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
     prepared = continue_prepare(
-        principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+        principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=tools, stream=stream, stream_events=stream_events, continuation=continuation, kind=kind,
     )
     if continuation.plain:

@@ -45,11 +45,11 @@ from engine.factory import FactoryContext
 from engine.workflow import WorkflowRun
 from engine.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from engine.workflow_types import StepInput
-from .background import _Lease
+from .background import Lease
 from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
 from .executor import in_run_thread, parked
 from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
-from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
+from .runs import ComponentNotFound, component_entry, component_entry_pinned, context_for_run
 from .eventlog import FLUSH_SECONDS
 from .watch import watch
 
@@ -75,7 +75,7 @@ def branch_job_id(parent_id: str, segment: str, path: str, occurrence: int, bran
 class JobBranches:
     """``ParallelBranches`` for a workflow run executing as the job ``job``."""
 
-    def __init__(self, job: Job, lease: _Lease, *, version: int | None = None) -> None:
+    def __init__(self, job: Job, lease: Lease, *, version: int | None = None) -> None:
         self.job, self.lease = job, lease
         # The version the run executes, so that every branch is of the same definition.
         self.version = version if version is not None else job.payload.get("version")
@@ -289,7 +289,7 @@ class _BranchEvents:
 class _Branch:
     job: Job
     worker: str
-    lease: _Lease
+    lease: Lease
     events: _BranchEvents
     workflow: Workflow | None = None
     ctx: RunContext | None = None
@@ -315,7 +315,7 @@ def _either(first: Callable[[], Any], second: Callable[[], Any]) -> Callable[[],
 
 
 def _branch_begin(job: Job, worker: str) -> _Branch:
-    branch = _Branch(job=job, worker=worker, lease=_Lease(job, worker), events=_BranchEvents(job, worker))
+    branch = _Branch(job=job, worker=worker, lease=Lease(job, worker), events=_BranchEvents(job, worker))
     # Renewed at the watch's first tick: a branch claimed while its process was still warming up
     # (its first import of a provider's SDK, say) may have begun late in its first lease.
     branch.lease.renew_at = time.monotonic()
@@ -339,8 +339,8 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
             run_history(user=job.user_id or None, session_id=session.pk, limit=workflow.num_history_runs, before=run)
             if session.next_run_index > 1 else []
         )
-        ctx, _store = _context(
-            agent=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
+        ctx, _store = context_for_run(
+            component=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
             session_state=None, dependencies=None, metadata=None, incremental=bool(payload.get("keep_deltas")),
         )
         ctx.principal = principal_from_grant(payload.get("principal"))  # the workflow run's own rights

@@ -36,7 +36,7 @@ from sessions.models import Run, RunStatus
 
 from ..cron import latest_tick, next_tick
 from ..models import OPEN_STATUSES, Schedule, ScheduleRun, ScheduleRunStatus
-from .schedules import ScheduleConflict, ScheduleInvalid, ScheduleNotFound, _disable, endpoint_target, run_request_for
+from .schedules import ScheduleConflict, ScheduleInvalid, ScheduleNotFound, endpoint_target, run_request_for, schedule_row_disable
 
 logger = logging.getLogger("agno_site.scheduler")
 
@@ -165,11 +165,11 @@ def _attempt_failed(
     )
     logger.warning("schedule %s attempt %d failed%s: %s", schedule.pk, run.attempt, " (retrying)" if retry else "", error)
     if gone and schedule.enabled and disabled_reason:
-        _disable(schedule, disabled_reason)
+        schedule_row_disable(schedule, disabled_reason)
     elif gone and schedule.enabled:
         target = endpoint_target(schedule.endpoint)
         what = f"{target.kind} '{target.component_id}'" if target else schedule.endpoint
-        _disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
+        schedule_row_disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
 
 
 def _cron_schedule(schedule_id: str) -> Schedule | None:

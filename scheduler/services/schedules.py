@@ -405,11 +405,12 @@ def schedule_disable(*, user: Any, schedule_id: str, reason: str | None = None) 
         schedule = _schedules(user).select_for_update().filter(pk=schedule_id).first()
         if schedule is None:
             raise ScheduleNotFound()
-        _disable(schedule, reason)
+        schedule_row_disable(schedule, reason)
     return schedule
 
 
-def _disable(schedule: Schedule, reason: str | None) -> None:
+def schedule_row_disable(schedule: Schedule, reason: str | None) -> None:
+    """Disable ``schedule``, a row the caller holds (locked, or just claimed), saying why."""
     schedule.enabled, schedule.next_run_at = False, None
     schedule.disabled_reason = reason[: LENGTHS["disabled_reason"]] if reason else None
     schedule.updated_at = timezone.now()
@@ -448,7 +449,7 @@ def schedules_disable_for_credential(*, reason: str, user_id: str | None = None,
     disabled = 0
     with transaction.atomic():
         for schedule in Schedule.objects.unscoped("a withdrawn credential disables whoever's schedules it fires").select_for_update().filter(match, enabled=True):
-            _disable(schedule, reason)
+            schedule_row_disable(schedule, reason)
             disabled += 1
     if disabled:
         logger.info("%d schedule(s) disabled: %s", disabled, reason)

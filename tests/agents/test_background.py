@@ -428,14 +428,14 @@ class TestLease:
         assert job_reap() == ([], [])  # nothing for the reaper: the lease never lapsed
 
     def test_a_lost_lease_stops_the_run(self, live_api, settings) -> None:
-        from agents.services.background import _Lease
+        from agents.services.background import Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3
         run_id = submit(live_api, message="lose me", user_id="alice").json()["run_id"]
         job = job_claim(worker="w1")
-        lease = _Lease(job, "w1")
+        lease = Lease(job, "w1")
         try:
             lease.tick(lease.renew_at - 0.1)  # not due yet: nothing happens
             assert Job.objects.unscoped("test").get(pk=run_id).lease_expires_at == job.lease_expires_at
@@ -451,14 +451,14 @@ class TestLease:
             forget_local(run_id)
 
     def test_a_run_past_its_time_limit_is_cancelled(self, live_api, settings) -> None:
-        from agents.services.background import _Lease
+        from agents.services.background import Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
         settings.AGENTOS_BACKGROUND_LEASE_SECONDS = 3  # checked at each renewal, every second
         settings.AGENTOS_BACKGROUND_TIMEOUT_SECONDS = 5
         run_id = submit(live_api, message="too long", user_id="alice").json()["run_id"]
-        lease = _Lease(job_claim(worker="w1"), "w1")
+        lease = Lease(job_claim(worker="w1"), "w1")
         try:
             lease.tick(lease.renew_at)
             assert not cancelled_locally(run_id)
@@ -504,8 +504,8 @@ class TestBackgroundBranch:
 
         source = self.finished_run(live_api)
         with CaptureQueriesContext(connection) as queries:
-            job = branch_submit(principal=OPEN, agent_id="assistant", run_id=source["run_id"], session_id="s-br",
-                                requested_user_id=None, continuation=Continuation(regenerate=True), stream=False)
+            job = branch_submit(principal=OPEN, component_id="assistant", run_id=source["run_id"], session_id="s-br",
+                                requested_user_id=None, continuation=Continuation(regenerate=True), stream=False, kind="agent")
         reads = [query["sql"] for query in queries.captured_queries if query["sql"].lstrip().upper().startswith("SELECT")]
         assert not any("agno_memories" in sql for sql in reads), reads
         assert sum('FROM "agno_runs"' in sql for sql in reads) == 1, reads  # the run continued, not the history

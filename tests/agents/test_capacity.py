@@ -198,7 +198,7 @@ def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
     session = make_session("alice", component_id="assistant")
     failed = make_run("alice", session=session, component_id="assistant", status=RunStatus.ERROR, input={"input_content": "again"})
     alice = Principal(user_id="alice", isolated=True, via="session")
-    queued = submit_run(principal=alice, component_id="assistant", request=RunRequest(message="first", stream=False), background=True)
+    queued = submit_run(principal=alice, component_id="assistant", request=RunRequest(message="first", stream=False), background=True, kind="agent")
     with pytest.raises(RunNotRetryable, match="queue share is full"):
         submit_retry(run_id=failed.pk)
     assert job_cancel(job_id=queued.job.pk)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 def prepare(session: Session, stored: Run | None = None):
     with CaptureQueriesContext(connection) as captured:
         prepared = prepare_for_owner(
-            entry=component_entry("assistant"), owner_id="alice", session=session, session_id=session.pk,
+            entry=component_entry("assistant", kind="agent"), owner_id="alice", session=session, session_id=session.pk,
             request=RunRequest(message="hi"), stored=stored,
         )
     reads = [q["sql"] for q in captured.captured_queries if "agno_runs" in q["sql"]]

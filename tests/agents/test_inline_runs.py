@@ -271,7 +271,7 @@ def _paused_run() -> dict:
     from agents.services.runs import RunRequest
     from agents.services.submit import Finished, submit_run
 
-    paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False))
+    paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False), kind="agent")
     assert isinstance(paused, Finished) and paused.output["status"] == "PAUSED"
     return paused.output
 
@@ -284,11 +284,11 @@ def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
 
     paused = _paused_run()
     tools = [{**paused["tools"][0], "confirmed": True}]
-    first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+    first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools, kind="agent")
     assert isinstance(first, Started)
     assert Run.objects.for_user("alice").get(pk=paused["run_id"]).status == "RUNNING"  # before anything of it ran
     with pytest.raises(RunNotContinuable):
-        submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+        submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools, kind="agent")
     events: list[dict] = []
     with first.slot:  # as the stream's thread holds it
         output = first.execute(on_event=events.append)
@@ -304,9 +304,9 @@ def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
     from agents.services.runs import Continuation, RunRequest
     from agents.services.submit import Started, submit_continue, submit_run
 
-    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     fork = submit_continue(
-        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True),
+        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True), kind="agent",
     )
     assert isinstance(fork, Started) and fork.run_id != done["run_id"]
     begun = Run.objects.for_user("alice").get(pk=fork.run_id)
@@ -321,10 +321,10 @@ def test_an_edited_question_is_the_forks_stored_input():
     from agents.services.runs import Continuation, RunRequest
     from agents.services.submit import Finished, submit_continue, submit_run
 
-    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     edited = submit_continue(
         principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], stream=False,
-        continuation=Continuation(fork=True, continue_from="last_user", input="what is 3+3?"),
+        continuation=Continuation(fork=True, continue_from="last_user", input="what is 3+3?"), kind="agent",
     )
     assert isinstance(edited, Finished) and edited.output["status"] == "COMPLETED"
     assert Run.objects.for_user("alice").get(pk=edited.output["run_id"]).input["input_content"] == "what is 3+3?"
@@ -353,7 +353,7 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
     from agents.services.runs import RunRequest
     from agents.services.submit import Started, submit_run
 
-    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False, kind="agent")
     assert isinstance(started, Started)
 
     async def follow() -> tuple[str, list[str]]:
@@ -378,7 +378,7 @@ def test_a_run_whose_opening_fails_is_recorded_as_an_error(monkeypatch):
         raise ValueError("a bug before the first event")
 
     monkeypatch.setattr(RunIteration, "opening", broken)
-    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False, kind="agent")
     events: list[dict] = []
 
     async def drive() -> dict:

@@ -77,8 +77,8 @@ class TestThePipelineAsks:
         session = make_session("alice", session_id="s1", component_id="hitl-agent")
         make_run("alice", session=session, run_id="r1", component_id="hitl-agent", status="PAUSED", run_data={"status": "PAUSED", "agent_id": "hitl-agent"})
         with pytest.raises(RunForbidden):
-            continue_prepare(principal=jwt_principal("alice", READ_ONLY), agent_id="hitl-agent", run_id="r1", session_id="s1",
-                             requested_user_id=None, tools=[])
+            continue_prepare(principal=jwt_principal("alice", READ_ONLY), component_id="hitl-agent", run_id="r1", session_id="s1",
+                             requested_user_id=None, tools=[], kind="agent")
 
 
     def test_a_teams_run_scope_covers_its_members(self, client, jwt_server) -> None:

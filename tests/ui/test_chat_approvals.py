@@ -40,7 +40,7 @@ def send(page, text: str) -> None:
 
 def _submit(user: str, message: str) -> Finished:
     try:
-        return submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False))
+        return submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False), kind="agent")
     finally:
         connection.close()  # this thread's
 
