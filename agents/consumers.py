@@ -36,9 +36,9 @@ from core.auth import OPEN, Principal, principal_for_django_user
 from core.errors import refusal_of
 from core.tokens import TokenError
 
-from .services.authority import RunForbidden, run_permitted
-from .services.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
-from .services.tail import resume
+from .pipeline.authority import RunForbidden, run_permitted
+from .pipeline.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
+from .pipeline.tail import resume
 
 log = logging.getLogger(__name__)
 
@@ -304,14 +304,14 @@ def _text(content: dict[str, Any], name: str) -> str | None:
 
 
 def submit_run_for_socket(*, principal: Principal, component_id: str, request: RunRequest) -> tuple[Any, int]:
-    from .services.submit import submit_run
+    from .pipeline.submit import submit_run
 
     accepted = submit_run(principal=principal, component_id=component_id, kind="workflow", request=request, background=True)
     return accepted.job, -1
 
 
 def continue_for_socket(**arguments: Any) -> tuple[Any, int]:
-    from .services.submit import submit_continue
+    from .pipeline.submit import submit_continue
 
     accepted = submit_continue(kind="workflow", background=True, adopt=True, **arguments)
     return accepted.job, accepted.after

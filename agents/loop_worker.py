@@ -22,10 +22,10 @@ from django.db import OperationalError
 
 from core.logging import Throttle
 
-from .services.background import job_execute_async
+from .pipeline.background import job_execute_async
 from .services.executor import in_run_thread, job_slot
 from .services.jobs import job_claim, job_run, worker_name
-from .services.workflow_branches import BRANCH_JOB_TYPE, branch_execute_async
+from .pipeline.workflow_branches import BRANCH_JOB_TYPE, branch_execute_async
 
 logger = logging.getLogger("agno_site.jobs")
 

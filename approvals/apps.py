@@ -6,7 +6,7 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "Approvals"
 
     def ready(self) -> None:
-        from agents.services.observers import ContinueGate, register_continue_gate, register_run_end
+        from agents.pipeline.observers import ContinueGate, register_continue_gate, register_run_end
 
         from .gate import continue_gate
         from .services import approval_resolve_by_continue, approvals_on_run_end_observed

@@ -272,8 +272,8 @@ def owner_principal(user_id: str | None) -> Principal:
 def _continue_after(approval: Approval) -> None:
     """The resolved approval's run continues, as its owner would continue it, in the background."""
     from engine import InvalidContinuation
-    from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound
-    from agents.services.submit import submit_continue
+    from agents.pipeline.runs import ComponentNotFound, RunNotContinuable, RunNotFound
+    from agents.pipeline.submit import submit_continue
 
     from .gate import AdminApprovalRequired
 

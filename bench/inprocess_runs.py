@@ -56,7 +56,7 @@ def measure(backend: str, runs: int) -> dict:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.services.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
         from core.auth import Principal
 
         principal = Principal(user_id="bench-user", isolated=True, via="session")

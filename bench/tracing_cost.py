@@ -77,7 +77,7 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
         setup(url)
         from django.conf import settings
 
-        from agents.services.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
         from core.auth import Principal
         from traces.models import Span, Trace
         from traces.provider import flush
@@ -132,7 +132,8 @@ def _native_pace() -> None:
     cancellation poll and its writes of quiet runs' events. At native speed an instant model's
     run sees neither; push their intervals out so that counted runs do what they do at native
     speed."""
-    from agents.services import eventlog, inline, watch
+    from agents.services import watch
+    from agents.pipeline import eventlog, inline
 
     watch.POLL_SECONDS = 600.0
     watch.FLUSH_SECONDS = 600.0

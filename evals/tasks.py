@@ -7,7 +7,7 @@ their end is written fenced. The job's payload holds ids only.
 from __future__ import annotations
 
 from agents.models import Job
-from agents.services.background import execute_plain_job
+from agents.pipeline.background import execute_plain_job
 from agents.services.jobs import job_handler
 from core.auth import principal_from_grant
 

@@ -7,7 +7,7 @@ from typing import Callable
 from celery import shared_task
 
 from agents.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
+from agents.pipeline.background import JobCancelled, execute_plain_job
 from agents.services.jobs import job_handler
 
 from .services import RefreshScope, metrics_recompute, metrics_refresh_periodic, refresh_finish, states

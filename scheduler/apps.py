@@ -12,7 +12,7 @@ class SchedulerConfig(AppConfig):
         from core.models import AccessToken
         from core.services.tokens import credential_revoked
 
-        from agents.services.observers import register_run_end
+        from agents.pipeline.observers import register_run_end
 
         from .services.firing import schedule_runs_on_run_end
         from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked

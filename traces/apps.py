@@ -6,7 +6,7 @@ class TracesConfig(AppConfig):
     verbose_name = "Traces"
 
     def ready(self) -> None:
-        from agents.services.observers import register_run_start
+        from agents.pipeline.observers import register_run_start
 
         from .tracing import trace_on_run_start
 

@@ -1,7 +1,7 @@
 """Tracing: a run's events become OpenTelemetry spans.
 
 The runtime knows nothing of tracing. Every event of a top-level run passes through its event
-log (``agents.services.eventlog``), which hands it to a ``RunTracer`` when tracing is on. The
+log (``agents.pipeline.eventlog``), which hands it to a ``RunTracer`` when tracing is on. The
 tracer notes when each thing started and ended (the run, each model call, each tool call, each
 member run and workflow step, parented by what the events say: a member's ``parent_run_id``, a
 step's ``parent_step_id``, an executor's ``step_id``) with nanosecond clock readings taken as the

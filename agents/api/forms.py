@@ -1,5 +1,5 @@
 """Parsing the form fields of run, continue and resume requests exactly as AgentOS does (a run's
-fields: agents.services.run_requests, the builder the scheduler shares)."""
+fields: agents.pipeline.run_requests, the builder the scheduler shares)."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +12,8 @@ from core.api.parsers import fields_too_large, load_json
 
 from engine import InvalidContinuation
 from engine.hitl import supplied_decisions
-from ..services.run_requests import bounded_text, object_or_dropped, run_request_build
-from ..services.runs import RunRequest
+from ..pipeline.run_requests import bounded_text, object_or_dropped, run_request_build
+from ..pipeline.runs import RunRequest
 
 
 def form_data(request) -> Any:

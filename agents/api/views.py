@@ -35,9 +35,9 @@ from ..registry import agent_list, entry_get, team_list, workflow_list
 from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
 from ..services.executor import in_run_thread
 from ..services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, waiting_on
-from ..services.runs import Continuation, RunNotFound, cancel_for_caller, run_for_caller
-from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
-from ..services.tail import follow, resume
+from ..pipeline.runs import Continuation, RunNotFound, cancel_for_caller, run_for_caller
+from ..pipeline.submit import Finished, Started, Submitted, submit_continue, submit_run
+from ..pipeline.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, object_or_dropped, parse_run_form, parse_step_requirements, parse_tools_field
 from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_response, with_unstreamed_events, workflow_response, workflow_summary

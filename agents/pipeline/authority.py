@@ -6,8 +6,8 @@ and from the registry's stages (only an admin may pin a draft version; anyone el
 published), and returns the registry entry to run. A refusal is ``RunForbidden``, which every
 surface renders as AgentOS's 403 (``Insufficient permissions. Required scope(s): <family>:run``).
 
-Who calls it: the run pipeline (``agents.services.runs.run_prepare`` and ``continue_prepare``, and
-the background submission in ``agents.services.submit``), so the API, both WebSockets, the chat
+Who calls it: the run pipeline (``agents.pipeline.runs.run_prepare`` and ``continue_prepare``, and
+the background submission in ``agents.pipeline.submit``), so the API, both WebSockets, the chat
 (it talks to the API), the admin's run/retry/resume actions, a schedule's fire, an eval and an
 agent's tool that starts work all pass through it; the schedule service and the eval service ask
 it before they store what will run later.

@@ -26,12 +26,12 @@ from sessions.services.runs import RunRecord, run_finish
 
 from ..models import Job
 from engine import InvalidContinuation, Workflow
-from .cancellation import cancel_checker, cancel_local, forget_local
-from .jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
+from ..services.cancellation import cancel_checker, cancel_local, forget_local
+from ..services.jobs import job_fence, job_handler, job_heartbeat, job_progress, job_settle_fenced
 from .observers import RunEnd, run_ended
 from .eventlog import EventLog, LoopFed, run_error_event
-from .executor import in_run_thread
-from .watch import watch
+from ..services.executor import in_run_thread
+from ..services.watch import watch
 from .runs import (
     ComponentNotFound,
     PreparedRun,

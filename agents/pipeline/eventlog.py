@@ -1,7 +1,7 @@
 """A running run's events: numbered, published to followers at once, written in batches.
 
 Background and inline runs keep their events the same way; a follower on any replica reads the
-database and then the live events, in ``event_index`` order (agents.services.tail). Batches are
+database and then the live events, in ``event_index`` order (agents.pipeline.tail). Batches are
 written by the run's own thread while events keep coming, and by the process's watch thread
 when the run goes quiet (a slow model, a tool), so a follower that missed a live event always
 finds it in the database soon after. The watch writes the events of every quiet run fed on an

@@ -19,7 +19,7 @@ from ..models import Job
 from ..registry import entry_get
 from engine.aio import run_sync
 from engine.hooks import run_background_hooks
-from .jobs import QueueFull, job_enqueue, job_handler
+from ..services.jobs import QueueFull, job_enqueue, job_handler
 
 if TYPE_CHECKING:
     from .runs import PreparedRun

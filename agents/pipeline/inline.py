@@ -25,9 +25,9 @@ from sessions.services.runs import run_transition
 
 from ..models import Job, JobStatus
 from engine.events import CONTENT_DELTAS
-from .cancellation import cancel_local
+from ..services.cancellation import cancel_local
 from .eventlog import EventLog, LoopFed, payloads, run_error_ending
-from .watch import watch
+from ..services.watch import watch
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -120,7 +120,7 @@ def inline_runs_reap(*, now: Any = None, trusted: bool | None = None) -> list[st
     heartbeats: ``trusted``, the pass's ``reaper_pass`` verdict; None: this call records the
     pass). Each ends ERROR with the reason, and a RunError event ends any follower's stream.
     Returns their ids."""
-    from .liveness import reaper_pass
+    from ..services.liveness import reaper_pass
 
     now = now or timezone.now()
     if trusted is None:

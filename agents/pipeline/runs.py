@@ -38,14 +38,14 @@ from engine.checkpoints import boundary
 from engine.factory import FactoryContext
 from engine.structured import OutputSchema
 from .authority import ComponentNotFound, RunForbidden, component_entry, component_entry_pinned, run_authorize
-from .cancellation import cancel_checker, cancel_request, forget_local
+from ..services.cancellation import cancel_checker, cancel_request, forget_local
 from .context import BufferedMemoryStore, StoredPastSessions, memories_for_context
 from .eventlog import run_error_event
-from .executor import in_run_thread
+from ..services.executor import in_run_thread
 from .hooks import hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
-from .watch import watch
-from .jobs import job_cancel, job_follow_run, job_submit
+from ..services.watch import watch
+from ..services.jobs import job_cancel, job_follow_run, job_submit
 from .observers import RunEnd, run_ended
 
 logger = logging.getLogger("agno_site.runs")
@@ -220,7 +220,7 @@ class Continuation:
 
 
 def component_entry_for(*, principal: Principal, component_id: str, kind: str, version: int | None) -> Entry:
-    """What ``principal`` may run: the one authority's answer (agents.services.authority)."""
+    """What ``principal`` may run: the one authority's answer (agents.pipeline.authority)."""
     return run_authorize(principal, kind, component_id, version=version)
 
 
@@ -404,7 +404,7 @@ def run_begin(prepared: PreparedRun) -> Run:
     """Commit the run RUNNING, with its input (and its session, if new), before anything runs.
 
     From here it shows in the admin and in its session's runs, it can be cancelled from any
-    process, and if this process dies the reaper fails it, saying so (agents.services.inline). A
+    process, and if this process dies the reaper fails it, saying so (agents.pipeline.inline). A
     continuation under the run's own id claims it instead (PAUSED or failed -> RUNNING, only if
     it still is): two continues of one paused run cannot both run it (RunNotContinuable).
     """
@@ -436,7 +436,7 @@ def replaced_input(finished: Any) -> dict[str, Any]:
 def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None, finished: Any = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
     regeneration replaces, the memories it made, the job of its background post-hooks (from the
-    ``finished`` run iterator), and what the run-end observers write (agents.services.observers:
+    ``finished`` run iterator), and what the run-end observers write (agents.pipeline.observers:
     approvals' rows of its paused or decided ``@approval`` tool calls, from ``output``; the
     schedule run of a paused run a schedule fired)."""
     hooks_enqueue(prepared, getattr(finished, "background_hooks", ()))

@@ -15,7 +15,7 @@ three ways, each a typed result the caller renders:
 (``Finished``); the web server passes ``wait=False`` and awaits it on its loop instead.
 
 Inline and streamed runs take one of their owner's ``RUN_MAX_PER_USER`` places
-(agents.services.capacity) once nothing is left to refuse them, and give it back when they end.
+(agents.pipeline.capacity) once nothing is left to refuse them, and give it back when they end.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from sessions.services.runs import SessionLimitReached, SessionNotFound
 
 from ..models import Job, Stage
 from .capacity import Slot, run_slot_acquire, run_slot_key
-from .jobs import QueueFull, job_continue, job_submit
+from ..services.jobs import QueueFull, job_continue, job_submit
 from .observers import continue_checked, continue_settled
 from .runs import (
     DECISIONS_WITH_BRANCH,
@@ -148,7 +148,7 @@ def _accept(
     entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
-    # The worker's run acts with the submitter's rights (its tools: agents.services.authority).
+    # The worker's run acts with the submitter's rights (its tools: agents.pipeline.authority).
     payload["principal"] = principal_grant(principal)
     if entry.stage == Stage.DRAFT:
         # Only an admin gets here (component_entry_for); the worker runs the draft on this check.

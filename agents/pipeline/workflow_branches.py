@@ -46,12 +46,12 @@ from engine.workflow import WorkflowRun
 from engine.workflow_branches import BranchResult, run_branch, step_input_from_dict, step_input_to_dict
 from engine.workflow_types import StepInput
 from .background import Lease
-from .cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
-from .executor import in_run_thread, parked
-from .jobs import dispatch, job_cancel, job_handler, job_settle_fenced
+from ..services.cancellation import CancelChecker, cancel_checker, cancel_clear, cancel_request, forget_local
+from ..services.executor import in_run_thread, parked
+from ..services.jobs import dispatch, job_cancel, job_handler, job_settle_fenced
 from .runs import ComponentNotFound, component_entry, component_entry_pinned, context_for_run
 from .eventlog import FLUSH_SECONDS
-from .watch import watch
+from ..services.watch import watch
 
 logger = logging.getLogger("agno_site.jobs")
 

@@ -627,14 +627,14 @@ def job_reap(*, now: datetime | None = None, trusted: bool | None = None) -> tup
                 data = {**((run.run_data if run else None) or {}), "status": RunStatus.ERROR, "content": WORKER_LOST}
                 if run_transition(run_id=job.pk, expected=[RunStatus.RUNNING, RunStatus.PENDING], to=RunStatus.ERROR, error=WORKER_LOST, content=WORKER_LOST, run_data=data):
                     # It ends as any failed run does: a stored RunError, published to followers.
-                    from .eventlog import run_error_ending
+                    from ..pipeline.eventlog import run_error_ending
 
                     run_error_ending(run=run, session_id=run.session_id, component_id=job.component_id, content=WORKER_LOST, error_type="worker_lost")
                 failed.append(job.pk)
                 if job.job_type == "continue":
                     _follow_paused(job)
                 if job.component_type == "workflow" and not job.parent_job_id:
-                    from .workflow_branches import branch_jobs_stop
+                    from ..pipeline.workflow_branches import branch_jobs_stop
 
                     # Nobody waits for its parallel branches any more: they stop too.
                     branch_jobs_stop(parent_job_id=job.pk, reason="the workflow run's worker was lost")

@@ -56,7 +56,7 @@ def lost_workers(*, now: datetime) -> list[str]:
 def reap(*, now: datetime | None = None) -> None:
     """One reaper pass (beat's ``reap_jobs``, the embedded worker's reaper): background jobs and
     inline runs whose process is lost, with one verdict on whether heartbeats are trusted."""
-    from .inline import inline_runs_reap
+    from ..pipeline.inline import inline_runs_reap
     from .jobs import job_reap
 
     now = now or timezone.now()

@@ -14,7 +14,7 @@ from core.db import release_connections
 from core.logging import Throttle
 
 from .cancellation import POLL_SECONDS, cancel_poll
-from .eventlog import FLUSH_SECONDS, write_quiet
+from ..pipeline.eventlog import FLUSH_SECONDS, write_quiet
 from .liveness import process_beat
 
 logger = logging.getLogger("agno_site.jobs")

@@ -20,7 +20,7 @@ from django.db import DatabaseError, DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Job
-from agents.services.background import JobCancelled, execute_plain_job
+from agents.pipeline.background import JobCancelled, execute_plain_job
 from agents.services.jobs import job_fence, job_handler
 
 from ..chunkers import Piece, chunk_sections

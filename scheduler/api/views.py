@@ -171,7 +171,7 @@ class ScheduleTriggerView(SchedulesAPIView):
         # It runs as the owner: the caller must be allowed to run its target themselves (AgentOS).
         target = endpoint_target(schedule.endpoint)
         if target is not None:
-            check_target(target, principal=self.principal)  # the one authority (agents.services.authority)
+            check_target(target, principal=self.principal)  # the one authority (agents.pipeline.authority)
         return Response(render_schedule_run(schedule_trigger(user=self.scope, schedule_id=schedule_id)))
 
 

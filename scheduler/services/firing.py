@@ -100,8 +100,8 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
 def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     """Submit the claimed attempt's run (in the claim's transaction); a refusal is the attempt's
     failure, written instead (its retry, or the schedule's disabling, follow)."""
-    from agents.services.authority import ComponentNotFound, RunForbidden
-    from agents.services.submit import submit_run
+    from agents.pipeline.authority import ComponentNotFound, RunForbidden
+    from agents.pipeline.submit import submit_run
     from sessions.models import RunOrigin
 
     from .grants import CredentialWithdrawn, fire_principal
@@ -113,7 +113,7 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
         request = run_request_for(schedule.payload)
         request.origin = RunOrigin.SCHEDULE  # its session is the schedule's, not a conversation
         # The rights it was created under, as its credential stands now; the pipeline's one
-        # authority then decides the run (agents.services.authority).
+        # authority then decides the run (agents.pipeline.authority).
         principal = fire_principal(schedule)
         with transaction.atomic():  # a refused submission leaves the claim to record it
             accepted = submit_run(

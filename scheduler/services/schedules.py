@@ -132,7 +132,7 @@ def run_request_for(payload: dict[str, Any] | None) -> Any:
     """The RunRequest the schedule's fire submits, built from its payload as the fields of
     ``POST …/runs`` by the run pipeline's one builder, or ScheduleInvalid saying what the route
     would refuse."""
-    from agents.services.run_requests import run_request_build
+    from agents.pipeline.run_requests import run_request_build
     from core.api.errors import APIError
 
     try:
@@ -152,7 +152,7 @@ def _detail_text(detail: Any) -> str:
 
 def check_target(target: Target, *, principal: Principal | None) -> None:
     """The target exists and, when a principal writes it, the one authority lets them run it."""
-    from agents.services.authority import ComponentNotFound, RunForbidden, component_entry, run_authorize
+    from agents.pipeline.authority import ComponentNotFound, RunForbidden, component_entry, run_authorize
 
     try:
         if principal is not None:

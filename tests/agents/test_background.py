@@ -283,7 +283,7 @@ class TestReaper:
         assert (job.status, job.attempt) == (JobStatus.COMPLETED, 2)
 
     def test_a_zombie_worker_cannot_overwrite_its_successor(self, live_api, worker, settings) -> None:
-        from agents.services.background import job_execute
+        from agents.pipeline.background import job_execute
 
         run_id = self.lose_a_worker(live_api, settings, attempts=2)
         zombie = Job.objects.unscoped("test").get(pk=run_id)
@@ -302,7 +302,7 @@ class TestJobsThatCannotStart:
         """Not left RUNNING for the reaper to call a lost worker a lease later: it fails now,
         with the reason on the run, the job and a RunError event that ends any follower's stream."""
         from agents.models import AgentDefinition
-        from agents.services.background import job_execute
+        from agents.pipeline.background import job_execute
         from agents.services.definitions import definition_create
 
         settings.EMBEDDED_WORKER = False
@@ -326,7 +326,7 @@ class TestJobsThatCannotStart:
 
 
     def test_a_continuation_whose_source_run_was_deleted_fails_saying_so(self, live_api, worker, settings) -> None:
-        from agents.services.background import job_execute
+        from agents.pipeline.background import job_execute
 
         settings.EMBEDDED_WORKER = False  # the follow-up waits in the queue
         body = submit(live_api, message="the question", user_id="alice", session_id="s-src", background="false").json()
@@ -428,7 +428,7 @@ class TestLease:
         assert job_reap() == ([], [])  # nothing for the reaper: the lease never lapsed
 
     def test_a_lost_lease_stops_the_run(self, live_api, settings) -> None:
-        from agents.services.background import Lease
+        from agents.pipeline.background import Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
@@ -451,7 +451,7 @@ class TestLease:
             forget_local(run_id)
 
     def test_a_run_past_its_time_limit_is_cancelled(self, live_api, settings) -> None:
-        from agents.services.background import Lease
+        from agents.pipeline.background import Lease
         from agents.services.cancellation import cancelled_locally, forget_local
 
         settings.EMBEDDED_WORKER = False
@@ -499,7 +499,7 @@ class TestBackgroundBranch:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.services.runs import Continuation, branch_submit
+        from agents.pipeline.runs import Continuation, branch_submit
         from core.auth import OPEN
 
         source = self.finished_run(live_api)

@@ -18,7 +18,7 @@ from agno.utils.http import aclose_default_clients
 from django.utils import timezone
 
 from agents.models import Job
-from agents.services.background import job_execute
+from agents.pipeline.background import job_execute
 from agents.services.jobs import job_claim, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for

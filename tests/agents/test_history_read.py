@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.services.runs import RunRequest, component_entry, prepare_for_owner
+from agents.pipeline.runs import RunRequest, component_entry, prepare_for_owner
 from sessions.models import Run, RunStatus, Session
 from tests.factories import make_run, make_session
 

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from agents.services.inline import SERVER_LOST, inline_runs_reap
+from agents.pipeline.inline import SERVER_LOST, inline_runs_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -268,8 +268,8 @@ def _alice():
 
 
 def _paused_run() -> dict:
-    from agents.services.runs import RunRequest
-    from agents.services.submit import Finished, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import Finished, submit_run
 
     paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False), kind="agent")
     assert isinstance(paused, Finished) and paused.output["status"] == "PAUSED"
@@ -279,8 +279,8 @@ def _paused_run() -> dict:
 def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
     """The continuation is committed RUNNING before it runs (as a new run is); a second continue
     with the same decisions, from any process, is refused instead of running the tool twice."""
-    from agents.services.runs import RunNotContinuable
-    from agents.services.submit import Started, submit_continue
+    from agents.pipeline.runs import RunNotContinuable
+    from agents.pipeline.submit import Started, submit_continue
 
     paused = _paused_run()
     tools = [{**paused["tools"][0], "confirmed": True}]
@@ -301,8 +301,8 @@ def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
 
 
 def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
-    from agents.services.runs import Continuation, RunRequest
-    from agents.services.submit import Started, submit_continue, submit_run
+    from agents.pipeline.runs import Continuation, RunRequest
+    from agents.pipeline.submit import Started, submit_continue, submit_run
 
     done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     fork = submit_continue(
@@ -318,8 +318,8 @@ def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
 
 
 def test_an_edited_question_is_the_forks_stored_input():
-    from agents.services.runs import Continuation, RunRequest
-    from agents.services.submit import Finished, submit_continue, submit_run
+    from agents.pipeline.runs import Continuation, RunRequest
+    from agents.pipeline.submit import Finished, submit_continue, submit_run
 
     done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     edited = submit_continue(
@@ -350,8 +350,8 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
     """The run's first event is taken on the loop as the response is made (``run_open``): the
     stream's first frame needs no trip around the event loop, whatever else the loop has to do."""
     from agents.api.streaming import stream_on_loop
-    from agents.services.runs import RunRequest
-    from agents.services.submit import Started, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import Started, submit_run
 
     started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False, kind="agent")
     assert isinstance(started, Started)
@@ -371,8 +371,8 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
 
 def test_a_run_whose_opening_fails_is_recorded_as_an_error(monkeypatch):
     from engine.runner import RunIteration
-    from agents.services.runs import RunRequest
-    from agents.services.submit import submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import submit_run
 
     def broken(self):
         raise ValueError("a bug before the first event")

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from agents.models import Job, JobStatus
-from agents.services.background import execute_plain_job
+from agents.pipeline.background import execute_plain_job
 from agents.services.cancellation import cancel_request
 from agents.services.jobs import DuplicateJob, job_claim, job_enqueue, job_handler, job_run, job_submit, waiting_on
 from sessions.models import Run

@@ -17,8 +17,8 @@ from django.db import connections
 from django.utils import timezone
 
 from agents.models import Job, JobStatus
-from agents.services.background import job_execute
-from agents.services.inline import SERVER_LOST, inline_runs_reap
+from agents.pipeline.background import job_execute
+from agents.pipeline.inline import SERVER_LOST, inline_runs_reap
 from agents.services.jobs import WORKER_LOST, job_claim, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for

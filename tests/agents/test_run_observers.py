@@ -1,4 +1,4 @@
-"""Run observers (agents.services.observers): approvals, the scheduler and traces register with the
+"""Run observers (agents.pipeline.observers): approvals, the scheduler and traces register with the
 run pipeline in ready(), the pipeline imports none of them, and an observer registered the same
 way is told of every run's start and end whatever started it: the API, the workflow socket, a
 schedule's fire, an eval, and the runs made inside a run (a team's members, a workflow's steps)."""
@@ -16,10 +16,10 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from agents.consumers import WorkflowSocket
-from agents.services import observers
-from agents.services.observers import RunEnd
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline import observers
+from agents.pipeline.observers import RunEnd
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from core.auth import Principal
 from scheduler.services.firing import fire
 from scheduler.services.schedules import schedule_create
@@ -67,14 +67,8 @@ def test_approvals_the_scheduler_and_traces_register_in_ready() -> None:
     assert "approvals" in registered["continue_gate"]
 
 
-# The job queue's modules, moving to the jobs app, whose schedule follow-ups become hooks of the
-# run job type there.
-QUEUE = {"jobs.py", "cancellation.py", "executor.py", "watch.py"}
-
-
 def test_the_pipeline_imports_none_of_its_observers() -> None:
-    services = [path for path in sorted((ROOT / "agents" / "services").glob("*.py")) if path.name not in QUEUE]
-    pipeline = [*services, *sorted((ROOT / "agents" / "api").glob("*.py")), ROOT / "agents" / "consumers.py"]
+    pipeline = [*sorted((ROOT / "agents" / "pipeline").glob("*.py")), *sorted((ROOT / "agents" / "api").glob("*.py")), ROOT / "agents" / "consumers.py"]
     found = []
     for path in pipeline:
         for node in ast.walk(ast.parse(path.read_text())):

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from agents.models import Job, JobStatus
-from agents.services.workflow_branches import BRANCH_JOB_TYPE
+from agents.pipeline.workflow_branches import BRANCH_JOB_TYPE
 from sessions.models import Run
 from tests.agents.conftest import wait_for
 
@@ -123,7 +123,7 @@ def _in_a_thread(job_, worker_name: str):
     import asyncio
     import threading
 
-    from agents.services.background import job_execute_async
+    from agents.pipeline.background import job_execute_async
 
     outcome: list[str] = []
     thread = threading.Thread(target=lambda: outcome.append(asyncio.run(job_execute_async(job_, worker_name))))

@@ -11,10 +11,10 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from agents.consumers import WorkflowSocket
-from agents.services.authority import ComponentNotFound, RunForbidden
-from agents.services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
+from agents.pipeline.authority import ComponentNotFound, RunForbidden
+from agents.pipeline.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from agents.services.jobs import IdempotencyConflict, QueueFull, SessionBusy
-from agents.services.runs import RunNotContinuable, RunNotFound
+from agents.pipeline.runs import RunNotContinuable, RunNotFound
 from approvals.gate import AdminApprovalRequired
 from approvals.services import ApprovalAlreadyResolved, ApprovalNotFound
 from core.api.errors import exception_handler

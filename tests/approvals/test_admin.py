@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from approvals.models import Approval
 from sessions.models import Run
 from tests.agents.conftest import wait_for

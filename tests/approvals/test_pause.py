@@ -7,8 +7,8 @@ import json
 import pytest
 
 from engine import Function, approval, tool
-from agents.services.runs import RunRequest
-from agents.services.submit import Accepted, Finished, submit_continue, submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import Accepted, Finished, submit_continue, submit_run
 from approvals.gate import ADMIN_APPROVAL_REQUIRED, AdminApprovalRequired
 from approvals.models import Approval
 from approvals.services import ApprovalAlreadyResolved, approval_resolve

@@ -52,8 +52,8 @@ class TestThePipelineAsks:
     @pytest.mark.parametrize(("kind", "component_id", "family"), [("agent", "assistant", "agents"), ("team", "research-team", "teams"), ("workflow", "review-flow", "workflows")])
     @pytest.mark.parametrize("background", [False, True])
     def test_a_reader_may_not_start_a_run_whatever_the_surface(self, jwt_server, kind, component_id, family, background) -> None:
-        from agents.services.runs import RunForbidden, RunRequest
-        from agents.services.submit import submit_run
+        from agents.pipeline.runs import RunForbidden, RunRequest
+        from agents.pipeline.submit import submit_run
         from sessions.models import Run
 
         with pytest.raises(RunForbidden) as refused:
@@ -63,7 +63,7 @@ class TestThePipelineAsks:
         assert not Run.objects.unscoped("test").exists()
 
     def test_a_per_id_run_scope_runs_that_component_only(self, jwt_server) -> None:
-        from agents.services.authority import RunForbidden, run_authorize
+        from agents.pipeline.authority import RunForbidden, run_authorize
 
         principal = jwt_principal("alice", ["agents:planner:run", "agents:assistant:read"])
         with pytest.raises(RunForbidden):
@@ -71,7 +71,7 @@ class TestThePipelineAsks:
         assert run_authorize(jwt_principal("alice", ["agents:assistant:run"]), "agent", "assistant").component_id == "assistant"
 
     def test_continuing_a_run_asks_too(self, client, jwt_server) -> None:
-        from agents.services.runs import RunForbidden, continue_prepare
+        from agents.pipeline.runs import RunForbidden, continue_prepare
         from tests.factories import make_run, make_session
 
         session = make_session("alice", session_id="s1", component_id="hitl-agent")
