@@ -66,6 +66,7 @@ def test_the_exception_handler_answers_each_with_its_status(error, status, code,
     assert {name: response[name] for name in headers} == headers
 
 
+@pytest.mark.django_db  # the consumer's database hop tidies the thread's connection first
 @pytest.mark.parametrize(("error", "status", "code", "detail", "headers"), REFUSALS, ids=IDS)
 def test_the_socket_tells_each_with_its_code(error, status, code, detail, headers) -> None:
     """The consumer's refusal frame for a submission the service refused with ``error``."""
