@@ -10,8 +10,6 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from core.admin import OwnedModelAdmin, UserIdFilter
-
 from .models import AgentDefinition, AgentVersion, QuickPrompt, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft

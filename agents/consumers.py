@@ -30,14 +30,15 @@ from django.conf import settings
 
 from core.addresses import scope_client_address
 from core.api.authentication import TooManyFailures, authenticate_bearer, credential_from_header
-from core.api.errors import Unprocessable
+from core.api.errors import APIError, Unprocessable
 from core.api.parsers import load_json
 from core.auth import OPEN, Principal, principal_for_django_user
+from core.errors import refusal_of
 from core.tokens import TokenError
 
-from .services.authority import RunForbidden, run_permitted
-from .services.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
-from .services.tail import resume
+from .pipeline.authority import RunForbidden, run_permitted
+from .pipeline.runs import RunNotFound, RunRequest, cancel_for_caller, run_for_caller
+from .pipeline.tail import resume
 
 log = logging.getLogger(__name__)
 
@@ -279,20 +280,19 @@ class WorkflowSocket(RunSocket):
         )
 
     async def _submitted(self, submit: Any, **arguments: Any) -> None:
-        """Submit, then follow the accepted run; a refusal is an error frame with the API's words."""
-        from .api.views import _SERVICE_ERRORS
-
+        """Submit, then follow the accepted run; a refusal is an error frame with the API's words
+        and the refusal's code (core.errors: the same attributes the HTTP answer is made of)."""
         try:
             job, after = await database_sync_to_async(submit)(**arguments)
-        except tuple(_SERVICE_ERRORS) as exc:
-            await self._error(str(_api_detail(exc)), type(exc).__name__)
-            return
-        except Exception as exc:  # the API's own refusals (403 of a pending approval, 4xx of a form)
-            detail = getattr(exc, "detail", None)
-            if detail is None:
-                raise
-            await self._error(str(detail), "refused")
-            return
+        except Exception as exc:
+            refusal = refusal_of(exc)
+            if refusal is not None:
+                await self._error(refusal.detail, refusal.code)
+                return
+            if isinstance(exc, APIError):  # a form's 4xx (the API's parser refused a field)
+                await self._error(str(exc.detail), "refused")
+                return
+            raise
         run = await self._visible_run(job.pk, job.session_id)
         if run is not None:
             self.follows[run.pk] = asyncio.create_task(self._follow(run, after))
@@ -303,22 +303,15 @@ def _text(content: dict[str, Any], name: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _api_detail(exc: Exception) -> Any:
-    from .api.views import _SERVICE_ERRORS
-
-    make = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
-    return make(exc).detail
-
-
 def submit_run_for_socket(*, principal: Principal, component_id: str, request: RunRequest) -> tuple[Any, int]:
-    from .services.submit import submit_run
+    from .pipeline.submit import submit_run
 
     accepted = submit_run(principal=principal, component_id=component_id, kind="workflow", request=request, background=True)
     return accepted.job, -1
 
 
 def continue_for_socket(**arguments: Any) -> tuple[Any, int]:
-    from .services.submit import submit_continue
+    from .pipeline.submit import submit_continue
 
     accepted = submit_continue(kind="workflow", background=True, adopt=True, **arguments)
     return accepted.job, accepted.after

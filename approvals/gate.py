@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.api.errors import Forbidden
 from core.auth import Principal
+from core.errors import DomainError
 from core.tenancy import ALL_USERS, scope_queryset
 from sessions.models import Run, RunStatus, SessionType
 
@@ -21,9 +21,10 @@ from .services import ApprovalNotFound, decided_calls, decisions_from
 ADMIN_APPROVAL_REQUIRED = "This run requires admin approval before it can be continued"
 
 
-class AdminApprovalRequired(Forbidden):
-    """AgentOS's 403 on the wire, whichever surface continued the run (an API error itself, so
-    the continue views need no mapping of their own)."""
+class AdminApprovalRequired(DomainError):
+    """AgentOS's 403 on the wire, whichever surface continued the run (core.errors)."""
+
+    status_code, error_code = 403, "admin_approval_required"
 
     def __init__(self) -> None:
         super().__init__(ADMIN_APPROVAL_REQUIRED)

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.auth import OPEN, Principal
+from core.errors import DomainError
 from core.tenancy import ALL_USERS, scope_queryset
 from sessions.models import Run, RunStatus, SessionType
 
@@ -33,12 +34,16 @@ logger = logging.getLogger("agno_site.approvals")
 RESOLVABLE = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED)
 
 
-class ApprovalNotFound(Exception):
+class ApprovalNotFound(DomainError):
+    status_code, error_code = 404, "approval_not_found"
+
     def __init__(self) -> None:
         super().__init__("Approval not found")
 
 
-class ApprovalAlreadyResolved(Exception):
+class ApprovalAlreadyResolved(DomainError):
+    status_code, error_code = 409, "approval_already_resolved"
+
     def __init__(self, status: str) -> None:
         super().__init__(f"Approval is already '{status}' and cannot be resolved")
 
@@ -130,6 +135,13 @@ def _context(names: Iterable[str], source_name: str) -> dict[str, Any]:
 
 
 # ---- the pause: rows written with the run's end ----------------------------------------------
+
+
+def approvals_on_run_end_observed(end: Any) -> None:
+    """The run-end observer approvals registers with the run pipeline (approvals.apps):
+    ``end`` is its ``RunEnd``; a run that never started has no tool calls to record."""
+    if end.record is not None:
+        approvals_on_run_end(end.record)
 
 
 def approvals_on_run_end(record: Any) -> list[Approval]:
@@ -260,8 +272,8 @@ def owner_principal(user_id: str | None) -> Principal:
 def _continue_after(approval: Approval) -> None:
     """The resolved approval's run continues, as its owner would continue it, in the background."""
     from engine import InvalidContinuation
-    from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound
-    from agents.services.submit import submit_continue
+    from agents.pipeline.runs import ComponentNotFound, RunNotContinuable, RunNotFound
+    from agents.pipeline.submit import submit_continue
 
     from .gate import AdminApprovalRequired
 

@@ -56,13 +56,13 @@ def measure(backend: str, runs: int) -> dict:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.services.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
         from core.auth import Principal
 
         principal = Principal(user_id="bench-user", isolated=True, via="session")
 
         def one(session_id: str | None, message: str) -> dict:
-            prepared = run_prepare(principal=principal, agent_id="bench", request=RunRequest(message=message, session_id=session_id, stream=False))
+            prepared = run_prepare(principal=principal, component_id="bench", request=RunRequest(message=message, session_id=session_id, stream=False), kind="agent")
             return run_execute(prepared)
 
         first = one(None, "warm up")

@@ -141,7 +141,7 @@ def measure_http(rounds: int, count: int, names: list[str]) -> dict:
 
 
 def seed_sessions(count: int) -> None:
-    from agents.services.runs import RunRequest, run_execute, run_prepare
+    from agents.pipeline.runs import RunRequest, run_execute, run_prepare
     from core.auth import Principal
 
     principal = Principal(user_id="bench-user", isolated=True, via="session")
@@ -253,7 +253,7 @@ def measure_sqlite_lock(rounds: int, runs: int) -> dict:
     on the same database file, with each backend in turn: per-run latency and runs/s."""
     from django.db import connections
 
-    from agents.services.runs import RunRequest, run_execute, run_prepare
+    from agents.pipeline.runs import RunRequest, run_execute, run_prepare
     from core.auth import Principal
 
     engines = {"writers-take-turns": "core.db.sqlite3", "busy-handler": "django.db.backends.sqlite3"}

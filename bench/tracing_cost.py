@@ -77,7 +77,7 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
         setup(url)
         from django.conf import settings
 
-        from agents.services.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
         from core.auth import Principal
         from traces.models import Span, Trace
         from traces.provider import flush
@@ -86,7 +86,7 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
         received = []
 
         def one(session_id: str | None, message: str) -> dict:
-            prepared = run_prepare(principal=principal, agent_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=stream))
+            prepared = run_prepare(principal=principal, component_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=stream), kind="agent")
             return run_execute(prepared, on_event=received.append if stream else None)
 
         session_id = one(None, "warm up")["session_id"]
@@ -132,7 +132,7 @@ def _native_pace() -> None:
     cancellation poll and its writes of quiet runs' events. At native speed an instant model's
     run sees neither; push their intervals out so that counted runs do what they do at native
     speed."""
-    from agents.services import eventlog, inline
+    from agents.pipeline import eventlog, inline
     from jobs.services import watch
 
     watch.POLL_SECONDS = 600.0

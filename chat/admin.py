@@ -19,8 +19,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
-from agents.services.runs import cancel_for_caller
-from agents.services.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
+from agents.pipeline.runs import cancel_for_caller
+from agents.pipeline.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
 from core.admin import OwnedModelAdmin, UserIdFilter
 from core.auth import OPERATOR
 from sessions.admin import RunAdmin

@@ -32,6 +32,9 @@ class ComponentKind:
     list: Callable[[], list[Any]]  # every live component of the kind
     get: Callable[..., Any]  # (component_id, *, version=None) -> the component or None
     summary: Callable[[Any], dict[str, Any]]  # its entry in /config
+    # The kind's components defined in code, by id: a dictionary, no query (their settings, such
+    # as ``tracing``, read on every run's start).
+    code: Callable[[], dict[str, Any]] = dict
 
 
 _kinds: dict[str, ComponentKind] = {}
@@ -55,6 +58,12 @@ def component_list(kind: str) -> list[Any]:
 def component_get(kind: str, component_id: str, *, version: int | None = None) -> Any | None:
     found = _kinds.get(kind)
     return found.get(component_id, version=version) if found is not None else None
+
+
+def code_component(kind: str, component_id: str) -> Any | None:
+    """The kind's code-defined component ``component_id`` (its registry entry), or None: no query."""
+    found = _kinds.get(kind)
+    return found.code().get(component_id) if found is not None else None
 
 
 def component_summaries(kind: str, visible: Callable[[str], bool]) -> list[dict[str, Any]]:

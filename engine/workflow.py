@@ -89,7 +89,7 @@ class Workflow:
         self.metadata = dict(metadata or {})
         self.version = version
 
-    # What the run pipeline reads of every component (agents.services.runs), with a workflow's
+    # What the run pipeline reads of every component (agents.pipeline.runs), with a workflow's
     # meaning: its history is the session's earlier workflow runs (each executor sees its own runs
     # in them); a workflow has no model, memories or summaries of its own (its agents do).
     add_history_to_context = True

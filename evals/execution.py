@@ -1,6 +1,6 @@
 """Running an accepted eval: the component through the one run pipeline, the judge, the result.
 
-Each run of the evaluated component is a real run (agents.services.runs: recorded, with its own
+Each run of the evaluated component is a real run (agents.pipeline.runs: recorded, with its own
 session ``eval_<run_id>_<n>`` as Agno names them), owned by the eval's owner. The judge is a
 model, asked once per answer with a JSON schema for its verdict (it is not recorded as a run).
 """
@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from engine import Agent, RunContext
 from engine.models import get_model
-from agents.services.authority import RunForbidden, run_authorize
-from agents.services.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
+from agents.pipeline.authority import RunForbidden, run_authorize
+from agents.pipeline.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
 from core.tenancy import scope_queryset
 from sessions.models import RunOrigin
 from sessions.services.runs import new_id
@@ -53,7 +53,7 @@ def _component_runner(row: EvalRun, owner_id: str | None, principal: Any = None)
         prepared.ctx.principal = principal  # its tools act with the caller's rights
         if all(override) and row.component_kind != "workflow":
             # AgentOS: model_id/model_provider run the evaluated agent or team on that model.
-            prepared.agent = prepared.agent.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
+            prepared.component = prepared.component.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
         return run_execute(prepared)
 
     return run

@@ -47,8 +47,8 @@ MODEL_OVERRIDE_FORBIDDEN = "Insufficient permissions: model_id and model_provide
 
 def _check_authority(principal: Any, request: EvalRequest, kind: str, component_id: str) -> None:
     """An eval runs its component as the caller: ``<family>:run`` on it (the one authority,
-    agents.services.authority); a model override is an admin's (or an open server's) option."""
-    from agents.services.authority import RunForbidden, run_authorize
+    agents.pipeline.authority); a model override is an admin's (or an open server's) option."""
+    from agents.pipeline.authority import RunForbidden, run_authorize
 
     try:
         run_authorize(principal, kind, component_id)

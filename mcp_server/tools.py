@@ -5,8 +5,8 @@ per agent, team and workflow it may see (``agent__<id>``, ``team__<id>``, ``work
 message and an optional session id), so a client such as Claude Desktop offers them by name.
 
 Every call acts as the principal the request authenticated (``mcp_server.asgi``), with its scopes
-as they stand now. A run goes through the one pipeline (``agents.services.submit.submit_run``,
-whose authority check is ``agents.services.authority``): a caller who may read a component but not
+as they stand now. A run goes through the one pipeline (``agents.pipeline.submit.submit_run``,
+whose authority check is ``agents.pipeline.authority``): a caller who may read a component but not
 run it, a session id of another user, a full queue, all end as the pipeline decides, and the MCP
 client receives the refusal as a failed tool call (``isError``) with AgentOS's message, never a run.
 """
@@ -42,10 +42,11 @@ def principal_of(ctx: Context) -> Principal:
 
 
 def _refusals() -> tuple[type[BaseException], ...]:
-    """The pipeline's refusals of a caller's request (the API answers each with a 4xx)."""
-    from agents.api.views import _SERVICE_ERRORS
+    """The pipeline's refusals of a caller's request (the API answers each with a 4xx): its
+    domain errors (core.errors) and DRF's own client errors."""
+    from core.errors import domain_errors
 
-    return (*_SERVICE_ERRORS, APIException)
+    return (*domain_errors(), APIException)
 
 
 async def _in_thread(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -68,8 +69,8 @@ async def _run(principal: Principal, kind: str, component_id: str, message: str,
     """One run, as the API's ``stream=false``: submitted (checked whole, then begun) in a run
     thread, then driven on this event loop, which holds no thread while the model answers."""
     from agents.api.streaming import answer_on_loop
-    from agents.services.runs import RunRequest
-    from agents.services.submit import Finished, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import Finished, submit_run
 
     request = RunRequest(message=message, session_id=session_id or None, user_id=user_id or None, stream=False, stream_events=False)
     submitted = await _in_thread(

@@ -13,6 +13,9 @@ class SchedulerConfig(AppConfig):
         from core.services.tokens import credential_revoked
 
         from .job_hooks import schedule_job_hooks_register
+        from agents.pipeline.observers import register_run_end
+
+        from .services.firing import schedule_runs_on_run_end
         from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked
 
         schedule_job_hooks_register()
@@ -20,4 +23,7 @@ class SchedulerConfig(AppConfig):
         credential_revoked.connect(token_revoked, sender=AccessToken, dispatch_uid="scheduler.token_revoked")
         post_delete.connect(token_deleted, sender=AccessToken, dispatch_uid="scheduler.token_deleted")
         post_delete.connect(account_deleted, sender=get_user_model(), dispatch_uid="scheduler.account_deleted")
+        # The run pipeline imports nothing of the scheduler: a paused run a schedule fired follows
+        # its end from here.
+        register_run_end("scheduler", schedule_runs_on_run_end)
         post_save.connect(account_changed, sender=get_user_model(), dispatch_uid="scheduler.account_changed")

@@ -1,9 +1,11 @@
 """The scheduler's observers of run jobs (registered with the queue in ``SchedulerConfig.ready()``):
-a run a schedule fired that had paused ends when its job is cancelled, lost or ended, and its
-schedule run follows that end (``schedule_runs_follow_paused``), in the same transaction."""
+a run a schedule fired that had paused ends when its job is cancelled or lost, and its schedule
+run follows that end (``schedule_runs_follow_paused``), in the same transaction. A continuation's
+own end (also one that could not start) reaches the scheduler as a run-end observer
+(``schedule_runs_on_run_end``, registered with the run pipeline)."""
 from __future__ import annotations
 
-from agents.services.run_jobs import RUN_JOB_TYPES
+from agents.pipeline.run_jobs import RUN_JOB_TYPES
 from jobs.models import Job
 from jobs.registry import job_hook_register
 
@@ -24,12 +26,6 @@ def continue_job_lost(job: Job, *, retrying: bool, error: str) -> None:
         _follow(job)
 
 
-def continue_job_ended(job: Job, *, status: str) -> None:
-    # Also when the continuation could not start (its agent was removed after the pause).
-    _follow(job)
-
-
 def schedule_job_hooks_register() -> None:
     job_hook_register("cancelled", *RUN_JOB_TYPES, hook=run_job_cancelled)
     job_hook_register("lost", "continue", hook=continue_job_lost)
-    job_hook_register("ended", "continue", hook=continue_job_ended)

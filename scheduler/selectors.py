@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.errors import DomainError
 from core.querysets import window
 from core.tenancy import scope_queryset
 
@@ -11,7 +12,9 @@ from .models import Schedule, ScheduleRun
 from .services.schedules import ScheduleNotFound, schedule_get
 
 
-class ScheduleRunNotFound(Exception):
+class ScheduleRunNotFound(DomainError):
+    status_code, error_code = 404, "schedule_run_not_found"
+
     def __init__(self) -> None:
         super().__init__("Schedule run not found")
 

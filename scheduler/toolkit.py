@@ -4,7 +4,7 @@ Every call acts for the run's user only (the toolkit is built for them, and the 
 must be theirs), through the same services as the API, so the same validation holds. It acts with
 the run's principal (``RunContext.principal``: whoever started the run, with their scopes), never
 with more: creating a schedule needs ``schedules:write`` and the right to run its target (the one
-authority, agents.services.authority), and the schedule keeps those rights for its fires. A run
+authority, agents.pipeline.authority), and the schedule keeps those rights for its fires. A run
 that carries no principal (started outside the pipeline) writes nothing. What an agent writes
 carries its provenance: ``managed_by="agent"`` and the run and session that created (or last
 updated) the schedule.

@@ -1,7 +1,7 @@
 """Tracing: a run's events become OpenTelemetry spans.
 
 The runtime knows nothing of tracing. Every event of a top-level run passes through its event
-log (``agents.services.eventlog``), which hands it to a ``RunTracer`` when tracing is on. The
+log (``agents.pipeline.eventlog``), which hands it to a ``RunTracer`` when tracing is on. The
 tracer notes when each thing started and ended (the run, each model call, each tool call, each
 member run and workflow step, parented by what the events say: a member's ``parent_run_id``, a
 step's ``parent_step_id``, an executor's ``step_id``) with nanosecond clock readings taken as the
@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
+
+from core.components import code_component
 
 from . import provider
 
@@ -418,11 +420,15 @@ def _nanos(seconds: float) -> int:
     return int(seconds * 1_000_000_000)
 
 
+def trace_on_run_start(run: Any) -> Any:
+    """The run-start observer traces registers with the run pipeline (traces.apps): the run's
+    tracer follows its events, or None when the run is not traced."""
+    tracer = tracer_for(run)
+    return tracer.observe if tracer is not None else None
+
+
 def _component(run: Any) -> Any:
     """The code component the run is of (its ``tracing`` setting; admin-defined components follow
     the deployment's): a dictionary lookup, no query."""
-    from agents import registry
-
-    entries = {"agent": registry.code_agents, "team": registry.code_teams, "workflow": registry.code_workflows}.get(run.run_type)
-    entry = entries().get(run.component_id) if entries is not None else None
+    entry = code_component(run.run_type, run.component_id)
     return getattr(entry, "template", None) if entry is not None else None

@@ -46,7 +46,7 @@ async def answer_on_loop(started: Any) -> dict[str, Any]:
 
 
 def stream_on_loop(started: Any) -> AsyncIterator[str]:
-    """Drive a begun run (``agents.services.submit.Started``) on this event loop, starting now,
+    """Drive a begun run (``agents.pipeline.submit.Started``) on this event loop, starting now,
     and return its events as SSE frames as they come.
 
     The run is a task of its own, started before the response is, its first event taken at once:
@@ -64,7 +64,7 @@ def stream_on_loop(started: Any) -> AsyncIterator[str]:
         ready.set()
 
     # Its first event is in the inbox before the response is returned: the first frame leaves
-    # with the response's start (agents.services.runs.run_open).
+    # with the response's start (agents.pipeline.runs.run_open).
     opened = started.open(on_event=put)
 
     async def drive() -> None:

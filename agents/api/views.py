@@ -19,7 +19,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from core.api import params
-from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, invalid, missing
+from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, NotFound, invalid, missing
 from core.api.sse import control_frame, event_frame
 from core.addresses import client_address
 from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
@@ -28,54 +28,22 @@ from sessions.models import Run, RunStatus, Session
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
 from sessions.selectors import run_events_kept, session_get
-from sessions.services.runs import SessionLimitReached, SessionNotFound
-from sessions.services.sessions import NothingToFork, session_fork
+from sessions.services.sessions import session_fork
 
 from jobs.models import Job
 from ..registry import agent_list, entry_get, team_list, workflow_list
-from engine import InvalidContinuation
-from engine.factory import FactoryPermissionError, FactoryValidationError
 from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
-from ..services.capacity import RETRY_AFTER_SECONDS, TooManyRuns
 from jobs.services.executor import in_run_thread
-from jobs.services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, IdempotencyConflict, QueueFull, SessionBusy, waiting_on
-from ..services.runs import ComponentNotFound, Continuation, RunForbidden, RunNotContinuable, RunNotFound, cancel_for_caller, run_for_caller
-from ..services.submit import Finished, Started, Submitted, submit_continue, submit_run
-from ..services.tail import follow, resume
+from jobs.services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, waiting_on
+from ..pipeline.runs import Continuation, RunNotFound, cancel_for_caller, run_for_caller
+from ..pipeline.submit import Finished, Started, Submitted, submit_continue, submit_run
+from ..pipeline.tail import follow, resume
 from . import schema as docs
 from .forms import bounded_text, form_data, object_or_dropped, parse_run_form, parse_step_requirements, parse_tools_field
 from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_response, with_unstreamed_events, workflow_response, workflow_summary
 from .streaming import answer_on_loop, sse_response, stream_on_loop
 
 logger = logging.getLogger("agno_site.runs")
-
-
-# Service exceptions -> the AgentOS error each one is on the wire.
-_SERVICE_ERRORS = {
-    ComponentNotFound: lambda exc: NotFound(str(exc)),
-    RunForbidden: lambda exc: Forbidden(str(exc)),
-    SessionNotFound: lambda exc: NotFound("Session not found"),
-    SessionLimitReached: lambda exc: Conflict(str(exc)),
-    RunNotFound: lambda exc: NotFound("Run not found"),
-    InvalidContinuation: lambda exc: BadRequest(str(exc)),
-    RunNotContinuable: lambda exc: Conflict(str(exc)),
-    SessionBusy: lambda exc: Conflict(str(exc)),
-    IdempotencyConflict: lambda exc: Conflict(str(exc)),
-    QueueFull: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": "5"}),
-    TooManyRuns: lambda exc: TooManyRequests(str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}),
-    # A factory's refusals (runtime.factory): the caller's input, or the caller.
-    FactoryValidationError: lambda exc: BadRequest(str(exc)),
-    FactoryPermissionError: lambda exc: Forbidden(str(exc)),
-}
-
-
-def _translated(fn, /, *args: Any, **kwargs: Any) -> Any:
-    """Call a service, turning its exceptions into API errors."""
-    try:
-        return fn(*args, **kwargs)
-    except tuple(_SERVICE_ERRORS) as exc:
-        translate = next(make for kind, make in _SERVICE_ERRORS.items() if isinstance(exc, kind))
-        raise translate(exc) from None
 
 
 @dataclass(frozen=True)
@@ -136,12 +104,12 @@ class OfATeam:
     scope_resource_kwarg = "team_id"
 
 
-class AgentAsyncView(AsyncAgentOSView):
-    """Blocking work goes to the run threads (jobs.services.executor), with service errors
-    turned into API errors."""
+class ComponentAsyncView(AsyncAgentOSView):
+    """Blocking work goes to the run threads (jobs.services.executor); a service's refusal
+    is told by the one exception handler (core.errors)."""
 
     async def in_thread(self, fn, /, *args: Any, **kwargs: Any) -> Any:
-        return await in_run_thread(_translated, fn, *args, **kwargs)
+        return await in_run_thread(fn, *args, **kwargs)
 
 
 def visible_components(principal, of: Kind = AGENT) -> list:
@@ -174,7 +142,7 @@ class AgentDetailView(OfAnAgent, AgentOSView):
         return Response(self.of.present(entry))
 
 
-class AgentRunsView(OfAnAgent, AgentAsyncView):
+class AgentRunsView(OfAnAgent, ComponentAsyncView):
     scope_actions = {"POST": "run"}
 
     @extend_schema(
@@ -205,8 +173,8 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
             if key is not None and len(key) > IDEMPOTENCY_KEY_MAX:
                 raise invalid(["header", "Idempotency-Key"], "Idempotency-Key must be at most 512 characters", kind="string_too_long")
             strategy = params.choice(form_data(request), "session_strategy", STRATEGIES, "enqueue", where="body")
-        return _translated(
-            submit_run, principal=self.principal, component_id=self.component_id, kind=self.of.kind, request=run_request,
+        return submit_run(
+            principal=self.principal, component_id=self.component_id, kind=self.of.kind, request=run_request,
             background=background, client_address=client_address(self.request) or "", idempotency_key=key, strategy=strategy, wait=False,
         )
 
@@ -223,15 +191,15 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
         return Response(self.prepared)
 
     def prepare_get(self, request, **path: str) -> list[dict[str, Any]]:
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         session_id = request.query_params.get("session_id")
         if not session_id:
             raise missing(["query", "session_id"])
         scope = self.principal.read_scope(request.query_params.get("user_id"))
         if not scope_queryset(Session.objects, scope).filter(pk=session_id).exists():
             raise NotFound("Session not found")
-        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=agent_id).order_by("run_index")
+        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=component_id).order_by("run_index")
         status = request.query_params.get("status")
         if status:
             runs = runs.filter(status=status)
@@ -243,15 +211,12 @@ class AgentRunsView(OfAnAgent, AgentAsyncView):
 
 def _run_in_path(view: Any, request, run_id: str) -> Run:
     """The component's run named in the path, in the session the query names, if the caller may see it."""
-    agent_id = view.component_id
-    view.of.require(agent_id)
+    component_id = view.component_id
+    view.of.require(component_id)
     session_id = request.query_params.get("session_id")
     if not session_id:
         raise missing(["query", "session_id"])
-    try:
-        return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=agent_id)
-    except RunNotFound:
-        raise NotFound("Run not found") from None
+    return run_for_caller(principal=view.principal, run_id=run_id, session_id=session_id, requested_user_id=request.query_params.get("user_id"), component_id=component_id)
 
 
 class AgentRunDetailView(OfAnAgent, AgentOSView):
@@ -298,10 +263,7 @@ class AgentRunCheckpointView(RunsAnAgent, AgentOSView):
     def get(self, request, run_id: str, message_index: str, **path: str):
         index = params.integer({"message_index": message_index}, "message_index", where="path")
         run = _run_in_path(self, request, run_id)
-        try:
-            return Response(checkpoint_snapshot(run.run_data, index))
-        except InvalidContinuation as exc:
-            raise BadRequest(str(exc)) from None
+        return Response(checkpoint_snapshot(run.run_data, index))
 
 
 class AgentRunCancelView(RunsAnAgent, FormView):
@@ -316,10 +278,8 @@ class AgentRunCancelView(RunsAnAgent, FormView):
         self.of.require(self.component_id)
         try:
             cancel_for_caller(principal=self.principal, run_id=run_id, session_id=request.query_params.get("session_id"))
-        except ValueError as exc:
+        except ValueError as exc:  # an isolated caller named no session
             raise BadRequest(str(exc)) from None
-        except RunNotFound:
-            raise NotFound("Run not found") from None
         return Response({})
 
 
@@ -342,23 +302,16 @@ class AgentSessionForkView(RunsAnAgent, FormView):
         },
     )
     def post(self, request, session_id: str, **path: str):
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         user_id = request.query_params.get("user_id") or None
         # The copy is the caller's when they are bound to their identity, else it stays with the
         # session's owner (or the user the query names), as in AgentOS: an admin who forks
         # someone's conversation does not take a copy of it into their own account.
         owner_id = self.principal.user_id if self.principal.isolated else user_id
-        try:
-            fork = session_fork(
-                user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=agent_id,
-            )
-        except NothingToFork as exc:
-            raise BadRequest(str(exc)) from None
-        except SessionLimitReached as exc:
-            raise Conflict(str(exc)) from None
-        except SessionNotFound:
-            raise NotFound("Session not found") from None
+        fork = session_fork(
+            user=self.principal.read_scope(user_id), owner_id=owner_id, source_session_id=session_id, component_id=component_id,
+        )
         return Response({"session_id": fork.pk, "forked_from_session_id": session_id})
 
 
@@ -377,15 +330,15 @@ class AgentSessionCompactView(RunsAnAgent, FormView):
         responses={200: docs.CompactionResult, 404: OpenApiResponse(docs.ERROR, description="No such agent, or no such session of this agent")},
     )
     def post(self, request, session_id: str, **path: str):
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         session = session_get(user=self.principal.read_scope(request.query_params.get("user_id") or None), session_id=session_id)
-        if session is None or session.component_id != agent_id:
+        if session is None or session.component_id != component_id:
             raise NotFound("Session not found")
         return Response({"status": "not_enabled", "message": "Compaction is not enabled on this agent.", "compacted": False, "record": None, "metrics": None})
 
 
-class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
+class AgentRunContinueView(RunsAnAgent, ComponentAsyncView):
     @extend_schema(
         operation_id="continue_agent_run",
         tags=["Agents"],
@@ -412,8 +365,8 @@ class AgentRunContinueView(RunsAnAgent, AgentAsyncView):
         session_id = data.get("session_id") or None
         if not session_id:
             raise BadRequest("session_id is required for this action")
-        return _translated(
-            submit_continue, principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
+        return submit_continue(
+            principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
             requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
             stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
             background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
@@ -442,10 +395,7 @@ async def _rendered(submitted: Submitted, kind: str):
 
 def _continuation(data: Any) -> Continuation:
     """The unified-continue fields of a continue form, with AgentOS's 400s for what conflicts."""
-    try:
-        continue_from = parse_continue_from(data.get("continue_from"))
-    except InvalidContinuation as exc:
-        raise BadRequest(str(exc)) from None
+    continue_from = parse_continue_from(data.get("continue_from"))
     fork = params.boolean(data, "fork", False, where="body")
     regenerate = params.boolean(data, "regenerate", False, where="body")
     replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")
@@ -463,7 +413,7 @@ def _continuation(data: Any) -> Continuation:
     )
 
 
-class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
+class AgentRunResumeView(RunsAnAgent, ComponentAsyncView):
     """Replays a run's stored events after ``last_event_index``, then follows it until it ends.
 
     Always 200: not-found and failures are in-band ``event: error`` frames, as in AgentOS.
@@ -482,15 +432,15 @@ class AgentRunResumeView(RunsAnAgent, AgentAsyncView):
 
     def prepare_post(self, request, run_id: str, **path: str) -> tuple[Run | None, int]:
         """The run, if the caller may see it (None: reported in band), and the index to replay after."""
-        agent_id = self.component_id
-        self.of.require(agent_id)
+        component_id = self.component_id
+        self.of.require(component_id)
         data = form_data(request)
         session_id = data.get("session_id") or None
         if self.principal.isolated and not session_id:
             raise BadRequest("session_id is required for this action")
         last = params.integer(data, "last_event_index", None, where="body")
         try:
-            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=agent_id)
+            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=component_id)
         except RunNotFound:
             run = None
         return run, -1 if last is None else last

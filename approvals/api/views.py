@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.errors import Conflict, NotFound
 from core.api.params import choice, created_window, envelope, page
 from core.api.schema import ErrorOut, ValidationErrorOut, query_param
 from core.api.views import AgentOSView
@@ -21,7 +20,7 @@ from sessions.api.inputs import json_body
 from ..gate import resolver_scope
 from ..models import ApprovalStatus, ApprovalType
 from ..selectors import ApprovalFilters, approval_get, approval_list, approval_pending_count, run_statuses
-from ..services import ApprovalAlreadyResolved, ApprovalNotFound, approval_delete, approval_resolve
+from ..services import ApprovalNotFound, approval_delete, approval_resolve
 from .serializers import (
     ApprovalCountOut,
     ApprovalOut,
@@ -42,12 +41,6 @@ TEXT_FILTERS = ("source_type", "pause_type", "agent_id", "team_id", "workflow_id
 class ApprovalsAPIView(AgentOSView):
     scope_family = "approvals"
 
-    def handle_exception(self, exc: Exception) -> Any:
-        if isinstance(exc, ApprovalNotFound):
-            exc = NotFound(str(exc))
-        elif isinstance(exc, ApprovalAlreadyResolved):
-            exc = Conflict(str(exc))
-        return super().handle_exception(exc)
 
 
 def _filters(params: Any) -> ApprovalFilters:

@@ -16,8 +16,8 @@ from django.db import transaction
 
 from engine import InvalidContinuation
 from jobs.services.jobs import job_cancel_paused
-from agents.services.runs import ComponentNotFound, RunNotContinuable, RunNotFound, cancel_for_caller
-from agents.services.submit import Accepted, submit_continue
+from agents.pipeline.runs import ComponentNotFound, RunNotContinuable, RunNotFound, cancel_for_caller
+from agents.pipeline.submit import Accepted, submit_continue
 from approvals.gate import AdminApprovalRequired
 from approvals.services import owner_principal
 from core.auth import OPERATOR

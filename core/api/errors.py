@@ -21,6 +21,7 @@ from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
 from core.db import database_unavailable
+from core.errors import refusal_of
 
 logger = logging.getLogger("agno_site.api")
 
@@ -108,7 +109,11 @@ def _serializer_errors(errors: Any, prefix: list[str | int]) -> list[dict[str, A
 
 def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
     headers: dict[str, str] = {}
-    if isinstance(exc, APIError):
+    refusal = refusal_of(exc)
+    if refusal is not None:
+        # A service's refusal (core.errors): its own status and words, whichever view called it.
+        status, detail, headers = refusal.status, refusal.detail, dict(refusal.headers)
+    elif isinstance(exc, APIError):
         status, detail, headers = exc.status_code, exc.detail, exc.headers
     elif isinstance(exc, drf.ValidationError):
         status, detail = 422, _serializer_errors(exc.detail, ["body"])

@@ -26,7 +26,7 @@ from sessions.models import Run, RunOrigin, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
 from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
-from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered, reapers
+from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered
 from .cancellation import cancel_clear, cancel_request
 from .executor import in_run_thread
 

@@ -15,21 +15,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.errors import Conflict, Forbidden, NotFound, Unprocessable
 from core.api.params import boolean, envelope, page
 from core.api.schema import DetailOut, ErrorOut, query_param
 from core.api.views import AgentOSView
 from sessions.api.inputs import json_body
 
-from ..selectors import owned_service_account
-from ..selectors import ScheduleRunNotFound, schedule_list, schedule_run_get, schedule_run_list
+from ..selectors import owned_service_account, schedule_list, schedule_run_get, schedule_run_list
 from ..services.firing import schedule_runs_settle, schedule_trigger
 from ..services.schedules import (
     MUTABLE_COLUMNS,
-    ScheduleConflict,
-    ScheduleForbidden,
-    ScheduleInvalid,
-    ScheduleNotFound,
     check_target,
     schedule_create,
     schedule_delete,
@@ -64,17 +58,6 @@ ERRORS = {401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: DetailOut}
 
 class SchedulesAPIView(AgentOSView):
     scope_family = "schedules"
-
-    def handle_exception(self, exc: Exception) -> Any:
-        if isinstance(exc, (ScheduleNotFound, ScheduleRunNotFound)):
-            exc = NotFound(str(exc))
-        elif isinstance(exc, ScheduleInvalid):
-            exc = Unprocessable(str(exc))
-        elif isinstance(exc, ScheduleConflict):
-            exc = Conflict(str(exc))
-        elif isinstance(exc, ScheduleForbidden):
-            exc = Forbidden(str(exc))
-        return super().handle_exception(exc)
 
     # Routes on which the owner of a service account may name it (``?user_id=sa:<id>``): to see its
     # schedules and stop them, never to act as it.
@@ -188,7 +171,7 @@ class ScheduleTriggerView(SchedulesAPIView):
         # It runs as the owner: the caller must be allowed to run its target themselves (AgentOS).
         target = endpoint_target(schedule.endpoint)
         if target is not None:
-            check_target(target, principal=self.principal)  # the one authority (agents.services.authority)
+            check_target(target, principal=self.principal)  # the one authority (agents.pipeline.authority)
         return Response(render_schedule_run(schedule_trigger(user=self.scope, schedule_id=schedule_id)))
 
 

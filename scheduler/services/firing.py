@@ -30,12 +30,13 @@ from typing import Any
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import domain_errors, refusal_of
 from core.tenancy import scope_queryset
 from sessions.models import Run, RunStatus
 
 from ..cron import latest_tick, next_tick
 from ..models import OPEN_STATUSES, Schedule, ScheduleRun, ScheduleRunStatus
-from .schedules import ScheduleConflict, ScheduleInvalid, ScheduleNotFound, _disable, endpoint_target, run_request_for
+from .schedules import ScheduleConflict, ScheduleInvalid, ScheduleNotFound, endpoint_target, run_request_for, schedule_row_disable
 
 logger = logging.getLogger("agno_site.scheduler")
 
@@ -99,11 +100,9 @@ def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") ->
 def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
     """Submit the claimed attempt's run (in the claim's transaction); a refusal is the attempt's
     failure, written instead (its retry, or the schedule's disabling, follow)."""
-    from jobs.services.jobs import QueueFull, SessionBusy
-    from agents.services.runs import ComponentNotFound, RunForbidden
-    from agents.services.submit import submit_run
+    from agents.pipeline.authority import ComponentNotFound, RunForbidden
+    from agents.pipeline.submit import submit_run
     from sessions.models import RunOrigin
-    from sessions.services.runs import SessionLimitReached, SessionNotFound
 
     from .grants import CredentialWithdrawn, fire_principal
 
@@ -114,23 +113,29 @@ def _submit(schedule: Schedule, run: ScheduleRun, now: datetime) -> None:
         request = run_request_for(schedule.payload)
         request.origin = RunOrigin.SCHEDULE  # its session is the schedule's, not a conversation
         # The rights it was created under, as its credential stands now; the pipeline's one
-        # authority then decides the run (agents.services.authority).
+        # authority then decides the run (agents.pipeline.authority).
         principal = fire_principal(schedule)
         with transaction.atomic():  # a refused submission leaves the claim to record it
             accepted = submit_run(
                 principal=principal, component_id=target.component_id, kind=target.kind, request=request,
                 background=True, timeout_seconds=schedule.timeout_seconds,
             )
-    except (CredentialWithdrawn, RunForbidden) as exc:
-        reason = str(exc) if isinstance(exc, CredentialWithdrawn) else f"forbidden: {exc}"
-        _attempt_failed(schedule, run, reason, now, status_code=403, gone=True, disabled_reason=f"{reason} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
+    except CredentialWithdrawn as exc:
+        _attempt_failed(schedule, run, str(exc), now, status_code=403, gone=True, disabled_reason=f"{exc} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
         return
-    except ComponentNotFound as exc:
-        _attempt_failed(schedule, run, f"{exc}: the schedule's target was deleted or deactivated", now, status_code=404, gone=True)
-        return
-    except (ScheduleInvalid, SessionNotFound, SessionLimitReached, QueueFull, SessionBusy) as exc:
-        code = 429 if isinstance(exc, QueueFull) else 422 if isinstance(exc, ScheduleInvalid) else 409
-        _attempt_failed(schedule, run, str(exc) or type(exc).__name__, now, status_code=code)
+    except domain_errors() as exc:
+        # The route's refusal, recorded with the status the route answers it with (core.errors).
+        refusal = refusal_of(exc)
+        assert refusal is not None
+        if isinstance(exc, RunForbidden):
+            reason = f"forbidden: {exc}"
+            _attempt_failed(
+                schedule, run, reason, now, status_code=refusal.status, gone=True, disabled_reason=f"{reason} (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)",
+            )
+        elif isinstance(exc, ComponentNotFound):
+            _attempt_failed(schedule, run, f"{exc}: the schedule's target was deleted or deactivated", now, status_code=refusal.status, gone=True)
+        else:
+            _attempt_failed(schedule, run, str(exc) or refusal.code, now, status_code=refusal.status)
         return
     run.status, run.run_id, run.session_id, run.status_code = ScheduleRunStatus.RUNNING, accepted.job.pk, accepted.job.session_id, 202
     run.input = request.stored_input()
@@ -160,11 +165,11 @@ def _attempt_failed(
     )
     logger.warning("schedule %s attempt %d failed%s: %s", schedule.pk, run.attempt, " (retrying)" if retry else "", error)
     if gone and schedule.enabled and disabled_reason:
-        _disable(schedule, disabled_reason)
+        schedule_row_disable(schedule, disabled_reason)
     elif gone and schedule.enabled:
         target = endpoint_target(schedule.endpoint)
         what = f"{target.kind} '{target.component_id}'" if target else schedule.endpoint
-        _disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
+        schedule_row_disable(schedule, f"target_missing: {what} no longer exists (disabled by the scheduler at {now:%Y-%m-%d %H:%M} UTC)")
 
 
 def _cron_schedule(schedule_id: str) -> Schedule | None:
@@ -280,16 +285,23 @@ def _finish(
     )
 
 
+def schedule_runs_on_run_end(end: Any) -> None:
+    """The run-end observer the scheduler registers with the run pipeline (scheduler.apps): a
+    run that had paused ended (``end``: its ``RunEnd``), and a schedule may have fired it."""
+    if end.after_pause:
+        schedule_runs_follow_paused(owner_id=end.owner_id, run_id=end.run_id)
+
+
 def schedule_runs_follow_paused(*, owner_id: str | None, run_id: str) -> int:
     """A paused run has moved on: continued to its end (or to another pause), or cancelled. The
     schedule run it paused follows it (success, failed, cancelled, or paused with the new
     requirements), as AgentOS's run history shows it; no retry follows, a human having decided.
 
-    The run pipeline calls this where it writes the end of a run that had paused, in that
-    transaction (after the run's row): a continuation's end (agents.services.runs.run_aftermath)
-    and a paused run's cancel (jobs.services.jobs.job_cancel), whatever surface asked for it
-    (the API's continue or cancel, an approval's resolution, the admin). One indexed read when no
-    schedule fired the run. Returns how many schedule runs changed."""
+    Called where the end of a run that had paused is written, in that transaction (after the
+    run's row): a continuation's end (the run pipeline's run-end observers: ``schedule_runs_on_run_end``)
+    and a paused run's cancel, whatever surface asked for it (the API's continue or cancel, an
+    approval's resolution, the admin). One indexed read when no schedule fired the run. Returns
+    how many schedule runs changed."""
     rows = list(
         scope_queryset(ScheduleRun.objects, owner_id).filter(status=ScheduleRunStatus.PAUSED, run_id=run_id)
         .only("id", "user_id", "attempt", "triggered_at")

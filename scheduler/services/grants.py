@@ -12,7 +12,7 @@ rebuilds that principal as its credential stands *then*:
   fire runs with (a narrower token issued later does not widen or narrow them);
 - no grant (a schedule from before grants were kept): its owner, as before.
 
-Then the run pipeline's one authority (agents.services.authority) decides whether that principal
+Then the run pipeline's one authority (agents.pipeline.authority) decides whether that principal
 may run the target. A refusal at either step fails the fire with the reason and disables the
 schedule with it (scheduler.services.firing).
 """

@@ -12,7 +12,6 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.auth import Principal
+from core.errors import DomainError
 from core.tenancy import ALL_USERS, scope_queryset
 
 from ..cron import cron_problem, next_tick, timezone_problem
@@ -42,25 +42,35 @@ LIMITS = {"timeout_seconds": (1, 86400), "max_retries": (0, 10), "retry_delay_se
 LENGTHS = {"name": 255, "description": 1024, "method": 10, "endpoint": 512, "cron_expr": 128, "timezone": 64, "disabled_reason": 1024}
 
 
-class ScheduleNotFound(Exception):
+class ScheduleNotFound(DomainError):
+    status_code, error_code = 404, "schedule_not_found"
+
     def __init__(self) -> None:
         super().__init__("Schedule not found")
 
 
-class ScheduleInvalid(Exception):
+class ScheduleInvalid(DomainError):
     """A 422: the reason, as AgentOS words it ("Invalid cron expression: nope")."""
 
+    status_code, error_code = 422, "schedule_invalid"
 
-class ScheduleConflict(Exception):
+
+class ScheduleConflict(DomainError):
     """A 409: a duplicate name, or a disabled schedule triggered."""
 
+    status_code, error_code = 409, "schedule_conflict"
 
-class ScheduleForbidden(Exception):
+
+class ScheduleForbidden(DomainError):
     """A 403: the caller may not run what the schedule would call."""
+
+    status_code, error_code = 403, "schedule_forbidden"
 
 
 class ScheduleLimitReached(ScheduleConflict):
     """A 409: the owner holds SCHEDULES_MAX_PER_USER schedules already."""
+
+    error_code = "schedule_limit_reached"
 
 
 @dataclass(frozen=True)
@@ -118,14 +128,15 @@ def form_fields(payload: dict[str, Any] | None) -> dict[str, str]:
     return fields
 
 
-def run_request_for(payload: dict[str, Any] | None):
-    """The RunRequest the schedule's fire submits, parsed exactly as ``POST …/runs`` parses its
-    form (agents.api.forms), or ScheduleInvalid saying what the route would refuse."""
-    from agents.api.forms import parse_run_form
+def run_request_for(payload: dict[str, Any] | None) -> Any:
+    """The RunRequest the schedule's fire submits, built from its payload as the fields of
+    ``POST …/runs`` by the run pipeline's one builder, or ScheduleInvalid saying what the route
+    would refuse."""
+    from agents.pipeline.run_requests import run_request_build
     from core.api.errors import APIError
 
     try:
-        request, _background = parse_run_form(SimpleNamespace(data=form_fields(payload)))
+        request, _background = run_request_build(form_fields(payload))
     except APIError as exc:
         raise ScheduleInvalid(f"Invalid payload for this run endpoint: {_detail_text(exc.detail)}") from None
     request.stream = False
@@ -141,7 +152,7 @@ def _detail_text(detail: Any) -> str:
 
 def check_target(target: Target, *, principal: Principal | None) -> None:
     """The target exists and, when a principal writes it, the one authority lets them run it."""
-    from agents.services.authority import ComponentNotFound, RunForbidden, component_entry, run_authorize
+    from agents.pipeline.authority import ComponentNotFound, RunForbidden, component_entry, run_authorize
 
     try:
         if principal is not None:
@@ -394,11 +405,12 @@ def schedule_disable(*, user: Any, schedule_id: str, reason: str | None = None) 
         schedule = _schedules(user).select_for_update().filter(pk=schedule_id).first()
         if schedule is None:
             raise ScheduleNotFound()
-        _disable(schedule, reason)
+        schedule_row_disable(schedule, reason)
     return schedule
 
 
-def _disable(schedule: Schedule, reason: str | None) -> None:
+def schedule_row_disable(schedule: Schedule, reason: str | None) -> None:
+    """Disable ``schedule``, a row the caller holds (locked, or just claimed), saying why."""
     schedule.enabled, schedule.next_run_at = False, None
     schedule.disabled_reason = reason[: LENGTHS["disabled_reason"]] if reason else None
     schedule.updated_at = timezone.now()
@@ -437,7 +449,7 @@ def schedules_disable_for_credential(*, reason: str, user_id: str | None = None,
     disabled = 0
     with transaction.atomic():
         for schedule in Schedule.objects.unscoped("a withdrawn credential disables whoever's schedules it fires").select_for_update().filter(match, enabled=True):
-            _disable(schedule, reason)
+            schedule_row_disable(schedule, reason)
             disabled += 1
     if disabled:
         logger.info("%d schedule(s) disabled: %s", disabled, reason)

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import DomainError
 from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
@@ -118,8 +119,10 @@ def session_delete(*, user: Any, session_ids: Iterable[str]) -> int:
     return int(deleted.get(Session._meta.label, 0))
 
 
-class NothingToFork(Exception):
+class NothingToFork(DomainError):
     """The source session is missing, outside the caller's scope, or has no runs."""
+
+    status_code, error_code = 400, "nothing_to_fork"
 
     def __init__(self) -> None:
         super().__init__("Source session has no runs to fork.")

@@ -10,8 +10,8 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from jobs.models import Job, JobStatus
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from core.auth import Principal
 from sessions.models import Run
 from tests.agents import conftest as agents_fixtures

@@ -500,13 +500,13 @@ class TestBackgroundBranch:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.services.runs import Continuation, branch_submit
+        from agents.pipeline.runs import Continuation, branch_submit
         from core.auth import OPEN
 
         source = self.finished_run(live_api)
         with CaptureQueriesContext(connection) as queries:
-            job = branch_submit(principal=OPEN, agent_id="assistant", run_id=source["run_id"], session_id="s-br",
-                                requested_user_id=None, continuation=Continuation(regenerate=True), stream=False)
+            job = branch_submit(principal=OPEN, component_id="assistant", run_id=source["run_id"], session_id="s-br",
+                                requested_user_id=None, continuation=Continuation(regenerate=True), stream=False, kind="agent")
         reads = [query["sql"] for query in queries.captured_queries if query["sql"].lstrip().upper().startswith("SELECT")]
         assert not any("agno_memories" in sql for sql in reads), reads
         assert sum('FROM "agno_runs"' in sql for sql in reads) == 1, reads  # the run continued, not the history

@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from agents.services.capacity import runs_in_progress
+from agents.pipeline.capacity import runs_in_progress
 from sessions.models import Run
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -187,8 +187,8 @@ def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
     """A retry goes through the one submit service as the owner's background run, so it counts
     against their queue share: a bulk retry cannot crowd them (or anyone) out of the queue."""
     from jobs.services.jobs import job_cancel
-    from agents.services.runs import RunRequest
-    from agents.services.submit import RunNotRetryable, submit_retry, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import RunNotRetryable, submit_retry, submit_run
     from core.auth import Principal
     from sessions.models import RunStatus
     from tests.factories import make_run, make_session
@@ -198,7 +198,7 @@ def test_an_operators_retry_is_one_more_queued_run_of_the_owners(settings):
     session = make_session("alice", component_id="assistant")
     failed = make_run("alice", session=session, component_id="assistant", status=RunStatus.ERROR, input={"input_content": "again"})
     alice = Principal(user_id="alice", isolated=True, via="session")
-    queued = submit_run(principal=alice, component_id="assistant", request=RunRequest(message="first", stream=False), background=True)
+    queued = submit_run(principal=alice, component_id="assistant", request=RunRequest(message="first", stream=False), background=True, kind="agent")
     with pytest.raises(RunNotRetryable, match="queue share is full"):
         submit_retry(run_id=failed.pk)
     assert job_cancel(job_id=queued.job.pk)

@@ -1,6 +1,6 @@
 """/components over the admin's definitions: an admin writes them through AgentOS's component API
 with the admin's validation; a user bound to their own data reads only what is published and
-changes nothing; a draft never runs for a user, and runs for an admin (agents.services.authority)."""
+changes nothing; a draft never runs for a user, and runs for an admin (agents.pipeline.authority)."""
 from __future__ import annotations
 
 import json

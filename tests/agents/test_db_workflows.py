@@ -287,8 +287,8 @@ class TestOverTheApi:
 def test_a_background_run_accepted_before_a_publish_runs_the_version_it_was_accepted_on(reviewed, worker) -> None:
     from django.db import transaction
 
-    from agents.services.runs import RunRequest
-    from agents.services.submit import submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import submit_run
     from core.auth import Principal
     from tests.agents.conftest import wait_for
 

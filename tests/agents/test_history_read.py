@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agents.services.runs import RunRequest, component_entry, prepare_for_owner
+from agents.pipeline.runs import RunRequest, component_entry, prepare_for_owner
 from sessions.models import Run, RunStatus, Session
 from tests.factories import make_run, make_session
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 def prepare(session: Session, stored: Run | None = None):
     with CaptureQueriesContext(connection) as captured:
         prepared = prepare_for_owner(
-            entry=component_entry("assistant"), owner_id="alice", session=session, session_id=session.pk,
+            entry=component_entry("assistant", kind="agent"), owner_id="alice", session=session, session_id=session.pk,
             request=RunRequest(message="hi"), stored=stored,
         )
     reads = [q["sql"] for q in captured.captured_queries if "agno_runs" in q["sql"]]

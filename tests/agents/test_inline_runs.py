@@ -21,7 +21,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from agents.services.inline import SERVER_LOST, inline_runs_reap
+from agents.pipeline.inline import SERVER_LOST, inline_runs_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for
 from tests.api.sse import parse_sse
@@ -268,10 +268,10 @@ def _alice():
 
 
 def _paused_run() -> dict:
-    from agents.services.runs import RunRequest
-    from agents.services.submit import Finished, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import Finished, submit_run
 
-    paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False))
+    paused = submit_run(principal=_alice(), component_id="hitl-agent", request=RunRequest(message='/call delete_file {"path": "a.txt"}', stream=False), kind="agent")
     assert isinstance(paused, Finished) and paused.output["status"] == "PAUSED"
     return paused.output
 
@@ -279,16 +279,16 @@ def _paused_run() -> dict:
 def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
     """The continuation is committed RUNNING before it runs (as a new run is); a second continue
     with the same decisions, from any process, is refused instead of running the tool twice."""
-    from agents.services.runs import RunNotContinuable
-    from agents.services.submit import Started, submit_continue
+    from agents.pipeline.runs import RunNotContinuable
+    from agents.pipeline.submit import Started, submit_continue
 
     paused = _paused_run()
     tools = [{**paused["tools"][0], "confirmed": True}]
-    first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+    first = submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools, kind="agent")
     assert isinstance(first, Started)
     assert Run.objects.for_user("alice").get(pk=paused["run_id"]).status == "RUNNING"  # before anything of it ran
     with pytest.raises(RunNotContinuable):
-        submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools)
+        submit_continue(principal=_alice(), component_id="hitl-agent", run_id=paused["run_id"], session_id=paused["session_id"], tools=tools, kind="agent")
     events: list[dict] = []
     with first.slot:  # as the stream's thread holds it
         output = first.execute(on_event=events.append)
@@ -301,12 +301,12 @@ def test_a_continue_claims_its_paused_run_so_two_continues_cannot_both_run_it():
 
 
 def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
-    from agents.services.runs import Continuation, RunRequest
-    from agents.services.submit import Started, submit_continue, submit_run
+    from agents.pipeline.runs import Continuation, RunRequest
+    from agents.pipeline.submit import Started, submit_continue, submit_run
 
-    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     fork = submit_continue(
-        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True),
+        principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], continuation=Continuation(regenerate=True), kind="agent",
     )
     assert isinstance(fork, Started) and fork.run_id != done["run_id"]
     begun = Run.objects.for_user("alice").get(pk=fork.run_id)
@@ -318,13 +318,13 @@ def test_a_fork_exists_running_with_its_sources_input_before_it_runs():
 
 
 def test_an_edited_question_is_the_forks_stored_input():
-    from agents.services.runs import Continuation, RunRequest
-    from agents.services.submit import Finished, submit_continue, submit_run
+    from agents.pipeline.runs import Continuation, RunRequest
+    from agents.pipeline.submit import Finished, submit_continue, submit_run
 
-    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False)).output
+    done = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="what is 2+2?", stream=False), kind="agent").output
     edited = submit_continue(
         principal=_alice(), component_id="assistant", run_id=done["run_id"], session_id=done["session_id"], stream=False,
-        continuation=Continuation(fork=True, continue_from="last_user", input="what is 3+3?"),
+        continuation=Continuation(fork=True, continue_from="last_user", input="what is 3+3?"), kind="agent",
     )
     assert isinstance(edited, Finished) and edited.output["status"] == "COMPLETED"
     assert Run.objects.for_user("alice").get(pk=edited.output["run_id"]).input["input_content"] == "what is 3+3?"
@@ -350,10 +350,10 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
     """The run's first event is taken on the loop as the response is made (``run_open``): the
     stream's first frame needs no trip around the event loop, whatever else the loop has to do."""
     from agents.api.streaming import stream_on_loop
-    from agents.services.runs import RunRequest
-    from agents.services.submit import Started, submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import Started, submit_run
 
-    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False, kind="agent")
     assert isinstance(started, Started)
 
     async def follow() -> tuple[str, list[str]]:
@@ -371,14 +371,14 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
 
 def test_a_run_whose_opening_fails_is_recorded_as_an_error(monkeypatch):
     from engine.runner import RunIteration
-    from agents.services.runs import RunRequest
-    from agents.services.submit import submit_run
+    from agents.pipeline.runs import RunRequest
+    from agents.pipeline.submit import submit_run
 
     def broken(self):
         raise ValueError("a bug before the first event")
 
     monkeypatch.setattr(RunIteration, "opening", broken)
-    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False)
+    started = submit_run(principal=_alice(), component_id="assistant", request=RunRequest(message="hello", stream=True), wait=False, kind="agent")
     events: list[dict] = []
 
     async def drive() -> dict:

@@ -31,7 +31,7 @@ def redis_layer(settings):
 def test_a_burst_of_events_arrives_in_order_in_fewer_messages(redis_layer, monkeypatch) -> None:
     from channels.layers import get_channel_layer
 
-    from agents.services import live
+    from agents.pipeline import live
 
     sent: list[int] = []
 
@@ -67,7 +67,7 @@ def test_a_burst_of_events_arrives_in_order_in_fewer_messages(redis_layer, monke
 
 @pytest.mark.redis
 def test_events_of_two_runs_reach_only_their_own_followers(redis_layer) -> None:
-    from agents.services import live
+    from agents.pipeline import live
 
     async def scenario():
         async with live.Subscription("run-a") as a, live.Subscription("run-b") as b:
@@ -89,7 +89,7 @@ def test_events_of_two_runs_reach_only_their_own_followers(redis_layer) -> None:
 def test_a_run_nobody_follows_costs_no_messages_until_someone_does(redis_layer, monkeypatch) -> None:
     from channels.layers import get_channel_layer
 
-    from agents.services import live
+    from agents.pipeline import live
 
     sent: list[str] = []
 

@@ -7,8 +7,8 @@ import time
 import pytest
 from django.db import OperationalError
 
-from agents.services import eventlog
-from agents.services.inline import LoopRecorder
+from agents.pipeline import eventlog
+from agents.pipeline.inline import LoopRecorder
 from sessions.models import RunEvent
 from tests.factories import make_run
 
@@ -76,7 +76,7 @@ def test_a_run_whose_events_collide_does_not_hold_the_others_back(caplog) -> Non
 def test_the_watch_batches_only_logs_fed_on_an_event_loop() -> None:
     """A log fed by its run's own thread writes its batches itself, under its lock (so the
     watch never takes events from under a thread that is writing them)."""
-    from agents.services.inline import InlineRecorder
+    from agents.pipeline.inline import InlineRecorder
 
     threaded = InlineRecorder(make_run("carol", status="RUNNING"), streamed=True, forward=None)
     threaded({"event": "RunContent", "content": "carol 0"})

@@ -1,4 +1,4 @@
-"""Following a run (agents.services.tail): each event once, its ending included, whatever the
+"""Following a run (agents.pipeline.tail): each event once, its ending included, whatever the
 moment the run ends at."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agents.services.tail import resume
+from agents.pipeline.tail import resume
 from sessions.models import Run
 from tests.factories import make_event, make_run
 

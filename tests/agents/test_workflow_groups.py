@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from jobs.models import Job, JobStatus
-from agents.services.workflow_branches import BRANCH_JOB_TYPE
+from agents.pipeline.workflow_branches import BRANCH_JOB_TYPE
 from sessions.models import Run
 from tests.agents.conftest import wait_for
 

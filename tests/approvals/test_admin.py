@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from approvals.models import Approval
 from sessions.models import Run
 from tests.agents.conftest import wait_for
@@ -37,7 +37,7 @@ def test_the_queue_opens_on_what_is_pending(operator):
 
 
 def test_approving_from_the_change_page_continues_the_run(operator, worker):
-    done = submit_run(principal=browser_user("alice"), component_id="approval-agent", request=RunRequest(message='/call wire_funds {"to": "bob", "amount": 7}', stream=False))
+    done = submit_run(principal=browser_user("alice"), component_id="approval-agent", request=RunRequest(message='/call wire_funds {"to": "bob", "amount": 7}', stream=False), kind="agent")
     (approval,) = Approval.objects.for_user("alice")
     page = operator.get(change_page(approval))
     assert page.status_code == 200 and 'name="decision"' in page.content.decode()

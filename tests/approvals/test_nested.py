@@ -16,8 +16,8 @@ import pytest
 from django.urls import reverse
 
 from agents.services.definitions import workflow_definition_create
-from agents.services.runs import RunRequest
-from agents.services.submit import Finished, submit_continue, submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import Finished, submit_continue, submit_run
 from approvals.gate import ADMIN_APPROVAL_REQUIRED
 from approvals.models import Approval
 from approvals.services import approval_resolve

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from engine import Function, approval, tool
-from agents.services.runs import RunRequest
-from agents.services.submit import Accepted, Finished, submit_continue, submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import Accepted, Finished, submit_continue, submit_run
 from approvals.gate import ADMIN_APPROVAL_REQUIRED, AdminApprovalRequired
 from approvals.models import Approval
 from approvals.services import ApprovalAlreadyResolved, approval_resolve
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def paused_run(user: str, message: str) -> dict:
-    done = submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False))
+    done = submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False), kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "PAUSED", done
     return done.output
 
@@ -117,7 +117,7 @@ def test_the_owner_cannot_continue_while_the_approval_waits():
     output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
     tools = [{**output["tools"][0], "confirmed": True}]
     with pytest.raises(AdminApprovalRequired, match=ADMIN_APPROVAL_REQUIRED):
-        submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+        submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False, kind="agent")
     assert Run.objects.for_user("alice").get(pk=output["run_id"]).status == "PAUSED"
 
 
@@ -159,7 +159,7 @@ def test_after_a_rejection_the_owners_continue_applies_it_whatever_they_send():
     (pending,) = approvals_of("alice")
     approval_resolve(approval_id=pending.pk, status="rejected", resolved_by="root", continue_run=False)
     overturned = [{**output["tools"][0], "confirmed": True}]
-    done = submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=overturned, stream=False)
+    done = submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=overturned, stream=False, kind="agent")
     assert isinstance(done, Finished)
     (te,) = done.output["tools"]
     assert (done.output["status"], te["confirmed"], te["result"]) == ("COMPLETED", False, None)
@@ -169,7 +169,7 @@ def test_an_admin_may_decide_it_with_a_continue_and_the_approval_is_theirs():
     output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
     admin = Principal(user_id="root", is_admin=True, via="jwt")
     tools = [{**output["tools"][0], "confirmed": True}]
-    done = submit_continue(principal=admin, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    done = submit_continue(principal=admin, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False, kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
     (row,) = approvals_of("alice")
     assert (row.status, row.resolved_by, row.resolution_data) == ("approved", "root", {"via": "continue"})
@@ -199,7 +199,7 @@ def test_an_audited_call_is_recorded_once_the_user_decides_it():
     output = paused_run("alice", '/call delete_record {"record": "r-7"}')
     assert approvals_of("alice") == []  # audit: nothing waits on an operator
     tools = [{**output["tools"][0], "confirmed": False, "confirmation_note": "keep it"}]
-    done = submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    done = submit_continue(principal=browser_user("alice"), component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False, kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
     (row,) = approvals_of("alice")
     assert (row.approval_type, row.status, row.tool_name, row.resolved_at is not None) == ("audit", "rejected", "delete_record", True)
@@ -211,7 +211,7 @@ def test_an_audited_call_is_recorded_once_the_user_decides_it():
 def test_a_background_run_that_pauses_is_continued_by_its_own_job(worker):
     accepted = submit_run(
         principal=browser_user("alice"), component_id="approval-agent",
-        request=RunRequest(message='/call wire_funds {"to": "carol", "amount": 5}', stream=False), background=True,
+        request=RunRequest(message='/call wire_funds {"to": "carol", "amount": 5}', stream=False), background=True, kind="agent",
     )
     assert isinstance(accepted, Accepted)
     worker()
@@ -226,7 +226,7 @@ def test_a_holder_of_approvals_write_decides_their_own_run_with_a_continue():
     output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
     writer = Principal(user_id="alice", scopes=parse_scopes(["agents:run", "approvals:write"]), isolated=True, via="jwt")
     tools = [{**output["tools"][0], "confirmed": False, "confirmation_note": "changed my mind"}]
-    done = submit_continue(principal=writer, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    done = submit_continue(principal=writer, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False, kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
     (row,) = approvals_of("alice")
     assert (row.status, row.resolved_by) == ("rejected", "alice")
@@ -236,18 +236,18 @@ def test_the_open_server_has_no_gate(settings):
     settings.ANONYMOUS_ACCESS = "open"
     output = paused_run("alice", '/call wire_funds {"to": "bob", "amount": 100}')
     tools = [{**output["tools"][0], "confirmed": True}]
-    done = submit_continue(principal=OPEN, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False)
+    done = submit_continue(principal=OPEN, component_id="approval-agent", run_id=output["run_id"], session_id=output["session_id"], tools=tools, stream=False, kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "COMPLETED"
     assert approvals_of("alice")[0].status == "approved"
 
 
 def test_anonymous_guests_are_gated(settings):
     settings.ANONYMOUS_ACCESS = "guests"
-    done = submit_run(principal=OPEN, component_id="approval-agent", request=RunRequest(message='/call wire_funds {"to": "bob", "amount": 1}', user_id="guest-7", stream=False))
+    done = submit_run(principal=OPEN, component_id="approval-agent", request=RunRequest(message='/call wire_funds {"to": "bob", "amount": 1}', user_id="guest-7", stream=False), kind="agent")
     assert isinstance(done, Finished) and done.output["status"] == "PAUSED"
     tools = [{**done.output["tools"][0], "confirmed": True}]
     with pytest.raises(AdminApprovalRequired):
-        submit_continue(principal=OPEN, component_id="approval-agent", run_id=done.output["run_id"], session_id=done.output["session_id"], requested_user_id="guest-7", tools=tools, stream=False)
+        submit_continue(principal=OPEN, component_id="approval-agent", run_id=done.output["run_id"], session_id=done.output["session_id"], requested_user_id="guest-7", tools=tools, stream=False, kind="agent")
 
 
 @pytest.mark.postgres_only

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agents.services.runs import RunRequest
-from agents.services.submit import Finished, submit_continue, submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import Finished, submit_continue, submit_run
 from approvals.gate import AdminApprovalRequired
 from approvals.models import Approval
 from approvals.services import approval_resolve

@@ -120,8 +120,8 @@ def test_an_observer_that_fails_undoes_the_change_it_observed():
 
 
 def test_the_run_job_types_are_registered_by_the_apps_that_own_them():
-    from agents.services.background import run_job_execute
-    from agents.services.workflow_branches import BRANCH_JOB_TYPE, branch_job_execute
+    from agents.pipeline.background import run_job_execute
+    from agents.pipeline.workflow_branches import BRANCH_JOB_TYPE, branch_job_execute
 
     assert {job_type: job_type_execute(job_type) for job_type in ("run", "continue", "branch", BRANCH_JOB_TYPE)} == {
         "run": run_job_execute, "continue": run_job_execute, "branch": run_job_execute, BRANCH_JOB_TYPE: branch_job_execute,

@@ -110,8 +110,8 @@ def test_another_users_paused_schedule_run_with_the_same_run_id_is_left_alone(cl
 def test_a_background_continue_that_cannot_start_fails_the_schedule_run(client, worker, monkeypatch) -> None:
     """Its agent was removed between the pause and the worker's claim: the run ends ERROR, saying
     so, and the schedule run it paused follows it instead of staying paused."""
-    from agents.services import background
-    from agents.services.runs import ComponentNotFound
+    from agents.pipeline import background
+    from agents.pipeline.runs import ComponentNotFound
 
     _, row = paused_fire()
 

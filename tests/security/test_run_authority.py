@@ -52,8 +52,8 @@ class TestThePipelineAsks:
     @pytest.mark.parametrize(("kind", "component_id", "family"), [("agent", "assistant", "agents"), ("team", "research-team", "teams"), ("workflow", "review-flow", "workflows")])
     @pytest.mark.parametrize("background", [False, True])
     def test_a_reader_may_not_start_a_run_whatever_the_surface(self, jwt_server, kind, component_id, family, background) -> None:
-        from agents.services.runs import RunForbidden, RunRequest
-        from agents.services.submit import submit_run
+        from agents.pipeline.runs import RunForbidden, RunRequest
+        from agents.pipeline.submit import submit_run
         from sessions.models import Run
 
         with pytest.raises(RunForbidden) as refused:
@@ -63,7 +63,7 @@ class TestThePipelineAsks:
         assert not Run.objects.unscoped("test").exists()
 
     def test_a_per_id_run_scope_runs_that_component_only(self, jwt_server) -> None:
-        from agents.services.authority import RunForbidden, run_authorize
+        from agents.pipeline.authority import RunForbidden, run_authorize
 
         principal = jwt_principal("alice", ["agents:planner:run", "agents:assistant:read"])
         with pytest.raises(RunForbidden):
@@ -71,14 +71,14 @@ class TestThePipelineAsks:
         assert run_authorize(jwt_principal("alice", ["agents:assistant:run"]), "agent", "assistant").component_id == "assistant"
 
     def test_continuing_a_run_asks_too(self, client, jwt_server) -> None:
-        from agents.services.runs import RunForbidden, continue_prepare
+        from agents.pipeline.runs import RunForbidden, continue_prepare
         from tests.factories import make_run, make_session
 
         session = make_session("alice", session_id="s1", component_id="hitl-agent")
         make_run("alice", session=session, run_id="r1", component_id="hitl-agent", status="PAUSED", run_data={"status": "PAUSED", "agent_id": "hitl-agent"})
         with pytest.raises(RunForbidden):
-            continue_prepare(principal=jwt_principal("alice", READ_ONLY), agent_id="hitl-agent", run_id="r1", session_id="s1",
-                             requested_user_id=None, tools=[])
+            continue_prepare(principal=jwt_principal("alice", READ_ONLY), component_id="hitl-agent", run_id="r1", session_id="s1",
+                             requested_user_id=None, tools=[], kind="agent")
 
 
     def test_a_teams_run_scope_covers_its_members(self, client, jwt_server) -> None:

@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from playwright.sync_api import expect
 
-from agents.services.runs import RunRequest
-from agents.services.submit import Finished, submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import Finished, submit_run
 from approvals.models import Approval
 from approvals.services import approval_resolve
 from tests.agents import conftest as agents_fixtures
@@ -40,7 +40,7 @@ def send(page, text: str) -> None:
 
 def _submit(user: str, message: str) -> Finished:
     try:
-        return submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False))
+        return submit_run(principal=browser_user(user), component_id="approval-agent", request=RunRequest(message=message, stream=False), kind="agent")
     finally:
         connection.close()  # this thread's
 

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from jobs.models import CancelIntent, Job
-from agents.services.submit import RunNotRetryable, submit_retry
+from agents.pipeline.submit import RunNotRetryable, submit_retry
 from chat.console.selectors import dashboard_data
 from sessions.models import Run, RunStatus
 from tests.factories import make_memory, make_run, make_session

@@ -8,8 +8,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from core.auth import Principal
 from traces.models import Span, Trace
 from traces.provider import flush

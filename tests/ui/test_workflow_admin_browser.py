@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from agents.services.runs import RunRequest
-from agents.services.submit import submit_run
+from agents.pipeline.runs import RunRequest
+from agents.pipeline.submit import submit_run
 from core.auth import Principal
 
 from .conftest import PASSWORD, off_thread

@@ -49,7 +49,7 @@ from jobs.services.cancellation import CancelChecker, cancel_checker, cancel_cle
 from jobs.services.executor import in_run_thread, parked
 from jobs.services.execution import Lease
 from jobs.services.jobs import dispatch, job_cancel, job_ended, job_settle_fenced
-from .runs import ComponentNotFound, _context, component_entry, component_entry_pinned
+from .runs import ComponentNotFound, component_entry, component_entry_pinned, context_for_run
 from .eventlog import FLUSH_SECONDS
 from jobs.services.watch import watch
 
@@ -339,8 +339,8 @@ def _branch_begin(job: Job, worker: str) -> _Branch:
             run_history(user=job.user_id or None, session_id=session.pk, limit=workflow.num_history_runs, before=run)
             if session.next_run_index > 1 else []
         )
-        ctx, _store = _context(
-            agent=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
+        ctx, _store = context_for_run(
+            component=workflow, run_id=run.pk, session=session, session_id=session.pk, owner_id=job.user_id, history=history,
             session_state=None, dependencies=None, metadata=None, incremental=bool(payload.get("keep_deltas")),
         )
         ctx.principal = principal_from_grant(payload.get("principal"))  # the workflow run's own rights

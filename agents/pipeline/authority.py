@@ -6,8 +6,8 @@ and from the registry's stages (only an admin may pin a draft version; anyone el
 published), and returns the registry entry to run. A refusal is ``RunForbidden``, which every
 surface renders as AgentOS's 403 (``Insufficient permissions. Required scope(s): <family>:run``).
 
-Who calls it: the run pipeline (``agents.services.runs.run_prepare`` and ``continue_prepare``, and
-the background submission in ``agents.services.submit``), so the API, both WebSockets, the chat
+Who calls it: the run pipeline (``agents.pipeline.runs.run_prepare`` and ``continue_prepare``, and
+the background submission in ``agents.pipeline.submit``), so the API, both WebSockets, the chat
 (it talks to the API), the admin's run/retry/resume actions, a schedule's fire, an eval and an
 agent's tool that starts work all pass through it; the schedule service and the eval service ask
 it before they store what will run later.
@@ -21,24 +21,29 @@ from __future__ import annotations
 from typing import Any
 
 from core.auth import Principal
+from core.errors import DomainError
 
 from ..registry import entry_get, entry_version_get
 
 FAMILIES = {"agent": "agents", "team": "teams", "workflow": "workflows"}
 
 
-class ComponentNotFound(Exception):
+class ComponentNotFound(DomainError):
     """No live component of that kind and id: AgentOS's "Agent not found" / "Team not found"."""
 
-    def __init__(self, kind: str = "agent") -> None:
+    status_code, error_code = 404, "component_not_found"
+
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         super().__init__(f"{kind.capitalize()} not found")
 
 
-class RunForbidden(Exception):
+class RunForbidden(DomainError):
     """The principal may not run the component: AgentOS's 403, word for word."""
 
-    def __init__(self, kind: str = "agent") -> None:
+    status_code, error_code = 403, "run_forbidden"
+
+    def __init__(self, kind: str) -> None:
         self.kind = kind
         self.family = family_of(kind)
         super().__init__(f"Insufficient permissions. Required scope(s): {self.family}:run")
@@ -65,7 +70,7 @@ def run_authorize(principal: Principal, kind: str, component_id: str, *, version
     return component_entry(component_id, kind=kind, version=version)
 
 
-def component_entry(component_id: str, *, kind: str = "agent", version: int | None = None) -> Any:
+def component_entry(component_id: str, *, kind: str, version: int | None = None) -> Any:
     """The live component, or a published version of it; a draft is not found (ComponentNotFound).
     No authority is decided here: for a run already authorized (a worker's, a continuation's)."""
     entry = entry_get(kind, component_id, version=version)
@@ -74,7 +79,7 @@ def component_entry(component_id: str, *, kind: str = "agent", version: int | No
     return entry
 
 
-def component_entry_pinned(component_id: str, *, kind: str = "agent", version: int) -> Any:
+def component_entry_pinned(component_id: str, *, kind: str, version: int) -> Any:
     """Any stored version, drafts included: only for a run an admin asked for (``run_authorize``)."""
     entry = entry_version_get(kind, component_id, version=version)
     if entry is None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError, transaction
 
 from core.auth import principal_from_grant
@@ -31,6 +29,7 @@ from jobs.services.execution import Lease
 from jobs.services.executor import in_run_thread
 from jobs.services.jobs import job_ended, job_fence, job_settle_fenced
 from jobs.services.watch import watch
+from .observers import RunEnd, run_ended
 from .eventlog import EventLog, LoopFed, run_error_event
 from .runs import (
     ComponentNotFound,
@@ -131,7 +130,7 @@ def _job_begin(job: Job, worker: str) -> _Execution:
             _announce_attempt(job, run, events, superseded_from)
         try:
             execution.prepared = _prepare(job, run, session)
-            if isinstance(execution.prepared.agent, Workflow):
+            if isinstance(execution.prepared.component, Workflow):
                 from .workflow_branches import JobBranches
 
                 # Its Parallel branches run as jobs of its group (any worker's), not as its tasks.
@@ -176,8 +175,12 @@ def _job_end(execution: _Execution) -> str:
         if prepared is not None:
             # Reads, then writes: not in the pipeline, whose statements go without waiting.
             run_aftermath(prepared, status, output, execution.finished)
-        # The job's observers follow its end, a continuation's even when it could not start (its
-        # agent was removed after the pause): a schedule run it paused follows that end.
+        else:
+            # A run that could not start ends all the same, and its observers are told: a
+            # continuation's (its agent was removed after the pause) ends the paused run, which a
+            # schedule run it paused follows.
+            run_ended(RunEnd(owner_id=job.user_id, run_id=job.pk, status=status, record=None, after_pause=job.job_type == "continue"))
+        # The job's own observers (its type's lifecycle hooks) follow its end.
         job_ended(job=job, status=status)
     return status
 

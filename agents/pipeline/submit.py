@@ -15,7 +15,7 @@ three ways, each a typed result the caller renders:
 (``Finished``); the web server passes ``wait=False`` and awaits it on its loop instead.
 
 Inline and streamed runs take one of their owner's ``RUN_MAX_PER_USER`` places
-(agents.services.capacity) once nothing is left to refuse them, and give it back when they end.
+(agents.pipeline.capacity) once nothing is left to refuse them, and give it back when they end.
 """
 from __future__ import annotations
 
@@ -24,8 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from approvals.gate import continue_gate
-from approvals.services import approval_resolve_by_continue
 from core.auth import BROWSER, OPEN, Principal, principal_grant
 from sessions.models import Run, RunOrigin, RunStatus, SessionType
 from sessions.services.runs import SessionLimitReached, SessionNotFound
@@ -34,6 +32,7 @@ from ..models import Stage
 from jobs.models import Job
 from .capacity import Slot, run_slot_acquire, run_slot_key
 from jobs.services.jobs import QueueFull, job_continue, job_submit
+from .observers import continue_checked, continue_settled
 from .runs import (
     DECISIONS_WITH_BRANCH,
     ComponentNotFound,
@@ -123,13 +122,13 @@ def submit_run(
     *,
     principal: Principal,
     component_id: str,
+    kind: str,
     request: RunRequest,
     background: bool = False,
     client_address: str = "",
     idempotency_key: str | None = None,
     strategy: str = "enqueue",
     wait: bool = True,
-    kind: str = "agent",
     timeout_seconds: int | None = None,
 ) -> Submitted:
     """A new run of ``component_id`` (an agent, or a team: ``kind``) for ``principal``, as ``request`` asks.
@@ -140,7 +139,7 @@ def submit_run(
     request.origin = request.origin or (RunOrigin.CHAT if principal.via == BROWSER else RunOrigin.API)
     if background:
         return _accept(principal, component_id, kind, request, idempotency_key, strategy, timeout_seconds)
-    prepared = run_prepare(principal=principal, agent_id=component_id, kind=kind, request=request)
+    prepared = run_prepare(principal=principal, component_id=component_id, kind=kind, request=request)
     return _run(prepared, client_address=client_address, wait=wait)
 
 
@@ -150,7 +149,7 @@ def _accept(
     entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     payload = {name: getattr(request, name) for name in RunRequest.__dataclass_fields__ if name not in ("session_id", "user_id")}
-    # The worker's run acts with the submitter's rights (its tools: agents.services.authority).
+    # The worker's run acts with the submitter's rights (its tools: agents.pipeline.authority).
     payload["principal"] = principal_grant(principal)
     if entry.stage == Stage.DRAFT:
         # Only an admin gets here (component_entry_for); the worker runs the draft on this check.
@@ -188,6 +187,7 @@ def submit_continue(
     *,
     principal: Principal,
     component_id: str,
+    kind: str,
     run_id: str,
     session_id: str,
     requested_user_id: str | None = None,
@@ -198,7 +198,6 @@ def submit_continue(
     background: bool = False,
     client_address: str = "",
     wait: bool = True,
-    kind: str = "agent",
     adopt: bool = False,
 ) -> Submitted:
     """Continue the caller's run: a paused run with tool decisions (under its own id), or from a
@@ -206,34 +205,35 @@ def submit_continue(
     ``adopt`` (with ``background``): a paused inline run continues as a background job too."""
     continuation = continuation or Continuation()
     if continuation.plain:
-        # A pending admin approval refuses it (403); a resolved one decides its tool calls.
-        tools = continue_gate(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
+        # The continue gates (approvals': a pending admin approval refuses it, 403; a resolved one
+        # decides its tool calls).
+        tools = continue_checked(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
     if background:
         if not continuation.plain:
             if tools:
                 raise InvalidContinuation(DECISIONS_WITH_BRANCH)
             job = branch_submit(
-                principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+                principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
                 continuation=continuation, stream=stream, stream_events=stream_events, kind=kind,
             )
             return Accepted(job, RunStatus.PENDING, stream=stream)
         # Checked as an inline continue would be (a 4xx now); the worker prepares it again.
         checked = continue_prepare(
-            principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+            principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
             tools=tools, stream_events=stream_events, continuation=continuation, kind=kind,
         )
         assert checked.continued is not None
         job = job_continue(job_id=checked.continued.pk, tools=tools or [], stream_events=stream_events, adopt=adopt)
         if job is None:
             raise RunNotContinuable(f"Run {run_id} was not submitted as a background run; continue it without background=true")
-        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
+        continue_settled(principal=principal, run_id=run_id, tools=tools)
         return Accepted(job, RunStatus.PENDING, stream=stream, after=job.payload.get("resume_after", -1))
     prepared = continue_prepare(
-        principal=principal, agent_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+        principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=tools, stream=stream, stream_events=stream_events, continuation=continuation, kind=kind,
     )
     if continuation.plain:
-        approval_resolve_by_continue(principal=principal, run_id=run_id, tools=tools)
+        continue_settled(principal=principal, run_id=run_id, tools=tools)
     return _run(prepared, client_address=client_address, wait=wait, index_from=prepared.first_event_index)
 
 

@@ -1,6 +1,6 @@
 """Running an agent or a team for a user: the one entry point every transport goes through.
 
-Teams and workflows are more component kinds on the same path: ``PreparedRun.agent`` is the
+Teams and workflows are more component kinds on the same path: ``PreparedRun.component`` is the
 runtime component (an ``Agent``, a ``Team`` or a ``Workflow``, which share the run protocol),
 looked up by kind (``component_entry``); a team run's member runs and a workflow run's agent and
 team steps are written as its child rows.
@@ -25,13 +25,12 @@ from django.utils import timezone
 
 from core.auth import Principal, principal_from_grant, principal_grant
 from core.db import release_connections
+from core.errors import DomainError
 from core.statements import Select
 from core.tenancy import in_scope, scope_queryset
 from sessions.models import Run, RunEvent, RunOrigin, RunStatus, Session
 from sessions.selectors import run_history
 from sessions.services.runs import RunRecord, SessionNotFound, new_id, run_finish, run_record, run_transition
-
-from approvals.services import approvals_on_run_end
 
 from ..registry import AgentEntry, TeamEntry, WorkflowEntry
 from engine import Agent, InvalidContinuation, RunContext, Team, Workflow
@@ -48,6 +47,7 @@ from .hooks import child_hooks_enqueue, hooks_enqueue
 from .inline import SERVER_LOST, InlineRecorder, LoopRecorder, watching
 from jobs.services.watch import watch
 from jobs.services.jobs import job_cancel, job_follow_run, job_submit
+from .observers import RunEnd, run_ended
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -56,13 +56,17 @@ Entry = AgentEntry | TeamEntry | WorkflowEntry  # a registered component (agents
 Component = Agent | Team | Workflow  # what runs: one run protocol (engine)
 
 
-class RunNotFound(Exception):
+class RunNotFound(DomainError):
+    status_code, error_code = 404, "run_not_found"
+
     def __init__(self) -> None:
         super().__init__("Run not found")
 
 
-class RunNotContinuable(Exception):
-    pass
+class RunNotContinuable(DomainError):
+    """A 409: the run is not in a state to go on (not paused, being continued, part of another run)."""
+
+    status_code, error_code = 409, "run_not_continuable"
 
 
 @dataclass
@@ -96,7 +100,7 @@ class RunRequest:
 @dataclass
 class PreparedRun:
     entry: Entry
-    agent: Component  # the component that runs: an agent, a team or a workflow
+    component: Component  # the component that runs: an agent, a team or a workflow
     run_id: str
     session_id: str
     owner_id: str | None
@@ -124,14 +128,14 @@ class PreparedRun:
         """The runtime's run iterator for this run, not yet started."""
         if self.branch is not None:
             assert self.continued is not None
-            return self.agent.branch_run(self.continued.run_data, self.ctx, **self.branch)
+            return self.component.branch_run(self.continued.run_data, self.ctx, **self.branch)
         if self.continued is not None:
-            return resumed(self.agent, self.continued.run_data, self.decisions, self.ctx, self.stream_events)
+            return resumed(self.component, self.continued.run_data, self.decisions, self.ctx, self.stream_events)
         request = self.request
         assert request is not None
-        if isinstance(self.agent, Workflow):
-            return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events)
-        return self.agent.start_run(request.message, self.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
+        if isinstance(self.component, Workflow):
+            return self.component.start_run(request.message, self.ctx, stream_events=request.stream_events)
+        return self.component.start_run(request.message, self.ctx, stream_events=request.stream_events, images=request.images, files=request.files)
 
     @property
     def origin(self) -> str:
@@ -149,8 +153,8 @@ class PreparedRun:
         """This run as the sessions service writes it (``fields``: status, output, events, ...)."""
         output = fields.get("output") or {}
         return RunRecord(
-            run_id=self.run_id, session_id=self.session_id, owner_id=self.owner_id, component_id=self.agent.id,
-            session_type=self.entry.session_type, component_data=_component_data(self.agent), started_at=self.started_at,
+            run_id=self.run_id, session_id=self.session_id, owner_id=self.owner_id, component_id=self.component.id,
+            session_type=self.entry.session_type, component_data=_component_data(self.component), started_at=self.started_at,
             children=member_records(output, session_id=self.session_id, owner_id=self.owner_id), origin=self.origin,
             redoes=self.redoes, **fields,
         )
@@ -216,37 +220,37 @@ class Continuation:
         return self.continue_from == "end" and not (self.fork or self.regenerate or self.input)
 
 
-def component_entry_for(*, principal: Principal, component_id: str, kind: str = "agent", version: int | None) -> Entry:
-    """What ``principal`` may run: the one authority's answer (agents.services.authority)."""
+def component_entry_for(*, principal: Principal, component_id: str, kind: str, version: int | None) -> Entry:
+    """What ``principal`` may run: the one authority's answer (agents.pipeline.authority)."""
     return run_authorize(principal, kind, component_id, version=version)
 
 
-def _agent_for(
+def _component_for(
     entry: Entry, owner_id: str | None, request: RunRequest | None, *, session_id: str | None = None,
     session_state: Mapping[str, Any] | None = None, factory_input: Mapping[str, Any] | None = None,
 ) -> Component:
     """The component for one run: built for its owner, and, for a factory, from the run's
     session, state, dependencies and ``factory_input`` too."""
-    agent = entry.build_for(FactoryContext(
+    component = entry.build_for(FactoryContext(
         user_id=owner_id, session_id=session_id, session_state=session_state,
         dependencies=request.dependencies if request is not None else None,
         input=request.factory_input if request is not None else factory_input,
     ))
     overrides: dict[str, Any] = {}
-    if request is not None and request.output_schema is not None and not isinstance(agent, Workflow):
+    if request is not None and request.output_schema is not None and not isinstance(component, Workflow):
         overrides["output_schema"] = request.output_schema
         overrides["output_schema_spec"] = OutputSchema.of(request.output_schema)
     if request is not None and request.add_history_to_context is not None:
         overrides["add_history_to_context"] = request.add_history_to_context
     if overrides:
         # Per-request options must not leak into a shared code agent: change a copy.
-        agent = agent.with_options(**overrides)
-    return agent
+        component = component.with_options(**overrides)
+    return component
 
 
-def _context(
+def context_for_run(
     *,
-    agent: Agent,
+    component: Component,
     run_id: str,
     session: Session | None,
     session_id: str,
@@ -258,17 +262,17 @@ def _context(
     incremental: bool = True,
     knowledge_filters: Mapping[str, Any] | None = None,
 ) -> tuple[RunContext, BufferedMemoryStore | LearnedMemoryBuffer | None]:
-    wants_memories = agent.add_memories_to_context or agent.update_memory_on_run
+    wants_memories = component.add_memories_to_context or component.update_memory_on_run
     memories = memories_for_context(user_id=owner_id) if wants_memories else []
     store = (
-        BufferedMemoryStore.for_run(user_id=owner_id, agent_id=agent.id, memories=memories)
-        if agent.update_memory_on_run and owner_id
+        BufferedMemoryStore.for_run(user_id=owner_id, agent_id=component.id, memories=memories)
+        if component.update_memory_on_run and owner_id
         else None
     )
-    if getattr(agent, "learns_memories", False) and owner_id:  # learning replaces the legacy pair
-        store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=agent.id, machine=agent.learning)
+    if getattr(component, "learns_memories", False) and owner_id:  # learning replaces the legacy pair
+        store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=component.id, machine=component.learning)
         memories = store.memories()
-    past = StoredPastSessions(user=owner_id, current_session_id=session_id) if agent.search_past_sessions and owner_id else None
+    past = StoredPastSessions(user=owner_id, current_session_id=session_id) if component.search_past_sessions and owner_id else None
     ctx = RunContext(
         run_id=run_id,
         session_id=session_id,
@@ -289,10 +293,10 @@ def _context(
     return ctx, store
 
 
-def run_prepare(*, principal: Principal, agent_id: str, request: RunRequest, kind: str = "agent") -> PreparedRun:
-    """Resolve the component (``agent_id`` of ``kind``) and the session for ``principal``; read
-    history and memories."""
-    entry = component_entry_for(principal=principal, component_id=agent_id, kind=kind, version=request.version)
+def run_prepare(*, principal: Principal, component_id: str, kind: str, request: RunRequest) -> PreparedRun:
+    """Resolve the component (``component_id`` of ``kind``) and the session for ``principal``;
+    read history and memories."""
+    entry = component_entry_for(principal=principal, component_id=component_id, kind=kind, version=request.version)
     session, session_id, owner_id = session_for_run(principal=principal, session_id=request.session_id, requested_user_id=request.user_id)
     # A new session's quota is checked as run_begin writes it, before anything runs.
     prepared = prepare_for_owner(entry=entry, owner_id=owner_id, session=session, session_id=session_id, request=request)
@@ -339,24 +343,24 @@ def prepare_for_owner(
     session_state = dict(session.session_state or {}) if session is not None else None
     if request.session_state:
         session_state = {**(session_state or {}), **request.session_state}
-    agent = _agent_for(entry, owner_id, request, session_id=session_id, session_state=session_state)
+    component = _component_for(entry, owner_id, request, session_id=session_id, session_state=session_state)
     run_id = stored.pk if stored is not None else None
     # The session's run counter tells whether any run but this one (already indexed when
     # stored) was ever started in it: a session's first run has no history to read.
     earlier_runs = session is not None and session.next_run_index > (1 if stored is not None else 0)
     history = (
-        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=agent.num_history_runs, before=stored)
-        if earlier_runs and agent.add_history_to_context
+        run_history(user=_owner_scope(owner_id), session_id=session_id, limit=component.num_history_runs, before=stored)
+        if earlier_runs and component.add_history_to_context
         else []
     )
     run_id = run_id or new_id()
-    ctx, store = _context(
-        agent=agent, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
+    ctx, store = context_for_run(
+        component=component, run_id=run_id, session=session, session_id=session_id, owner_id=owner_id, history=history,
         session_state=session_state, dependencies=request.dependencies, metadata=request.metadata,
         incremental=request.stream if followed is None else followed, knowledge_filters=request.knowledge_filters,
     )
     return PreparedRun(
-        entry=entry, agent=agent, run_id=run_id, session_id=session_id, owner_id=owner_id,
+        entry=entry, component=component, run_id=run_id, session_id=session_id, owner_id=owner_id,
         new_session=session is None, ctx=ctx, memory_store=store, started_at=timezone.now(), request=request,
         streamed=request.stream, stream_events=request.stream_events,
     )
@@ -387,25 +391,25 @@ def _internal_error(prepared: PreparedRun, run_iter: Any, exc: Exception) -> tup
     message = f"Internal error while running the agent ({type(exc).__name__})"
     output.update({"run_id": prepared.run_id, "session_id": prepared.session_id, "status": RunStatus.ERROR, "content": message})
     error_event = run_error_event(
-        run_id=prepared.run_id, session_id=prepared.session_id, agent_id=prepared.agent.id,
-        agent_name=prepared.agent.name, content=message, error_type="internal_error",
+        run_id=prepared.run_id, session_id=prepared.session_id, agent_id=prepared.component.id,
+        agent_name=prepared.component.name, content=message, error_type="internal_error",
     )
     return output, error_event
 
 
-def _component_data(agent: Component) -> dict[str, Any]:
+def _component_data(component: Component) -> dict[str, Any]:
     """The session's ``agent_data`` / ``team_data`` / ``workflow_data``."""
-    if isinstance(agent, Workflow):
-        return {"name": agent.name, "workflow_id": agent.id}
-    key = "team_id" if isinstance(agent, Team) else "agent_id"
-    return {"name": agent.name, key: agent.id, "model": {"id": agent.model.id, "provider": agent.model.provider, "name": agent.model.name}}
+    if isinstance(component, Workflow):
+        return {"name": component.name, "workflow_id": component.id}
+    key = "team_id" if isinstance(component, Team) else "agent_id"
+    return {"name": component.name, key: component.id, "model": {"id": component.model.id, "provider": component.model.provider, "name": component.model.name}}
 
 
 def run_begin(prepared: PreparedRun) -> Run:
     """Commit the run RUNNING, with its input (and its session, if new), before anything runs.
 
     From here it shows in the admin and in its session's runs, it can be cancelled from any
-    process, and if this process dies the reaper fails it, saying so (agents.services.inline). A
+    process, and if this process dies the reaper fails it, saying so (agents.pipeline.inline). A
     continuation under the run's own id claims it instead (PAUSED or failed -> RUNNING, only if
     it still is): two continues of one paused run cannot both run it (RunNotContinuable).
     """
@@ -436,21 +440,20 @@ def replaced_input(finished: Any) -> dict[str, Any]:
 
 def run_aftermath(prepared: PreparedRun, status: str, output: dict[str, Any] | None = None, finished: Any = None) -> None:
     """What a run's end changes beyond its own rows, in the end's transaction: the run a completed
-    regeneration replaces, the memories it made, the approval rows of its paused or decided
-    ``@approval`` tool calls (from ``output``), and the job of its background post-hooks (from
-    the ``finished`` run iterator)."""
+    regeneration replaces, the memories it made, the job of its background post-hooks (from the
+    ``finished`` run iterator), and what the run-end observers write (agents.pipeline.observers:
+    approvals' rows of its paused or decided ``@approval`` tool calls, from ``output``; the
+    schedule run of a paused run a schedule fired)."""
     hooks_enqueue(prepared, getattr(finished, "background_hooks", ()))
     child_hooks_enqueue(prepared, getattr(finished, "child_background_hooks", ()))
-    if output is not None:
-        approvals_on_run_end(prepared.record(status=status, output=output))
     if prepared.replaces and status == RunStatus.COMPLETED:
         mark_regenerated(owner_id=prepared.owner_id, run_id=prepared.replaces)
     if prepared.memory_store is not None:
         prepared.memory_store.flush()
-    if prepared.continues_in_place:
-        from scheduler.services.firing import schedule_runs_follow_paused
-
-        schedule_runs_follow_paused(owner_id=prepared.owner_id, run_id=prepared.run_id)  # a paused run a schedule fired
+    run_ended(RunEnd(
+        owner_id=prepared.owner_id, run_id=prepared.run_id, status=status,
+        record=prepared.record(status=status, output=output) if output is not None else None, after_pause=prepared.continues_in_place,
+    ))
 
 
 def run_execute(prepared: PreparedRun, *, on_event: EventSink | None = None, run: Run | None = None) -> dict[str, Any]:
@@ -620,7 +623,8 @@ def cancel_for_caller(*, principal: Principal, run_id: str, session_id: str | No
 def continue_prepare(
     *,
     principal: Principal,
-    agent_id: str,
+    component_id: str,
+    kind: str,
     run_id: str,
     session_id: str,
     requested_user_id: str | None,
@@ -629,12 +633,11 @@ def continue_prepare(
     stream_events: bool = True,
     continuation: Continuation | None = None,
     checks_only: bool = False,
-    kind: str = "agent",
 ) -> PreparedRun:
     """A continuation of the caller's run, ready to execute; ``checks_only``: checked as fully,
     for a background job that its worker prepares again (no history or memories read here)."""
-    run_authorize(principal, kind, agent_id)
-    run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=agent_id)
+    run_authorize(principal, kind, component_id)
+    run = run_for_caller(principal=principal, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id, component_id=component_id)
     if run.parent_run_id:
         # A team member's or a workflow step's run goes on only with the run it is part of: on its
         # own it would run past its parent (which stays paused, or has moved on), and nothing the
@@ -660,7 +663,7 @@ def continue_prepare(
     prepared.streamed = stream
     prepared.ctx.principal = principal
     # Validate the decisions now, so a bad request is a 400 before anything runs.
-    resumed(prepared.agent, run.run_data, prepared.decisions, prepared.ctx, stream_events)
+    resumed(prepared.component, run.run_data, prepared.decisions, prepared.ctx, stream_events)
     return prepared
 
 
@@ -681,9 +684,9 @@ def continue_prepare_for_owner(
 ) -> PreparedRun:
     if require_paused and run.status != RunStatus.PAUSED:
         raise RunNotContinuable(f"Run {run.pk} is {run.status}, not PAUSED: there is nothing to continue")
-    entry, agent, ctx, store = _continuing(run, session, run_id=run.pk, before=run, factory_input=factory_input)
+    entry, component, ctx, store = _continuing(run, session, run_id=run.pk, before=run, factory_input=factory_input)
     return PreparedRun(
-        entry=entry, agent=agent, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
+        entry=entry, component=component, run_id=run.pk, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, decisions=list(tools or []),
         first_event_index=next_event_index(run), stream_events=stream_events,
     )
@@ -697,13 +700,13 @@ def _continuing(
     regeneration takes the place of: its transcript is the run's own, and later turns and other
     versions are not part of it)."""
     entry = continued_entry(run)
-    agent = _agent_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=factory_input)
-    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=agent.num_history_runs, before=before) if agent.add_history_to_context else []
-    ctx, store = _context(
-        agent=agent, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
+    component = _component_for(entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=factory_input)
+    history = run_history(user=_owner_scope(run.user_id), session_id=run.session_id, limit=component.num_history_runs, before=before) if component.add_history_to_context else []
+    ctx, store = context_for_run(
+        component=component, run_id=run_id, session=session, session_id=run.session_id, owner_id=run.user_id, history=history,
         session_state=dict(session.session_state or {}), dependencies=None, metadata=None,
     )
-    return entry, agent, ctx, store
+    return entry, component, ctx, store
 
 
 def continued_entry(run: Run) -> Entry:
@@ -740,20 +743,20 @@ def _branch_prepare(
     run_id = (run_id or new_id()) if fork else run.pk
     if checks_only:
         entry = component_entry(run.component_id, kind=run.run_type)
-        agent = _agent_for(
+        component = _component_for(
             entry, run.user_id, None, session_id=run.session_id, session_state=session.session_state, factory_input=continuation.factory_input,
         )
         store = None
         ctx = RunContext(run_id=run_id, session_id=run.session_id, user_id=run.user_id, session_state=dict(session.session_state or {}))
     else:
-        entry, agent, ctx, store = _continuing(run, session, run_id=run_id, before=run, factory_input=continuation.factory_input)
+        entry, component, ctx, store = _continuing(run, session, run_id=run_id, before=run, factory_input=continuation.factory_input)
     branch = {
         "keep": keep, "fork": fork, "input": continuation.input,
         "regenerated_from": run.pk if continuation.regenerate else None, "stream_events": stream_events,
     }
-    agent.branch_run(run.run_data, ctx, **branch)  # a bad request is a 400 now, before anything runs
+    component.branch_run(run.run_data, ctx, **branch)  # a bad request is a 400 now, before anything runs
     return PreparedRun(
-        entry=entry, agent=agent, run_id=run_id, session_id=run.session_id, owner_id=run.user_id, new_session=False,
+        entry=entry, component=component, run_id=run_id, session_id=run.session_id, owner_id=run.user_id, new_session=False,
         ctx=ctx, memory_store=store, started_at=timezone.now(), continued=run, branch=branch,
         first_event_index=0 if fork else next_event_index(run),
         replaces=run.pk if continuation.regenerate and continuation.replace_original is not False else None,
@@ -774,14 +777,14 @@ def mark_regenerated(*, owner_id: str | None, run_id: str) -> None:
 def branch_submit(
     *,
     principal: Principal,
-    agent_id: str,
+    component_id: str,
+    kind: str,
     run_id: str,
     session_id: str,
     requested_user_id: str | None,
     continuation: Continuation,
     stream: bool,
     stream_events: bool = True,
-    kind: str = "agent",
 ) -> Any:
     """A continuation in a new run, as a durable background job (``background=true``).
 
@@ -789,7 +792,7 @@ def branch_submit(
     the new run is PENDING from the moment of the 202. Returns the job.
     """
     prepared = continue_prepare(
-        principal=principal, agent_id=agent_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
+        principal=principal, component_id=component_id, run_id=run_id, session_id=session_id, requested_user_id=requested_user_id,
         tools=None, stream_events=stream_events, continuation=continuation, checks_only=True, kind=kind,
     )
     if prepared.branch is None or not prepared.branch["fork"]:
@@ -803,7 +806,7 @@ def branch_submit(
         "factory_input": continuation.factory_input,
     }
     accepted = job_submit(
-        owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=agent_id, component_type=kind,
+        owner_id=prepared.owner_id, session=None, session_id=prepared.session_id, component_id=component_id, component_type=kind,
         payload=payload, input=fork_input(source, continuation.input), stream=stream, run_id=prepared.run_id, job_type="branch",
         origin=source.origin, redoes=prepared.redoes,
     )

@@ -140,7 +140,7 @@ class _Publisher:
         and a fifth of a worker's CPU) for no one. A run found followed stays followed; one found
         without followers is looked at again after ``FOLLOWERS_RECHECK_SECONDS``. A follower that
         subscribes in between misses those live events, and reads them from the database, which
-        it does on any gap in the event indexes (agents.services.tail).
+        it does on any gap in the event indexes (agents.pipeline.tail).
         """
         known = self._followers.get(run_id)
         now = time.monotonic()

@@ -1,7 +1,7 @@
 """A running run's events: numbered, published to followers at once, written in batches.
 
 Background and inline runs keep their events the same way; a follower on any replica reads the
-database and then the live events, in ``event_index`` order (agents.services.tail). Batches are
+database and then the live events, in ``event_index`` order (agents.pipeline.tail). Batches are
 written by the run's own thread while events keep coming, and by the process's watch thread
 when the run goes quiet (a slow model, a tool), so a follower that missed a live event always
 finds it in the database soon after. The watch writes the events of every quiet run fed on an
@@ -25,12 +25,12 @@ from django.db.models import Max
 from core.db import release_connections
 from sessions.models import Run, RunEvent
 from sessions.services.runs import run_events_append, run_events_append_indexed
-from traces.tracing import tracer_for
 
 from engine import TERMINAL_EVENTS
 from jobs.services.watch import TICK_SECONDS
 
 from .live import publish
+from .observers import run_started
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -52,12 +52,12 @@ class EventLog:
         self.buffer: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.last_flush = time.monotonic()
-        # Every event, kept or not, to the run's trace (None: tracing is off).
-        self.tracer = tracer_for(run)
+        # Every event, kept or not, to what the run-start observers follow it with (its trace).
+        self.observers = run_started(run)
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.tracer is not None:
-            self.tracer.observe(event)
+        for observe in self.observers:
+            observe(event)
         if self.keeps is not None and not self.keeps(event):
             if self.forward is not None:
                 self.forward(event)
@@ -131,8 +131,8 @@ class LoopFed:
         self.arrived: deque[dict[str, Any]] = deque()  # appended on the loop, taken by the writer
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if self.tracer is not None:
-            self.tracer.observe(event)
+        for observe in self.observers:
+            observe(event)
         if self.keeps is not None and not self.keeps(event):
             if self.forward is not None:
                 self.forward(event)

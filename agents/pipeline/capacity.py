@@ -21,13 +21,17 @@ import threading
 
 from django.conf import settings
 
+from core.errors import DomainError
+
 logger = logging.getLogger("agno_site.runs")
 
 # What a refused caller is told to wait: about one short model answer.
 RETRY_AFTER_SECONDS = 5
 
 
-class TooManyRuns(Exception):
+class TooManyRuns(DomainError):
+    status_code, error_code, retry_after = 429, "too_many_runs", RETRY_AFTER_SECONDS
+
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"Too many runs in progress for this user: at most {limit} at once (RUN_MAX_PER_USER); "

@@ -42,13 +42,13 @@ def hooks_enqueue(prepared: PreparedRun, names: Sequence[str]) -> Job | None:
     if not names:
         return None
     payload = {
-        "run_id": prepared.run_id, "kind": prepared.entry.kind, "component_id": prepared.agent.id,
+        "run_id": prepared.run_id, "kind": prepared.entry.kind, "component_id": prepared.component.id,
         "version": prepared.entry.version, "hooks": list(names),
     }
     try:
         return job_enqueue(
             job_type=POST_HOOKS_JOB, owner_id=prepared.owner_id, payload=payload, session_id=prepared.session_id,
-            component_id=prepared.agent.id,
+            component_id=prepared.component.id,
         )
     except QueueFull:
         logger.warning("background hooks of run %s dropped: the job queue is full", prepared.run_id)

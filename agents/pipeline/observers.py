@@ -1,0 +1,139 @@
+"""What other apps do when a run starts, ends or is continued: observers they register.
+
+The run pipeline owns these events and imports none of its observers. An app that must act on
+them registers once, from its ``AppConfig.ready`` (as ``core/components.py`` takes component
+kinds): approvals writes the approval rows of a run's paused tool calls and gates a continue of a
+run whose approval is pending; the scheduler follows a run a schedule fired once its pause ends;
+traces opens a run's trace. So no import circle grows between the pipeline and those apps, and a
+new family plugs in without an edit here.
+
+- **run start** (``register_run_start``): called with the run's row when its event log opens (a
+  top-level run of any origin: API, socket, chat, schedule, eval, retry, a background job). It may
+  return a per-run event observer, which then sees every event of the run as it happens.
+- **run end** (``register_run_end``): called with a ``RunEnd`` inside the transaction that writes
+  the run's end, so what it writes commits or rolls back with the run. A team's members and a
+  workflow's step runs are the record's ``children`` (``RunEnd.records``).
+- **continue gate** (``register_continue_gate``): asked before a paused run continues; it may
+  refuse (raise a domain error) or change the decisions it continues with, and is told once the
+  continue was accepted (``settled``).
+
+Registration is idempotent per name, as ``ready`` may run twice in tests.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from core.auth import Principal
+from sessions.services.runs import RunRecord
+
+EventObserver = Callable[[dict[str, Any]], None]
+RunStartObserver = Callable[[Any], EventObserver | None]  # (the run's row) -> a per-run event observer, or None
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """A run's end as its observers see it."""
+
+    owner_id: str | None
+    run_id: str
+    status: str
+    # The run as the sessions service wrote it, members and steps as its children; None for a
+    # continuation that ended before it could start (its component was removed after the pause).
+    record: RunRecord | None
+    # The run had paused and went on from its pause: what its pause held (a schedule's fire) follows.
+    after_pause: bool = False
+
+    def records(self) -> Iterator[RunRecord]:
+        """The run's record, then every run made inside it (team members, workflow steps), depth first."""
+        pending = [self.record] if self.record is not None else []
+        while pending:
+            record = pending.pop(0)
+            yield record
+            pending[:0] = list(record.children or [])
+
+
+RunEndObserver = Callable[[RunEnd], None]
+
+
+@dataclass(frozen=True)
+class ContinueGate:
+    """A check on a continue of a paused run (approvals' pending approvals)."""
+
+    # (principal, run_id, requested_user_id, tools) -> the decisions to continue with; may raise.
+    check: Callable[..., list[dict[str, Any]] | None]
+    # The continue was accepted with these decisions (principal, run_id, tools).
+    settled: Callable[..., None]
+
+
+_run_start: dict[str, RunStartObserver] = {}
+_run_end: dict[str, RunEndObserver] = {}
+_continue_gates: dict[str, ContinueGate] = {}
+
+
+def register_run_start(name: str, observer: RunStartObserver) -> None:
+    _run_start[name] = observer
+
+
+def register_run_end(name: str, observer: RunEndObserver) -> None:
+    _run_end[name] = observer
+
+
+def register_continue_gate(name: str, gate: ContinueGate) -> None:
+    _continue_gates[name] = gate
+
+
+def unregister(name: str) -> None:
+    """Remove every observer registered under ``name`` (tests that register their own)."""
+    for registry in (_run_start, _run_end, _continue_gates):
+        registry.pop(name, None)
+
+
+def registered() -> dict[str, list[str]]:
+    """The names registered, by event (for checks that an app registered its observers)."""
+    return {"run_start": list(_run_start), "run_end": list(_run_end), "continue_gate": list(_continue_gates)}
+
+
+def run_started(run: Any) -> list[EventObserver]:
+    """Tell the run-start observers that ``run`` started; the event observers they return."""
+    found = []
+    for observer in _run_start.values():
+        events = observer(run)
+        if events is not None:
+            found.append(events)
+    return found
+
+
+def run_ended(end: RunEnd) -> None:
+    """Tell the run-end observers, in the caller's transaction."""
+    for observer in _run_end.values():
+        observer(end)
+
+
+def continue_checked(*, principal: Principal, run_id: str, requested_user_id: str | None, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The decisions a continue of ``run_id`` goes on with, after every gate; a gate may refuse it."""
+    for gate in _continue_gates.values():
+        tools = gate.check(principal=principal, run_id=run_id, requested_user_id=requested_user_id, tools=tools)
+    return tools
+
+
+def continue_settled(*, principal: Principal, run_id: str, tools: list[dict[str, Any]] | None) -> None:
+    for gate in _continue_gates.values():
+        gate.settled(principal=principal, run_id=run_id, tools=tools)
+
+
+__all__ = [
+    "ContinueGate",
+    "EventObserver",
+    "RunEnd",
+    "continue_checked",
+    "continue_settled",
+    "register_continue_gate",
+    "register_run_end",
+    "register_run_start",
+    "registered",
+    "run_ended",
+    "run_started",
+    "unregister",
+]
