@@ -25,7 +25,7 @@ from engine.hooks import component_inside, run_background_hooks
 from jobs.registry import job_handler
 from jobs.services.execution import execute_plain_job
 from jobs.services.jobs import QueueFull, job_enqueue
-from traces.tracing import background_hooks_trace
+from .observers import hooks_ran
 
 if TYPE_CHECKING:
     from .runs import PreparedRun
@@ -62,13 +62,13 @@ def child_hooks_enqueue(prepared: PreparedRun, children: Sequence[dict[str, Any]
     jobs = []
     for child in children:
         payload = {
-            "run_id": child["run_id"], "kind": prepared.entry.kind, "component_id": prepared.agent.id,
+            "run_id": child["run_id"], "kind": prepared.entry.kind, "component_id": prepared.component.id,
             "version": prepared.entry.version, "member_id": child["component_id"], "hooks": list(child["hooks"]),
         }
         try:
             jobs.append(job_enqueue(
                 job_type=POST_HOOKS_JOB, owner_id=prepared.owner_id, payload=payload, session_id=prepared.session_id,
-                component_id=prepared.agent.id,
+                component_id=prepared.component.id,
             ))
         except QueueFull:
             logger.warning("background hooks of run %s (inside %s) dropped: the job queue is full", child["run_id"], prepared.run_id)
@@ -97,5 +97,5 @@ def _run_hooks(job: Job, report: Callable[..., None]) -> None:
     outcomes = run_sync(
         run_background_hooks(component, payload["hooks"], run_output=dict(run.run_data or {}), user_id=job.user_id, session_id=run.session_id)
     )
-    background_hooks_trace(run, outcomes)
+    hooks_ran(run, outcomes)
     report(hooks=[{"name": outcome.name, "error": outcome.error} for outcome in outcomes])

@@ -16,12 +16,15 @@ new family plugs in without an edit here.
 - **continue gate** (``register_continue_gate``): asked before a paused run continues; it may
   refuse (raise a domain error) or change the decisions it continues with, and is told once the
   continue was accepted (``settled``).
+- **background hooks ran** (``register_hooks_ran``): a run's background post-hooks ran in their
+  job, after the run was stored (the run's row and ``engine.hooks.HookOutcome`` s): traces writes
+  them as a trace of their own.
 
 Registration is idempotent per name, as ``ready`` may run twice in tests.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +73,8 @@ class ContinueGate:
 _run_start: dict[str, RunStartObserver] = {}
 _run_end: dict[str, RunEndObserver] = {}
 _continue_gates: dict[str, ContinueGate] = {}
+HooksRanObserver = Callable[[Any, Sequence[Any]], None]  # (the run's row, its hooks' outcomes)
+_hooks_ran: dict[str, HooksRanObserver] = {}
 
 
 def register_run_start(name: str, observer: RunStartObserver) -> None:
@@ -84,15 +89,19 @@ def register_continue_gate(name: str, gate: ContinueGate) -> None:
     _continue_gates[name] = gate
 
 
+def register_hooks_ran(name: str, observer: HooksRanObserver) -> None:
+    _hooks_ran[name] = observer
+
+
 def unregister(name: str) -> None:
     """Remove every observer registered under ``name`` (tests that register their own)."""
-    for registry in (_run_start, _run_end, _continue_gates):
+    for registry in (_run_start, _run_end, _continue_gates, _hooks_ran):
         registry.pop(name, None)
 
 
 def registered() -> dict[str, list[str]]:
     """The names registered, by event (for checks that an app registered its observers)."""
-    return {"run_start": list(_run_start), "run_end": list(_run_end), "continue_gate": list(_continue_gates)}
+    return {"run_start": list(_run_start), "run_end": list(_run_end), "continue_gate": list(_continue_gates), "hooks_ran": list(_hooks_ran)}
 
 
 def run_started(run: Any) -> list[EventObserver]:
@@ -118,6 +127,12 @@ def continue_checked(*, principal: Principal, run_id: str, requested_user_id: st
     return tools
 
 
+def hooks_ran(run: Any, outcomes: Sequence[Any]) -> None:
+    """Tell the observers that ``run``'s background post-hooks ran, with their ``outcomes``."""
+    for observer in _hooks_ran.values():
+        observer(run, outcomes)
+
+
 def continue_settled(*, principal: Principal, run_id: str, tools: list[dict[str, Any]] | None) -> None:
     for gate in _continue_gates.values():
         gate.settled(principal=principal, run_id=run_id, tools=tools)
@@ -129,6 +144,8 @@ __all__ = [
     "RunEnd",
     "continue_checked",
     "continue_settled",
+    "hooks_ran",
+    "register_hooks_ran",
     "register_continue_gate",
     "register_run_end",
     "register_run_start",

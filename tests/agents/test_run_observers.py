@@ -65,6 +65,7 @@ def test_approvals_the_scheduler_and_traces_register_in_ready() -> None:
     assert {"approvals", "scheduler"} <= set(registered["run_end"])
     assert "traces" in registered["run_start"]
     assert "approvals" in registered["continue_gate"]
+    assert "traces" in registered["hooks_ran"]  # background post-hooks are a trace of their own
 
 
 def test_the_pipeline_imports_none_of_its_observers() -> None:
