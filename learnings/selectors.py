@@ -6,6 +6,7 @@ from typing import Any
 from django.db.models import Max
 
 from core.tenancy import scope_queryset
+from core.querysets import window
 from engine.learning import ENTITY_MEMORY, USER_MEMORY, USER_NAMESPACE, USER_PROFILE, learning_id_for
 
 from .models import Learning
@@ -40,7 +41,7 @@ def learning_list(
     total = rows.count()
     column = SORT_COLUMNS.get(sort_by or "", "updated_at")
     order = [f"-{column}", "-learning_id"] if descending else [column, "learning_id"]
-    return list(rows.order_by(*order)[offset : offset + limit]), total
+    return window(rows.order_by(*order), offset=offset, limit=limit), total
 
 
 def learning_get(*, user: Any, learning_id: str, include_shared: bool = False) -> Learning | None:
@@ -67,7 +68,7 @@ def learning_users(
     total = grouped.count()
     column = USER_SORT_COLUMNS.get(sort_by or "", "last_learning_updated_at")
     order = [f"-{column}", "-user_id"] if descending else [column, "user_id"]
-    return list(grouped.order_by(*order)[offset : offset + limit]), total
+    return window(grouped.order_by(*order), offset=offset, limit=limit), total
 
 
 def learned_records_for_run(*, user_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:

@@ -148,15 +148,18 @@ class TestRedis:
 
     def test_redis_down_lets_requests_through_and_warns_once(self, clock, caplog) -> None:
         store = RedisStore.from_url(CLOSED_PORT_URL)
-        # The handler goes on the logger itself: a test before this one may have configured
-        # logging so that agno_site's loggers do not propagate to caplog's root handler.
+        # The handler goes on the logger itself, enabled: a test before this one may have
+        # configured logging (a dictConfig disables the loggers it does not name, and agno_site's
+        # may not propagate to caplog's root handler).
         throttle_logger = logging.getLogger("agno_site.throttle")
+        was_disabled, throttle_logger.disabled = throttle_logger.disabled, False
         throttle_logger.addHandler(caplog.handler)
         try:
             with caplog.at_level("WARNING", logger="agno_site.throttle"):
                 assert hits(store, LIMIT + 5) == [True] * (LIMIT + 5)
         finally:
             throttle_logger.removeHandler(caplog.handler)
+            throttle_logger.disabled = was_disabled
         records = {id(record): record for record in caplog.records}.values()  # once even if both handlers saw it
         warnings = [record.getMessage() for record in records if record.name == "agno_site.throttle"]
         assert len(warnings) == 1 and warnings[0].startswith("rate limits unavailable, requests are let through: Redis: ")

@@ -96,6 +96,14 @@ def test_list_filters_paginates_and_sorts(client: Client) -> None:
     assert client.get("/learnings", {"limit": 1001}).status_code == 422
 
 
+@pytest.mark.parametrize("path", ["/learnings", "/learnings/users"])
+def test_a_page_past_what_sql_can_count_is_empty_not_a_500(client: Client, path: str) -> None:
+    # PostgreSQL refuses an OFFSET past bigint ("bigint out of range"): the fuzz found it.
+    make_learning("alice", learning_id="d0")
+    body = client.get(path, {"limit": 5, "page": 10**30}).json()
+    assert body["data"] == [] and body["meta"]["total_count"] == 1
+
+
 def test_patch_replaces_content_and_metadata_and_refuses_null_content(client: Client) -> None:
     make_learning("alice", learning_id="d1", content={"a": 1}, metadata={"m": 1})
     response = client.patch("/learnings/d1", {"content": {"b": 2}}, content_type="application/json")
