@@ -19,28 +19,38 @@ die() { printf '\n\033[1;31m%s\033[0m\n' "$*" >&2; exit 1; }
 # suite reads and writes through the ORM, and each database has code of its own: the queue's
 # claim, full-text search, pgvector, metrics' SQL, the SQLite backend). Tests marked
 # postgres_only skip on SQLite wherever they are. The two databases' runs go side by side, so a
-# group that needs only one run goes where it evens out the two (the PostgreSQL one is longer).
+# group that needs only one run goes where it evens out the two.
 #
+# The browser tests drive the chat UI and the admin's pages in Chromium: what they prove is the
+# pages' behaviour (HTML, JavaScript, the streams they follow), so each file runs once. The
+# database code under those pages is tested on both databases where it is written: search
+# (tests/sessions), metrics and the dashboard's numbers (tests/metrics), the queue (tests/jobs,
+# tests/agents), approvals, tenancy (tests/security). They are split between the two streams to
+# even them out: these on PostgreSQL, every other browser file (a new one too) on SQLite.
+# Measured from a clean clone with all of them on SQLite: SQLite's stream 887 s + 248 s of fuzz,
+# PostgreSQL's 514 s + 86 s; these files are about half the browser tests' time (437 s on
+# PostgreSQL for all of them, run alone).
+UI_ON_POSTGRES=(
+  tests/ui/test_chat_browser.py tests/ui/test_chat_workflows.py tests/ui/test_console.py
+  tests/ui/test_chat_documents.py tests/ui/test_chat_small_defects.py tests/ui/test_chat_approvals.py
+  tests/ui/test_chat_teams.py
+)
+mapfile -t UI_ON_SQLITE < <(ls tests/ui/test_*.py | grep -vxF -f <(printf '%s\n' "${UI_ON_POSTGRES[@]}"))
 # Run once, in the SQLite stream:
 ONCE_ON_SQLITE=(
-  # The engine (engine): models, tools, teams, workflows, checkpoints, run in memory;
-  # no test of it touches a database (tests/engine runs even without Django).
+  # The engine: models, tools, teams, workflows, checkpoints, run in memory; no test of it
+  # touches a database (tests/engine runs even without Django).
   tests/engine
-  # The browser tests drive the chat UI and the admin's pages in Chromium: what they prove is
-  # the pages' behaviour (HTML, JavaScript, the streams they follow). The database code under
-  # those pages is tested on both databases where it is written: search (tests/sessions),
-  # metrics and the dashboard's numbers (tests/metrics), the queue (tests/agents), approvals,
-  # tenancy (tests/security).
-  tests/ui
+  "${UI_ON_SQLITE[@]}"
   # The endpoint matrix (every operation against every bad credential, a missing scope and
   # another user's ids: about 1,500 cases) proves the authentication and authority layer, which
   # reads the same ORM queries on both databases; the tenancy of those queries is proven on both
-  # by tests/security's other files, tests/api and the tenancy guard.
+  # by tests/security's other files, tests/api and the tenancy guard. It took 278 s on
+  # PostgreSQL against 86 s on SQLite (clean clones), so it runs on SQLite.
   tests/security/test_endpoint_matrix.py
 )
-# Run once, in the PostgreSQL stream (none: the endpoint matrix took 1,054 - 776 = 278 s there,
-# against 849 - 763 = 86 s on SQLite, measured from clean clones).
-ONCE_ON_POSTGRES=()
+# Run once, in the PostgreSQL stream:
+ONCE_ON_POSTGRES=("${UI_ON_POSTGRES[@]}")
 # The API fuzz (schemathesis, tests/fuzz) runs on both databases: a 5xx it finds is usually a
 # database's own refusal (PostgreSQL: NUL bytes in text, integers past bigint; SQLite: integers
 # past 64 bits), which only that database shows. Each stream ends with its database's fuzz: with
