@@ -185,7 +185,9 @@ def _flush_keeps_static_rows(django_db_blocker) -> None:
 
     from django.contrib.auth.models import Permission
     from django.contrib.contenttypes.models import ContentType
-    from django.db import connections, transaction
+    import time
+
+    from django.db import IntegrityError, connections, transaction
     from django.db.models.signals import post_migrate
     from django.test import TransactionTestCase
 
@@ -206,16 +208,28 @@ def _flush_keeps_static_rows(django_db_blocker) -> None:
             connection = connections[alias]
             tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
             deletes = [f"DELETE FROM {connection.ops.quote_name(table)}" for table in tables]
-            with unscoped("the test runner empties every table between transactional tests"), transaction.atomic(using=alias):
-                with connection.cursor() as cursor:
-                    if connection.vendor == "postgresql":  # one round trip
-                        cursor.execute(";\n".join(deletes))
-                    else:  # sqlite3 takes one statement at a time (in process: no round trips)
-                        for statement in deletes:
-                            cursor.execute(statement)
+            for attempt in range(3):
+                try:
+                    _delete_all(connection, alias, deletes)
+                    break
+                except IntegrityError:
+                    # A live server's thread wrote a row (a run's end) between two DELETEs, whose
+                    # foreign key the commit then refuses. Its writer is finishing: try again.
+                    time.sleep(0.2 * (attempt + 1))
+            else:
+                return django_teardown(self)  # still racing: Django's flush (one TRUNCATE of all)
             content_types, permissions = rows[alias]
             ContentType.objects.using(alias).bulk_create([ContentType(**row) for row in content_types])
             Permission.objects.using(alias).bulk_create([Permission(**row) for row in permissions])
+
+    def _delete_all(connection, alias: str, deletes: list[str]) -> None:
+        with unscoped("the test runner empties every table between transactional tests"), transaction.atomic(using=alias):
+            with connection.cursor() as cursor:
+                if connection.vendor == "postgresql":  # one round trip
+                    cursor.execute(";\n".join(deletes))
+                else:  # sqlite3 takes one statement at a time (in process: no round trips)
+                    for statement in deletes:
+                        cursor.execute(statement)
 
     TransactionTestCase._fixture_teardown = _fixture_teardown
 
