@@ -30,10 +30,11 @@ die() { printf '\n\033[1;31m%s\033[0m\n' "$*" >&2; exit 1; }
 # Measured from a clean clone with all of them on SQLite: SQLite's stream 887 s + 248 s of fuzz,
 # PostgreSQL's 514 s + 86 s; these files are about half the browser tests' time (437 s on
 # PostgreSQL for all of them, run alone).
+# (test_chat_small_defects.py stays on SQLite: its phone-keyboard focus check failed once on the
+# busier PostgreSQL stream, a timing of the page under load, not of the database.)
 UI_ON_POSTGRES=(
   tests/ui/test_chat_browser.py tests/ui/test_chat_workflows.py tests/ui/test_console.py
-  tests/ui/test_chat_documents.py tests/ui/test_chat_small_defects.py tests/ui/test_chat_approvals.py
-  tests/ui/test_chat_teams.py
+  tests/ui/test_chat_documents.py tests/ui/test_chat_approvals.py tests/ui/test_chat_teams.py
 )
 mapfile -t UI_ON_SQLITE < <(ls tests/ui/test_*.py | grep -vxF -f <(printf '%s\n' "${UI_ON_POSTGRES[@]}"))
 # Run once, in the SQLite stream:
