@@ -25,6 +25,7 @@ from engine.factory import AgentFactory, FactoryContext
 from agents.toolkits import DemoActionTools
 from engine.tools.mcp import MCPTools, python_module_command
 from knowledge.services import BaseSource
+from learnings.machines import LEARNING_MACHINES
 
 MODEL = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:demo"
 
@@ -83,14 +84,16 @@ AGENTS: list[Agent | AgentFactory] = [  # the team's members answer through the 
         tools=planets_tools,
         instructions="Use planet_facts for any question about a planet, and count_words to count words.",
     ),
-    # Learning on (Agno v3's LearningMachine): tell it "my name is Ada" or "I like green tea", then
-    # ask "what do you know about me?" in a new chat. What it learned is under My learnings.
+    # Learning on (Agno v3's LearningMachine, the registry's "full" machine): tell it "my name is
+    # Ada" or "I like green tea", then ask "what do you know about me?" in a new chat; "Acme is a
+    # company that uses PostgreSQL. We decided to use it because it is reliable." records an entity
+    # and a decision through its learning tools. What it learned is under My learnings.
     Agent(
         id="demo-learner",
         name="Learning Agent",
         description="Learns about you as you chat (Agno v3 learning) and remembers it in every new chat",
         model=MODEL,
-        enable_learning=True,
+        learning=LEARNING_MACHINES["full"][0],
         instructions="Use what you have learned about the user to personalise your answers.",
     ),
     AgentFactory(

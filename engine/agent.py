@@ -18,6 +18,7 @@ from engine.hitl import collect_decisions, is_pending
 from engine.hooks import Hook, check_hooks
 from engine.knowledge import KnowledgeSource
 from engine.learning import DEFAULT_MACHINE, LearningMachine
+from engine.learning_tools import learning_context, learning_tools, run_records
 from engine.knowledge_search import REFERENCES_FORMATS, effective_filters, knowledge_source
 from engine.models import Model, ModelChain, get_model
 from engine.output import RUNNING, RunMetrics, RunState, json_copy, new_message
@@ -237,6 +238,8 @@ class Agent:
             session_state={**json_copy(self.session_state), **json_copy(ctx.session_state or {})},
             metadata=metadata or None,
         )
+        records = run_records(self.learning, ctx.memory_store)
+        learned = learning_context(self.learning, records) if self.learning is not None and records is not None else []
         system = system_message(
             description=self.description,
             instructions=self.instructions,
@@ -246,7 +249,7 @@ class Agent:
             session_summary=ctx.session_summary if self.add_session_summary_to_context else None,
             session_state=state.session_state if self.add_session_state_to_context else None,
             output_schema=self.output_schema_spec,
-            tool_instructions=[t.instructions for t in self.tools if isinstance(t, Toolkit) and t.instructions],
+            tool_instructions=[*(t.instructions for t in self.tools if isinstance(t, Toolkit) and t.instructions), *learned],
             knowledge_instructions=self._knowledge_instructions(),
         )
         if system:
@@ -354,6 +357,9 @@ class Agent:
             extra.append(
                 past_sessions_tool(ctx.past_sessions, self.num_past_sessions_to_search, self.num_past_session_runs_in_search)
             )
+        records = run_records(self.learning, ctx.memory_store)
+        if self.learning is not None and records is not None:
+            extra += learning_tools(self.learning, records, agent_id=self.id, team_id=None, session_id=ctx.session_id)
         for function in extra:
             functions.setdefault(function.name, function)
         return functions

@@ -95,6 +95,11 @@ class LearningMachine:
     entity_namespace: str | None = None
     decision_log: bool = False
 
+    @property
+    def agentic(self) -> bool:
+        """Whether it has a store the agent writes through tools (engine.learning_tools)."""
+        return self.entity_namespace is not None or self.decision_log
+
 
 DEFAULT_MACHINE = LearningMachine()
 

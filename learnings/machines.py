@@ -8,7 +8,13 @@ LEARNING_MACHINES: dict[str, tuple[LearningMachine, str]] = {
     "default": (DEFAULT_MACHINE, "The user's memories and profile (what enable_learning builds)"),
     "entities": (
         LearningMachine(name="entities", entity_namespace="user"),
-        'The user\'s memories and profile, and the entities they mention (entity memory under namespace="user")',
+        'The user\'s memories and profile, and the entities they mention (entity memory under namespace="user", '
+        "through the agent's remember_about, search_entities and forget tools)",
+    ),
+    "full": (
+        LearningMachine(name="full", entity_namespace="user", decision_log=True),
+        "As entities, and a decision log of the agent's choices for the user (its log_decision, record_outcome "
+        "and search_decisions tools)",
     ),
     "memories": (LearningMachine(name="memories", user_profile=False), "The user's memories only"),
 }

@@ -21,6 +21,8 @@ from engine.learning import (
 )
 
 from .models import Learning
+from .records import RunLearningRecords
+from .rekey import merge_contents
 
 # A custom namespace opening on a user digest would reproduce some user's "user"-namespace key
 # ("entity_user_<16 hex>_<type>_<id>"): entity creates refuse the whole family, as AgentOS does.
@@ -147,19 +149,23 @@ def entity_delete(*, user_id: str | None, namespace: str, entity_type: str, enti
     return True
 
 
-class LearnedMemoryBuffer(LearnedMemoryStore):
-    """The engine's learned-memory store for one run, written when the run is recorded (in its
-    transaction, as the legacy ``BufferedMemoryStore``): a failed run learns nothing."""
+class LearnedMemoryBuffer(RunLearningRecords, LearnedMemoryStore):
+    """The engine's learning store for one run. What the memory model learned (user memory and
+    profile) is written when the run is recorded (in its transaction, as the legacy
+    ``BufferedMemoryStore``): a failed run learns nothing of it. Entity memory and decision logs
+    are written by the agent's tools as it calls them (``learnings.records``)."""
 
     @classmethod
     def for_run(cls, *, user_id: str, agent_id: str | None, machine: LearningMachine) -> LearnedMemoryBuffer:
         from .selectors import learned_records_for_run
 
         memory, profile = learned_records_for_run(user_id=user_id)
-        return cls(
+        store = cls(
             user_id=user_id, agent_id=agent_id, existing=memory,
             profile=(profile or {}).get("content") if machine.user_profile else None, profile_enabled=machine.user_profile,
         )
+        store.load_context(machine)
+        return store
 
     def flush(self) -> None:
         for record in self.records():
@@ -196,4 +202,19 @@ def learning_import(*, row: dict[str, Any]) -> bool:
         metadata=row.get("metadata") if isinstance(row.get("metadata"), dict) else None,
         created_at=moment(row.get("created_at")), updated_at=moment(row.get("updated_at") or row.get("created_at")),
     )
+    return True
+
+
+def learning_merge_imported(*, owner_id: str, learning_id: str, content: dict[str, Any]) -> bool:
+    """Fold an imported pre-v3 entity into the owner's row on its user-scoped key, if there is one
+    (the owner's agents wrote it here first): that row wins every conflict, the imported facts,
+    events and relationships it lacks are added (``rekey.merge_contents``). False: no such row."""
+    row = Learning.objects.for_user(owner_id).select_for_update().filter(pk=learning_id).first()
+    if row is None:
+        return False
+    if not isinstance(row.content, dict):
+        raise LearningInvalid(f"learning {learning_id!r} here has content that is not an object: it cannot be merged into")
+    row.content = merge_contents(content, row.content)
+    row.updated_at = timezone.now()
+    row.save(update_fields=["content", "updated_at"])
     return True

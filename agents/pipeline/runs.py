@@ -269,7 +269,7 @@ def context_for_run(
         if component.update_memory_on_run and owner_id
         else None
     )
-    if getattr(component, "learns_memories", False) and owner_id:  # learning replaces the legacy pair
+    if getattr(component, "learning", None) is not None and owner_id:  # learning replaces the legacy pair
         store = LearnedMemoryBuffer.for_run(user_id=owner_id, agent_id=component.id, machine=component.learning)
         memories = store.memories()
     past = StoredPastSessions(user=owner_id, current_session_id=session_id) if component.search_past_sessions and owner_id else None

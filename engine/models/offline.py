@@ -45,6 +45,9 @@ Answers, in order of precedence:
    passages), "<name>": <the best passage, up to 300 characters>`` (``... found nothing about
    that.`` for no documents).
 3. ``/call`` lines, when tools may be called: the tool calls, no text.
+3a. With learning's tools offered (``remember_about``, ``log_decision``): the calls a message such
+   as ``Acme is a company that uses PostgreSQL. We decided to use it because it is reliable.``
+   asks for (``offline_learning.py``, which also names, in an echo, the entities it knows).
 3b. With ``search_knowledge_base`` offered and a message that asks something (a ``?``, or it
    starts with a question word such as what, how, who, explain or tell), and no references
    already added to it: ``search_knowledge_base(query=<the text, commands stripped>)``.
@@ -92,6 +95,7 @@ from typing import Any
 
 from engine.aio import maybe_await
 from engine.errors import FatalModelError, RetryableModelError
+from engine.models.offline_learning import known_entities, learning_calls
 from engine.models.options import definition_options
 from engine.models.base import (
     Model,
@@ -191,6 +195,8 @@ class OfflineModel(Model):
                 text = _team_answer(tool_results) or "\n".join(_describe_tool_result(m) for m in tool_results)
             elif _call_lines(user_text) and tool_names:
                 calls = _tool_calls(user_text, len(messages))
+            elif learned := learning_calls(user_text, tool_names, len(messages)):
+                calls = learned  # entity memory and decision logs (offline_learning.py)
             elif SEARCH_TOOL in tool_names and _REFERENCES_RE.search(user_text) is None and _asks(user_text):
                 calls = _search_call(user_text, len(messages))
             elif (shown := _markdown_parts(user_text)) is not None:
@@ -456,6 +462,7 @@ def _echo(messages: Sequence[Mapping[str, Any]], user_index: int, user_text: str
     if memories:
         noun = "thing" if len(memories) == 1 else "things"
         parts.append(f"I remember {len(memories)} {noun} about you: {'; '.join(memories)}.")
+    parts += [known] if (known := known_entities(messages)) else []
     if references is not None:
         docs = _passages(references.group(1))
         if docs:

@@ -43,7 +43,7 @@ def test_a_named_machine_from_the_registry_or_a_400(client, jwt_server) -> None:
         content_type="application/json", **ADMIN,
     )
     assert refused.status_code == 400
-    assert refused.json()["detail"].startswith("learning_name: Unknown learning machine 'nope'. Known: default, entities, memories.")
+    assert refused.json()["detail"].startswith("learning_name: Unknown learning machine 'nope'. Known: default, entities, full, memories.")
 
 
 def test_setting_learning_off_leaves_the_legacy_pair_alone(client, jwt_server) -> None:

@@ -82,3 +82,27 @@ def test_screenshot_my_learnings(browsing, make_user, screenshots_dir):
     expect(page.locator(".learning")).to_have_count(2)
     page.screenshot(path=str(screenshots_dir / "chat-learnings.png"))
     assert (screenshots_dir / "chat-learnings.png").stat().st_size > 10_000
+
+
+def test_an_entity_and_a_decision_read_in_words_with_their_json_folded(browsing, make_user):
+    make_user("ada")
+    make_learning("ada", learning_id="entity_user_0123456789abcdef_company_acme", learning_type="entity_memory", namespace="user",
+                  entity_id="acme", entity_type="company", agent_id="demo-learner", content={
+                      "entity_id": "acme", "entity_type": "company", "name": "Acme", "description": "A rocket maker",
+                      "facts": [{"id": "f1", "content": "uses PostgreSQL"}, {"id": "f2", "content": "uses MySQL", "superseded_at": "2026-01-01T00:00:00Z"}],
+                  })
+    make_learning("ada", learning_id="dec_0123456789ab", learning_type="decision_log", agent_id="demo-learner", content={
+        "id": "dec_0123456789ab", "decision": "use PostgreSQL", "reasoning": "it is reliable", "outcome": None,
+    })
+    page = browsing.chat_as("ada")
+    page.goto("/chat/learnings/")
+    page.wait_for_selector("body[data-ready=true]")
+    entity = page.locator(".learning", has_text="Entity: company acme (user)")
+    expect(entity.locator(".learning-name")).to_have_text("Acme: A rocket maker")
+    expect(entity.locator(".learning-facts li")).to_have_text(["uses PostgreSQL"])  # a retired fact is not shown
+    expect(entity.locator(".learning-content")).not_to_be_visible()  # the JSON is folded under its summary
+    entity.get_by_text("Content (JSON)").click()
+    expect(entity.locator(".learning-content")).to_contain_text('"uses MySQL"')
+    decision = page.locator(".learning", has_text="Decision")
+    expect(decision.locator(".learning-decision dd")).to_have_text(["use PostgreSQL", "it is reliable"])
+    assert page.errors == []

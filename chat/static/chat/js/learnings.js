@@ -80,9 +80,33 @@ function memoryItem(learning, entry, rerender) {
   return row;
 }
 
-// Any other record: its content as JSON, edited as JSON (an Edit button for the record's owner).
+// What an entity or a decision says, in words (Agno's EntityMemory and DecisionLog shapes); null
+// for any other record, or content of another shape.
+function summary(learning) {
+  const content = learning.content || {};
+  const text = (value) => (typeof value === "string" ? value : value && typeof value.content === "string" ? value.content : null);
+  if (learning.learning_type === "entity_memory") {
+    const facts = (Array.isArray(content.facts) ? content.facts : []).filter((fact) => text(fact) && !fact.superseded_at).map(text);
+    const events = (Array.isArray(content.events) ? content.events : []).map(text).filter(Boolean);
+    const name = [content.name || learning.entity_id, content.description].filter(Boolean).join(": ");
+    return el("div", { class: "learning-summary" },
+      el("p", { class: "learning-name", text: content.archived_at ? `${name} (archived)` : name }),
+      ...(facts.length ? [el("ul", { class: "learning-facts", "aria-label": "Facts" }, ...facts.map((fact) => el("li", { text: fact })))] : []),
+      ...(events.length ? [el("ul", { class: "learning-events", "aria-label": "Events" }, ...events.map((event) => el("li", { text: event })))] : []));
+  }
+  if (learning.learning_type === "decision_log" && typeof content.decision === "string") {
+    const lines = [["Decision", content.decision], ["Reasoning", content.reasoning], ["Outcome", content.outcome]].filter(([, value]) => value);
+    return el("dl", { class: "learning-summary learning-decision" }, ...lines.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: String(value) })]));
+  }
+  return null;
+}
+
+// Any other record: its content as JSON (under its summary, if it has one), edited as JSON (an
+// Edit button for the record's owner).
 function contentBlock(learning, rerender) {
-  const pre = el("pre", { class: "learning-content", text: JSON.stringify(learning.content, null, 2) });
+  const json = el("pre", { class: "learning-content", text: JSON.stringify(learning.content, null, 2) });
+  const said = summary(learning);
+  const pre = said ? el("div", {}, said, el("details", { class: "learning-json" }, el("summary", { text: "Content (JSON)" }), json)) : json;
   if (!learning.user_id) return { nodes: [pre], edit: null };
   const edit = el("button", { type: "button", class: "btn btn-secondary learning-edit", "aria-label": `Edit ${title(learning)}` }, "Edit");
   edit.addEventListener("click", () => {
