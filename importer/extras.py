@@ -111,6 +111,8 @@ def row_id(kind: str, row: dict[str, Any]) -> str:
         return str(row.get("run_id") or "")
     if kind == "metrics":
         return f"{row.get('date')}/{row.get('aggregation_period')}/{row.get('user_id') or ''}"
+    if kind == "learnings":
+        return str(row.get("learning_id") or "")
     return str(row.get("id") or "")
 
 

@@ -41,15 +41,22 @@ from sessions.services.memories import memory_topics_key
 from sessions.services.runs import content_text, session_name_from_input
 
 from .extras import EXTRA_TABLES, IMPORTERS, ORDER, RowError, row_id, row_owner
+from .learnings import ORDER as LEARNINGS_ORDER, TABLE as LEARNINGS_TABLE, import_learning
 from .models import ImportedRecord
 from .sources import AgnoSource, MalformedValue, decode_json, decode_text, open_source
 
-KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules", "schedule_runs")
+KINDS = ("sessions", "runs", "members", "steps", "memories", "evals", "metrics", "knowledge", "schedules", "schedule_runs", "learnings")
 _SINGULAR = {
     "sessions": "session", "runs": "run", "members": "member run", "steps": "step run", "memories": "memory",
     "evals": "eval run", "metrics": "metrics row", "knowledge": "knowledge content", "schedules": "schedule", "schedule_runs": "schedule run",
+    "learnings": "learning",
 }
 _STEP_NAMESPACE = uuid.UUID("5b0d8a4e-4f4e-4c55-9a55-6f0d1f6f1a36")
+# The tables besides sessions, runs and memories, in import order (learnings last: their rows name
+# the users, agents and sessions the others bring).
+TABLES = {**EXTRA_TABLES, "learnings": LEARNINGS_TABLE}
+ORDERS = {**ORDER, "learnings": LEARNINGS_ORDER}
+ROW_IMPORTERS = {**IMPORTERS, "learnings": import_learning}
 _TERMINAL = (RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED, RunStatus.REGENERATED)
 
 
@@ -429,7 +436,7 @@ def agno_import(
     try:
         session_rows = list(source.sessions())
         memory_rows = list(source.memories())
-        extra_rows = {kind: source.table_rows(table, ORDER[kind]) for kind, table in EXTRA_TABLES.items()}
+        extra_rows = {kind: source.table_rows(table, ORDERS[kind]) for kind, table in TABLES.items()}
         users = {row.get("user_id") for row in session_rows} | {row.get("user_id") for row in memory_rows}
         users |= {row_owner(kind, row) for kind, rows in extra_rows.items() for row in rows}
         allowed = set() if merge_users is True else set(merge_users or ())
@@ -480,7 +487,7 @@ def _import_extra(kind: str, row: dict[str, Any], label: str, blocked: set[str],
         report.skipped[kind] += 1
         return
     try:
-        added = IMPORTERS[kind](row, label)
+        added = ROW_IMPORTERS[kind](row, label)
     except RowError as exc:
         report.fail(kind, row_id(kind, row), str(exc), users=(row_owner(kind, row), *exc.users))
     except (DatabaseError, ValueError) as exc:  # a value our schema or a service refuses: rolled back

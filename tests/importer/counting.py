@@ -9,7 +9,7 @@ from typing import Any
 
 EXTRA_TABLES = {
     "evals": "agno_eval_runs", "metrics": "agno_metrics", "knowledge": "agno_knowledge", "schedules": "agno_schedules",
-    "schedule_runs": "agno_schedule_runs",
+    "schedule_runs": "agno_schedule_runs", "learnings": "agno_learnings",
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 
-NONE_ELSE = {"evals": 0, "metrics": 0, "knowledge": 0, "schedules": 0, "schedule_runs": 0}  # tables these two fixtures do not have
+NONE_ELSE = {"evals": 0, "metrics": 0, "knowledge": 0, "schedules": 0, "schedule_runs": 0, "learnings": 0}  # tables these two fixtures do not have
 EXPECTED = {"sessions": 4, "runs": 5, "members": 1, "steps": 2, "memories": 3, **NONE_ELSE}
 
 T0 = 1_790_000_000
@@ -192,6 +192,10 @@ def write(path: str) -> None:
 #     pip install --target /tmp/sa sqlalchemy
 #     PYTHONPATH=/tmp/sa .venv/bin/python -m tests.importer.make_fixtures tests/importer/fixtures 3
 #     PYTHONPATH=/tmp/sa .venv/bin/python -m tests.importer.make_fixtures tests/importer/fixtures migrate
+#     PYTHONPATH=/tmp/sa .venv/bin/python -m tests.importer.make_fixtures tests/importer/fixtures learnings
+#
+# (the last adds agno 3.x's learnings to agno3_full.db, ``add_learnings``; a venv with agno 3.x and
+# sqlalchemy does as well: ``PYTHONPATH=. /path/to/venv/bin/python -m ...``)
 #
 # The tests count every kind against the source file itself, so nothing here is a hard-coded result.
 
@@ -275,6 +279,37 @@ def write_full(path: str) -> None:
     _compact(path)
 
 
+def add_learnings(path: str) -> None:
+    """What agno 3.x's learning stores write, added to a written database (``agno_learnings``),
+    through agno's own stores: carol's memories (``UserMemoryStore``) and profile
+    (``UserProfileStore``), an entity under ``namespace="user"`` (``EntityMemoryStore``, on agno
+    3.x's user-scoped key) and one under ``global``, a decision of the adder's
+    (``DecisionLogStore``); and dave's entity as a pre-v3 application wrote it (``upsert_learning``
+    on the old shared key ``entity_user_<type>_<id>``), which the import re-keys."""
+    from agno.db.sqlite import SqliteDb
+    from agno.learn.config import DecisionLogConfig, EntityMemoryConfig, UserMemoryConfig, UserProfileConfig
+    from agno.learn.schemas import DecisionLog, UserProfile
+    from agno.learn.stores import DecisionLogStore, EntityMemoryStore, UserMemoryStore, UserProfileStore
+
+    db = SqliteDb(db_file=path)
+    UserMemoryStore(config=UserMemoryConfig(db=db)).add_memory(user_id="carol", memory="Carol likes sums", agent_id="adder")
+    UserProfileStore(config=UserProfileConfig(db=db)).save(user_id="carol", profile=UserProfile(user_id="carol", name="Carol"), agent_id="adder")
+    for namespace, fact in (("user", "uses PostgreSQL"), ("global", "makes rockets")):
+        EntityMemoryStore(config=EntityMemoryConfig(db=db, namespace=namespace)).remember_about(
+            entity="Acme", entity_type="company", facts=[fact], user_id="carol", agent_id="adder",
+        )
+    DecisionLogStore(config=DecisionLogConfig(db=db)).save(DecisionLog(
+        id="dec_fixture1", decision="Used the add tool", reasoning="The user asked for a sum", decision_type="tool_selection",
+        session_id="s-carol-agent", user_id="carol", agent_id="adder",
+    ))
+    legacy = {"entity_id": "initech", "entity_type": "company", "name": "Initech", "namespace": "user", "user_id": "dave",
+              "facts": [{"id": "f1", "content": "makes TPS reports"}], "events": [], "relationships": []}
+    db.upsert_learning(id="entity_user_company_initech", learning_type="entity_memory", content=legacy, user_id="dave",
+                       namespace="user", entity_id="initech", entity_type="company")
+    db.db_engine.dispose()
+    _compact(path)
+
+
 def migrate(source: str, path: str) -> None:
     """A copy of the 2.x file migrated by agno 3.x's own migration (runs copied into ``agno_runs``,
     the legacy ``runs`` column kept)."""
@@ -296,6 +331,8 @@ def main(directory: str, which: str = "") -> None:
         write_full(f"{directory}/agno2.db")
     elif which == "3":
         write_full(f"{directory}/agno3_full.db")
+    elif which == "learnings":
+        add_learnings(f"{directory}/agno3_full.db")
     elif which == "migrate":
         migrate(f"{directory}/agno2.db", f"{directory}/agno2_migrated.db")
     else:  # the two first fixtures, agno 3.x

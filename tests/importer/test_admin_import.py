@@ -62,13 +62,13 @@ def test_an_uploaded_file_is_imported_by_a_job_whose_page_shows_progress_then_th
     job_progress(job=job, worker="w1", kind="memories", done=1, total=4)
     running = page(admin_client, row)
     assert '<progress id="import-progress" max="4" value="1"></progress>' in running
-    assert "memories: 1 of 4 (step 2 of 7)" in running
+    assert "memories: 1 of 4 (step 2 of 8)" in running
 
     assert job_run(job, "w1") == "COMPLETED"
     row.refresh_from_db()
     expected = source_counts(FIXTURES / "agno3_full.db")
     # The handler reported each kind as it went: the last one, complete.
-    assert jobs().get().progress == {"kind": "schedule_runs", "done": expected["schedule_runs"], "total": expected["schedule_runs"]}
+    assert jobs().get().progress == {"kind": "learnings", "done": expected["learnings"], "total": expected["learnings"]}
     assert row.status == "completed" and row.finished_at and not row.error
     assert {c["kind"]: c["imported"] for c in row.report["counts"]} == expected
     assert not stored.exists() and row.upload_path == ""  # the uploaded copy goes once imported
@@ -77,6 +77,7 @@ def test_an_uploaded_file_is_imported_by_a_job_whose_page_shows_progress_then_th
     counts = re.search(r'<table id="import-report-counts">.*?</table>', done, re.S).group(0)
     assert f"<th scope=\"row\">sessions</th><td>{expected['sessions']}</td><td>0</td><td>0</td>" in counts
     assert f"<th scope=\"row\">knowledge</th><td>{expected['knowledge']}</td>" in counts
+    assert f"<th scope=\"row\">learnings</th><td>{expected['learnings']}</td><td>0</td><td>0</td>" in counts
     assert Session.objects.for_user("carol").filter(pk="s-carol-agent").exists()
     listing = admin_client.get(reverse("admin:importer_agnoimport_changelist")).content.decode()
     assert f"{expected['sessions']} sessions" in listing
