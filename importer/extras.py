@@ -73,7 +73,8 @@ def _when(epoch: Any) -> datetime | None:
     return datetime.fromtimestamp(value, tz=dt_timezone.utc) if value > 0 else None
 
 
-def _json(row: dict[str, Any], column: str, kind: type, default: Any) -> Any:
+def json_cell(row: dict[str, Any], column: str, kind: type, default: Any) -> Any:
+    """A JSON cell of ``kind`` (dict or list), ``default`` when null; RowError when it is not."""
     try:
         value = decode_json(row.get(column), column=column)
     except MalformedValue as exc:
@@ -129,8 +130,8 @@ def import_eval(row: dict[str, Any], label: str) -> bool:
     eval_type = str(row.get("eval_type") or "")
     if eval_type not in EvalType.values:
         raise RowError(f"unknown eval_type {eval_type!r}")
-    eval_data = _json(row, "eval_data", dict, {})
-    eval_input = _json(row, "eval_input", dict, {})
+    eval_data = json_cell(row, "eval_data", dict, {})
+    eval_input = json_cell(row, "eval_input", dict, {})
     kind = ComponentKind.TEAM if row.get("team_id") else ComponentKind.WORKFLOW if row.get("workflow_id") else ComponentKind.AGENT
     created = _when(row.get("created_at")) or timezone.now()
     with transaction.atomic():
@@ -167,7 +168,7 @@ def import_metrics(row: dict[str, Any], label: str) -> bool:
     existing = existing.filter(user_id=owner) if owner else existing.filter(user_id__isnull=True)
     if existing.exists():
         return False  # ours (computed here, or imported before) stands
-    model_metrics = _json(row, "model_metrics", (list, dict), [])
+    model_metrics = json_cell(row, "model_metrics", (list, dict), [])
     if isinstance(model_metrics, dict):  # agno writes a list; an empty object is its column default
         model_metrics = [{"model_id": key, "count": value} for key, value in model_metrics.items()]
     counts = {}
@@ -182,7 +183,7 @@ def import_metrics(row: dict[str, Any], label: str) -> bool:
     with transaction.atomic():
         MetricsAggregate(
             id=key, user_id=owner, date=day, aggregation_period=period, **counts,
-            token_metrics=_json(row, "token_metrics", dict, {}), model_metrics=model_metrics,
+            token_metrics=json_cell(row, "token_metrics", dict, {}), model_metrics=model_metrics,
             completed=bool(row.get("completed")), created_at=created, updated_at=_when(row.get("updated_at")) or created,
         ).save(force_insert=True)
         _record("metrics", row_id("metrics", row), owner, label)
@@ -203,7 +204,7 @@ def import_knowledge(row: dict[str, Any], label: str) -> bool:
         raise RowError("id is longer than 64 characters")
     if _held(Content, content_id, owner):
         return False
-    metadata = _json(row, "metadata", dict, {})
+    metadata = json_cell(row, "metadata", dict, {})
     name = str(row.get("name") or "")
     is_url = name.startswith(("http://", "https://")) and len(name) <= 2000
     agno = {
@@ -239,7 +240,7 @@ def import_schedule(row: dict[str, Any], label: str) -> bool:
     same_name = same_name.filter(user_id=owner) if owner else same_name.filter(user_id__isnull=True)
     if same_name.exists():
         raise RowError(f"this owner already has a schedule named {name!r} here")
-    payload = _json(row, "payload", dict, None)
+    payload = json_cell(row, "payload", dict, None)
     numbers = {}
     for column, default in (("timeout_seconds", 3600), ("max_retries", 0), ("retry_delay_seconds", 60)):
         try:

@@ -19,9 +19,8 @@ from django.db import transaction
 from engine.learning import ENTITY_MEMORY, USER_NAMESPACE, learning_id_for, legacy_entity_id
 from learnings.services import LearningIdTaken, LearningInvalid, learning_import, learning_merge_imported
 
-from .extras import RowError
+from .extras import RowError, json_cell
 from .models import ImportedRecord
-from .sources import MalformedValue, decode_json
 
 TABLE = "agno_learnings"
 ORDER = "created_at, learning_id"
@@ -33,7 +32,7 @@ def import_learning(row: dict[str, Any], label: str) -> bool:
     source_id, owner = str(row.get("learning_id") or ""), row.get("user_id") or None
     if not source_id or not row.get("learning_type"):
         raise RowError("learning has no learning_id or learning_type")
-    content, metadata = _object(row, "content"), _object(row, "metadata")
+    content, metadata = json_cell(row, "content", dict, None), json_cell(row, "metadata", dict, None)
     if content is None:
         raise RowError("content is not a JSON object")
     decoded = {**row, "learning_id": source_id, "user_id": owner, "content": content, "metadata": metadata}
@@ -55,16 +54,6 @@ def import_learning(row: dict[str, Any], label: str) -> bool:
     except LearningInvalid as exc:
         raise RowError(str(exc)) from None
     return written
-
-
-def _object(row: dict[str, Any], column: str) -> dict[str, Any] | None:
-    try:
-        value = decode_json(row.get(column), column=column)
-    except MalformedValue as exc:
-        raise RowError(str(exc)) from None
-    if value is not None and not isinstance(value, dict):
-        raise RowError(f"{column} is not a JSON object")
-    return value
 
 
 def _user_scoped_key(row: dict[str, Any]) -> str | None:

@@ -1,7 +1,8 @@
 // My learnings: what agents with learning on learned about the signed-in user (Agno v3's
 // LearningMachine), to read, correct and delete, through the /learnings API with the Django
 // session, which binds every call to the user's own records and the shared ones.
-import { ApiError, getJSON, query, request } from "./api.js";
+import { getJSON, query, request } from "./api.js";
+import { confirmDeletion, noticeShower, showPage, textEditor } from "./my_pages.js";
 import { el } from "./render.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -16,7 +17,7 @@ const ui = {
   list: $("learnings-list"), empty: $("learnings-empty"), more: $("learnings-more"), count: $("learnings-count"),
   notice: $("learnings-notice"), dialog: $("learning-delete-dialog"), dialogText: $("learning-delete-text"),
 };
-const state = { learnings: [], page: 1, totalPages: 1, total: 0 };
+const state = { items: [], page: 1, totalPages: 1, total: 0 };
 
 const api = {
   list: (page) => getJSON(query("/learnings", { limit: PAGE, page, sort_by: "updated_at", sort_order: "desc" })),
@@ -24,14 +25,7 @@ const api = {
   remove: (learning) => request("DELETE", `/learnings/${enc(learning.learning_id)}`),
 };
 
-function showNotice(error) {
-  const signedOut = error instanceof ApiError && error.status === 401;
-  const message = error instanceof ApiError ? error.message : "Something unexpected happened in the page. Reload it and try again.";
-  ui.notice.replaceChildren(el("span", { text: message }));
-  if (signedOut) ui.notice.append(" ", el("a", { href: `${config.loginUrl}?next=${enc(location.pathname)}`, text: "Sign in" }));
-  ui.notice.append(el("button", { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: () => (ui.notice.hidden = true) }, "×"));
-  ui.notice.hidden = false;
-}
+const showNotice = noticeShower(ui.notice, config.loginUrl);
 
 function title(learning) {
   const kind = TYPES[learning.learning_type] || learning.learning_type;
@@ -56,22 +50,11 @@ function memoryItem(learning, entry, rerender) {
     rerender();
   };
   edit.addEventListener("click", () => {
-    const id = `learned-${Math.random().toString(36).slice(2, 8)}`;
-    const input = el("textarea", { id, class: "memory-input", rows: 2, required: true });
-    input.value = entry.content;
-    const error = el("p", { class: "field-error small", role: "alert", hidden: true });
-    const form = el("form", { class: "memory-form" }, el("label", { for: id, class: "visually-hidden", text: "Learned memory" }), input, error,
-      el("div", { class: "memory-actions" }, el("button", { type: "submit", class: "btn btn-primary" }, "Save"),
-        el("button", { type: "button", class: "btn btn-secondary", onclick: rerender }, "Cancel")));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const value = input.value.trim();
-      if (!value) {
-        error.textContent = "A memory can't be empty. Forget it instead.";
-        error.hidden = false;
-        return;
-      }
-      save(memoriesOf(learning).map((one) => (one === entry ? { ...one, content: value } : one))).catch(showNotice);
+    const { form, input } = textEditor({
+      label: "Learned memory", value: entry.content, rows: 2, required: true, cancel: rerender,
+      check: (value) => (value.trim() ? null : "A memory can't be empty. Forget it instead."),
+      failure: "The memory could not be saved.",
+      save: (value) => save(memoriesOf(learning).map((one) => (one === entry ? { ...one, content: value.trim() } : one))),
     });
     row.replaceChildren(form);
     input.focus();
@@ -106,43 +89,32 @@ function summary(learning) {
 function contentBlock(learning, rerender) {
   const json = el("pre", { class: "learning-content", text: JSON.stringify(learning.content, null, 2) });
   const said = summary(learning);
-  const pre = said ? el("div", {}, said, el("details", { class: "learning-json" }, el("summary", { text: "Content (JSON)" }), json)) : json;
-  if (!learning.user_id) return { nodes: [pre], edit: null };
+  const shown = said ? el("div", {}, said, el("details", { class: "learning-json" }, el("summary", { text: "Content (JSON)" }), json)) : json;
+  if (!learning.user_id) return { nodes: [shown], edit: null };
   const edit = el("button", { type: "button", class: "btn btn-secondary learning-edit", "aria-label": `Edit ${title(learning)}` }, "Edit");
   edit.addEventListener("click", () => {
-    const id = `learning-${Math.random().toString(36).slice(2, 8)}`;
-    const input = el("textarea", { id, class: "memory-input", rows: 6 });
-    input.value = JSON.stringify(learning.content, null, 2);
-    const error = el("p", { class: "field-error small", role: "alert", hidden: true });
-    const form = el("form", { class: "memory-form" }, el("label", { for: id, class: "visually-hidden", text: "Content (JSON)" }), input, error,
-      el("div", { class: "memory-actions" }, el("button", { type: "submit", class: "btn btn-primary" }, "Save"),
-        el("button", { type: "button", class: "btn btn-secondary", onclick: rerender }, "Cancel")));
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      let content;
+    const parse = (value) => {
       try {
-        content = JSON.parse(input.value);
+        const content = JSON.parse(value);
+        return content && typeof content === "object" && !Array.isArray(content) ? content : null;
       } catch {
-        content = null;
+        return null;
       }
-      if (!content || typeof content !== "object" || Array.isArray(content)) {
-        error.textContent = "The content must be a JSON object.";
-        error.hidden = false;
-        return;
-      }
-      try {
-        Object.assign(learning, await api.update(learning, content));
+    };
+    const { form, input } = textEditor({
+      label: "Content (JSON)", value: JSON.stringify(learning.content, null, 2), rows: 6, cancel: rerender,
+      check: (value) => (parse(value) ? null : "The content must be a JSON object."),
+      failure: "The learning could not be saved.",
+      save: async (value) => {
+        Object.assign(learning, await api.update(learning, parse(value)));
         rerender();
-      } catch (failure) {
-        error.textContent = failure instanceof ApiError ? failure.message : "The learning could not be saved.";
-        error.hidden = false;
-      }
+      },
     });
-    pre.replaceWith(form);
+    shown.replaceWith(form);
     edit.parentElement.hidden = true;
     input.focus();
   });
-  return { nodes: [pre], edit };
+  return { nodes: [shown], edit };
 }
 
 function item(learning) {
@@ -159,23 +131,13 @@ function item(learning) {
     // A memories record is forgotten whole; any other record is deleted.
     const label = memories ? "Forget all" : "Delete";
     const remove = el("button", { type: "button", class: "btn btn-secondary learning-delete", "aria-label": `Delete ${title(learning)}` }, label);
-    remove.addEventListener("click", () => {
-      ui.dialogText.textContent = title(learning);
-      ui.dialog.returnValue = "";
-      ui.dialog.onclose = async () => {
-        if (ui.dialog.returnValue !== "delete") return;
-        try {
-          await api.remove(learning);
-          state.learnings = state.learnings.filter((one) => one !== learning);
-          state.total = Math.max(0, state.total - 1);
-          row.remove();
-          renderCount();
-        } catch (failure) {
-          showNotice(failure);
-        }
-      };
-      ui.dialog.showModal();
-    });
+    remove.addEventListener("click", () => confirmDeletion(ui.dialog, ui.dialogText, title(learning), async () => {
+      await api.remove(learning);
+      state.items = state.items.filter((one) => one !== learning);
+      state.total = Math.max(0, state.total - 1);
+      row.remove();
+      renderCount();
+    }, showNotice));
     row.append(el("div", { class: "memory-actions learning-actions" }, block.edit, remove));
   }
   return row;
@@ -183,20 +145,14 @@ function item(learning) {
 
 function renderCount() {
   ui.count.textContent = state.total === 1 ? "1 learning" : `${state.total} learnings`;
-  ui.empty.hidden = state.learnings.length > 0;
+  ui.empty.hidden = state.items.length > 0;
   ui.more.hidden = state.page >= state.totalPages;
 }
 
 async function load({ append = false } = {}) {
   const page = append ? state.page + 1 : 1;
   const result = await api.list(page);
-  state.page = page;
-  state.totalPages = result.meta?.total_pages || 1;
-  state.total = result.meta?.total_count ?? result.data.length;
-  const fresh = result.data || [];
-  state.learnings = append ? state.learnings.concat(fresh) : fresh;
-  if (append) ui.list.append(...fresh.map(item));
-  else ui.list.replaceChildren(...fresh.map(item));
+  showPage(state, result, { page, append, list: ui.list, render: item });
   renderCount();
 }
 

@@ -1,7 +1,8 @@
 // My memories: what the agents remember about the signed-in user, to read, correct and delete.
 // Through AgentOS's own /memories API with the Django session, which binds every call to the
 // user's own memories (user_id rides along, as on the chat page, and the server overrides it).
-import { ApiError, getJSON, query, request } from "./api.js";
+import { getJSON, query, request } from "./api.js";
+import { confirmDeletion, noticeShower, showPage, textEditor } from "./my_pages.js";
 import { el } from "./render.js";
 
 const config = JSON.parse(document.getElementById("chat-config").textContent);
@@ -21,7 +22,7 @@ const ui = {
   dialog: $("memory-delete-dialog"),
   dialogText: $("memory-delete-text"),
 };
-const state = { memories: [], page: 1, totalPages: 1, total: 0, search: "", token: 0 };
+const state = { items: [], page: 1, totalPages: 1, total: 0, search: "", token: 0 };
 
 const api = {
   list: ({ page, search }) =>
@@ -32,14 +33,7 @@ const api = {
   remove: (memory) => request("DELETE", query(`/memories/${enc(memory.memory_id)}`, who)),
 };
 
-function showNotice(error) {
-  const signedOut = error instanceof ApiError && (error.status === 401 || error.status === 403);
-  const message = error instanceof ApiError ? error.message : "Something unexpected happened in the page. Reload it and try again.";
-  ui.notice.replaceChildren(el("span", { text: message }));
-  if (signedOut) ui.notice.append(" ", el("a", { href: `${config.loginUrl}?next=${enc(location.pathname)}`, text: "Sign in" }));
-  ui.notice.append(el("button", { type: "button", class: "notice-close", "aria-label": "Dismiss", onclick: () => (ui.notice.hidden = true) }, "×"));
-  ui.notice.hidden = false;
-}
+const showNotice = noticeShower(ui.notice, config.loginUrl, [401, 403]);
 
 function when(iso) {
   if (!iso) return "";
@@ -59,68 +53,36 @@ function item(memory) {
   const row = el("li", { class: "memory", "data-memory-id": memory.memory_id }, text, topics, meta, actions);
 
   edit.addEventListener("click", () => {
-    const id = `memory-edit-${Math.random().toString(36).slice(2, 8)}`;
-    const input = el("textarea", { id, class: "memory-input", rows: 3, maxlength: MAX_CHARS, required: true });
-    input.value = memory.memory;
-    const save = el("button", { type: "submit", class: "btn btn-primary" }, "Save");
-    const cancel = el("button", { type: "button", class: "btn btn-secondary" }, "Cancel");
-    const error = el("p", { class: "field-error small", role: "alert", hidden: true });
-    const form = el("form", { class: "memory-form" }, el("label", { for: id, class: "visually-hidden", text: "Memory" }), input, error,
-      el("div", { class: "memory-actions" }, save, cancel));
     const close = () => row.replaceWith(item(memory));
-    cancel.addEventListener("click", close);
-    input.addEventListener("keydown", (event) => event.key === "Escape" && close());
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const value = input.value.trim();
-      if (!value) {
-        error.textContent = "A memory can't be empty. Delete it instead.";
-        error.hidden = false;
-        input.setAttribute("aria-invalid", "true");
-        input.focus();
-        return;
-      }
-      save.disabled = true;
-      try {
-        const saved = await api.update(memory, value);
-        Object.assign(memory, saved);
+    const { form, input } = textEditor({
+      label: "Memory", value: memory.memory, maxlength: MAX_CHARS, required: true, cancel: close,
+      check: (text) => (text.trim() ? null : "A memory can't be empty. Delete it instead."),
+      failure: "The memory could not be saved.",
+      save: async (text) => {
+        Object.assign(memory, await api.update(memory, text.trim()));
         const fresh = item(memory);
         row.replaceWith(fresh);
         fresh.querySelector(".memory-edit").focus();
-      } catch (failure) {
-        save.disabled = false;
-        error.textContent = failure instanceof ApiError ? failure.message : "The memory could not be saved.";
-        error.hidden = false;
-      }
+      },
     });
     row.replaceChildren(form);
     input.focus();
   });
 
-  remove.addEventListener("click", () => {
-    ui.dialogText.textContent = memory.memory;
-    ui.dialog.returnValue = "";
-    ui.dialog.onclose = async () => {
-      if (ui.dialog.returnValue !== "delete") return;
-      try {
-        await api.remove(memory);
-        state.memories = state.memories.filter((one) => one !== memory);
-        state.total = Math.max(0, state.total - 1);
-        row.remove();
-        renderCount();
-        (ui.list.querySelector(".memory-edit") || ui.search).focus();
-      } catch (failure) {
-        showNotice(failure);
-      }
-    };
-    ui.dialog.showModal();
-  });
+  remove.addEventListener("click", () => confirmDeletion(ui.dialog, ui.dialogText, memory.memory, async () => {
+    await api.remove(memory);
+    state.items = state.items.filter((one) => one !== memory);
+    state.total = Math.max(0, state.total - 1);
+    row.remove();
+    renderCount();
+    (ui.list.querySelector(".memory-edit") || ui.search).focus();
+  }, showNotice));
   return row;
 }
 
 function renderCount() {
   ui.count.textContent = state.total === 1 ? "1 memory" : `${state.total} memories`;
-  ui.empty.hidden = state.memories.length > 0;
+  ui.empty.hidden = state.items.length > 0;
   ui.empty.textContent = state.search
     ? "No memory matches your search."
     : "The agents remember nothing about you yet. When you tell one something worth keeping (“My name is Ada”, “I like green tea”), it appears here.";
@@ -132,13 +94,7 @@ async function load({ append = false } = {}) {
   const page = append ? state.page + 1 : 1;
   const result = await api.list({ page, search: state.search });
   if (token !== state.token) return; // a newer search won
-  state.page = page;
-  state.totalPages = result.meta?.total_pages || 1;
-  state.total = result.meta?.total_count ?? result.data.length;
-  const fresh = result.data || [];
-  state.memories = append ? state.memories.concat(fresh) : fresh;
-  if (append) ui.list.append(...fresh.map(item));
-  else ui.list.replaceChildren(...fresh.map(item));
+  showPage(state, result, { page, append, list: ui.list, render: item });
   renderCount();
 }
 
