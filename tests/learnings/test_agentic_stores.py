@@ -122,3 +122,20 @@ def test_a_machine_without_agentic_stores_offers_no_learning_tools(client: Clien
     answer = run(client, MESSAGE, agent_id="learner")
     assert answer["content"].startswith("(offline demo) You said: ")
     assert not Learning.all_users.filter(learning_type__in=["entity_memory", "decision_log"]).exists()
+
+
+def test_the_demo_learning_agent_records_the_readmes_entity_and_decision(client: Client, settings) -> None:
+    import re
+    from pathlib import Path
+
+    settings.AGENT_MODULES = [*settings.AGENT_MODULES, "agents.demo"]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    row = re.search(r"^\| entity memory, decision log \| Learning Agent \| `([^`]+)`", readme, re.M)
+    assert row, "the README's demo row for entity memory and decision logs"
+    answer = run(client, row.group(1), agent_id="demo-learner")
+    lines = answer["content"].splitlines()
+    assert lines[0] == "Tool remember_about returned: Created company/acme. Recorded 1 fact(s)."
+    assert re.fullmatch(r"Tool log_decision returned: Decision logged: dec_[0-9a-f]{12}", lines[1])
+    kinds = sorted(Learning.objects.for_user("alice").values_list("learning_type", "agent_id"))
+    assert kinds == [("decision_log", "demo-learner"), ("entity_memory", "demo-learner")]
+    assert "I know about 1 entity: Acme (company)." in run(client, "What do you know about me?", agent_id="demo-learner")["content"]
