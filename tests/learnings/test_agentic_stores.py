@@ -139,3 +139,21 @@ def test_the_demo_learning_agent_records_the_readmes_entity_and_decision(client:
     kinds = sorted(Learning.objects.for_user("alice").values_list("learning_type", "agent_id"))
     assert kinds == [("decision_log", "demo-learner"), ("entity_memory", "demo-learner")]
     assert "I know about 1 entity: Acme (company)." in run(client, "What do you know about me?", agent_id="demo-learner")["content"]
+
+
+def test_agnos_own_schemas_read_what_the_agent_recorded(client: Client) -> None:
+    """AgentOS's response model reads /learnings, and agno's EntityMemory and DecisionLog read the
+    records' content (Agno 3.1.10's AgentOSClient has no learning calls: these are what it would parse)."""
+    from agno.learn.schemas import DecisionLog, EntityMemory
+    from agno.os.routers.learnings.schema import LearningResponse
+    from agno.os.schema import PaginatedResponse
+
+    run(client, MESSAGE)
+    body = client.get("/learnings", {"user_id": "alice", "sort_by": "created_at", "sort_order": "asc"}).json()
+    page = PaginatedResponse[LearningResponse].model_validate(body)
+    by_type = {row.learning_type: row for row in page.data}
+    entity = EntityMemory.from_dict(by_type["entity_memory"].content)
+    assert (entity.entity_id, entity.entity_type, entity.name, [f["content"] for f in entity.facts]) == ("acme", "company", "Acme", ["uses PostgreSQL"])
+    decision = DecisionLog.from_dict(by_type["decision_log"].content)
+    assert (decision.id, decision.decision, decision.reasoning, decision.user_id) == (
+        by_type["decision_log"].learning_id, "use PostgreSQL", "it is reliable", "alice")
