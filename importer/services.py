@@ -1,5 +1,5 @@
 """Import an Agno database (sessions, runs, user memories; eval runs, metrics, knowledge contents and
-schedules through ``importer.extras``) into ours: ``agno_import``.
+schedules through ``importer.extras``; learnings through ``importer.learnings``) into ours: ``agno_import``.
 
 Rules (documented in the README, "Importing an Agno database"):
 
