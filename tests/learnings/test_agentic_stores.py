@@ -11,6 +11,7 @@ from django.test import Client
 
 from engine.learning import user_key_segment
 from learnings.models import Learning
+from tests.security.conftest import auth, jwt_server, token  # noqa: F401 (jwt_server: a fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)  # runs execute in their own threads and connections
 
@@ -157,3 +158,17 @@ def test_agnos_own_schemas_read_what_the_agent_recorded(client: Client) -> None:
     decision = DecisionLog.from_dict(by_type["decision_log"].content)
     assert (decision.id, decision.decision, decision.reasoning, decision.user_id) == (
         by_type["decision_log"].learning_id, "use PostgreSQL", "it is reliable", "alice")
+
+
+def test_another_user_gets_404_for_what_the_agent_recorded_for_alice(client: Client, request) -> None:
+    answer = run(client, MESSAGE)
+    decision_id = answer["content"].splitlines()[1].removeprefix("Tool log_decision returned: Decision logged: ")
+    request.getfixturevalue("jwt_server")  # from here on, callers are signed in and isolated
+    scopes = ["learnings:read", "learnings:write", "learnings:delete"]
+    bob, alice = auth(token("bob", scopes)), auth(token("alice", scopes))
+    for learning_id in (entity_key("alice"), decision_id):
+        assert client.get(f"/learnings/{learning_id}", **bob).status_code == 404
+        assert client.patch(f"/learnings/{learning_id}", {"content": {}}, content_type="application/json", **bob).status_code == 404
+        assert client.delete(f"/learnings/{learning_id}", **bob).status_code == 404
+        assert client.get(f"/learnings/{learning_id}", **alice).json()["user_id"] == "alice"
+    assert client.get("/learnings", **bob).json()["data"] == []
