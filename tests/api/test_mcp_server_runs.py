@@ -120,3 +120,36 @@ def test_sessions_are_paged_and_filtered_and_a_run_is_read_in_full(live_api, jwt
     assert [m["role"] for m in run["messages"]][-2:] == ["user", "assistant"]
     assert error_of(bobs_run) == "Error executing tool get_session_runs: Session not found"
     assert error_of(bobs_run_in_mine) == f"Error executing tool get_session_runs: Run {bobs['run_id']} not found in session {first['session_id']}"
+
+
+def test_an_mcp_servers_tools_under_an_operators_policy_pause_and_continue_over_mcp(live_api, jwt_server, settings):
+    from agents.models import MCPToolPolicy
+    from agents.services.definitions import definition_create
+    from approvals.gate import ADMIN_APPROVAL_REQUIRED
+
+    settings.MCP_SERVERS = {"demo": "python -m mcp_server.demo_tools"}
+    definition_create(agent_id="planets", name="Planets", model="offline:demo", tools=["mcp:demo"])
+    MCPToolPolicy.objects.create(server="demo", requires_confirmation_tools=["count_words"], approval_tools=["planet_facts"])
+    alice = token("alice")
+
+    counting = body(call(live_api, alice, "run_agent", {"agent_id": "planets", "message": '/call count_words {"text": "one two three"}'}))
+    counted = body(call(live_api, alice, "continue_run", {
+        "agent_id": "planets", "run_id": counting["run_id"], "session_id": counting["session_id"],
+        "requirements": [{**requirement, "confirmation": True} for requirement in counting["requirements"]],
+    }))
+    awaiting = body(call(live_api, alice, "run_agent", {"agent_id": "planets", "message": '/call planet_facts {"name": "Mars"}'}))
+    decided = {
+        "agent_id": "planets", "run_id": awaiting["run_id"], "session_id": awaiting["session_id"],
+        "requirements": [{**requirement, "confirmation": True} for requirement in awaiting["requirements"]],
+    }
+    # Only an admin or a holder of approvals:write decides a pending approval (AgentOS's rule).
+    self_approved = call(live_api, token("alice", ["agents:read", "agents:run", "sessions:read"]), "continue_run", decided)
+    still = Run.objects.for_user("alice").get(pk=awaiting["run_id"]).status
+    approver = body(call(live_api, alice, "continue_run", decided))
+
+    assert (counting["status"], counting["tools"][0]["tool_name"]) == ("PAUSED", "count_words")
+    assert (counted["status"], counted["tools"][0]["result"]) == ("COMPLETED", "3")
+    assert (awaiting["status"], awaiting["tools"][0]["approval_type"]) == ("PAUSED", "required")
+    assert error_of(self_approved) == f"Error executing tool continue_run: {ADMIN_APPROVAL_REQUIRED}"
+    assert still == "PAUSED"
+    assert (approver["status"], approver["tools"][0]["result"]) == ("COMPLETED", "Mars: 2 moon(s), a day of 24.7 hours, 1.52 AU from the Sun.")
