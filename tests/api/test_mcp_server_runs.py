@@ -5,6 +5,7 @@ the pipeline as the authenticated principal: a reader who may not run is refused
 refuses it, and another user's run or session ids are missing and change nothing."""
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -153,3 +154,32 @@ def test_an_mcp_servers_tools_under_an_operators_policy_pause_and_continue_over_
     assert error_of(self_approved) == f"Error executing tool continue_run: {ADMIN_APPROVAL_REQUIRED}"
     assert still == "PAUSED"
     assert (approver["status"], approver["tools"][0]["result"]) == ("COMPLETED", "Mars: 2 moon(s), a day of 24.7 hours, 1.52 AU from the Sun.")
+
+
+def test_a_teams_paused_member_is_continued_over_mcp_with_the_team_id(live_api, jwt_server):
+    alice = token("alice")
+    task = "/call delegate_task_to_member " + json.dumps({"member_id": "hitl-member", "task": '/call delete_file {"path": "x.txt"}'})
+    paused = body(call(live_api, alice, "run_team", {"team_id": "hitl-team", "message": task}))
+    target = {"run_id": paused["run_id"], "session_id": paused["session_id"]}
+    resolved = [{**requirement, "confirmation": True} for requirement in paused["requirements"]]
+
+    as_agent = call(live_api, alice, "continue_run", {**target, "agent_id": "hitl-agent", "requirements": resolved})
+    done = body(call(live_api, alice, "continue_run", {**target, "team_id": "hitl-team", "requirements": resolved}))
+
+    assert (paused["status"], paused["requirements"][0]["member_agent_id"]) == ("PAUSED", "hitl-member")
+    assert error_of(as_agent) == "Error executing tool continue_run: Run not found"  # the run is the team's
+    assert (done["status"], done["team_id"], done["content"]) == ("COMPLETED", "hitl-team", "Tool delete_file returned: deleted x.txt")
+
+
+def test_a_workflows_review_is_continued_over_mcp_with_its_step_requirements(live_api, jwt_server):
+    alice = token("alice")
+    paused = body(call(live_api, alice, "run_workflow", {"workflow_id": "review-flow", "message": "ship it"}))
+    (requirement,) = paused["step_requirements"]
+    target = {"workflow_id": "review-flow", "run_id": paused["run_id"], "session_id": paused["session_id"]}
+
+    done = body(call(live_api, alice, "continue_run", {**target, "requirements": [{**requirement, "confirmed": True}]}))
+    again = call(live_api, alice, "continue_run", {**target, "requirements": [{**requirement, "confirmed": True}]})
+
+    assert paused["status"] == "PAUSED"
+    assert (done["status"], done["workflow_id"], done["content"]) == ("COMPLETED", "review-flow", "SHIP IT")
+    assert error_of(again) == "Error executing tool continue_run: run is already completed"
