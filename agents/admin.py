@@ -10,6 +10,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from . import admin_mcp  # noqa: F401 (registers the MCP server tool policies)
 from .models import AgentDefinition, AgentVersion, QuickPrompt, Stage, TeamDefinition, TeamVersion, WorkflowDefinition, WorkflowVersion
 from .outline import step_outline
 from .services.definitions import draft_for, next_version, publish_draft

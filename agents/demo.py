@@ -12,7 +12,8 @@ at once. The team's writer has the demo actions (``send_email`` asks the user to
 ``issue_refund`` waits for an operator); the workflow runs two agents in parallel, asks which fact
 to double-check when the message says "double-check" (a review nested in a Condition), then waits
 for a person to confirm before it "publishes". The planets agent uses the tools of an MCP server, the
-small one bundled in ``mcp_server.demo_tools``, started as a stdio subprocess on its first run.
+small one bundled in ``mcp_server.demo_tools``, started as a stdio subprocess on its first run;
+its ``count_words`` asks the user to confirm first.
 """
 from __future__ import annotations
 
@@ -31,7 +32,12 @@ MODEL = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:d
 
 # One toolkit for the process: its server's tools are listed on the planets agent's first run (a
 # tool factory, so importing this module starts no subprocess), then kept.
-PLANETS_MCP = MCPTools(python_module_command("mcp_server.demo_tools"), id="mcp:demo", name="mcp:demo", timeout_seconds=30, cwd=str(settings.BASE_DIR))
+# Counting words waits for the user's confirmation, as an operator's MCP tool policy makes a tool
+# of an allow-listed server wait for admin agents.
+PLANETS_MCP = MCPTools(
+    python_module_command("mcp_server.demo_tools"), id="mcp:demo", name="mcp:demo", timeout_seconds=30, cwd=str(settings.BASE_DIR),
+    requires_confirmation_tools=["count_words"],
+)
 
 
 def planets_tools() -> list[MCPTools]:
@@ -79,7 +85,7 @@ AGENTS: list[Agent | AgentFactory] = [  # the team's members answer through the 
     Agent(
         id="demo-planets",
         name="Planets Agent (MCP)",
-        description="Answers with the tools of a small MCP server (planet_facts, count_words), started as a stdio subprocess",
+        description="Answers with the tools of a small MCP server (planet_facts; count_words, which asks you first), started as a stdio subprocess",
         model=MODEL,
         tools=planets_tools,
         instructions="Use planet_facts for any question about a planet, and count_words to count words.",

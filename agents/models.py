@@ -372,3 +372,34 @@ class QuickPrompt(models.Model):
             raise ValidationError({"prompt": "A prompt has some text."})
         if self.component_id and not component_known(self.component_type, self.component_id):
             raise ValidationError({"component_id": f"No {self.component_type} {self.component_id!r}, in code or in the admin."})
+
+
+def _tool_names(value: object, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(name, str) and name.strip() for name in value):
+        raise ValidationError({field: "A JSON list of tool names."})
+    return value
+
+
+class MCPToolPolicy(models.Model):
+    """Which tools of an allow-listed MCP server (``MCP_SERVERS``) pause a run before they are
+    called: for the user's confirmation, or for an operator's approval. Applied when the server's
+    toolkit (``mcp:<server>``) of an admin-defined agent or team lists its tools, so every one given
+    the server pauses on them (a code agent's ``MCPTools`` says so itself). Platform
+    configuration, not an owned row."""
+
+    server = models.CharField(max_length=100, unique=True, help_text="A name of the MCP_SERVERS allow-list, e.g. demo.")
+    requires_confirmation_tools = models.JSONField(default=list, blank=True, help_text="Tools whose calls wait for the user's confirmation (the chat's approval card).")
+    approval_tools = models.JSONField(default=list, blank=True, help_text="Tools whose calls wait for an operator's approval (the admin's Approvals).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["server"]
+        verbose_name = "MCP server tool policy"
+        verbose_name_plural = "MCP server tool policies"
+
+    def __str__(self) -> str:
+        return f"MCP server {self.server}"
+
+    def clean(self) -> None:
+        _tool_names(self.requires_confirmation_tools, "requires_confirmation_tools")
+        _tool_names(self.approval_tools, "approval_tools")

@@ -97,11 +97,38 @@ MCP_LIST_CACHE_SECONDS = 300.0
 
 def mcp_toolkit(name: str, target: str) -> MCPTools:
     """The toolkit of an allow-listed MCP server (``MCP_SERVERS``): a URL is streamable HTTP behind
-    the "http" toolkit's address guard, anything else a command run as a stdio subprocess."""
-    common = {"id": MCP_PREFIX + name, "name": MCP_PREFIX + name, "timeout_seconds": settings.MCP_TIMEOUT_SECONDS, "list_cache_seconds": MCP_LIST_CACHE_SECONDS}
+    the "http" toolkit's address guard, anything else a command run as a stdio subprocess. The
+    operator's policy for the server (``MCPToolPolicy``, read now: a toolkit is built per run) says
+    which of its tools pause for the user's confirmation or an operator's approval."""
+    confirm, approve = mcp_tool_policy(name)
+    common = {
+        "id": MCP_PREFIX + name, "name": MCP_PREFIX + name, "timeout_seconds": settings.MCP_TIMEOUT_SECONDS,
+        "list_cache_seconds": MCP_LIST_CACHE_SECONDS, "requires_confirmation_tools": confirm, "approval_tools": approve,
+    }
     if target.startswith(("http://", "https://")):
         return MCPTools(url=target, allow_hosts=settings.HTTP_FETCH_ALLOW_HOSTS, **common)
     return MCPTools(target, cwd=str(settings.BASE_DIR), **common)  # `python -m` finds the repo's modules
+
+
+def mcp_tool_policy(name: str) -> tuple[list[str], list[str]]:
+    """The tools of MCP server ``name`` an operator set to need confirmation, and approval."""
+    from .models import MCPToolPolicy  # the models validate toolkit ids against this module
+
+    policy = MCPToolPolicy.objects.filter(server=name).first()
+    if policy is None:
+        return [], []
+    return list(policy.requires_confirmation_tools or []), list(policy.approval_tools or [])
+
+
+def mcp_server_tools(name: str) -> tuple[list[tuple[str, str]], str | None]:
+    """The tools allow-listed server ``name`` offers now, as (name, description) choices, and why
+    it could not be listed (None when it could): what the admin's policy form offers."""
+    target = settings.MCP_SERVERS.get(name)
+    if target is None:
+        return [], f"{name!r} is not in MCP_SERVERS"
+    toolkit = mcp_toolkit(name, target)
+    functions = toolkit.functions()
+    return [(function.name, function.description) for function in functions], toolkit.last_error
 
 
 def _mcp_entries() -> dict[str, ToolkitEntry]:

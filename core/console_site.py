@@ -19,6 +19,7 @@ GROUPS: list[tuple[str, list[tuple[str, str]]]] = [
     ]),
     ("Agents, teams and workflows", [
         ("agents", "agentdefinition"), ("agents", "teamdefinition"), ("agents", "workflowdefinition"), ("agents", "quickprompt"),
+        ("agents", "mcptoolpolicy"),
     ]),
     ("Knowledge", [
         ("knowledge", "knowledgebase"), ("knowledge", "content"), ("knowledge", "chunk"), ("agno_sessions", "usermemory"), ("learnings", "learning"),

@@ -1,20 +1,22 @@
 """The tools the platform's MCP server offers (``/mcp``), named as AgentOS's ``mcp_server=True``
 names them: ``get_agentos_config`` (what the caller may see), ``run_agent``, ``run_team``,
-``run_workflow``, ``get_sessions`` and ``get_session_runs``; and, listed for each caller, one tool
-per agent, team and workflow it may see (``agent__<id>``, ``team__<id>``, ``workflow__<id>``: a
-message and an optional session id), so a client such as Claude Desktop offers them by name.
+``run_workflow``, ``continue_run`` (a PAUSED run, with the human's decisions), ``cancel_run``,
+``get_sessions`` and ``get_session_runs``; and, listed for each caller, one tool per agent, team
+and workflow it may see (``agent__<id>``, ``team__<id>``, ``workflow__<id>``: a message and an
+optional session id), so a client such as Claude Desktop offers them by name.
 
 Every call acts as the principal the request authenticated (``mcp_server.asgi``), with its scopes
-as they stand now. A run goes through the one pipeline (``agents.pipeline.submit.submit_run``,
-whose authority check is ``agents.pipeline.authority``): a caller who may read a component but not
-run it, a session id of another user, a full queue, all end as the pipeline decides, and the MCP
-client receives the refusal as a failed tool call (``isError``) with AgentOS's message, never a run.
+as they stand now. A run, a continuation and a cancel go through the one pipeline
+(``agents.pipeline.submit``, ``agents.pipeline.runs``), whose authority check is
+``agents.pipeline.authority``: a caller who may read a component but not run it, a session or run
+id of another user, a full queue, all end as the pipeline decides, and the MCP client receives the
+refusal as a failed tool call (``isError``) with AgentOS's message, never a run. What each tool
+does is in ``mcp_server.actions``.
 """
 from __future__ import annotations
 
 import json
-import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -24,16 +26,25 @@ from pydantic import Field
 from rest_framework.exceptions import APIException
 
 from core.auth import Principal
+from engine.errors import InvalidContinuation
+
+from . import actions
 
 PRINCIPAL_KEY = "agno_site.principal"  # where mcp_server.asgi leaves the caller in the ASGI scope
 ADDRESS_KEY = "agno_site.client_address"  # and its address (a guest's runs are capped per address)
-KINDS = {"agent": "agents", "team": "teams", "workflow": "workflows"}
 
 Message = Annotated[str, Field(description="The message (input) for the run.")]
 SessionId = Annotated[str | None, Field(description="Continue this session of yours; omitted: a new session.")]
 UserId = Annotated[str | None, Field(description="Act for this user (admins and open servers only; otherwise you act as yourself).")]
+RunId = Annotated[str, Field(description="The run_id a run tool returned.")]
+OfSession = Annotated[str | None, Field(description="The session_id of the run, as the run tool returned it.")]
+AgentId = Annotated[str | None, Field(description="The agent the run belongs to (exactly one of agent_id, team_id, workflow_id).")]
+TeamId = Annotated[str | None, Field(description="The team the run belongs to.")]
+WorkflowId = Annotated[str | None, Field(description="The workflow the run belongs to.")]
 
 RUNS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=True)
+CONTINUES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=True)
+CANCELS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
 READS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
 
@@ -76,58 +87,32 @@ async def _run(principal: Principal, kind: str, component_id: str, message: str,
     submitted = await _in_thread(
         submit_run, principal=principal, component_id=component_id, kind=kind, request=request, wait=False, client_address=address,
     )
-    output = submitted.output if isinstance(submitted, Finished) else await answer_on_loop(submitted)
-    return {
-        key: output.get(key)
-        for key in ("run_id", "session_id", "user_id", f"{kind}_id", "status", "content", "content_type", "tools", "requirements")
-        if output.get(key) is not None
-    }
+    return _answer(submitted.output if isinstance(submitted, Finished) else await answer_on_loop(submitted), kind)
 
 
-def _config(principal: Principal) -> dict[str, Any]:
-    from agents.api.views import AGENT, TEAM, WORKFLOW
+async def _continue(
+    principal: Principal, kind: str, component_id: str, run_id: str, session_id: str | None, decisions: list[dict[str, Any]] | None,
+    user_id: str | None, address: str,
+) -> dict[str, Any]:
+    """A paused run continued with the caller's decisions, as the API's continue with
+    ``stream=false``: the pipeline's gates first (the run scope, the caller's own run, a pending
+    operator approval), then driven on this loop."""
+    from agents.api.streaming import answer_on_loop
+    from agents.pipeline.submit import Finished, submit_continue
 
-    found: dict[str, Any] = {}
-    for of in (AGENT, TEAM, WORKFLOW):
-        ids = principal.visible_ids(of.family)
-        entries = of.entries() if principal.holds_any(of.family) else []
-        found[of.family] = [
-            {"id": entry.component_id, "name": entry.name, "description": entry.description}
-            for entry in entries
-            if ids is None or entry.component_id in ids
-        ]
-    return {"os_id": "agno-site", "description": "Agno Site", **found}
-
-
-def _sessions(principal: Principal, session_type: str, user_id: str | None, limit: int) -> list[dict[str, Any]]:
-    from core.tenancy import scope_queryset
-    from sessions.models import Session
-
-    if not principal.can("sessions", "read"):
-        raise ToolError("Insufficient permissions. Required scope(s): sessions:read")
-    scope = principal.read_scope(user_id)
-    rows = scope_queryset(Session.objects, scope).filter(session_type=session_type).order_by("-updated_at")[:limit]
-    return [
-        {"session_id": row.pk, "session_name": row.session_name or None, "component_id": row.component_id, "user_id": row.user_id or None,
-         "updated_at": row.updated_at.isoformat() if row.updated_at else None}
-        for row in rows
-    ]
+    if not session_id:
+        raise ToolError("session_id is required for this action")
+    submitted = await _in_thread(
+        submit_continue, principal=principal, component_id=component_id, kind=kind, run_id=run_id, session_id=session_id,
+        requested_user_id=user_id or None, tools=decisions, stream=False, stream_events=False, wait=False, client_address=address,
+    )
+    return _answer(submitted.output if isinstance(submitted, Finished) else await answer_on_loop(submitted), kind)
 
 
-def _session_runs(principal: Principal, session_id: str, user_id: str | None) -> list[dict[str, Any]]:
-    from core.tenancy import scope_queryset
-    from sessions.models import Run, Session
-
-    if not principal.can("sessions", "read"):
-        raise ToolError("Insufficient permissions. Required scope(s): sessions:read")
-    scope = principal.read_scope(user_id)
-    if not scope_queryset(Session.objects, scope).filter(pk=session_id).exists():
-        raise ToolError("Session not found")
-    runs = scope_queryset(Run.objects, scope).filter(session_id=session_id).order_by("run_index")
-    return [
-        {"run_id": run.pk, "component_id": run.component_id, "status": run.status, "input": (run.input or {}).get("input_content"), "content": run.content}
-        for run in runs
-    ]
+def _answer(output: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A run's RunOutput, trimmed to what an MCP client acts on (a PAUSED run: its requirements)."""
+    keys = ("run_id", "session_id", "user_id", f"{kind}_id", "status", "content", "content_type", "tools", "requirements", "step_requirements")
+    return {key: output.get(key) for key in keys if output.get(key) is not None}
 
 
 COMPONENT_SCHEMA = {
@@ -140,29 +125,13 @@ COMPONENT_SCHEMA = {
 }
 
 
-def component_tool_name(kind: str, component_id: str) -> str:
-    """``agent__<id>``: what MCP clients accept in a tool name (letters, digits, ``_`` and ``-``, 64 at most)."""
-    return f"{kind}__{re.sub(r'[^A-Za-z0-9_-]', '_', component_id)}"[:64]
-
-
-def _component_tools(principal: Principal) -> list[dict[str, Any]]:
-    """The caller's components as tools: those it may read (``get_agentos_config``'s)."""
-    config = _config(principal)
-    return [
-        {"name": component_tool_name(kind, item["id"]), "kind": kind, "id": item["id"], "title": f"{kind.title()}: {item['name']}",
-         "description": item["description"] or f"Run the {kind} {item['name']} with a message."}
-        for kind, family in KINDS.items()
-        for item in config[family]
-    ]
-
-
 class PlatformServer(MCPServer):
     """The SDK's server with, besides its registered tools, the caller's components as tools:
     listed per request, run through the pipeline like run_agent/run_team/run_workflow."""
 
     async def _handle_list_tools(self, ctx: Any, params: Any) -> ListToolsResult:
         principal = principal_of_request(ctx)
-        components = await _in_thread(_component_tools, principal)
+        components = await _in_thread(actions.component_tools, principal)
         tools = [Tool(name=c["name"], title=c["title"], description=c["description"], input_schema=COMPONENT_SCHEMA, annotations=RUNS) for c in components]
         return ListToolsResult(tools=[*await self.list_tools(), *tools])
 
@@ -179,7 +148,7 @@ class PlatformServer(MCPServer):
             message = arguments.get("message")
             if not isinstance(message, str) or not message:
                 raise ToolError("message is required: the input for the run")
-            components = await _in_thread(_component_tools, principal)
+            components = await _in_thread(actions.component_tools, principal)
             component = next((c for c in components if c["name"] == params.name), None)
             if component is None:
                 raise ToolError(f"Unknown tool: {params.name}")
@@ -204,7 +173,8 @@ def build_server() -> MCPServer:
         "agno-site",
         instructions=(
             "Agno Site: AI agents, teams and workflows. Call get_agentos_config to see what you may run, "
-            "then run_agent, run_team or run_workflow with a message; pass the session_id a run returned to continue it."
+            "then run_agent, run_team or run_workflow with a message; pass the session_id a run returned to continue it. "
+            "A PAUSED run waits for a human: resolve its requirements and call continue_run; cancel_run stops a run."
         ),
     )
 
@@ -212,7 +182,7 @@ def build_server() -> MCPServer:
     async def get_agentos_config(ctx: Context) -> dict[str, Any]:
         """Discover this server: the agents, teams and workflows you may see (ids, names,
         descriptions). Call this first to learn what you can run."""
-        return await _in_thread(_config, principal_of(ctx))
+        return await _in_thread(actions.config, principal_of(ctx))
 
     @server.tool(name="run_agent", title="Run Agent", annotations=RUNS)
     async def run_agent(
@@ -220,7 +190,7 @@ def build_server() -> MCPServer:
         message: Message, ctx: Context, session_id: SessionId = None, user_id: UserId = None,
     ) -> dict[str, Any]:
         """Run an agent with a message and get its response (run_id, session_id, status, content).
-        A PAUSED run waits for a human: continue it in the chat or the REST API."""
+        A PAUSED run waits for a human: resolve its requirements and call continue_run."""
         return await _run(principal_of(ctx), "agent", agent_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
     @server.tool(name="run_team", title="Run Team", annotations=RUNS)
@@ -239,25 +209,68 @@ def build_server() -> MCPServer:
         """Run a workflow with an input message and get its result."""
         return await _run(principal_of(ctx), "workflow", workflow_id, message, session_id, user_id, address_of(ctx.request_context.request))
 
+    @server.tool(name="continue_run", title="Continue Run", annotations=CONTINUES)
+    async def continue_run(
+        run_id: RunId, ctx: Context, session_id: OfSession = None,
+        agent_id: AgentId = None, team_id: TeamId = None, workflow_id: WorkflowId = None,
+        requirements: Annotated[list[dict[str, Any]] | None, Field(description=(
+            "The PAUSED result's requirements (a workflow's step_requirements), each with its resolution set: "
+            "confirmation=true or false, user_input values, or an external execution's result."
+        ))] = None,
+        tools: Annotated[list[dict[str, Any]] | None, Field(description="Or the PAUSED result's tools, each with confirmed=true or false.")] = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """Resume a PAUSED run after resolving its requirements (human-in-the-loop): pass the
+        run_id, its session_id and exactly one of agent_id / team_id / workflow_id, with the
+        requirements the run returned, each resolved. A run awaiting an operator's approval
+        continues only once the approval is resolved."""
+        kind, component_id = actions.lifecycle_target(agent_id, team_id, workflow_id)
+        try:
+            decisions = actions.decisions(kind, requirements, tools)
+        except InvalidContinuation as exc:
+            raise ToolError(str(exc)) from None
+        return await _continue(principal_of(ctx), kind, component_id, run_id, session_id, decisions, user_id, address_of(ctx.request_context.request))
+
+    @server.tool(name="cancel_run", title="Cancel Run", annotations=CANCELS)
+    async def cancel_run(
+        run_id: RunId, ctx: Context, session_id: OfSession = None,
+        agent_id: AgentId = None, team_id: TeamId = None, workflow_id: WorkflowId = None,
+    ) -> str:
+        """Request cancellation of a run of yours: it stops at its next step and is marked
+        CANCELLED (a run not started yet is cancelled when it starts). Pass the run_id, its
+        session_id and exactly one of agent_id / team_id / workflow_id."""
+        kind, component_id = actions.lifecycle_target(agent_id, team_id, workflow_id)
+        return await _in_thread(actions.cancel, principal_of(ctx), kind=kind, component_id=component_id, run_id=run_id, session_id=session_id)
+
     @server.tool(name="get_sessions", title="Get Sessions", annotations=READS)
     async def get_sessions(
         ctx: Context,
-        session_type: Annotated[str, Field(description="agent, team or workflow")] = "agent",
+        session_type: Annotated[Literal["agent", "team", "workflow"], Field(description="agent, team or workflow")] = "agent",
+        component_id: Annotated[str | None, Field(description="Only the sessions of this agent, team or workflow.")] = None,
         user_id: UserId = None,
+        session_name: Annotated[str | None, Field(description="Only sessions whose name contains this.")] = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        page: Annotated[int, Field(ge=1)] = 1,
+        sort_by: Literal["created_at", "updated_at", "session_name"] = "created_at",
+        sort_order: Literal["asc", "desc"] = "desc",
     ) -> dict[str, Any]:
-        """Your sessions of one type, the most recently updated first."""
-        if session_type not in KINDS:
-            raise ToolError("session_type must be agent, team or workflow")
-        return {"sessions": await _in_thread(_sessions, principal_of(ctx), session_type, user_id, limit)}
+        """List your sessions (conversations), newest first: data and meta (page, total_count).
+        Pass a session_id to a run tool to continue that conversation, or to get_session_runs to
+        read it."""
+        return await _in_thread(
+            actions.sessions_page, principal_of(ctx), session_type=session_type, component_id=component_id, session_name=session_name,
+            user_id=user_id, limit=limit, page=page, sort_by=sort_by, sort_order=sort_order,
+        )
 
     @server.tool(name="get_session_runs", title="Get Session Runs", annotations=READS)
     async def get_session_runs(
         session_id: Annotated[str, Field(description="A session of yours, from get_sessions or a run's result.")],
-        ctx: Context, user_id: UserId = None,
+        ctx: Context,
+        run_id: Annotated[str | None, Field(description="Only this run, in full (its messages, events and metrics): can be large.")] = None,
+        user_id: UserId = None,
     ) -> dict[str, Any]:
-        """The runs of one of your sessions, in order: input, content and status of each."""
-        return {"runs": await _in_thread(_session_runs, principal_of(ctx), session_id, user_id)}
+        """The runs of one of your sessions, oldest first: input, content and status of each;
+        with run_id, that one run in full."""
+        return {"runs": await _in_thread(actions.session_runs, principal_of(ctx), session_id=session_id, run_id=run_id, user_id=user_id)}
 
     return server
-

@@ -45,7 +45,7 @@ def test_the_index_is_grouped_by_the_operators_tasks(operator_client) -> None:
     groups = dict(_groups(operator_client.get(reverse("admin:index")).content.decode()))
     assert list(groups) == ["Runs and jobs", "Agents, teams and workflows", "Knowledge", "Schedules", "Users and access", "Observability"]
     assert groups["Runs and jobs"][:3] == ["Runs", "Sessions", "Jobs"]
-    assert groups["Agents, teams and workflows"] == ["Agent definitions", "Team definitions", "Workflow definitions", "Quick prompts"]
+    assert groups["Agents, teams and workflows"] == ["Agent definitions", "Team definitions", "Workflow definitions", "Quick prompts", "MCP server tool policies"]
     assert "Periodic tasks" in groups["Schedules"] and "Access tokens" in groups["Users and access"]
     assert "Eval batches" in groups["Observability"]
 

@@ -91,6 +91,19 @@ def test_the_demo_planets_agent_answers_with_the_bundled_mcp_server(client, make
     assert MARS in body["content"]
 
 
+def test_the_demo_planets_agent_asks_before_counting_words(client, make_run):
+    paused = run(client, "/agents/demo-planets/runs", '/call count_words {"text": "one two three"}')
+    (tool,) = paused["tools"]
+    done = client.post(
+        f"/agents/demo-planets/runs/{paused['run_id']}/continue",
+        {"session_id": paused["session_id"], "stream": "false", "tools": json.dumps([{**tool, "confirmed": True}])},
+        **auth(token("alice")),
+    ).json()
+
+    assert (paused["status"], tool["tool_name"], tool["requires_confirmation"]) == ("PAUSED", "count_words", True)
+    assert (done["status"], done["tools"][0]["result"]) == ("COMPLETED", "3")
+
+
 def test_a_code_agents_mcp_tools_pause_for_the_user_and_wait_for_an_operators_approval(client, settings, jwt_server):
     from approvals.models import Approval
 

@@ -44,7 +44,7 @@ def runs_of(user: str) -> list[tuple[str, str]]:
     return list(Run.objects.for_user(user).filter(parent_run_id=None).order_by("created_at").values_list("component_id", "status"))
 
 
-AGENTOS_TOOLS = ["get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]
+AGENTOS_TOOLS = ["cancel_run", "continue_run", "get_agentos_config", "get_session_runs", "get_sessions", "run_agent", "run_team", "run_workflow"]
 
 
 def test_the_tools_are_agentos_mcp_tools_and_the_callers_components(live_api, jwt_server):
@@ -76,7 +76,7 @@ def test_a_user_runs_an_agent_a_team_and_a_workflow_and_reads_them_back(live_api
     assert [(r["run_id"], r["input"], r["status"]) for r in runs] == [
         (agent["run_id"], "What is 2 + 2?", "COMPLETED"), (again["run_id"], "And 3 + 3?", "COMPLETED"),
     ]
-    sessions = body(call(live_api, alice, "get_sessions", {"session_type": "agent"}))["sessions"]
+    sessions = body(call(live_api, alice, "get_sessions", {"session_type": "agent"}))["data"]
     assert [s["session_id"] for s in sessions] == [agent["session_id"]]
 
 
@@ -122,7 +122,7 @@ def test_another_users_session_is_refused(live_api, jwt_server):
 
     hijack = call(live_api, token("alice"), "run_agent", {"agent_id": "assistant", "message": "hi", "session_id": bobs["session_id"]})
     peek = call(live_api, token("alice"), "get_session_runs", {"session_id": bobs["session_id"]})
-    as_bob = body(call(live_api, token("alice"), "get_sessions", {"user_id": "bob"}))["sessions"]
+    as_bob = body(call(live_api, token("alice"), "get_sessions", {"user_id": "bob"}))["data"]
 
     assert (hijack.is_error, peek.is_error) == (True, True)
     assert hijack.content[0].text == "Error executing tool run_agent: Session not found"  # the words the API answers (core.errors)
