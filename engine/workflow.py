@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.aio import maybe_await
+from engine.child_runs import changed_state, deep_merge
 from engine.context import RunContext
 from engine.errors import InvalidContinuation
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
 from engine.runner import RunIteration
 from engine.structured import OutputSchema
-from engine.team import deep_merge
 from engine.workflow_review import Resume, WorkflowPause, decide
 from engine.workflow_steps import (
     Index,
@@ -597,20 +597,6 @@ def _open_requirement(output: Mapping[str, Any]) -> Mapping[str, Any]:
     if errors and errors[-1].get("decision") is None:
         return errors[-1]
     return (output.get("step_requirements") or [{}])[-1]
-
-
-def changed_state(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of ``after`` that differ from ``before`` (nested dicts compared key by key)."""
-    changed: dict[str, Any] = {}
-    for key, value in after.items():
-        old = before.get(key)
-        if isinstance(value, dict) and isinstance(old, dict):
-            inner = changed_state(old, value)
-            if inner:
-                changed[key] = inner
-        elif key not in before or old != value:
-            changed[key] = json_copy(value)
-    return changed
 
 
 def executor_history(history: Sequence[Mapping[str, Any]], component_id: str) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.child_runs import changed_state
 from engine.output import json_copy
 from engine.workflow_types import StepInput, StepOutput
 
@@ -144,7 +145,7 @@ async def run_branch(
     with the same failure handling (its step's ``on_error``, retries, skip). ``on_event`` sees each
     kept event as it happens (to pass it on while the branch runs)."""
     from engine.events import CONTENT_DELTAS
-    from engine.workflow import WorkflowRun, WorkflowState, changed_state
+    from engine.workflow import WorkflowRun, WorkflowState
     from engine.workflow_review import WorkflowPause
     from engine.workflow_steps import Parallel, StepFailed, WorkflowCancelledError, inner_index, run_child
 

@@ -25,7 +25,8 @@ from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
 from engine.hooks import child_hooks
-from engine.team import Team, concurrent_events
+from engine.child_runs import concurrent_events
+from engine.team import Team
 from engine.workflow_review import (
     HumanReview,
     WorkflowPause,
