@@ -24,7 +24,7 @@ from engine.child_runs import changed_state, deep_merge
 from engine.context import RunContext
 from engine.errors import InvalidContinuation
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
-from engine.runner import RunIteration
+from engine.run_iteration import RunIteration
 from engine.structured import OutputSchema
 from engine.workflow_review import Resume, WorkflowPause, decide
 from engine.workflow_steps import (
