@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.child_runs import changed_state
 from engine.output import json_copy
+from engine.workflow_state import WorkflowState
 from engine.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ async def run_branch(
     with the same failure handling (its step's ``on_error``, retries, skip). ``on_event`` sees each
     kept event as it happens (to pass it on while the branch runs)."""
     from engine.events import CONTENT_DELTAS
-    from engine.workflow import WorkflowRun, WorkflowState
+    from engine.workflow import WorkflowRun
     from engine.workflow_review import WorkflowPause
     from engine.workflow_steps import Parallel, StepFailed, WorkflowCancelledError, inner_index, run_child
 
