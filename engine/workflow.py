@@ -26,17 +26,8 @@ from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nul
 from engine.run_iteration import RunIteration
 from engine.structured import OutputSchema
 from engine.workflow_review import Resume, WorkflowPause, decide
-from engine.workflow_steps import (
-    Index,
-    StepFailed,
-    StepLike,
-    WorkflowCancelledError,
-    as_steps,
-    chained,
-    name_step_ids,
-    nested_steps,
-    run_reviewed,
-)
+from engine.workflow_execution import Index, StepFailed, WorkflowCancelledError, chained, run_reviewed
+from engine.workflow_steps import StepLike, as_steps, name_step_ids, nested_steps
 from engine.workflow_state import WorkflowState
 from engine.workflow_types import StepInput, StepOutput, content_type_of
 
