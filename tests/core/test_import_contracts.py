@@ -40,7 +40,6 @@ LONG_MODULES_ALLOWED: dict[str, int] = {
     "sessions/services/runs.py": 613,
     "tests/api/test_agents_api.py": 621,
     "tests/api/test_sessions_api.py": 1090,
-    "tests/engine/test_workflow.py": 645,
 }
 
 
