@@ -382,7 +382,7 @@ class Team:
         state = leader_run.state
         kept_calls = {te.get("child_run_id") for te in state.tools}
         members_out = [] if fork else [json_copy(m) for m in run_output.get("member_responses") or [] if m.get("run_id") in kept_calls]
-        return TeamRun(self, ctx, state, stream_events=stream_events, decisions={}, member_responses=members_out, branched=True)
+        return TeamRun(self, ctx, state, stream_events=stream_events, decisions={}, member_responses=members_out)
 
     def history_runs(self, ctx: RunContext) -> list[dict[str, Any]]:
         return self.leader.history_runs(ctx)
@@ -390,6 +390,5 @@ class Team:
     def run_functions(self, ctx: RunContext) -> dict[str, Function]:
         return self.leader.run_functions(ctx)
 
-    # Used by TeamRun (the leader's AgentRun reads these from its "agent").
     def __repr__(self) -> str:
         return f"<Team id={self.id!r} mode={self.mode!r} members={[m.id for m in self.members]}>"

@@ -76,7 +76,6 @@ class TeamRun(AgentRun):
         decisions: dict[str, Any] | None = None,
         member_responses: Sequence[dict[str, Any]] = (),
         continuations: Sequence[tuple[int, Member, AgentRun]] = (),
-        branched: bool = False,
     ) -> None:
         self.team = team
         # One slot per member run, in delegation order (None while it has not finished).
@@ -84,7 +83,6 @@ class TeamRun(AgentRun):
         self._continuations = list(continuations)
         self._new_requirements: list[dict[str, Any]] = []
         self._repause = False
-        self._branched = branched
         self._tasks: Any = None
         super().__init__(team.leader, ctx, state, stream_events=stream_events, decisions=decisions)
         if team.mode == "tasks":
