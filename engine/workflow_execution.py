@@ -7,6 +7,11 @@ generator cannot return a value; ``run_child`` splits the two for the caller). `
 runs one step at any depth with its human review before and after it; ``run_sequence`` runs a
 container's inner steps one after another, chained. A failure ends a step with ``StepFailed``,
 a cancellation with ``WorkflowCancelledError``.
+
+Chaining, as Agno's: a step sees the content of the step before it (``previous_step_content``)
+and every earlier output by name; an agent or team step is sent the deepest content of the last
+output, or the workflow's input for the first step. Inner steps' ``step_index`` is
+``[container index, position]``.
 """
 from __future__ import annotations
 

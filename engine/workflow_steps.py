@@ -3,11 +3,6 @@
 ``Step`` (an agent, a team or a function) is in ``workflow_step.py``; the containers are here.
 Each type's ``execute`` follows the protocol of ``workflow_execution.py``; containers run their
 inner steps through it, so any type nests in any other.
-
-Chaining, as Agno's: a step sees the content of the step before it (``previous_step_content``)
-and every earlier output by name; an agent or team step is sent the deepest content of the last
-output, or the workflow's input for the first step. Inner steps' ``step_index`` is
-``[container index, position]``.
 """
 from __future__ import annotations
 
