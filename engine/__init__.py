@@ -66,7 +66,7 @@ Models: ``get_model("provider:model_id", **options)`` for ``openai:``, ``anthrop
 ``offline:`` (see ``engine.models.offline`` for the offline model's grammar), with each
 provider's generation options (``models/options.py``); ``Model``
 (``id``, ``provider``, ``name``, ``to_dict() -> {name, model, provider}``, ``stream(...)``).
-Workflows (``workflow.py``, ``workflow_steps.py``, ``workflow_types.py``, ``workflow_review.py``)::
+Workflows (``workflow.py``, ``workflow_step.py``, ``workflow_steps.py``, ``workflow_types.py``, ``workflow_review.py``)::
 
     workflow = Workflow(id=..., name=..., steps=[fn, agent, team, Step(...), Steps(...),
                         Parallel(*steps, name=...), Loop(steps=[...], end_condition=fn, max_iterations=3),
@@ -130,7 +130,8 @@ from engine.runner import AgentRun
 from engine.team import Team, TeamRun
 from engine.workflow import Workflow, WorkflowRun
 from engine.workflow_review import HumanReview
-from engine.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
+from engine.workflow_step import Step
+from engine.workflow_steps import Condition, Loop, Parallel, Router, Steps
 from engine.workflow_types import StepInput, StepOutput
 from engine.tools import (
     CalculatorTools,

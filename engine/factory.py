@@ -129,10 +129,6 @@ class WorkflowFactory(ComponentFactory):
         return Workflow
 
 
-# What a tool factory may name among its parameters, and where each comes from.
-TOOL_FACTORY_PARAMETERS = ("agent", "run_context", "session_state", "user_id", "dependencies")
-
-
 def is_tool_factory(tools: Any) -> bool:
     """``tools`` is one callable that builds a run's tools, not a list of them."""
     from engine.tools.function import Function

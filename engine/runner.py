@@ -3,10 +3,10 @@
 The loop is one async generator of event dicts (its steps are async generators too, each closed
 with ``aclosing``: unlike ``yield from``, ``async for`` does not pass a close on to the step, and
 closing the run must close the provider stream at once). ``AgentRun`` is iterable both ways: ``async for``
-on the caller's event loop, or plainly from a sync caller (a run thread, a Celery task, a test),
-which drives the same generator on its thread's own loop (``aio.iterate_sync``). Once it is
+on the caller's event loop, or plainly from a sync caller (``run_iteration.RunIteration``). Once it is
 exhausted, ``output`` is the final RunOutput dict. Provider failures end the run with a
-``RunError`` event; they never escape the iteration.
+``RunError`` event; they never escape the iteration. The optional steps (reasoning, knowledge
+references, the session summary) are in ``optional_steps.py``.
 """
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import aclosing
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from engine.aio import in_tool_thread, iterate_sync, maybe_await, run_sync
+from engine.aio import in_tool_thread, maybe_await
 from engine.calls import as_text, call_str, parse_arguments
 from engine.compression import model_view, run_compressor
 from engine.errors import FatalModelError, InputCheckError, ModelError, OutputSchemaError, TokenBudgetExceeded
@@ -27,9 +26,9 @@ from engine.events import ESSENTIAL_EVENTS, EventFactory
 from engine.hitl import REJECTED, Decision, approval_ids, is_pending
 from engine.history import history_messages, input_text, with_file_text
 from engine.hooks import post_hook_steps, pre_hook_steps
-from engine.knowledge_search import REFERENCES_INTRO, documents_text, references_entry
 from engine.memory import MemoryManager
 from engine.models.base import ProviderData, ReasoningDelta, TextDelta, ToolCall, Usage
+from engine.optional_steps import add_references, reasoning_steps, summary_steps
 from engine.output import (
     CANCELLED,
     COMPLETED,
@@ -43,7 +42,7 @@ from engine.output import (
     requirement,
     tool_execution,
 )
-from engine.summary import create_session_summary
+from engine.run_iteration import RunIteration
 from engine.tools.function import Function
 
 if TYPE_CHECKING:
@@ -62,106 +61,6 @@ class _Cancelled(Exception):
     def __init__(self, partial_turn: str = "") -> None:
         super().__init__("cancelled")
         self.partial_turn = partial_turn
-
-
-class _WaitedFirst(BaseException):
-    """Thrown into a run that waited before its first event (``RunIteration.opening``); not an
-    Exception, so that no handler of the run takes it for a failure to report."""
-
-
-class RunIteration:
-    """The run protocol every run shares (``AgentRun``, ``TeamRun``, ``WorkflowRun``): iterate it
-    plainly from a sync caller or with ``async for`` on an event loop, for event dicts; ``close`` /
-    ``aclose`` to stop early; then read ``output``. A subclass sets ``state`` (with ``run_id``,
-    ``status`` and ``to_dict()``) and ``_agen``, the async generator of its events."""
-
-    state: Any
-    _agen: Any
-    _sync: Iterator[dict[str, Any]] | None = None
-
-    # ---- iteration ------------------------------------------------------------------------------
-
-    def __iter__(self) -> RunIteration:
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        if self._sync is None:
-            self._sync = iterate_sync(self._agen)
-        try:
-            return next(self._sync)
-        except StopIteration:
-            raise
-        except Exception:
-            self._failed()
-            raise
-
-    def __aiter__(self) -> RunIteration:
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        try:
-            return await self._agen.__anext__()
-        except StopAsyncIteration:
-            raise
-        except Exception:
-            self._failed()
-            raise
-
-    def opening(self) -> dict[str, Any] | None:
-        """The run's first event, taken now, in the caller's step of the event loop (no trip
-        around it): every run emits its first event (RunStarted, RunContinued, WorkflowStarted)
-        before it waits on anything. None for a run without events. A run that waits first is a
-        bug: it is closed, and RuntimeError says so. Then iterate as usual for the rest."""
-        step = self.__anext__()
-        try:
-            step.send(None)
-        except StopIteration as done:
-            return done.value
-        except StopAsyncIteration:
-            return None
-        # Unwind the run from where it waits (its finally blocks run), then refuse it. Not
-        # GeneratorExit: thrown into a pending __anext__ it would close only that step.
-        try:
-            step.throw(_WaitedFirst())
-        except (_WaitedFirst, StopIteration, StopAsyncIteration):
-            pass
-        finally:
-            step.close()
-        raise RuntimeError(f"run {self.run_id} waited before its first event")
-
-    def _failed(self) -> None:
-        # A bug, not a provider failure: leave an honest status behind, then let it surface.
-        if self.state.status == RUNNING:
-            self.state.status = ERROR
-
-    def close(self) -> None:
-        """Stop early (the consumer went away): closes any open provider stream. The status stays
-        as it was (normally RUNNING); the caller decides what an abandoned run becomes."""
-        if self._sync is not None:
-            self._sync.close()
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            run_sync(self._agen.aclose())
-        else:
-            loop.create_task(self._agen.aclose())
-
-    async def aclose(self) -> None:
-        """``close`` for an async consumer."""
-        await self._agen.aclose()
-
-    @property
-    def run_id(self) -> str:
-        return self.state.run_id
-
-    @property
-    def status(self) -> str:
-        return self.state.status
-
-    @property
-    def output(self) -> dict[str, Any]:
-        return self.state.to_dict()
 
 
 class AgentRun(RunIteration):
@@ -193,7 +92,7 @@ class AgentRun(RunIteration):
         # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
         self.replaced_input: dict[str, Any] | None = None
         self._events = EventFactory(state, ctx.clock)
-        self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self._record_references)
+        self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self.record_references)
         self._chain = agent.model_chain(ctx.sleep)
         self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
         self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
@@ -232,10 +131,10 @@ class AgentRun(RunIteration):
                             yield event
                     await self._check_cancelled()
                 if self.agent.add_knowledge_to_context and self.agent.knowledge is not None:
-                    await self._add_references()
+                    await add_references(self)
                     await self._check_cancelled()
                 if self.agent.reasoning_model is not None:
-                    async with aclosing(self._reason()) as steps:
+                    async with aclosing(reasoning_steps(self)) as steps:
                         async for event in steps:
                             yield event
             else:
@@ -348,7 +247,7 @@ class AgentRun(RunIteration):
                 if await maybe_await(self.ctx.is_cancelled()):
                     raise _Cancelled("".join(text))
                 if isinstance(chunk, Usage):
-                    usage = _add_usage(usage, chunk)
+                    usage = usage + chunk
                     continue
                 if isinstance(chunk, ProviderData):
                     provider_data = state.model_provider_data = dict(chunk.data)
@@ -565,7 +464,7 @@ class AgentRun(RunIteration):
                 async for event in steps:
                     yield event
         if self.agent.enable_session_summaries:
-            async with aclosing(self._summarize()) as steps:
+            async with aclosing(summary_steps(self)) as steps:
                 async for event in steps:
                     yield event
         state.status = COMPLETED
@@ -573,80 +472,10 @@ class AgentRun(RunIteration):
         for event in self._emit(self._events.run_completed()):
             yield event
 
-    # ---- optional steps -----------------------------------------------------------------------
+    # ---- references and memories ----------------------------------------------------------------
 
-    async def _reason(self) -> AsyncIterator[dict[str, Any]]:
-        events, chain = self._events, self.agent.reasoning_chain(self.ctx.sleep)
-        for event in self._emit(events.make("ReasoningStarted")):
-            yield event
-        # The reasoning model's call is a model request as the main model's are (its own events,
-        # so traces show it as an LLM span inside the reasoning).
-        for event in self._emit(events.model_request_started(chain.primary.id, chain.primary.provider)):
-            yield event
-        parts: list[str] = []
-        usage = Usage()
-        started, ttft, failed = self.ctx.clock(), None, False
-        stream = chain.astream(self._context(), task="reasoning", incremental=self.ctx.incremental)
-        try:
-            async for chunk in stream:
-                await self._check_cancelled()
-                if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
-                    if ttft is None:
-                        ttft = self.ctx.clock() - started
-                    parts.append(chunk.text)
-                    for event in self._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
-                        yield event
-                elif isinstance(chunk, Usage):
-                    usage = _add_usage(usage, chunk)
-                    self.state.metrics.add("reasoning_model", chain.active, chunk)
-        except ModelError as exc:
-            # As in Agno: a failed reasoning step does not fail the run, the agent answers without it.
-            failed = True
-            logger.warning("reasoning model failed", extra={"provider": exc.provider, "error": type(exc).__name__})
-        finally:
-            await stream.aclose()
-        if not failed:
-            for event in self._emit(events.model_request_completed(chain.active.id, chain.active.provider, usage, ttft)):
-                yield event
-        reasoning = "".join(parts).strip()
-        if reasoning:
-            step = {"result": reasoning}
-            self.state.reasoning_content = reasoning
-            self.state.reasoning_steps = [step]
-            self.state.messages.append(
-                new_message("assistant", f"<thinking>\n{reasoning}\n</thinking>", int(self.ctx.clock()), reasoning_content=reasoning)
-            )
-            for event in self._emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning)):
-                yield event
-        for event in self._emit(
-            events.make("ReasoningCompleted", content={"reasoning_steps": self.state.reasoning_steps or []}, content_type="ReasoningSteps")
-        ):
-            yield event
-
-    async def _add_references(self) -> None:
-        """``add_knowledge_to_context``: the best passages for the user's message are added to
-        it before the first model call, as Agno's user message does. A failing source leaves
-        the message as it was (Agno logs and goes on)."""
-        agent, clock, state = self.agent, self.ctx.clock, self.state
-        assert agent.knowledge is not None
-        query = input_text(state.input)
-        started = clock()
-        try:
-            hits = await agent.knowledge.asearch(
-                query, user_id=self.ctx.user_id, limit=agent.num_references, filters=agent.run_knowledge_filters(self.ctx)
-            )
-        except Exception as exc:
-            logger.warning("knowledge search failed", extra={"knowledge": agent.knowledge.name, "error": type(exc).__name__})
-            return
-        if not hits:
-            return
-        self._record_references(references_entry(query, hits, clock() - started))
-        message = next((m for m in reversed(state.messages) if m.get("role") == "user"), None)
-        if message is None or not isinstance(message.get("content"), str):
-            return
-        message["content"] += f"{REFERENCES_INTRO}{documents_text(hits, agent.references_format)}\n</references>"
-
-    def _record_references(self, entry: dict[str, Any]) -> None:
+    def record_references(self, entry: dict[str, Any]) -> None:
+        """Keep a knowledge search's references in the run's output (the search tool's, ``add_references``')."""
         self.state.references = [*(self.state.references or []), entry]
 
     def _start_memory(self) -> None:
@@ -669,25 +498,6 @@ class AgentRun(RunIteration):
             logger.warning("memory update failed", extra={"provider": exc.provider, "error": type(exc).__name__})
         self.memories = self._memory.apply(lambda model, usage: self.state.metrics.add("memory_model", model, usage))
         for event in self._emit(self._events.make("MemoryUpdateCompleted", memories=self.memories)):
-            yield event
-
-    async def _summarize(self) -> AsyncIterator[dict[str, Any]]:
-        for event in self._emit(self._events.make("SessionSummaryStarted")):
-            yield event
-        conversation = history_messages(self.agent.history_runs(self.ctx)) + [
-            m for m in self.state.messages if m.get("role") in ("user", "assistant")
-        ]
-        try:
-            self.session_summary = await create_session_summary(
-                self.agent.model_chain(self.ctx.sleep),
-                conversation,
-                previous=self.ctx.session_summary,
-                clock=self.ctx.clock,
-                book_usage=lambda model, usage: self.state.metrics.add("session_summary_model", model, usage),
-            )
-        except ModelError as exc:
-            logger.warning("session summary failed", extra={"provider": exc.provider, "error": type(exc).__name__})
-        for event in self._emit(self._events.make("SessionSummaryCompleted", session_summary=self.session_summary)):
             yield event
 
     # ---- helpers ------------------------------------------------------------------------------
@@ -716,7 +526,3 @@ class AgentRun(RunIteration):
         if messages and messages[0].get("role") == "system":
             return [messages[0], *map(model_view, self._history), *messages[1:]]
         return [*map(model_view, self._history), *messages]
-
-
-def _add_usage(a: Usage, b: Usage) -> Usage:
-    return Usage(**{f.name: getattr(a, f.name) + getattr(b, f.name) for f in fields(Usage)})

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from engine.output import COMPLETED, ERROR, PAUSED
 
 if TYPE_CHECKING:
-    from engine.team import Member, TeamRun
+    from engine.team import Member
+    from engine.team_run import TeamRun
 
 STATE_KEY = "_team_tasks"
 STATUSES = ("pending", "in_progress", "completed", "failed", "blocked")
@@ -175,7 +176,7 @@ class TaskBoard:
     def save(self) -> None:
         """Write the board into the session state, after every change, so that whatever ends
         the run (a pause, a cancel, the limit) leaves it there. Members never get it
-        (``team.member_context``), so merging their session state back cannot undo a change."""
+        (``team_members.member_context``), so merging their session state back cannot undo a change."""
         self._session_state[STATE_KEY] = {
             "tasks": self.to_list(), "goal_complete": self.goal_complete, "completion_summary": self.completion_summary,
             "run_id": self.run_id, "iteration": self.iteration,

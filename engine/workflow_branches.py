@@ -14,7 +14,12 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.child_runs import changed_state
+from engine.events import CONTENT_DELTAS
 from engine.output import json_copy
+from engine.workflow_execution import StepFailed, WorkflowCancelledError, inner_index, run_child
+from engine.workflow_review import WorkflowPause
+from engine.workflow_state import WorkflowState
 from engine.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
@@ -143,10 +148,9 @@ async def run_branch(
     ``run_id`` (its events and executor runs are that run's): as the inline ``Parallel`` runs it,
     with the same failure handling (its step's ``on_error``, retries, skip). ``on_event`` sees each
     kept event as it happens (to pass it on while the branch runs)."""
-    from engine.events import CONTENT_DELTAS
-    from engine.workflow import WorkflowRun, WorkflowState, changed_state
-    from engine.workflow_review import WorkflowPause
-    from engine.workflow_steps import Parallel, StepFailed, WorkflowCancelledError, inner_index, run_child
+    # Not at the top: workflow.py and workflow_steps.py import this module.
+    from engine.workflow import WorkflowRun
+    from engine.workflow_steps import Parallel
 
     parallel = step_at(workflow.steps, path)
     if not isinstance(parallel, Parallel) or branch_index >= len(parallel.steps):

@@ -37,7 +37,8 @@ from typing import Any
 from engine.agent import Agent
 from engine.team import Team
 from engine.workflow_review import ON_ERROR, ON_REJECT, ON_TIMEOUT, HumanReview, SUPPORTED_REVIEWS
-from engine.workflow_steps import Condition, Loop, Parallel, Router, Step, Steps
+from engine.workflow_step import Step
+from engine.workflow_steps import Condition, Loop, Parallel, Router, Steps
 
 STEP_TYPES = ("Step", "Steps", "Parallel", "Loop", "Condition", "Router")
 

@@ -1,64 +1,43 @@
 """The workflow step types: ``Step``, ``Steps``, ``Parallel``, ``Loop``, ``Condition``, ``Router``.
 
-Each type's ``execute`` is an async generator over the running workflow (``scope``, a
-``WorkflowRun``): it yields event dicts as they happen and, last, one ``StepOutput`` (an async
-generator cannot return a value; ``run_child`` splits the two for the caller). Containers run
-their inner steps through the same protocol, so any type nests in any other.
-
-Chaining, as Agno's: a step sees the content of the step before it (``previous_step_content``)
-and every earlier output by name; an agent or team step is sent the deepest content of the last
-output, or the workflow's input for the first step. Inner steps' ``step_index`` is
-``[container index, position]``.
+``Step`` (an agent, a team or a function) is in ``workflow_step.py``; the containers are here.
+Each type's ``execute`` follows the protocol of ``workflow_execution.py``; containers run their
+inner steps through it, so any type nests in any other.
 """
 from __future__ import annotations
 
 import asyncio
-import copy
-import inspect
-import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Union
 
 from engine.agent import Agent
-from engine.aio import in_tool_thread, maybe_await
-from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
-from engine.hooks import child_hooks
-from engine.team import Team, concurrent_events
-from engine.workflow_review import (
-    HumanReview,
-    WorkflowPause,
-    before_requirement,
-    error_requirement,
-    executor_requirement,
-    iteration_requirement,
-    output_requirement,
-    pauses,
-    reject_flat_review_kwargs,
-)
+from engine.aio import maybe_await
+from engine.child_runs import concurrent_events
+from engine.team import Team
 from engine.workflow_branches import step_path
+from engine.workflow_execution import (
+    Index,
+    StepFailed,
+    WorkflowCancelledError,
+    chained,
+    container_output,
+    frame_outputs,
+    inner_index,
+    run_reviewed,
+    run_sequence,
+    top_index,
+)
+from engine.workflow_review import HumanReview, WorkflowPause, iteration_requirement, pauses, reject_flat_review_kwargs
+from engine.workflow_step import Step
 from engine.workflow_types import StepInput, StepOutput
 
 if TYPE_CHECKING:
     from engine.workflow import WorkflowRun
     from engine.workflow_branches import ParallelBranches
 
-Index = Union[int, list[int]]
 StepLike = Union["Step", "Steps", "Parallel", "Loop", "Condition", "Router", Agent, Team, Callable[..., Any]]
-
-
-class StepFailed(Exception):
-    """A step's executor failed (it raised, or its agent's run ended in ERROR)."""
-
-    def __init__(self, message: str, error_type: str = "step_error") -> None:
-        super().__init__(message)
-        self.message = message
-        self.error_type = error_type
-
-
-class WorkflowCancelledError(Exception):
-    """The run was cancelled (``ctx.is_cancelled``) between or inside steps."""
 
 
 def as_step(item: StepLike) -> Any:
@@ -80,111 +59,6 @@ def as_steps(items: Sequence[StepLike] | StepLike) -> list[Any]:
     return [as_step(item) for item in items]
 
 
-def inner_index(index: Index, position: int) -> list[int]:
-    return [index if isinstance(index, int) else index[0], position]
-
-
-async def run_child(gen: AsyncIterator[Any], outputs: list[StepOutput]) -> AsyncIterator[dict[str, Any]]:
-    """A step execution's events; its ``StepOutput`` goes to ``outputs``."""
-    async with aclosing(gen) as items:
-        async for item in items:
-            if isinstance(item, StepOutput):
-                outputs.append(item)
-            else:
-                yield item
-
-
-def chained(step_input: StepInput, outputs: Sequence[StepOutput]) -> StepInput:
-    """The input of the step after ``outputs`` (inside a container, which starts from its own input)."""
-    if not outputs:
-        return step_input
-    previous = dict(step_input.previous_step_outputs)
-    for output in outputs:
-        previous[output.step_name or ""] = output
-    return StepInput(
-        input=step_input.input,
-        previous_step_content=outputs[-1].content,
-        previous_step_outputs=previous,
-        additional_data=step_input.additional_data,
-        session_state=step_input.session_state,
-    )
-
-
-async def run_reviewed(
-    scope: WorkflowRun, step: Any, step_input: StepInput, index: Index, parent_step_id: str | None, found: list[StepOutput]
-) -> AsyncIterator[dict[str, Any]]:
-    """Run one step, at any depth, with its ``human_review``: the review before it (confirmation,
-    user input, a route choice) and after it (its output); its ``StepOutput`` goes to ``found``
-    (nothing when a continue skips it). A continue of this very step applies the human's answer
-    instead of asking again; a container the paused step is inside runs on from its frame."""
-    resume = scope.resume_for(step)
-    retry_count = 0
-    ask_before = not scope.on_resume_path(step)
-    if resume is not None:
-        if resume.skip_step:
-            resume.consumed = True
-            found.extend(resume.kept or [])
-            return
-        if resume.extra:
-            step_input = copy.copy(step_input)
-            step_input.additional_data = {**(step_input.additional_data or {}), **resume.extra}
-        retry_count = resume.retry_count
-        ask_before = not resume.run_step
-    review = getattr(step, "human_review", None)
-    if review is not None and ask_before:
-        requirement = before_requirement(step, _top(index), step_input, scope.ctx.clock())
-        if requirement is not None:
-            requirement["retry_count"] = retry_count
-            raise WorkflowPause(requirement)
-    try:
-        async with aclosing(run_child(step.execute(scope, step_input, index, parent_step_id), found)) as events:
-            async for event in events:
-                yield event
-    finally:
-        if resume is not None:
-            resume.consumed = True
-    if review is not None and step.step_type in ("Step", "Router"):
-        output = found[-1]
-        requirement = output_requirement(step, _top(index), step_input, output, scope.ctx.clock(), retry_count)
-        if requirement is not None:
-            found.pop()
-            raise WorkflowPause(requirement, output=output)
-
-
-async def run_sequence(
-    scope: WorkflowRun,
-    steps: Sequence[Any],
-    step_input: StepInput,
-    index: Index,
-    parent_step_id: str,
-    outputs: list[StepOutput],
-    start: int = 0,
-) -> AsyncIterator[dict[str, Any]]:
-    """Run ``steps`` from ``start`` one after another, chained, into ``outputs`` (which holds what
-    ran before ``start``); an early stop ends the sequence. A step that pauses leaves this
-    sequence's frame (its container's, ``parent_step_id``) on the pause."""
-    for position in range(start, len(steps)):
-        await scope.check_cancelled()
-        found: list[StepOutput] = []
-        try:
-            gen = run_reviewed(scope, steps[position], chained(step_input, outputs), inner_index(index, position), parent_step_id, found)
-            async with aclosing(gen) as events:
-                async for event in events:
-                    yield event
-        except WorkflowPause as pause:
-            pause.frames.insert(0, {"step_id": parent_step_id, "position": position, "outputs": [o.to_dict() for o in outputs]})
-            raise
-        if not found:
-            continue
-        outputs.append(found[-1])
-        if found[-1].stop:
-            return
-
-
-def frame_outputs(frame: dict[str, Any] | None, key: str = "outputs") -> list[StepOutput]:
-    return [StepOutput.from_dict(o) for o in (frame or {}).get(key) or []]
-
-
 def may_pause(steps: Sequence[Any]) -> bool:
     """Whether any of ``steps``, or a step inside them, has a review that can pause the run."""
     return any(
@@ -195,169 +69,6 @@ def may_pause(steps: Sequence[Any]) -> bool:
 
 def _names(steps: Sequence[Any]) -> list[str]:
     return [s.name for s in steps]
-
-
-class Step:
-    """One unit of work: an agent, a team or a function (``executor(step_input)``, sync or async).
-
-    A function's return value is its content unless it returns a ``StepOutput``. A sync function
-    runs in the runtime's tool thread pool. A failed execution is retried ``max_retries`` times;
-    then ``skip_on_failure`` or ``human_review.on_error`` ("skip") skips the step, else ("fail")
-    the workflow ends in ERROR.
-    """
-
-    step_type = "Step"
-
-    def __init__(
-        self,
-        name: str | None = None,
-        agent: Agent | None = None,
-        team: Team | None = None,
-        executor: Callable[..., Any] | None = None,
-        *,
-        step_id: str | None = None,
-        description: str | None = None,
-        max_retries: int = 3,
-        skip_on_failure: bool = False,
-        human_review: HumanReview | None = None,
-        **flat: Any,
-    ) -> None:
-        reject_flat_review_kwargs("Step", flat)
-        given = [x for x in (agent, team, executor) if x is not None]
-        if len(given) != 1:
-            raise ValueError("A Step has exactly one of agent=, team= or executor=")
-        if agent is not None and not isinstance(agent, Agent):
-            raise TypeError("Step(agent=) takes an Agent")
-        if team is not None and not isinstance(team, Team):
-            raise TypeError("Step(team=) takes a Team")
-        if executor is not None and not callable(executor):
-            raise TypeError("Step(executor=) takes a function")
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
-        self.agent, self.team, self.executor = agent, team, executor
-        component = agent or team
-        self.name = name or (component.name or component.id if component is not None else getattr(executor, "__name__", "step"))
-        self.step_id = step_id or str(uuid.uuid4())
-        self.named_step_id = step_id is not None
-        self.description = description
-        self.max_retries = max_retries
-        self.skip_on_failure = skip_on_failure
-        self.human_review = human_review or HumanReview()
-        self.human_review.validate_for("Step")
-
-    @property
-    def executor_type(self) -> str:
-        return "agent" if self.agent is not None else "team" if self.team is not None else "function"
-
-    @property
-    def executor_name(self) -> str:
-        component = self.agent or self.team
-        if component is not None:
-            return component.name or component.id
-        return getattr(self.executor, "__name__", self.name)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The step's definition, as Agno's ``Step.to_dict`` (the executor by id or function name)."""
-        data: dict[str, Any] = {
-            "type": "Step", "name": self.name, "step_id": self.step_id, "description": self.description,
-            "max_retries": self.max_retries, "skip_on_failure": self.skip_on_failure, "human_review": self.human_review.to_dict(),
-        }
-        if self.agent is not None:
-            data["agent_id"] = self.agent.id
-        elif self.team is not None:
-            data["team_id"] = self.team.id
-        else:
-            data["executor_ref"] = self.executor_name
-        return data
-
-    async def execute(self, scope: WorkflowRun, step_input: StepInput, index: Index, parent_step_id: str | None) -> AsyncIterator[Any]:
-        yield scope.step_event("StepStarted", self, index, parent_step_id)
-        output: StepOutput | None = None
-        resume = scope.resume_for(self)
-        for attempt in range(self.max_retries + 1):
-            await scope.check_cancelled()
-            found: list[StepOutput] = []
-            try:
-                async with aclosing(run_child(self._attempt(scope, step_input, index), found)) as events:
-                    async for event in events:
-                        yield event
-            except StepFailed as failure:
-                if attempt < self.max_retries:
-                    continue
-                yield scope.step_event("StepError", self, index, parent_step_id, error=failure.message)
-                if self.human_review.on_error == "pause" and not self.skip_on_failure:
-                    retries = resume.error_retries if resume is not None else 0
-                    raise WorkflowPause(error_requirement(self, _top(index), failure.message, failure.error_type, retries), error=True)
-                if not (self.skip_on_failure or self.human_review.on_error == "skip"):
-                    raise
-                output = self._output(f"Step {self.name} failed but skipped", success=False, error=failure.message)
-                break
-            output = found[-1]
-            break
-        assert output is not None
-        yield scope.step_completed(self, index, parent_step_id, output)
-        yield output
-
-    def _output(self, content: Any, **values: Any) -> StepOutput:
-        return StepOutput(
-            content=content, step_name=self.name, step_id=self.step_id, step_type="Step",
-            executor_type=self.executor_type, executor_name=self.executor_name, **values,
-        )
-
-    async def _attempt(self, scope: WorkflowRun, step_input: StepInput, index: Index) -> AsyncIterator[Any]:
-        if self.executor is not None:
-            yield await self._call_function(step_input)
-            return
-        component = self.agent or self.team
-        assert component is not None
-        resume = scope.resume_for(self)
-        if resume is not None and resume.executor_run is not None:
-            # The executor paused for its tools' human decisions: it goes on under its own run id.
-            run, resume.executor_run = resume.executor_run, None
-        else:
-            message = step_input.get_last_step_content() if step_input.previous_step_outputs else step_input.input
-            text = with_review_context(_message_text(message), step_input.additional_data or {})
-            run = component.start_run(text, scope.executor_context(component), stream_events=True)
-            run.state.parent_run_id = scope.run_id
-        try:
-            async for event in run:
-                yield scope.executor_event(event, self, index)
-        finally:
-            await run.aclose()
-        out = run.output
-        scope.executor_finished(out)
-        scope.child_background_hooks.extend(child_hooks(run))
-        status = out.get("status")
-        if status == CANCELLED:
-            raise WorkflowCancelledError()
-        if status == ERROR:
-            raise StepFailed(str(out.get("content") or "the executor failed"), error_type="executor_error")
-        if status == PAUSED:
-            raise WorkflowPause(executor_requirement(self, _top(index), step_input, out, scope.ctx.clock()))
-        assert status == COMPLETED, status
-        yield self._output(json_copy(out.get("content")), step_run_id=out["run_id"], metrics=json_copy(out.get("metrics")))
-
-    async def _call_function(self, step_input: StepInput) -> StepOutput:
-        fn = self.executor
-        assert fn is not None
-        kwargs = {"session_state": step_input.session_state} if _accepts(fn, "session_state") else {}
-        try:
-            if inspect.iscoroutinefunction(fn):
-                result = await fn(step_input, **kwargs)
-            else:
-                result = await maybe_await(await in_tool_thread(fn, step_input, **kwargs))
-        except (WorkflowCancelledError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            raise StepFailed(f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__) from exc
-        if isinstance(result, StepOutput):
-            result.step_name = result.step_name or self.name
-            result.step_id = result.step_id or self.step_id
-            result.step_type = result.step_type or "Step"
-            result.executor_type = result.executor_type or "function"
-            result.executor_name = result.executor_name or self.executor_name
-            return result
-        return self._output(result)
 
 
 class Steps:
@@ -580,7 +291,7 @@ class Loop:
             )
             if self.human_review.requires_iteration_review and not stopped:
                 partial = container_output(self, f"Loop {self.name} completed iteration {iteration}/{self.max_iterations}", list(all_outputs))
-                requirement = iteration_requirement(self, _top(index), iteration, step_input, partial, scope.ctx.clock())
+                requirement = iteration_requirement(self, top_index(index), iteration, step_input, partial, scope.ctx.clock())
                 raise WorkflowPause(requirement, output=partial)
             if done:
                 break
@@ -747,14 +458,6 @@ class Router:
         yield container_output(self, content, outputs)
 
 
-def container_output(step: Any, content: str, outputs: list[StepOutput]) -> StepOutput:
-    return StepOutput(
-        content=content, step_name=step.name, step_id=step.step_id, step_type=step.step_type,
-        executor_type=step.step_type.lower(), executor_name=step.name,
-        success=all(o.success for o in outputs), stop=any(o.stop for o in outputs), steps=outputs,
-    )
-
-
 def parallel_content(outputs: Sequence[StepOutput]) -> str:
     """Agno's aggregated text of a Parallel's branches."""
     text = "## Parallel Execution Results\n\n"
@@ -764,23 +467,6 @@ def parallel_content(outputs: Sequence[StepOutput]) -> str:
         content = output.content
         text += f"{content}\n\n" if content is not None and str(content).strip() else "*(No content)*\n\n"
     return text.strip()
-
-
-def with_review_context(message: str, additional_data: dict[str, Any]) -> str:
-    """An agent step's message with what a human said in a review (Agno's wording)."""
-    user_input = additional_data.get("user_input")
-    if user_input:
-        lines = "\n".join(f"- {k}: {v}" for k, v in user_input.items())
-        message = f"{message}\n\nUser preferences:\n{lines}" if message else f"User preferences:\n{lines}"
-    if additional_data.get("previous_output"):
-        message = f"{message}\n\nYour previous output:\n{additional_data['previous_output']}"
-    if additional_data.get("rejection_feedback"):
-        message = f"{message}\n\nFeedback from reviewer:\n{additional_data['rejection_feedback']}"
-    return message
-
-
-def _top(index: Index) -> int:
-    return index if isinstance(index, int) else index[0]
 
 
 def _base(step: Any) -> dict[str, Any]:
@@ -810,18 +496,3 @@ def name_step_ids(workflow_id: str, steps: Sequence[Any], path: str = "") -> Non
             step.step_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agno-workflow:{workflow_id}{here}"))
         for label in ("steps", "else_steps", "choices"):
             name_step_ids(workflow_id, getattr(step, label, []), f"{here}/{label}")
-
-
-def _message_text(message: Any) -> str:
-    if message is None:
-        return ""
-    if isinstance(message, str):
-        return message
-    return json.dumps(message, ensure_ascii=False, default=str)
-
-
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False

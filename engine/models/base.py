@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Union
 
 # What the model is being asked to do. Real providers ignore it; the offline model uses it to pick
@@ -45,6 +45,10 @@ class Usage:
     reasoning_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        """Both counts summed (the usage chunks of one model call)."""
+        return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(Usage)})
 
 
 @dataclass(frozen=True)

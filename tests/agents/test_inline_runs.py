@@ -370,7 +370,7 @@ def test_a_streams_first_frame_is_ready_when_its_response_is_returned():
 
 
 def test_a_run_whose_opening_fails_is_recorded_as_an_error(monkeypatch):
-    from engine.runner import RunIteration
+    from engine.run_iteration import RunIteration
     from agents.pipeline.runs import RunRequest
     from agents.pipeline.submit import submit_run
 

@@ -260,7 +260,7 @@ def test_a_continued_run_opens_with_its_continued_event(make_ctx):
 
 
 def test_a_run_that_would_wait_before_its_first_event_is_closed_and_refused(make_ctx):
-    from engine.runner import RunIteration
+    from engine.run_iteration import RunIteration
 
     class WaitsFirst(RunIteration):
         def __init__(self) -> None:
