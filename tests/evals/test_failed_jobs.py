@@ -13,6 +13,7 @@ from jobs.models import Job, JobStatus
 from jobs.services.jobs import job_cancel, job_claim
 from jobs.services.reaper import WORKER_LOST, job_reap
 from evals.models import EvalRun
+from tests.agents.conftest import wait_for
 from tests.security.conftest import auth, token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,7 +33,9 @@ def test_a_result_file_that_cannot_be_written_fails_the_eval_and_the_post_answer
     assert body["status"] == "failed" and body["error"].startswith("The result file was not written: ")
     row = EvalRun.objects.unscoped("test").get(pk=body["id"])
     assert (row.status, row.error) == ("failed", body["error"])
-    assert Job.objects.unscoped("test").get(pk=row.job_id).status == JobStatus.FAILED
+    # The job's end is written fenced just after its work marked the eval failed (which the POST
+    # answered as soon as it read it): a moment later under load.
+    wait_for(lambda: Job.objects.unscoped("test").get(pk=row.job_id).status == JobStatus.FAILED, timeout=30)
 
 
 def test_an_eval_whose_job_was_cancelled_before_it_started_reads_failed(client, settings) -> None:

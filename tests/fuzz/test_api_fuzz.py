@@ -17,8 +17,10 @@ from tests.security.conftest import auth, token
 
 # Examples per operation: 15 in the suite; FUZZ_EXAMPLES=200 for a longer hunt.
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "15"))
-# The documents' own examples (explicit examples) are sent first; FUZZ_EXPLICIT_EXAMPLES=0 leaves
-# them out (scripts/test.sh does on its second database: they are the same requests there).
+# Hypothesis's explicit phase comes first: the document's own examples, then schemathesis's coverage
+# cases (deterministic: boundary values, and each parameter missing or of a wrong type, operation by
+# operation). FUZZ_EXPLICIT_EXAMPLES=0 leaves that phase out (scripts/test.sh
+# does on its second database: the same fixed requests as on the first).
 PHASES = [phase for phase in Phase if phase is not Phase.explicit or os.environ.get("FUZZ_EXPLICIT_EXAMPLES", "1") != "0"]
 
 schema = load_schema()
