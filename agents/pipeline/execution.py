@@ -129,7 +129,8 @@ async def run_execute(
     (``RUN_THREADS``) for the moment it takes. ``opened``: started already (``run_open``, with
     ``recorder`` and its ``on_event``). Under ``run_execute_here`` its batches are written in the
     caller's thread instead (``_batches_here``)."""
-    writer: asyncio.Task[None] | None = None
+    writers: list[asyncio.Task[None]] = []
+    timer: asyncio.TimerHandle | None = None
     try:
         if recorder is None:
             recorder = await in_run_thread(run_watch, prepared, run, batches_here=driven_here())
@@ -137,14 +138,18 @@ async def run_execute(
             recorder.forward = on_event
             opened = Opened(prepared.iterate())
         if isinstance(recorder, HereRecorder):
-            writer = asyncio.get_running_loop().create_task(_batches_here(recorder))
+            # Only a run still going after a flush interval has batches to write before its end.
+            loop = asyncio.get_running_loop()
+            timer = loop.call_later(recorder.flush_seconds, lambda: writers.append(loop.create_task(_batches_here(recorder))))
         try:
             output, finished = await run_drive(prepared, opened.run_iter, recorder, opened.failure)
         except BaseException:
             await in_run_thread(watch.remove, run.pk)
             raise
         finally:
-            if writer is not None:
+            if timer is not None:
+                timer.cancel()
+            for writer in writers:
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await writer
@@ -182,13 +187,13 @@ async def _batches_here(recorder: HereRecorder) -> None:
     interval, and its heartbeat renewed every heartbeat interval, in the caller's thread, as the
     watch does for a server's run."""
     beat_every = min(settings.AGENTOS_PROCESS_HEARTBEAT_SECONDS, settings.AGENTOS_BACKGROUND_LEASE_SECONDS / 3)
-    next_beat = time.monotonic() + beat_every
+    next_beat = time.monotonic() + beat_every - recorder.flush_seconds  # it starts a flush interval in
     while True:
-        await asyncio.sleep(recorder.flush_seconds)
         await in_run_thread(recorder.flush)
         if time.monotonic() >= next_beat:
             next_beat = time.monotonic() + beat_every
             await in_run_thread(InlineRecorder.beats_together, [recorder])
+        await asyncio.sleep(recorder.flush_seconds)
 
 
 def _unwatch_and_end(prepared: PreparedRun, run: Run, recorder: InlineRecorder, output: dict[str, Any], finished: Any) -> dict[str, Any]:
