@@ -1,8 +1,8 @@
 """The platform's own cost per run, in process, with a model that answers instantly.
 
-Drives the same service every transport uses (``run_prepare`` + ``run_execute``) for an agent
-on the offline model with history on (3 runs), in one long session, and reports CPU per run,
-runs per second, latency percentiles, SQL statements per run and transactions per run, and on
+Drives the same service every transport uses (``run_prepare``, then the one async execute
+through its sync facade, ``run_execute_here``) for an agent on the offline model with history
+on (3 runs), in one long session, and reports CPU per run, runs per second, latency percentiles, SQL statements per run and transactions per run, and on
 PostgreSQL the CPU of the server's backend process for the connection (when it runs on this host).
 
     .venv/bin/python -m bench.inprocess_runs sqlite|postgres [--runs 500]
@@ -56,14 +56,15 @@ def measure(backend: str, runs: int) -> dict:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.execution import run_execute_here
+        from agents.pipeline.runs import RunRequest, run_prepare
         from core.auth import Principal
 
         principal = Principal(user_id="bench-user", isolated=True, via="session")
 
         def one(session_id: str | None, message: str) -> dict:
             prepared = run_prepare(principal=principal, component_id="bench", request=RunRequest(message=message, session_id=session_id, stream=False), kind="agent")
-            return run_execute(prepared)
+            return run_execute_here(prepared)
 
         first = one(None, "warm up")
         session_id = first["session_id"]

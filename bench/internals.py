@@ -141,13 +141,14 @@ def measure_http(rounds: int, count: int, names: list[str]) -> dict:
 
 
 def seed_sessions(count: int) -> None:
-    from agents.pipeline.runs import RunRequest, run_execute, run_prepare
+    from agents.pipeline.execution import run_execute_here
+    from agents.pipeline.runs import RunRequest, run_prepare
     from core.auth import Principal
 
     principal = Principal(user_id="bench-user", isolated=True, via="session")
     for index in range(count):
         prepared = run_prepare(principal=principal, agent_id="bench", request=RunRequest(message=f"hello {index}", stream=False))
-        run_execute(prepared)
+        run_execute_here(prepared)
 
 
 # --- statements ----------------------------------------------------------------------------------
@@ -253,7 +254,8 @@ def measure_sqlite_lock(rounds: int, runs: int) -> dict:
     on the same database file, with each backend in turn: per-run latency and runs/s."""
     from django.db import connections
 
-    from agents.pipeline.runs import RunRequest, run_execute, run_prepare
+    from agents.pipeline.execution import run_execute_here
+    from agents.pipeline.runs import RunRequest, run_prepare
     from core.auth import Principal
 
     engines = {"writers-take-turns": "core.db.sqlite3", "busy-handler": "django.db.backends.sqlite3"}
@@ -269,7 +271,7 @@ def measure_sqlite_lock(rounds: int, runs: int) -> dict:
             for number in range(runs):
                 started = time.perf_counter()
                 prepared = run_prepare(principal=principal, agent_id="bench", request=RunRequest(message=f"q {number}", session_id=session_id, stream=False))
-                output = run_execute(prepared)
+                output = run_execute_here(prepared)
                 mine.append(time.perf_counter() - started)
                 session_id = output["session_id"]
             assert type(connections["default"]).__module__ == f"{engine}.base", type(connections["default"])

@@ -1,6 +1,6 @@
 """What tracing costs a run: the CPU of a run with TRACING on against off, in one process.
 
-Runs the same service every transport uses (``run_prepare`` + ``run_execute``) for an agent that
+Runs the same service every transport uses (``run_prepare`` + ``run_execute_here``) for an agent that
 calls one tool (so a run has three spans of its own besides the root: two model calls and the
 tool call), in alternating blocks of tracing on and off so the machine's drift falls on both.
 Every "on" block ends with a flush, so the writing of its spans (on the span writer's thread)
@@ -77,7 +77,8 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
         setup(url)
         from django.conf import settings
 
-        from agents.pipeline.runs import RunRequest, run_execute, run_prepare
+        from agents.pipeline.execution import run_execute_here
+        from agents.pipeline.runs import RunRequest, run_prepare
         from core.auth import Principal
         from traces.models import Span, Trace
         from traces.provider import flush
@@ -87,7 +88,7 @@ def _measure(backend: str, runs: int, blocks: int, provider: str, stream: bool) 
 
         def one(session_id: str | None, message: str) -> dict:
             prepared = run_prepare(principal=principal, component_id=agent_id, request=RunRequest(message=message, session_id=session_id, stream=stream), kind="agent")
-            return run_execute(prepared, on_event=received.append if stream else None)
+            return run_execute_here(prepared, on_event=received.append if stream else None)
 
         session_id = one(None, "warm up")["session_id"]
         if counter is not None:

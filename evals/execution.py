@@ -17,7 +17,8 @@ from django.utils import timezone
 from engine import Agent, RunContext
 from engine.models import get_model
 from agents.pipeline.authority import RunForbidden, run_authorize
-from agents.pipeline.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner, run_execute
+from agents.pipeline.execution import run_execute_here
+from agents.pipeline.runs import ComponentNotFound, RunRequest, component_entry, prepare_for_owner
 from core.tenancy import scope_queryset
 from sessions.models import RunOrigin
 from sessions.services.runs import new_id
@@ -54,7 +55,7 @@ def _component_runner(row: EvalRun, owner_id: str | None, principal: Any = None)
         if all(override) and row.component_kind != "workflow":
             # AgentOS: model_id/model_provider run the evaluated agent or team on that model.
             prepared.component = prepared.component.with_options(model=get_model(f"{override[0].lower()}:{override[1]}"))
-        return run_execute(prepared)
+        return run_execute_here(prepared)  # in this thread and its transaction (the job's)
 
     return run
 

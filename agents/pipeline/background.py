@@ -31,21 +31,9 @@ from jobs.services.jobs import job_ended, job_fence, job_settle_fenced
 from jobs.services.watch import watch
 from .observers import RunEnd, run_ended
 from .eventlog import EventLog, LoopFed, run_error_event
-from .runs import (
-    ComponentNotFound,
-    PreparedRun,
-    RunNotContinuable,
-    RunRequest,
-    _drive_async,
-    branch_prepare_for_job,
-    component_entry,
-    component_entry_pinned,
-    continue_prepare_for_owner,
-    next_event_index,
-    prepare_for_owner,
-    replaced_input,
-    run_aftermath,
-)
+from .continuation import branch_prepare_for_job, continue_prepare_for_owner, next_event_index
+from .execution import replaced_input, run_aftermath, run_drive
+from .runs import ComponentNotFound, PreparedRun, RunNotContinuable, RunRequest, component_entry, component_entry_pinned, prepare_for_owner
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -106,7 +94,7 @@ async def run_job_execute(job: Job, worker: str) -> str:
     execution = await in_run_thread(_job_begin, job, worker)
     try:
         if execution.prepared is not None:
-            execution.output, execution.finished = await _drive_async(execution.prepared, execution.prepared.iterate(), execution.events)
+            execution.output, execution.finished = await run_drive(execution.prepared, execution.prepared.iterate(), execution.events)
     finally:
         await in_run_thread(_job_unwatch, job)
     return await in_run_thread(_job_end, execution)

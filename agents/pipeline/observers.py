@@ -12,7 +12,9 @@ new family plugs in without an edit here.
   return a per-run event observer, which then sees every event of the run as it happens.
 - **run end** (``register_run_end``): called with a ``RunEnd`` inside the transaction that writes
   the run's end, so what it writes commits or rolls back with the run. A team's members and a
-  workflow's step runs are the record's ``children`` (``RunEnd.records``).
+  workflow's step runs are the record's ``children`` (``RunEnd.records``). An observer that
+  raises does not keep the run from ending: what the observers wrote is undone, the failure is
+  logged (``agno_site.runs``, with the observer's name), and the others are told again.
 - **continue gate** (``register_continue_gate``): asked before a paused run continues; it may
   refuse (raise a domain error) or change the decisions it continues with, and is told once the
   continue was accepted (``settled``).
@@ -24,12 +26,17 @@ Registration is idempotent per name, as ``ready`` may run twice in tests.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from core.auth import Principal
 from sessions.services.runs import RunRecord
+
+logger = logging.getLogger("agno_site.runs")
 
 EventObserver = Callable[[dict[str, Any]], None]
 RunStartObserver = Callable[[Any], EventObserver | None]  # (the run's row) -> a per-run event observer, or None
@@ -114,10 +121,26 @@ def run_started(run: Any) -> list[EventObserver]:
     return found
 
 
-def run_ended(end: RunEnd) -> None:
-    """Tell the run-end observers, in the caller's transaction."""
-    for observer in _run_end.values():
-        observer(end)
+def run_ended(end: RunEnd) -> list[str]:
+    """Tell the run-end observers, in the caller's transaction (the run's end). Their writes go
+    in a savepoint: if one raises, they are rolled back, the failure is logged, and the others
+    are told again without it, so the run's own end commits with its real status instead of
+    staying RUNNING for the reaper. Returns the names of the observers that failed."""
+    failed: list[str] = []
+    while True:
+        current = None
+        try:
+            with transaction.atomic():
+                for name, observer in list(_run_end.items()):
+                    if name not in failed:
+                        current = name
+                        observer(end)
+            return failed
+        except Exception:
+            if current is None:
+                raise  # the savepoint itself failed: the run's transaction is broken
+            logger.exception("run %s: run-end observer %r failed; the run ends without what it writes", end.run_id, current)
+            failed.append(current)
 
 
 def continue_checked(*, principal: Principal, run_id: str, requested_user_id: str | None, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

@@ -9,7 +9,7 @@ three ways, each a typed result the caller renders:
 - ``Finished``: the run went to its end in this thread (not streamed);
 - ``Started``: the run is committed RUNNING, and the caller drives it: ``execute_async`` on the
   web server's event loop (a streamed run's events go to a sink as they happen; a JSON answer
-  awaits its end), or ``execute`` in a sync caller's thread.
+  awaits its end), or ``execute``, its sync facade, in a caller without an event loop.
 
 ``wait=True`` (the default, for sync callers) runs a non-streamed run to its end before returning
 (``Finished``); the web server passes ``wait=False`` and awaits it on its loop instead.
@@ -33,24 +33,19 @@ from jobs.models import Job
 from .capacity import Slot, run_slot_acquire, run_slot_key
 from jobs.services.jobs import QueueFull, job_continue, job_submit
 from .observers import continue_checked, continue_settled
+from .continuation import branch_submit, continue_prepare
+from .execution import Opened, run_execute, run_execute_here, run_open, run_watch
 from .runs import (
     DECISIONS_WITH_BRANCH,
     ComponentNotFound,
     Continuation,
     InvalidContinuation,
-    Opened,
     PreparedRun,
     RunNotContinuable,
     RunRequest,
-    branch_submit,
     component_entry_for,
-    continue_prepare,
     run_begin,
-    run_execute,
-    run_execute_async,
-    run_open,
     run_prepare,
-    run_watch,
     session_for_run,
 )
 
@@ -102,8 +97,9 @@ class Started:
         return self.prepared.streamed
 
     def execute(self, *, on_event: EventSink | None = None) -> dict[str, Any]:
+        """``execute_async`` for a caller without an event loop (``run_execute_here``)."""
         assert self.recorder is None, "a run watched for an event loop is driven with execute_async"
-        return run_execute(self.prepared, on_event=on_event, run=self.run)
+        return run_execute_here(self.prepared, on_event=on_event, run=self.run)
 
     def open(self, *, on_event: EventSink | None = None) -> Opened | None:
         """On the event loop that will drive it: start the run now, up to its first event, which
@@ -112,7 +108,7 @@ class Started:
         return run_open(self.prepared, self.recorder, on_event) if self.recorder is not None else None
 
     async def execute_async(self, *, on_event: EventSink | None = None, opened: Opened | None = None) -> dict[str, Any]:
-        return await run_execute_async(self.prepared, on_event=on_event, run=self.run, recorder=self.recorder, opened=opened)
+        return await run_execute(self.prepared, on_event=on_event, run=self.run, recorder=self.recorder, opened=opened)
 
 
 Submitted = Accepted | Finished | Started
@@ -174,7 +170,7 @@ def _run(prepared: PreparedRun, *, client_address: str, wait: bool, index_from: 
         run = run_begin(prepared)
         if wait and not prepared.streamed:
             with slot:
-                return Finished(run_execute(prepared, run=run))
+                return Finished(run_execute_here(prepared, run=run))
         # The web server drives it on its loop (wait=False), at once: watched from here, in this thread.
         recorder = None if wait else run_watch(prepared, run)
     except BaseException:

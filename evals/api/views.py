@@ -125,7 +125,7 @@ class EvalRunsView(EvalsAPIView, AsyncAgentOSView):
         return Response(self.prepared)
 
     # -- run --
-    def prepare_post(self, request: Request) -> tuple[str, Any, bool]:
+    def prepare_post(self, request: Request) -> tuple[str, Any, bool, dict[str, Any] | None]:
         params = request.query_params
         self.check_db_selector(params)
         background = boolean(params, "background", False)
@@ -133,7 +133,9 @@ class EvalRunsView(EvalsAPIView, AsyncAgentOSView):
         principal = self.principal
         visible = {kind: principal.visible_ids(f"{kind}s") for kind in ("agent", "team", "workflow")}
         row = eval_run_create(owner_id=principal.owner(), request=EvalRequest(**body), visible=visible, principal=principal)
-        return row.run_id, principal.read_scope(), background
+        # A background eval answers with its row as accepted: read again, a fast worker may have
+        # finished it already, and the 202 would read as a finished eval's 200.
+        return row.run_id, principal.read_scope(), background, render_eval_run(row) if background else None
 
     @extend_schema(
         operation_id="run_eval",
@@ -151,8 +153,10 @@ class EvalRunsView(EvalsAPIView, AsyncAgentOSView):
         responses={200: EvalOut, 202: EvalOut, 429: ErrorOut, **ERRORS},
     )
     async def post(self, request: Request) -> Response:
-        run_id, user, background = self.prepared
-        deadline = time.monotonic() + (0 if background else settings.EVALS_SYNC_WAIT_SECONDS)
+        run_id, user, background, accepted = self.prepared
+        if background:
+            return Response(accepted, status=202)
+        deadline = time.monotonic() + settings.EVALS_SYNC_WAIT_SECONDS
         while True:
             row = await self.in_thread(_row_or_none, user, run_id)
             if row is None:  # deleted meanwhile

@@ -500,7 +500,8 @@ class TestBackgroundBranch:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from agents.pipeline.runs import Continuation, branch_submit
+        from agents.pipeline.continuation import branch_submit
+        from agents.pipeline.runs import Continuation
         from core.auth import OPEN
 
         source = self.finished_run(live_api)

@@ -71,7 +71,8 @@ class TestThePipelineAsks:
         assert run_authorize(jwt_principal("alice", ["agents:assistant:run"]), "agent", "assistant").component_id == "assistant"
 
     def test_continuing_a_run_asks_too(self, client, jwt_server) -> None:
-        from agents.pipeline.runs import RunForbidden, continue_prepare
+        from agents.pipeline.continuation import continue_prepare
+        from agents.pipeline.runs import RunForbidden
         from tests.factories import make_run, make_session
 
         session = make_session("alice", session_id="s1", component_id="hitl-agent")
