@@ -14,7 +14,8 @@ serves both transports.
 Who may do what is decided by the functions REST uses: the bearer credential of the handshake or
 of ``authenticate`` (``authenticate_bearer``), else the browser's login, else the open server;
 then ``run_for_caller`` / ``cancel_for_caller`` and the same scopes (``<family>:<id>:run``).
-Another user's run is "not found", exactly like one that does not exist.
+Another user's run is "not found", exactly like one that does not exist; a refusal is told with
+the HTTP API's words and its domain error code (``run_not_found``, ``run_forbidden``).
 """
 from __future__ import annotations
 
@@ -166,11 +167,11 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         """The run, if this caller may see it and holds ``run`` on its component; else None (reported)."""
         try:
             run = await database_sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id)
-        except RunNotFound:
-            await self._error(f"Run {run_id} not found", "not_found", run_id=run_id)
+        except RunNotFound as exc:
+            await self._refuse(exc, run_id=run_id)
             return None
         if not run_permitted(self.principal, run.run_type, run.component_id):
-            await self._error(str(RunForbidden(run.run_type)), "forbidden", run_id=run_id)
+            await self._refuse(RunForbidden(run.run_type), run_id=run_id)
             return None
         return run
 
@@ -212,14 +213,24 @@ class RunSocket(AsyncJsonWebsocketConsumer):
             return
         try:
             await database_sync_to_async(cancel_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id)
-        except (RunNotFound, ValueError):
-            await self._error(f"Run {run_id} not found", "not_found", run_id=run_id)
+        except RunNotFound as exc:
+            await self._refuse(exc, run_id=run_id)
+            return
+        except ValueError as exc:  # an isolated caller named no session (the API's 400)
+            await self._error(str(exc), "invalid_message", run_id=run_id)
             return
         await self.send_json({"event": "cancel_requested", "run_id": run_id})
 
     async def _error(self, error: str, error_type: str, **extra: Any) -> None:
         await self.send_json({"event": "error", "error": error, "error_type": error_type, **extra})
 
+    async def _refuse(self, exc: BaseException, **extra: Any) -> None:
+        """A service's refusal, with the words the HTTP API answers it with and its code
+        (core.errors: the same attributes the HTTP answer is made of)."""
+        refusal = refusal_of(exc)
+        if refusal is None:  # not a refusal: a bug, raised as one
+            raise exc
+        await self._error(refusal.detail, refusal.code, **extra)
 
 
 class WorkflowSocket(RunSocket):
@@ -247,7 +258,7 @@ class WorkflowSocket(RunSocket):
             await self._error("workflow_id is required", "invalid_message")
             return
         if not run_permitted(self.principal, "workflow", workflow_id):  # the submission asks again; refused before any wait
-            await self._error(str(RunForbidden("workflow")), "forbidden")
+            await self._refuse(RunForbidden("workflow"))
             return
         await handler(content, workflow_id)
 
@@ -285,9 +296,8 @@ class WorkflowSocket(RunSocket):
         try:
             job, after = await database_sync_to_async(submit)(**arguments)
         except Exception as exc:
-            refusal = refusal_of(exc)
-            if refusal is not None:
-                await self._error(refusal.detail, refusal.code)
+            if refusal_of(exc) is not None:
+                await self._refuse(exc)
                 return
             if isinstance(exc, APIError):  # a form's 4xx (the API's parser refused a field)
                 await self._error(str(exc.detail), "refused")

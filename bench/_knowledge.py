@@ -38,7 +38,8 @@ def job_settings() -> None:
 
 def ingest_all(worker: str = "bench-worker") -> list[str]:
     """Run every queued job to its end, one after another, as a worker does: their statuses."""
-    from jobs.services.jobs import job_claim, job_run
+    from jobs.services.claims import job_claim
+    from jobs.services.jobs import job_run
 
     statuses = []
     while (job := job_claim(worker=worker, probe=False)) is not None:

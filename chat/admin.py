@@ -2,14 +2,16 @@
 
 ``sessions.admin.RunAdmin`` and Django's ``UserAdmin`` are re-registered here with the actions
 the operator console needs (cancel / retry runs, a workflow run's step timeline and its review;
-export / erase a user's data), so the apps
+export / erase a user's data, erased with the account when it is deleted), so the apps
 that own those tables do not have to know about the console.
 """
 from __future__ import annotations
 
+from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
+from django.db import transaction
 from django.db.models import QuerySet
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -17,12 +19,14 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.text import capfirst
 from django.utils.http import urlencode
 
 from agents.pipeline.runs import cancel_for_caller
 from agents.pipeline.submit import RETRYABLE_STATUSES, RunNotRetryable, submit_retry
 from core.admin import OwnedModelAdmin, UserIdFilter
 from core.auth import OPERATOR
+from core.services.userdata import userdata_counts, userdata_erase
 from sessions.admin import RunAdmin
 from sessions.models import Run, RunStatus, SessionType
 
@@ -153,8 +157,39 @@ User = get_user_model()
 
 
 class OperatorUserAdmin(UserAdmin):
+    """Django's user admin, with a user's data: exported, erased, and erased with the account
+    when the account is deleted (one or "delete selected"), through ``userdata_erase``, so no
+    session, run, memory or document outlives its owner's account."""
+
     actions = ["export_data", "erase_data"]
     list_display = (*UserAdmin.list_display, "data_link")
+
+    def get_deleted_objects(self, objs, request):
+        """Django's confirmation lists, with each user's data that the deletion erases: counted
+        per table in its summary, and listed under the user's name (an owned table the operator
+        may not delete from refuses the deletion, as a related row would)."""
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        model_count = dict(model_count)
+        for user in objs:
+            counts = [(apps.get_model(label), count) for label, count in userdata_counts(user_id=user.get_username()).items() if count]
+            if not counts:
+                continue
+            deleted.append(f"The data of {user.get_username()}, erased with the account:")
+            deleted.append([f"{capfirst(model._meta.verbose_name_plural)}: {count}" for model, count in counts])
+            for model, count in counts:
+                name = model._meta.verbose_name_plural
+                model_count[name] = model_count.get(name, 0) + count
+                if not request.user.has_perm(f"{model._meta.app_label}.delete_{model._meta.model_name}"):
+                    perms_needed.add(model._meta.verbose_name)
+        return deleted, model_count, perms_needed, protected
+
+    def delete_model(self, request: HttpRequest, obj) -> None:
+        userdata_erase(user_id=obj.get_username(), delete_account=True)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        with transaction.atomic():  # all the selected users' data and accounts, or none
+            for user in queryset:
+                userdata_erase(user_id=user.get_username(), delete_account=True)
 
     @admin.display(description="data")
     def data_link(self, obj) -> str:

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from agents.registry import entry_get
 from engine.models import get_model
-from jobs.services.jobs import job_enqueue, jobs_ended
+from jobs.services.jobs import job_enqueue
+from jobs.selectors import jobs_ended
 from core.tenancy import scope_queryset
 
 from .models import ComponentKind, EvalBatch, EvalDataset, EvalRun, EvalStatus, EvalType

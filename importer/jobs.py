@@ -28,7 +28,8 @@ from django.utils import timezone
 from jobs.models import Job
 from jobs.services.execution import JobCancelled, execute_plain_job
 from jobs.registry import job_handler
-from jobs.services.jobs import job_enqueue, jobs_ended
+from jobs.services.jobs import job_enqueue
+from jobs.selectors import jobs_ended
 
 from .models import AgnoImport, ImportStatus
 from .services import KINDS, agno_import

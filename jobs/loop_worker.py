@@ -24,7 +24,8 @@ from django.db import OperationalError
 from core.logging import Throttle
 
 from .services.executor import in_run_thread, job_slot
-from .services.jobs import job_claim, job_execute, worker_name
+from .services.claims import job_claim
+from .services.jobs import job_execute, worker_name
 
 logger = logging.getLogger("agno_site.jobs")
 

@@ -15,7 +15,8 @@ from django.conf import settings
 from core.services.readiness import reaper_pass_record
 
 from .loop_worker import process_worker
-from .services.jobs import dispatch, startable_count
+from .services.jobs import dispatch
+from .selectors import startable_count
 from .services.reaper import reap
 
 

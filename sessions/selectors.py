@@ -35,6 +35,17 @@ def run_get(*, user: Any, run_id: str, session_id: str | None = None) -> Run | N
     return runs.first()
 
 
+def component_runs(*, user: Any, session_id: str, component_id: str, status: str | None = None) -> list[Run] | None:
+    """A component's runs in a session of ``user``, in order (only those of ``status``, exact,
+    when given); None when the session is not visible. Two queries."""
+    if not scope_queryset(Session.objects, user).filter(pk=session_id).exists():
+        return None
+    runs = scope_queryset(Run.objects, user).filter(session_id=session_id, component_id=component_id)
+    if status:
+        runs = runs.filter(status=status)
+    return list(runs.order_by("run_index"))
+
+
 def run_usage_recent(*, user_id: str, limit: int = 20) -> list[dict[str, Any]]:
     """The user's latest top-level runs with what each spent (tokens, duration) and, for one that
     failed or was refused, why. One query; a team's member runs are in its total already."""

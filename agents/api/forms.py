@@ -7,13 +7,15 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import UnsupportedMediaType
 
+from core.api import params
 from core.api.errors import BadRequest
 from core.api.parsers import fields_too_large, load_json
 
 from engine import InvalidContinuation
+from engine.checkpoints import parse_continue_from
 from engine.hitl import supplied_decisions
 from ..pipeline.run_requests import bounded_text, object_or_dropped, run_request_build
-from ..pipeline.runs import RunRequest
+from ..pipeline.runs import Continuation, RunRequest
 
 
 def form_data(request) -> Any:
@@ -63,6 +65,26 @@ def parse_step_requirements(data: Any) -> list[dict[str, Any]] | None:
     return _json_objects(data, "step_requirements", "step requirement objects")
 
 
+def parse_continuation(data: Any) -> Continuation:
+    """The unified-continue fields of a continue form, with AgentOS's 400s for what conflicts."""
+    continue_from = parse_continue_from(data.get("continue_from"))
+    fork = params.boolean(data, "fork", False, where="body")
+    regenerate = params.boolean(data, "regenerate", False, where="body")
+    replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")
+    text = bounded_text(data, "input") or None
+    instructions = bounded_text(data, "additional_instructions") or None
+    if text is not None and instructions is not None:
+        raise BadRequest("Provide either `additional_instructions` or `input`, not both.")
+    if replace_original is not None and not regenerate:
+        raise BadRequest("`replace_original` only makes sense with `regenerate=True`.")
+    if regenerate and fork:
+        raise BadRequest("`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly.")
+    return Continuation(
+        continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions,
+        factory_input=object_or_dropped(data, "factory_input"),
+    )
+
+
 def _json_objects(data: Any, name: str, what: str) -> list[dict[str, Any]] | None:
     raw = data.get(name)
     if raw in (None, ""):
@@ -74,6 +96,3 @@ def _json_objects(data: Any, name: str, what: str) -> list[dict[str, Any]] | Non
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         raise BadRequest(f"Invalid structure or content for {name}: expected a JSON array of {what}")
     return value
-
-
-__all__ = ["bounded_text", "form_data", "object_or_dropped", "parse_run_form", "parse_step_requirements", "parse_tools_field"]

@@ -22,7 +22,7 @@ from core.auth import Principal
 
 from jobs.models import Job, JobStatus
 from jobs.services import queue as operations
-from jobs.services.jobs import queue_stats
+from jobs.selectors import queue_stats
 
 TAGS = ["Queue"]
 ADMIN_ONLY = "Job queue operations require an admin scope"

@@ -2,6 +2,7 @@
 as AgentOS-shaped dicts; tests check the bodies against this document)."""
 from __future__ import annotations
 
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from core.api.schema import ErrorOut, ValidationErrorOut
@@ -221,3 +222,20 @@ class CompactionResult(serializers.Serializer):
     compacted = serializers.BooleanField()
     record = serializers.DictField(allow_null=True)
     metrics = serializers.DictField(allow_null=True)
+
+
+# ---- shared by the team and workflow views -----------------------------------------------------
+
+TEAM_RUN_RESPONSES = {
+    200: OpenApiResponse(RunOutput, description="stream=false: the TeamRunOutput (member_responses included); stream=true (the default): text/event-stream of team and member events"),
+    202: BackgroundAccepted,
+    400: ERROR,
+    404: ERROR,
+    409: ERROR,
+    413: ERROR,
+    422: VALIDATION_ERROR,
+    429: ERROR,
+}
+RUN_FORMS = {"application/x-www-form-urlencoded": RunForm, "multipart/form-data": RunForm}
+CONTINUE_FORMS = {"application/x-www-form-urlencoded": ContinueForm, "multipart/form-data": ContinueForm}
+IN_SESSION = [OpenApiParameter("session_id", str, required=True)]

@@ -1,4 +1,6 @@
-"""SSE responses for runs driven on the event loop: events become frames as they happen."""
+"""The answers of run submissions: SSE responses for runs driven on the event loop (events
+become frames as they happen), a run's output once it ends, a background run's 202 or its
+followed events."""
 from __future__ import annotations
 
 import asyncio
@@ -7,11 +9,19 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
+from django.db import DatabaseError
 from django.http import StreamingHttpResponse
+from rest_framework.response import Response
 
+from core.api.errors import DATABASE_UNAVAILABLE
 from core.api.sse import SSE_CONTENT_TYPE, control_frame, event_frame
+from core.api.views import json_response
 
 from jobs.services.cancellation import cancel_local
+from jobs.services.executor import in_run_thread
+from ..pipeline.submit import Finished, Started, Submitted
+from ..pipeline.tail import follow
+from .presenters import UNSTREAMED_EVENTS, with_unstreamed_events
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -117,3 +127,37 @@ class _Failed:
 
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
+
+
+async def submission_response(submitted: Submitted, kind: str):
+    """A submission's answer, on the event loop: the run's stream, or its RunOutput once it ends
+    (driven on this loop, holding no thread while it waits; a team's or workflow's with the
+    events Agno keeps for it), or a background run's 202 (or its events, followed, when the
+    submission streams)."""
+    if isinstance(submitted, Started):
+        if submitted.streamed:
+            return sse_response(stream_on_loop(submitted))
+        output = await answer_on_loop(submitted)
+        if kind in UNSTREAMED_EVENTS:
+            output = await in_run_thread(with_unstreamed_events, output, kind, submitted.prepared.owner_id)
+        return json_response(output)
+    if isinstance(submitted, Finished):
+        return json_response(submitted.output)
+    if submitted.stream:
+        return sse_response(tail_frames(submitted.job.pk, submitted.job.user_id, submitted.after))
+    return Response(submitted.body, status=202)
+
+
+async def tail_frames(run_id: str, owner: str | None, after: int) -> AsyncIterator[str]:
+    """SSE frames of a run's events after ``after`` until it ends (durable, resumable)."""
+    try:
+        async for event in follow(run_id, owner, after):
+            yield event_frame(event)
+    except DatabaseError as exc:
+        yield database_error_frame(run_id, exc)
+
+
+def database_error_frame(run_id: str, exc: DatabaseError) -> str:
+    """The in-band end of a stream whose database went away: the run goes on; resume it later."""
+    logger.warning("stream of run %s lost the database: %s", run_id, type(exc.__cause__ or exc).__name__)
+    return control_frame("error", {"error": f"{DATABASE_UNAVAILABLE}: resume run {run_id} later", "run_id": run_id})

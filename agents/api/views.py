@@ -1,14 +1,14 @@
-"""The /agents, /teams and /workflows families: catalogue, runs (JSON or SSE), poll, list,
-cancel, continue, resume, checkpoints, session forks.
+"""The /agents family: catalogue, runs (JSON or SSE), poll, list, cancel, continue, resume,
+checkpoints, session forks; and what every kind's views share.
 
 One set of views serves every kind: a view reads which kind it serves from ``of`` (AGENT, TEAM
 or WORKFLOW), and the component's id from its path (``agent_id`` / ``team_id`` /
-``workflow_id``). The team and workflow views are the agent views with their path, scopes,
-operation ids and docs (a workflow has no checkpoints or forks, as in AgentOS).
+``workflow_id``). The team views (``teams.py``) and the workflow views (``workflows.py``) are
+these views with their path, scopes, operation ids and docs (a workflow has no checkpoints or
+forks, as in AgentOS).
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,32 +18,30 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from core.api import params
-from core.api.errors import DATABASE_UNAVAILABLE, BadRequest, NotFound, invalid, missing
-from core.api.sse import control_frame, event_frame
 from core.addresses import client_address
-from core.api.views import AgentOSView, AsyncAgentOSView, FormView, json_response
-from core.tenancy import scope_queryset
-from sessions.models import Run, RunStatus, Session
+from core.api import params
+from core.api.errors import BadRequest, NotFound, invalid, missing
+from core.api.sse import control_frame, event_frame
+from core.api.views import AgentOSView, AsyncAgentOSView, FormView
+from engine.checkpoints import checkpoint_snapshot, checkpoints
+from jobs.selectors import run_waiting_on
+from jobs.services.executor import in_run_thread
+from jobs.services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES
 from sessions.api.serializers import render_run, run_by_own_kind, stored_run
 from sessions.api.serializers.runs import RunOut
-from sessions.selectors import run_events_kept, session_get
+from sessions.models import Run, RunStatus
+from sessions.selectors import component_runs, run_events_kept, session_get
 from sessions.services.sessions import session_fork
 
-from jobs.models import Job
+from ..pipeline.runs import RunNotFound, cancel_for_caller, run_for_caller
+from ..pipeline.submit import Submitted, submit_continue, submit_run
+from ..pipeline.tail import resume
 from ..registry import agent_list, entry_get, team_list, workflow_list
-from engine.checkpoints import checkpoint_snapshot, checkpoints, parse_continue_from
-from jobs.services.executor import in_run_thread
-from jobs.services.jobs import IDEMPOTENCY_KEY_MAX, STRATEGIES, waiting_on
-from ..pipeline.runs import Continuation, RunNotFound, cancel_for_caller, run_for_caller
-from ..pipeline.submit import Finished, Started, Submitted, submit_continue, submit_run
-from ..pipeline.tail import follow, resume
 from . import schema as docs
-from .forms import bounded_text, form_data, object_or_dropped, parse_run_form, parse_step_requirements, parse_tools_field
-from .presenters import UNSTREAMED_EVENTS, agent_response, run_output, team_response, with_unstreamed_events, workflow_response, workflow_summary
-from .streaming import answer_on_loop, sse_response, stream_on_loop
+from .forms import form_data, parse_continuation, parse_run_form, parse_step_requirements, parse_tools_field
+from .presenters import agent_response, run_output, team_response, workflow_response, workflow_summary
+from .streaming import database_error_frame, sse_response, submission_response
 
-logger = logging.getLogger("agno_site.runs")
 
 
 @dataclass(frozen=True)
@@ -94,14 +92,6 @@ class RunsAnAgent(OfAnAgent):
     """A view that runs, continues or acts on an agent's runs: ``agents:run`` for every method."""
 
     scope_actions = {"GET": "run", "POST": "run"}
-
-
-class OfATeam:
-    """Mixed in before an agent view: the same view, of a team (``team_id``, ``teams`` scopes)."""
-
-    of = TEAM
-    scope_family = "teams"
-    scope_resource_kwarg = "team_id"
 
 
 class ComponentAsyncView(AsyncAgentOSView):
@@ -161,7 +151,7 @@ class AgentRunsView(OfAnAgent, ComponentAsyncView):
         },
     )
     async def post(self, request, **path: str):
-        return await _rendered(self.prepared, self.of.kind)
+        return await submission_response(self.prepared, self.of.kind)
 
     def prepare_post(self, request, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the submission, checked whole
@@ -197,13 +187,9 @@ class AgentRunsView(OfAnAgent, ComponentAsyncView):
         if not session_id:
             raise missing(["query", "session_id"])
         scope = self.principal.read_scope(request.query_params.get("user_id"))
-        if not scope_queryset(Session.objects, scope).filter(pk=session_id).exists():
+        runs = component_runs(user=scope, session_id=session_id, component_id=component_id, status=request.query_params.get("status"))
+        if runs is None:
             raise NotFound("Session not found")
-        runs = scope_queryset(Run.objects, scope).filter(session_id=session_id, component_id=component_id).order_by("run_index")
-        status = request.query_params.get("status")
-        if status:
-            runs = runs.filter(status=status)
-        runs = list(runs)
         events = run_events_kept(user=scope, run_ids=[run.pk for run in runs])
         # Explicit nulls, as AgentOS answers this list (the session's runs list drops them).
         return [render_run(*run_by_own_kind(stored_run(run, events=events.get(run.pk))), keep_nulls=True) for run in runs]
@@ -229,11 +215,9 @@ class AgentRunDetailView(OfAnAgent, AgentOSView):
     def get(self, request, run_id: str, **path: str):
         run = _run_in_path(self, request, run_id)
         body = run_output(run, events=run_events_kept(user=run.user_id or None, run_ids=[run.pk]).get(run.pk, []))
-        if run.status == RunStatus.PENDING:
-            job = Job.objects.unscoped("the run's own job; the run's access was checked").filter(pk=run.pk).first()
-            blocker = waiting_on(job) if job is not None else None
-            if blocker:
-                body["waiting_on"] = blocker
+        blocker = run_waiting_on(run_id=run.pk) if run.status == RunStatus.PENDING else None
+        if blocker:
+            body["waiting_on"] = blocker
         return Response(body)
 
 
@@ -355,7 +339,7 @@ class AgentRunContinueView(RunsAnAgent, ComponentAsyncView):
         },
     )
     async def post(self, request, run_id: str, **path: str):
-        return await _rendered(self.prepared, self.of.kind)
+        return await submission_response(self.prepared, self.of.kind)
 
     def prepare_post(self, request, run_id: str, **path: str) -> Submitted:
         """In a run thread, once the caller is authenticated: the continuation back on the queue
@@ -367,50 +351,11 @@ class AgentRunContinueView(RunsAnAgent, ComponentAsyncView):
             raise BadRequest("session_id is required for this action")
         return submit_continue(
             principal=self.principal, component_id=self.component_id, kind=self.of.kind, run_id=run_id, session_id=session_id,
-            requested_user_id=data.get("user_id") or None, tools=tools, continuation=_continuation(data),
+            requested_user_id=data.get("user_id") or None, tools=tools, continuation=parse_continuation(data),
             stream=params.boolean(data, "stream", True, where="body"), stream_events=params.boolean(data, "stream_events", True, where="body"),
             background=params.boolean(data, "background", False, where="body"), client_address=client_address(self.request) or "",
             wait=False,
         )
-
-
-async def _rendered(submitted: Submitted, kind: str):
-    """A submission's answer, on the event loop: the run's stream, or its RunOutput once it ends
-    (driven on this loop, holding no thread while it waits; a team's or workflow's with the
-    events Agno keeps for it), or a background run's 202 (or its events, followed, when the
-    submission streams)."""
-    if isinstance(submitted, Started):
-        if submitted.streamed:
-            return sse_response(stream_on_loop(submitted))
-        output = await answer_on_loop(submitted)
-        if kind in UNSTREAMED_EVENTS:
-            output = await in_run_thread(with_unstreamed_events, output, kind, submitted.prepared.owner_id)
-        return json_response(output)
-    if isinstance(submitted, Finished):
-        return json_response(submitted.output)
-    if submitted.stream:
-        return sse_response(_tail_frames(submitted.job.pk, submitted.job.user_id, submitted.after))
-    return Response(submitted.body, status=202)
-
-
-def _continuation(data: Any) -> Continuation:
-    """The unified-continue fields of a continue form, with AgentOS's 400s for what conflicts."""
-    continue_from = parse_continue_from(data.get("continue_from"))
-    fork = params.boolean(data, "fork", False, where="body")
-    regenerate = params.boolean(data, "regenerate", False, where="body")
-    replace_original = None if data.get("replace_original") in (None, "") else params.boolean(data, "replace_original", True, where="body")
-    text = bounded_text(data, "input") or None
-    instructions = bounded_text(data, "additional_instructions") or None
-    if text is not None and instructions is not None:
-        raise BadRequest("Provide either `additional_instructions` or `input`, not both.")
-    if replace_original is not None and not regenerate:
-        raise BadRequest("`replace_original` only makes sense with `regenerate=True`.")
-    if regenerate and fork:
-        raise BadRequest("`regenerate=True` derives the destructive/preserving choice from `replace_original`; do not pass `fork=True` directly.")
-    return Continuation(
-        continue_from=continue_from, fork=fork, regenerate=regenerate, replace_original=replace_original, input=text or instructions,
-        factory_input=object_or_dropped(data, "factory_input"),
-    )
 
 
 class AgentRunResumeView(RunsAnAgent, ComponentAsyncView):
@@ -454,213 +399,3 @@ class AgentRunResumeView(RunsAnAgent, ComponentAsyncView):
                 yield event_frame(data) if kind == "event" else control_frame(kind, data)
         except DatabaseError as exc:
             yield database_error_frame(run_id, exc)
-
-
-async def _tail_frames(run_id: str, owner: str | None, after: int) -> AsyncIterator[str]:
-    """SSE frames of a run's events after ``after`` until it ends (durable, resumable)."""
-    try:
-        async for event in follow(run_id, owner, after):
-            yield event_frame(event)
-    except DatabaseError as exc:
-        yield database_error_frame(run_id, exc)
-
-
-def database_error_frame(run_id: str, exc: DatabaseError) -> str:
-    """The in-band end of a stream whose database went away: the run goes on; resume it later."""
-    logger.warning("stream of run %s lost the database: %s", run_id, type(exc.__cause__ or exc).__name__)
-    return control_frame("error", {"error": f"{DATABASE_UNAVAILABLE}: resume run {run_id} later", "run_id": run_id})
-
-
-# ---- /teams: the same views, of a team -----------------------------------------------------------
-
-_TEAM_RUN_RESPONSES = {
-    200: OpenApiResponse(docs.RunOutput, description="stream=false: the TeamRunOutput (member_responses included); stream=true (the default): text/event-stream of team and member events"),
-    202: docs.BackgroundAccepted,
-    400: docs.ERROR,
-    404: docs.ERROR,
-    409: docs.ERROR,
-    413: docs.ERROR,
-    422: docs.VALIDATION_ERROR,
-    429: docs.ERROR,
-}
-_FORMS = {"application/x-www-form-urlencoded": docs.RunForm, "multipart/form-data": docs.RunForm}
-_CONTINUE_FORMS = {"application/x-www-form-urlencoded": docs.ContinueForm, "multipart/form-data": docs.ContinueForm}
-_IN_SESSION = [OpenApiParameter("session_id", str, required=True)]
-
-
-class TeamListView(AgentListView):
-    of = TEAM
-
-    @extend_schema(operation_id="get_teams", tags=["Teams"], responses={200: docs.TeamResponse(many=True)})
-    def get(self, request):
-        return super().get(request)
-
-
-class TeamDetailView(OfATeam, AgentDetailView):
-    @extend_schema(operation_id="get_team", tags=["Teams"], responses={200: docs.TeamResponse, 404: docs.ERROR})
-    def get(self, request, **path: str):
-        return super().get(request, **path)
-
-
-class TeamRunsView(OfATeam, AgentRunsView):
-    @extend_schema(operation_id="create_team_run", tags=["Teams"], request=_FORMS, responses=_TEAM_RUN_RESPONSES)
-    async def post(self, request, **path: str):
-        return await super().post(request, **path)
-
-    @extend_schema(
-        operation_id="list_team_runs", tags=["Teams"],
-        parameters=[*_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status")],
-        responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    async def get(self, request, **path: str):
-        return await super().get(request, **path)
-
-
-class TeamRunDetailView(OfATeam, AgentRunDetailView):
-    @extend_schema(operation_id="get_team_run", tags=["Teams"], parameters=_IN_SESSION, responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
-    def get(self, request, run_id: str, **path: str):
-        return super().get(request, run_id, **path)
-
-
-class TeamRunCheckpointsView(OfATeam, AgentRunCheckpointsView):
-    @extend_schema(
-        operation_id="list_team_run_checkpoints", tags=["Teams"], parameters=_IN_SESSION,
-        responses={200: docs.RunCheckpoints, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    def get(self, request, run_id: str, **path: str):
-        return super().get(request, run_id, **path)
-
-
-class TeamRunCheckpointView(OfATeam, AgentRunCheckpointView):
-    @extend_schema(
-        operation_id="get_team_run_checkpoint_snapshot", tags=["Teams"],
-        parameters=[OpenApiParameter("message_index", int, OpenApiParameter.PATH), *_IN_SESSION],
-        responses={200: docs.RunCheckpointSnapshot, 400: docs.ERROR, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    def get(self, request, run_id: str, message_index: str, **path: str):
-        return super().get(request, run_id, message_index, **path)
-
-
-class TeamRunCancelView(OfATeam, AgentRunCancelView):
-    @extend_schema(
-        operation_id="cancel_team_run", tags=["Teams"], request=None, parameters=[OpenApiParameter("session_id", str)],
-        responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
-    )
-    def post(self, request, run_id: str, **path: str):
-        return super().post(request, run_id, **path)
-
-
-class TeamSessionForkView(OfATeam, AgentSessionForkView):
-    @extend_schema(
-        operation_id="fork_team_session", tags=["Teams"], request=None,
-        parameters=[OpenApiParameter("user_id", str, description="Whose session to fork (ignored, and forced to the caller, under user isolation)")],
-        responses={200: docs.ForkedSession, 400: docs.ERROR, 404: docs.ERROR, 409: docs.ERROR},
-    )
-    def post(self, request, session_id: str, **path: str):
-        return super().post(request, session_id, **path)
-
-
-class TeamRunContinueView(OfATeam, AgentRunContinueView):
-    @extend_schema(operation_id="continue_team_run", tags=["Teams"], request=_CONTINUE_FORMS, responses=_TEAM_RUN_RESPONSES)
-    async def post(self, request, run_id: str, **path: str):
-        return await super().post(request, run_id, **path)
-
-
-class TeamRunResumeView(OfATeam, AgentRunResumeView):
-    @extend_schema(
-        operation_id="resume_team_run_stream", tags=["Teams"], request={"application/x-www-form-urlencoded": docs.ResumeForm},
-        responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and team events"), 400: docs.ERROR, 404: docs.ERROR},
-    )
-    async def post(self, request, run_id: str, **path: str):
-        return await super().post(request, run_id, **path)
-
-
-# ---- /workflows: the same views, of a workflow ---------------------------------------------------
-
-
-class OfAWorkflow:
-    """Mixed in before an agent view: the same view, of a workflow (``workflow_id``, ``workflows`` scopes)."""
-
-    of = WORKFLOW
-    scope_family = "workflows"
-    scope_resource_kwarg = "workflow_id"
-
-
-# AgentOS's input for a workflow factory: no workflow of this server is one, so it is ignored.
-_FACTORY_INPUT = OpenApiParameter("factory_input", str, description="A JSON object a factory-built workflow is built from (ignored by the others)")
-_WORKFLOW_RUN_RESPONSES = {
-    **_TEAM_RUN_RESPONSES,
-    200: OpenApiResponse(docs.RunOutput, description="stream=false: the WorkflowRunOutput (step_results, step_executor_runs); stream=true (the default): text/event-stream of workflow, step and executor events"),
-}
-
-
-class WorkflowListView(AgentListView):
-    of = WORKFLOW
-
-    @extend_schema(operation_id="get_workflows", tags=["Workflows"], responses={200: docs.WorkflowSummary(many=True)})
-    def get(self, request):
-        return super().get(request)
-
-
-class WorkflowDetailView(OfAWorkflow, AgentDetailView):
-    @extend_schema(
-        operation_id="get_workflow", tags=["Workflows"],
-        parameters=[OpenApiParameter("version", int, description="A stored version (code workflows have none: not found)")],
-        responses={200: docs.WorkflowResponse, 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    def get(self, request, **path: str):
-        entry = self.of.get(self.component_id, params.integer(request.query_params, "version", None, minimum=1))
-        if entry is None:
-            raise NotFound("Workflow not found")
-        return Response(self.of.present(entry))
-
-
-class WorkflowRunsView(OfAWorkflow, AgentRunsView):
-    @extend_schema(operation_id="create_workflow_run", tags=["Workflows"], request=_FORMS, responses=_WORKFLOW_RUN_RESPONSES)
-    async def post(self, request, **path: str):
-        return await super().post(request, **path)
-
-    @extend_schema(
-        operation_id="list_workflow_runs", tags=["Workflows"],
-        parameters=[
-            *_IN_SESSION, OpenApiParameter("status", str, description="exact, case-sensitive run status"),
-            _FACTORY_INPUT,
-        ],
-        responses={200: RunOut(many=True), 404: docs.ERROR, 422: docs.VALIDATION_ERROR},
-    )
-    async def get(self, request, **path: str):
-        return await super().get(request, **path)
-
-
-class WorkflowRunDetailView(OfAWorkflow, AgentRunDetailView):
-    @extend_schema(operation_id="get_workflow_run", tags=["Workflows"], parameters=[*_IN_SESSION, _FACTORY_INPUT], responses={200: docs.RunOutput, 404: docs.ERROR, 422: docs.VALIDATION_ERROR})
-    def get(self, request, run_id: str, **path: str):
-        return super().get(request, run_id, **path)
-
-
-class WorkflowRunCancelView(OfAWorkflow, AgentRunCancelView):
-    @extend_schema(
-        operation_id="cancel_workflow_run", tags=["Workflows"], request=None, parameters=[OpenApiParameter("session_id", str)],
-        responses={200: OpenApiTypes.OBJECT, 400: docs.ERROR, 404: docs.ERROR},
-    )
-    def post(self, request, run_id: str, **path: str):
-        return super().post(request, run_id, **path)
-
-
-class WorkflowRunContinueView(OfAWorkflow, AgentRunContinueView):
-    @extend_schema(
-        operation_id="continue_workflow_run", tags=["Workflows"],
-        request={"application/x-www-form-urlencoded": docs.WorkflowContinueForm, "multipart/form-data": docs.WorkflowContinueForm},
-        responses=_WORKFLOW_RUN_RESPONSES,
-    )
-    async def post(self, request, run_id: str, **path: str):
-        return await super().post(request, run_id, **path)
-
-
-class WorkflowRunResumeView(OfAWorkflow, AgentRunResumeView):
-    @extend_schema(
-        operation_id="resume_workflow_run_stream", tags=["Workflows"], request={"application/x-www-form-urlencoded": docs.ResumeForm},
-        responses={200: OpenApiResponse(description="text/event-stream: replay/catch_up/subscribed frames and workflow events"), 400: docs.ERROR, 404: docs.ERROR},
-    )
-    async def post(self, request, run_id: str, **path: str):
-        return await super().post(request, run_id, **path)

@@ -1,4 +1,5 @@
-"""The durable job queue: accept, claim, heartbeat, finish, cancel, requeue, reap.
+"""The durable job queue: accept, heartbeat, finish, cancel, continue, requeue (the claim is
+``claims.py``, the reaper ``reaper.py``, the reads ``jobs.selectors``).
 
 The database is the truth. Accepting a background run commits the job row and the run's
 PENDING row together; workers (Celery or the embedded one) are told on commit. A claim is a
@@ -20,12 +21,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.statements import Insert, Update, instances, pipelined
-from core.tenancy import unscoped
+from core.statements import Insert, Update
 from sessions.models import Run, RunOrigin, RunStatus, Session
 from sessions.services.runs import run_create, run_transition, session_get_or_create
 
 from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
+from ..selectors import queue_jobs
 from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered
 from .cancellation import cancel_clear, cancel_request
 from .executor import in_run_thread
@@ -90,13 +91,8 @@ def queue_lock() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [QUEUE_LOCK_KEY])
 
 
-def _jobs():
-    """Jobs as the queue sees them: every user's (workers and the reaper act for all users)."""
-    return Job.objects.unscoped("the queue itself: claims, caps and reaping span every user")
-
-
 def _existing_for_key(scope: str, key: str) -> Job | None:
-    return _jobs().filter(idempotency_scope=scope, idempotency_key=key).first()
+    return queue_jobs().filter(idempotency_scope=scope, idempotency_key=key).first()
 
 
 def _check_duplicate(job: Job, *, component_id: str, stream: bool) -> None:
@@ -137,7 +133,7 @@ def job_submit(
         if key is not None:
             existing = _existing_for_key(scope, key)
             if existing is not None and existing.created_at < now - timedelta(seconds=settings.AGENTOS_IDEMPOTENCY_TTL_SECONDS):
-                _jobs().filter(pk=existing.pk).update(idempotency_key=None)  # expired: the key is free again
+                queue_jobs().filter(pk=existing.pk).update(idempotency_key=None)  # expired: the key is free again
                 existing = None
             if existing is not None:
                 _check_duplicate(existing, component_id=component_id, stream=stream)
@@ -149,7 +145,7 @@ def job_submit(
                 user=owner_id, owner_id=owner_id, session_id=session_id, component_id=component_id, session_type=component_type,
                 origin=origin,
             )
-        busy = list(_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
+        busy = list(queue_jobs().filter(session_id=session.pk, status__in=ACTIVE).values_list("id", "status"))
         if busy and strategy == "reject":
             raise SessionBusy(session.pk)
         if busy and strategy == "interrupt":
@@ -269,7 +265,7 @@ def job_progress(*, job: Job, worker: str, **progress: Any) -> bool:
     """Record how far a running job has got (merged into ``Job.progress``); fenced like its end:
     False, and nothing written, once this worker no longer holds it."""
     merged = {**(job.progress or {}), **progress}
-    changed = _jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt).update(progress=merged, updated_at=timezone.now())
+    changed = queue_jobs().filter(pk=job.pk, status=JobStatus.RUNNING, locked_by=worker, attempt=job.attempt).update(progress=merged, updated_at=timezone.now())
     if changed:
         job.progress = merged
     return bool(changed)
@@ -286,7 +282,7 @@ def _check_queue_room(owner_id: str | None) -> None:
     if not (share or depth):
         return
     # Both counts in one statement (the depth scan reads every queued job already).
-    counts = _jobs().filter(status=JobStatus.QUEUED).aggregate(total=Count("pk"), mine=Count("pk", filter=Q(user_id=owner_id)))
+    counts = queue_jobs().filter(status=JobStatus.QUEUED).aggregate(total=Count("pk"), mine=Count("pk", filter=Q(user_id=owner_id)))
     if share and counts["mine"] >= share:
         raise QueueFull(f"Job queue share is full for this user: at most {share} queued jobs per user (AGENTOS_BACKGROUND_MAX_QUEUE_PER_USER)")
     if depth and counts["total"] >= depth:
@@ -315,128 +311,11 @@ def dispatch(count: int = 1) -> None:
         embedded_worker().wake()
 
 
-def startable_count() -> int:
-    """How many queued jobs could start now, as far as the global cap allows (one read)."""
-    now = timezone.now()
-    counts = _jobs().aggregate(
-        ready=Count("id", filter=Q(status=JobStatus.QUEUED, available_at__lte=now)),
-        running=Count("id", filter=Q(status=JobStatus.RUNNING)),
-        branches=Count("id", filter=Q(status=JobStatus.QUEUED, available_at__lte=now) & ~Q(parent_job_id="")),
-    )
-    # Parallel branches take their waiting parents' places (see the claim), beyond the cap.
-    return max(0, min(counts["ready"], settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY - counts["running"]), counts["branches"])
-
-
-# The claim, as one statement: the oldest ready job that may start now, taken. A job may start
-# when fewer than the global cap run, fewer than the per-user cap of its user run, nothing runs in
-# its session, and no older ready job of its session waits before it (one run at a time per
-# session, in submission order). Jobs of one group do not wait for each other, only for the rest
-# of their session; a job outside any session waits for none. A paused run does not hold its
-# session: it waits for a decision that may take days, and the conversation goes on meanwhile;
-# once decided, it queues behind what runs in the session then.
-# A workflow's parallel branch (``parent_job_id`` set) is exempt from the session rule: its parent
-# holds the session's turn and waits for it (a branch queued behind the session's next run would
-# never start). Under the caps it takes its parent's place: the parent waits holding no thread, and
-# counting it would deadlock a user at the cap. Nor does a workflow run wait for its own branches
-# (its second attempt, after its worker died, goes on waiting for them). The outer global check is the cheap common case;
-# the inner one is exact. Under the queue lock, so the caps hold across workers.
-# {now} is the clock; {lease_until} the lease's end.
-_CLAIM_JOB = """
-UPDATE agno_jobs
-SET status = %(running)s, locked_by = %(worker)s, lease_expires_at = {lease_until},
-    attempt = attempt + 1, started_at = {now}, updated_at = {now}
-WHERE status = %(queued)s
-  AND ((SELECT COUNT(*) FROM agno_jobs g WHERE g.status = %(running)s) < %(global_cap)s
-       OR EXISTS (SELECT 1 FROM agno_jobs p WHERE p.status = %(queued)s AND p.parent_job_id <> '' AND p.available_at <= {now}))
-  AND id = (
-    SELECT j.id FROM agno_jobs j
-    WHERE j.status = %(queued)s AND j.available_at <= {now}
-      AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
-        SELECT 1 FROM agno_jobs b WHERE b.session_id = j.session_id AND b.status = %(running)s AND b.parent_job_id <> j.id
-          AND (j.group_id = '' OR b.group_id <> j.group_id)))
-      AND (j.session_id = '' OR j.parent_job_id <> '' OR NOT EXISTS (
-        SELECT 1 FROM agno_jobs e
-        WHERE e.session_id = j.session_id AND e.status = %(queued)s AND e.available_at <= {now}
-          AND (j.group_id = '' OR e.group_id <> j.group_id)
-          AND (e.created_at < j.created_at OR (e.created_at = j.created_at AND e.id < j.id))))
-      AND (SELECT COUNT(*) FROM agno_jobs c WHERE c.status = %(running)s AND c.id <> j.parent_job_id) < %(global_cap)s
-      AND (
-        SELECT COUNT(*) FROM agno_jobs u
-        WHERE u.status = %(running)s AND (u.user_id = j.user_id OR (u.user_id IS NULL AND j.user_id IS NULL))
-          AND u.id <> j.parent_job_id
-      ) < %(user_cap)s
-    ORDER BY j.created_at, j.id
-    LIMIT 1)
-RETURNING {columns}
-"""
-# The job's columns by name, never *: a prepared statement's result must keep its shape when a
-# later migration adds a column (PostgreSQL: "cached plan must not change result type").
-_JOB_COLUMNS = ", ".join(field.column for field in Job._meta.concrete_fields)
-# SQLite: the clock is read once the transaction holds the write lock (BEGIN IMMEDIATE), so a
-# job that finished while this claim waited cannot appear to overlap the one taking its place.
-_CLAIM = _CLAIM_JOB.format(now="%(now)s", lease_until="%(lease_until)s", columns=_JOB_COLUMNS)
-# PostgreSQL: the claim and its run's start in one statement, sent with the queue lock without
-# waiting for it (pipelined). The clock is the server's, read as the statement runs: after the
-# lock is granted, and after every commit the statement's snapshot sees.
-_CLAIM_AND_START = """
-WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
-claimed AS ({claim}),
-started AS (
-  UPDATE agno_runs SET status = %(run_running)s, updated_at = claimed.started_at, started_at = claimed.started_at
-  FROM claimed WHERE agno_runs.run_id = claimed.id AND agno_runs.status IN (%(run_pending)s, %(run_running)s))
-SELECT * FROM claimed
-""".format(claim=_CLAIM_JOB.format(
-    now="(SELECT now FROM clock)",
-    lease_until="(SELECT now FROM clock) + make_interval(secs => %(lease_seconds)s)",
-    columns=_JOB_COLUMNS,
-).strip())
-
-
-def job_claim(*, worker: str, lease_seconds: int | None = None, probe: bool = True) -> Job | None:
-    """Claim the oldest job that may start now, or None. Caps and session order hold.
-
-    ``probe``: first look, without the queue lock, whether anything is ready. Nothing is the usual
-    answer to the extra drain tasks a burst of submissions sends; a worker that has just finished
-    a job of a backlog skips the look (``probe=False``): there is most likely more.
-    """
-    lease = lease_seconds or settings.AGENTOS_BACKGROUND_LEASE_SECONDS
-    if probe and not _jobs().filter(status=JobStatus.QUEUED, available_at__lte=timezone.now()).exists():
-        return None
-    params = {
-        "queued": JobStatus.QUEUED, "running": JobStatus.RUNNING, "worker": worker,
-        "global_cap": settings.AGENTOS_BACKGROUND_MAX_CONCURRENCY, "user_cap": settings.AGENTOS_BACKGROUND_MAX_PER_USER,
-    }
-    # Every user's jobs: the queue spans them all (the statement names the rows it takes).
-    with transaction.atomic(), unscoped("the queue's claim: the oldest ready job of any user, under the caps"):
-        if connection.vendor == "postgresql":
-            # BEGIN, the lock and the claim in one round trip, the COMMIT in another.
-            params.update(lease_seconds=lease, run_running=RunStatus.RUNNING, run_pending=RunStatus.PENDING)
-            with connection.cursor() as cursor:
-                with pipelined():
-                    queue_lock()
-                    cursor.execute(_CLAIM_AND_START, params)
-                return next(iter(instances(Job, cursor)), None)  # read once the block has its answers
-        queue_lock()
-        now = timezone.now()
-        moment = connection.ops.adapt_datetimefield_value  # as the ORM writes them (SQLite: text)
-        params.update(now=moment(now), lease_until=moment(now + timedelta(seconds=lease)))
-        with connection.cursor() as cursor:
-            cursor.execute(_CLAIM, params)
-            claimed = next(iter(instances(Job, cursor)), None)
-        if claimed is not None:
-            # Its run starts (a retried job's run may still say RUNNING from the lost attempt).
-            _RUN_STARTED.row(claimed.pk, [RunStatus.RUNNING, now, now], [claimed.user_id, (RunStatus.PENDING, RunStatus.RUNNING)])
-    return claimed
-
-
-_RUN_STARTED = Update(Run, ["status", "updated_at", "started_at"], where=["user_id", "status"])
-
-
 def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:
     """Extend the lease; False when this worker no longer holds the job (stop working on it)."""
     now = timezone.now()
     return bool(
-        _jobs()
+        queue_jobs()
         .filter(pk=job_id, status=JobStatus.RUNNING, locked_by=worker, attempt=attempt)
         .update(lease_expires_at=now + timedelta(seconds=settings.AGENTOS_BACKGROUND_LEASE_SECONDS), updated_at=now)
     )
@@ -445,7 +324,7 @@ def job_heartbeat(*, job_id: str, worker: str, attempt: int) -> bool:
 def job_fence(job_id: str, worker: str, attempt: int):
     """The job row, if (and only if) this worker's attempt still owns it; locks it for the final write."""
     return (
-        _jobs()
+        queue_jobs()
         .select_for_update()
         .filter(pk=job_id, status=JobStatus.RUNNING, locked_by=worker, attempt=attempt)
         .first()
@@ -477,14 +356,14 @@ def job_cancel(*, job_id: str, reason: str = "cancelled before execution", owner
     """
     now = timezone.now()
     with transaction.atomic():
-        jobs = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.QUEUED, JobStatus.PAUSED))
+        jobs = queue_jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.QUEUED, JobStatus.PAUSED))
         if owner is not None:
             jobs = jobs.filter(user_id=owner)
         job = jobs.first()
         if job is None:
             return False
         stage = "PENDING" if job.status == JobStatus.QUEUED else "PAUSED"
-        _jobs().filter(pk=job.pk).update(status=JobStatus.CANCELLED, lease_expires_at=None, updated_at=now, completed_at=now)
+        queue_jobs().filter(pk=job.pk).update(status=JobStatus.CANCELLED, lease_expires_at=None, updated_at=now, completed_at=now)
         job_hooks_call("cancelled", job, reason=reason, stage=stage)  # its run ends CANCELLED with it
     return True
 
@@ -506,7 +385,7 @@ def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: boo
 
     now = timezone.now()
     with transaction.atomic():
-        job = _jobs().select_for_update().filter(pk=job_id, status=JobStatus.PAUSED).first()
+        job = queue_jobs().select_for_update().filter(pk=job_id, status=JobStatus.PAUSED).first()
         if job is None and adopt:
             job = _job_adopt(job_id, now)
         if job is None:
@@ -516,19 +395,19 @@ def job_continue(*, job_id: str, tools: list[dict[str, Any]], stream_events: boo
             **job.payload, "tools": tools, "stream_events": stream_events, "resume_after": -1 if top is None else top,
             "continued_at_attempt": job.attempt + 1,  # a later attempt voids what this one sent
         }
-        _jobs().filter(pk=job.pk).update(
+        queue_jobs().filter(pk=job.pk).update(
             job_type="continue", payload=payload, status=JobStatus.QUEUED, max_attempts=job.attempt + settings.AGENTOS_BACKGROUND_MAX_ATTEMPTS,
             available_at=now, locked_by="", lease_expires_at=None, updated_at=now, completed_at=None,
         )
         # Polls read PENDING from here on, as for any accepted background run.
         run_transition(run_id=job.pk, expected=RunStatus.PAUSED, to=RunStatus.PENDING)
         transaction.on_commit(dispatch)
-    return _jobs().get(pk=job.pk)
+    return queue_jobs().get(pk=job.pk)
 
 
 def _job_adopt(run_id: str, now: datetime) -> Job | None:
     """A PAUSED job for a paused run that has none (it paused inline), for ``job_continue`` to queue."""
-    if _jobs().filter(pk=run_id).exists():
+    if queue_jobs().filter(pk=run_id).exists():
         return None  # a job of another status owns the run
     run = Run.objects.unscoped("the run a job is made for; its caller checked access").filter(pk=run_id, status=RunStatus.PAUSED).first()
     if run is None:
@@ -543,66 +422,28 @@ def _job_adopt(run_id: str, now: datetime) -> Job | None:
     return job
 
 
-def jobs_ended(job_ids: list[str], *, cancelled: str, unfinished: str) -> dict[str, str]:
-    """Of ``job_ids``, the jobs that have ended, each with why its work did not finish: its own
-    error, else ``cancelled`` for a cancelled one or ``unfinished`` for one that ended without an
-    error. For a family whose rows follow a job (an eval, a content being ingested) to settle the
-    rows whose job ended without them; one query."""
-    ended = _jobs().filter(
-        pk__in=list(job_ids), status__in=(JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.COMPLETED),
-    ).values_list("id", "status", "error")
-    return {job_id: error or (cancelled if status == JobStatus.CANCELLED else unfinished) for job_id, status, error in ended}
-
-
 def job_follow_run(*, run_id: str, run_status: str) -> None:
     """A paused background run was continued inline: its job follows the run's new status."""
     if run_status == RunStatus.PAUSED:
         return
     status = {RunStatus.COMPLETED: JobStatus.COMPLETED, RunStatus.CANCELLED: JobStatus.CANCELLED}.get(run_status, JobStatus.FAILED)
     now = timezone.now()
-    _jobs().filter(pk=run_id, status=JobStatus.PAUSED).update(status=status, updated_at=now, completed_at=now)
+    queue_jobs().filter(pk=run_id, status=JobStatus.PAUSED).update(status=status, updated_at=now, completed_at=now)
 
 
 def job_requeue(*, job_id: str, clear_cancellation: bool = True) -> Job | None:
     """An operator gives a failed or cancelled job another attempt (same run id)."""
     now = timezone.now()
     with transaction.atomic():
-        job = _jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.FAILED, JobStatus.CANCELLED)).first()
+        job = queue_jobs().select_for_update().filter(pk=job_id, status__in=(JobStatus.FAILED, JobStatus.CANCELLED)).first()
         if job is None:
             return None
         if clear_cancellation:
             cancel_clear(run_id=job.pk)
-        _jobs().filter(pk=job.pk).update(
+        queue_jobs().filter(pk=job.pk).update(
             status=JobStatus.QUEUED, max_attempts=job.attempt + 1, available_at=now, locked_by="",
             lease_expires_at=None, error="", completed_at=None, updated_at=now,
         )
         job_hooks_call("requeued", job)  # its run is PENDING again
         transaction.on_commit(dispatch)
-    return _jobs().get(pk=job.pk)
-
-
-def queue_stats() -> dict[str, Any]:
-    counts = dict(_jobs().values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-    oldest = _jobs().filter(status=JobStatus.QUEUED).order_by("created_at").values_list("created_at", flat=True).first()
-    return {
-        "counts": counts,
-        "oldest_queued_age_seconds": int((timezone.now() - oldest).total_seconds()) if oldest else None,
-    }
-
-
-def waiting_on(job: Job) -> str | None:
-    """The run a queued job waits behind in its session, if any."""
-    if job.status != JobStatus.QUEUED or not job.session_id or job.parent_job_id:
-        return None  # a parallel branch's parent holds the session's turn for it
-    others = _jobs().filter(Q(status=JobStatus.RUNNING) | Q(status=JobStatus.QUEUED, created_at__lt=job.created_at), session_id=job.session_id)
-    if job.group_id:
-        others = others.exclude(group_id=job.group_id)
-    others = others.exclude(parent_job_id=job.pk)  # a workflow run's own branches do not hold it
-    blocker = (
-        others
-        .exclude(pk=job.pk)
-        .order_by("created_at")
-        .values_list("id", flat=True)
-        .first()
-    )
-    return blocker
+    return queue_jobs().get(pk=job.pk)

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from jobs.models import Job, JobStatus
 from jobs.services.cancellation import cancel_request
-from jobs.services.jobs import job_cancel, job_enqueue, jobs_ended
+from jobs.services.jobs import job_cancel, job_enqueue
+from jobs.selectors import jobs_ended
 
 from ..chunkers import ChunkerError, chunker_key
 from ..models import Chunk, Content, ContentStatus, KnowledgeBase, SourceType

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import job_claim
+from jobs.services.claims import job_claim
 from jobs.services.reaper import job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for

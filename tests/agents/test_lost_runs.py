@@ -19,7 +19,7 @@ from django.utils import timezone
 from jobs.models import Job, JobStatus
 from jobs.services.jobs import job_run
 from agents.pipeline.inline import SERVER_LOST, inline_runs_reap
-from jobs.services.jobs import job_claim
+from jobs.services.claims import job_claim
 from jobs.services.reaper import WORKER_LOST, job_reap
 from sessions.models import Run, RunEvent
 from tests.agents.conftest import wait_for

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import job_claim, job_run
+from jobs.services.claims import job_claim
+from jobs.services.jobs import job_run
 from knowledge.models import Content, ContentStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -94,7 +94,7 @@ class TestProtocol:
             socket.send(action="reconnect", run_id="r", last_event_index="x")
             assert socket.control()["error"].startswith("last_event_index must be an integer")
             socket.send(action="reconnect", run_id="no-such-run")
-            assert socket.control() == {"event": "error", "error": "Run no-such-run not found", "error_type": "not_found", "run_id": "no-such-run"}
+            assert socket.control() == {"event": "error", "error": "Run not found", "error_type": "run_not_found", "run_id": "no-such-run"}
 
     def test_a_deeply_nested_binary_or_empty_frame_gets_an_error_and_the_socket_stays(self, live_api) -> None:
         deep = '{"action": "ping", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
@@ -179,9 +179,12 @@ class TestGuarded:
             refused = socket.control()
             socket.send(action="reconnect", run_id="missing-run", session_id="ws-alice")
             missing = socket.control()
-            assert (refused["error"], missing["error"]) == (f"Run {alice_run.pk} not found", "Run missing-run not found")
+            assert (refused, missing) == (
+                {"event": "error", "error": "Run not found", "error_type": "run_not_found", "run_id": alice_run.pk},
+                {"event": "error", "error": "Run not found", "error_type": "run_not_found", "run_id": "missing-run"},
+            )
             socket.send(action="cancel", run_id=alice_run.pk, session_id="ws-alice")
-            assert socket.control()["error_type"] == "not_found"
+            assert socket.control()["error_type"] == "run_not_found"
             socket.send(action="reconnect", run_id=alice_run.pk)
             assert socket.control()["error"] == "session_id is required for this action"
         assert Run.objects.for_user("alice").get(pk=alice_run.pk).status == "COMPLETED"
@@ -190,7 +193,9 @@ class TestGuarded:
         scopes = [scope for scope in USER_SCOPES if scope != "agents:run"]
         with Socket(live_api, Authorization=f"Bearer {token('alice', scopes)}") as socket:
             socket.send(action="reconnect", run_id=alice_run.pk, session_id="ws-alice")
-            assert socket.control()["error_type"] == "forbidden"
+            assert socket.control() == {
+                "event": "error", "error": "Insufficient permissions. Required scope(s): agents:run", "error_type": "run_forbidden", "run_id": alice_run.pk,
+            }
 
     def test_a_refused_handshake_credential_is_reported(self, live_api, alice_run) -> None:
         with Socket(live_api, Authorization="Bearer nope") as socket:

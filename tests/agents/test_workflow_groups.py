@@ -136,7 +136,9 @@ def test_a_rerun_of_the_workflow_run_reuses_the_branches_that_had_finished(live_
 
     from django.utils import timezone
 
-    from jobs.services.jobs import job_claim, job_run
+    from jobs.services.claims import job_claim
+
+    from jobs.services.jobs import job_run
     from jobs.services.reaper import job_reap
 
     settings.EMBEDDED_WORKER = False  # this test is every worker: it claims by hand

@@ -116,7 +116,18 @@ def test_a_reader_is_refused_a_run_on_both_surfaces(client, jwt_server) -> None:
     response = client.post("/workflows/draft-flow/runs", data={"message": "hi", "stream": "false"}, **auth(reader))
     assert (response.status_code, response.json()) == (403, {"detail": "Insufficient permissions. Required scope(s): workflows:run"})
     frame = socket_frames(reader, {"action": "start-workflow", "workflow_id": "draft-flow", "message": "hi"})
-    assert frame["error"] == "Insufficient permissions. Required scope(s): workflows:run"
+    assert frame == {"event": "error", "error": "Insufficient permissions. Required scope(s): workflows:run", "error_type": "run_forbidden"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unknown_run_is_the_same_refusal_on_both_surfaces(client, jwt_server) -> None:
+    """The socket's code for a run it cannot find is the domain error's, as the API's 404 is."""
+    alice = token("alice", RUNNER)
+    response = client.get("/workflows/draft-flow/runs/no-such-run", {"session_id": "s-1"}, **auth(alice))
+    refusal = refusal_of(RunNotFound())
+    assert (response.status_code, response.json()) == (refusal.status, {"detail": refusal.detail}) == (404, {"detail": "Run not found"})
+    frame = socket_frames(alice, {"action": "reconnect", "run_id": "no-such-run", "session_id": "s-1"})
+    assert frame == {"event": "error", "error": "Run not found", "error_type": "run_not_found", "run_id": "no-such-run"}
 
 
 @pytest.mark.django_db(transaction=True)

@@ -32,7 +32,7 @@ from agno.os.routers.traces.schemas import TraceSearchGroupBy
 from agno.run.base import RunStatus
 from django.core.management import call_command
 
-from agents import registry
+from agents.registry.code import code_components_forget
 from sessions.models import Run
 from tests.api.test_agents_conformance import run
 from tests.security.conftest import jwt_server, token  # noqa: F401 (jwt_server: a fixture)
@@ -80,8 +80,7 @@ def offline_demo() -> None:
     if module is None or module.MODEL == "offline:demo":
         return
     importlib.reload(module)
-    for built in (registry._code_agents_for, registry._code_teams_for, registry._code_workflows_for, registry._code_functions_for):
-        built.cache_clear()
+    code_components_forget()
 
 
 async def collect(events) -> list[Any]:

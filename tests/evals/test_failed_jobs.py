@@ -10,7 +10,8 @@ import pytest
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import job_cancel, job_claim
+from jobs.services.jobs import job_cancel
+from jobs.services.claims import job_claim
 from jobs.services.reaper import WORKER_LOST, job_reap
 from evals.models import EvalRun
 from tests.agents.conftest import wait_for

@@ -8,7 +8,7 @@ wall clock is faster (sleeps, timeouts and the database server's clock are real)
 
 The fast clock starts a day behind the real one (and stays behind for hours), because one
 statement reads the database server's clock: the PostgreSQL queue claim
-(jobs.services.jobs), which takes jobs whose ``available_at``, written by Python, has come by
+(jobs.services.claims), which takes jobs whose ``available_at``, written by Python, has come by
 the server's clock. Behind it, a queued job is available at once, as it is at real speed, and a
 lease (the claim writes its end by the server's clock, the reaper compares by Python's) does
 not expire early. What the test process writes for the processes to read on that clock (a

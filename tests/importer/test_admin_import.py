@@ -14,7 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from jobs.models import Job
-from jobs.services.jobs import job_cancel, job_claim, job_progress, job_run
+from jobs.services.jobs import job_cancel, job_progress, job_run
+from jobs.services.claims import job_claim
 from importer.jobs import IMPORT_JOB, upload_dir
 from importer.models import AgnoImport
 from sessions.models import Session

@@ -14,7 +14,8 @@ import pytest
 from django.forms.models import model_to_dict
 from django.urls import reverse
 
-from jobs.services.jobs import job_claim, job_run
+from jobs.services.claims import job_claim
+from jobs.services.jobs import job_run
 from core.services.userdata import userdata_counts, userdata_erase, userdata_export
 from importer.erasure import ERASED_FAILURE
 from importer.models import AgnoImport, ImportedRecord

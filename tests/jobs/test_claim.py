@@ -1,10 +1,11 @@
-"""The claim (jobs.services.jobs.job_claim), driven directly: which queued job a worker may take."""
+"""The claim (jobs.services.claims.job_claim), driven directly: which queued job a worker may take."""
 from __future__ import annotations
 
 import pytest
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import job_claim, job_settle_fenced, job_submit
+from jobs.services.claims import job_claim
+from jobs.services.jobs import job_settle_fenced, job_submit
 from sessions.models import Run, RunStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,9 @@ from jobs.models import Job, JobStatus
 from jobs.registry import job_handler
 from jobs.services.execution import execute_plain_job
 from jobs.services.cancellation import cancel_request
-from jobs.services.jobs import DuplicateJob, job_claim, job_enqueue, job_run, job_submit, waiting_on
+from jobs.services.jobs import DuplicateJob, job_enqueue, job_run, job_submit
+from jobs.services.claims import job_claim
+from jobs.selectors import waiting_on
 from sessions.models import Run
 
 pytestmark = pytest.mark.django_db(transaction=True)

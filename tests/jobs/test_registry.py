@@ -16,7 +16,8 @@ from jobs.loop_worker import LoopWorker
 from jobs.models import Job, JobStatus
 from jobs.registry import job_handler, job_hook_register, job_type_execute
 from jobs.services.execution import execute_plain_job
-from jobs.services.jobs import job_cancel, job_claim, job_enqueue, job_requeue, job_run
+from jobs.services.jobs import job_cancel, job_enqueue, job_requeue, job_run
+from jobs.services.claims import job_claim
 from jobs.services.reaper import WORKER_LOST, job_reap
 from sessions.models import RunStatus
 from tests.agents.conftest import wait_for

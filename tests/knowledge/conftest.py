@@ -7,7 +7,9 @@ import zlib
 
 import pytest
 
-from jobs.services.jobs import job_claim, job_run
+from jobs.services.claims import job_claim
+
+from jobs.services.jobs import job_run
 from knowledge.services import base_get_or_create
 from tests.agents.conftest import wait_for, worker
 

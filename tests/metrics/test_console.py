@@ -72,7 +72,8 @@ def test_the_dashboard_shows_the_metrics_and_its_button_starts_a_refresh(admin_c
 # Committed rows: the job runs in a run thread, on its own connection (job_run drives the one async path).
 @pytest.mark.django_db(transaction=True)
 def test_the_dashboard_follows_a_background_refresh_to_its_end(admin_client, settings):
-    from jobs.services.jobs import job_claim, job_progress, job_run
+    from jobs.services.claims import job_claim
+    from jobs.services.jobs import job_progress, job_run
 
     settings.EMBEDDED_WORKER = False  # the test plays the worker
     seed_run("alice", timezone.now() - timedelta(hours=1))

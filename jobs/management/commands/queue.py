@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from jobs.services.jobs import queue_stats
+from jobs.selectors import queue_stats
 
 
 class Command(BaseCommand):
