@@ -4,7 +4,7 @@ A run takes a slot when it is accepted and gives it back when it ends (completed
 cancelled, or its client gone). Over the cap a caller is refused at once (429 with
 ``Retry-After``) instead of waiting in line behind its own backlog, so one user's many streams
 cannot take the capacity another user's run needs. Background runs are bounded by the job queue
-instead (jobs.services.jobs).
+instead (jobs.services.claims).
 
 The count is kept per web process, in memory: the capacity it protects (the run threads today,
 the event loop's model calls after the engine rewrite) is per process too, and a count that lives

@@ -4,7 +4,7 @@ On the background path a ``Parallel`` submits one "workflow-branch" job per bran
 workflow run's group (``group_id`` and ``parent_job_id`` = the workflow run's job, with their
 ``branch_index``). Any worker process claims them, so branches spread over Celery workers; the
 claim exempts them from the one-running-job-per-session rule (their parent holds the session's
-turn) and lets them take their waiting parent's place under the caps (jobs.services.jobs).
+turn) and lets them take their waiting parent's place under the caps (jobs.services.claims).
 
 A branch job rebuilds its branch from the workflow's id, version and the ``Parallel``'s path in
 the graph, runs it under the workflow run's id (its executor runs are children of the workflow

@@ -9,7 +9,6 @@ time per session" hold however many workers race. Terminal writes are fenced on
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from ..models import JOB_TO_RUN_STATUS, Job, JobStatus
 from ..selectors import queue_jobs
 from ..registry import job_hooks_call, job_type_execute, job_type_handler, job_type_registered
 from .cancellation import cancel_clear, cancel_request
-from .executor import in_run_thread
+from .executor import drive_here, in_run_thread
 
 logger = logging.getLogger("agno_site.jobs")
 
@@ -237,13 +236,14 @@ async def job_execute(job: Job, worker: str) -> str:
 
 def job_run(job: Job, worker: str) -> str:
     """``job_execute`` for a caller without an event loop (the shell, a test, a benchmark): the
-    one async path, run to its end on a loop of its own. A type with a sync body (``job_handler``)
+    one async path, run to its end by the sync facade (``drive_here``: its database phases in the
+    caller's thread and transaction, as for an inline run). A type with a sync body (``job_handler``)
     runs it here, in the caller's thread and transaction, where its execute would hand the same
     body to a run thread."""
     handler = job_type_handler(job.job_type)
     if handler is not None:
         return handler(job, worker)
-    return asyncio.run(job_execute(job, worker))
+    return drive_here(job_execute(job, worker))
 
 
 def _job_fail_unregistered(job: Job, worker: str) -> str:
