@@ -23,9 +23,9 @@ from django.conf import settings
 
 from engine import Agent, CalculatorTools, Condition, HumanReview, Parallel, StaticKnowledge, Step, StepInput, StepOutput, Team, Workflow, tool
 from engine.factory import AgentFactory, FactoryContext
+from agents.knowledge import NamedKnowledge
 from agents.toolkits import DemoActionTools
 from engine.tools.mcp import MCPTools, python_module_command
-from knowledge.services import BaseSource
 from learnings.machines import LEARNING_MACHINES
 
 MODEL = "openai:gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else "offline:demo"
@@ -77,8 +77,9 @@ AGENTS: list[Agent | AgentFactory] = [  # the team's members answer through the 
         name="Docs Agent",
         description="Answers from your documents (My documents) and the Agno Site handbook, and shows the sources it used",
         model=MODEL,
-        # The user's own documents first (equal scores keep this order), then the handbook.
-        knowledge=[BaseSource(settings.KNOWLEDGE_DEFAULT_BASE), HANDBOOK],
+        # The user's own documents first (equal scores keep this order), then the handbook. The base
+        # is named, as an admin agent names one: the knowledge app's provider searches it.
+        knowledge=[NamedKnowledge(settings.KNOWLEDGE_DEFAULT_BASE), HANDBOOK],
         instructions="Answer from the knowledge base (the user's documents and the handbook), citing the document each fact comes from; say so when it has nothing on the question.",
         markdown=True,
     ),

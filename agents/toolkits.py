@@ -76,12 +76,6 @@ def workspace_root_for(user_id: str | None) -> Path:
     return path
 
 
-def _schedule_tools(user_id: str | None) -> Toolkit:
-    from scheduler.toolkit import ScheduleTools  # the scheduler's models load with the registry
-
-    return ScheduleTools(user_id)
-
-
 @dataclass(frozen=True)
 class ToolkitEntry:
     id: str
@@ -142,14 +136,16 @@ def _mcp_entries() -> dict[str, ToolkitEntry]:
 
 
 class _Toolkits(Mapping[str, ToolkitEntry]):
-    """The built-in toolkits and, read from the settings when asked (they change in tests and
-    never at import time), the allow-listed MCP servers."""
+    """The built-in toolkits, those other apps registered (``register_toolkit``) and, read from
+    the settings when asked (they change in tests and never at import time), the allow-listed MCP
+    servers."""
 
-    def __init__(self, builtin: dict[str, ToolkitEntry]) -> None:
+    def __init__(self, builtin: dict[str, ToolkitEntry], registered: dict[str, ToolkitEntry]) -> None:
         self._builtin = builtin
+        self._registered = registered
 
     def _all(self) -> dict[str, ToolkitEntry]:
-        return {**self._builtin, **_mcp_entries()}
+        return {**self._builtin, **self._registered, **_mcp_entries()}
 
     def __getitem__(self, key: str) -> ToolkitEntry:
         return self._all()[key]
@@ -179,10 +175,19 @@ BUILTIN_TOOLKITS: dict[str, ToolkitEntry] = {
             lambda user_id: Workspace(workspace_root_for(user_id)),
         ),
         ToolkitEntry("demo_actions", "Demo actions", "send_email (needs confirmation), book_meeting (asks for input) and issue_refund (an operator approves it).", lambda user_id: DemoActionTools()),
-        ToolkitEntry("schedules", "Schedules", "Create, list, update and delete the user's cron schedules (provenance: managed by the agent).", _schedule_tools),
     )
 }
-TOOLKITS: Mapping[str, ToolkitEntry] = _Toolkits(BUILTIN_TOOLKITS)
+# The toolkits of apps above this one (the scheduler's "schedules"), registered in their ready():
+# the agents app imports none of them.
+_registered_toolkits: dict[str, ToolkitEntry] = {}
+TOOLKITS: Mapping[str, ToolkitEntry] = _Toolkits(BUILTIN_TOOLKITS, _registered_toolkits)
+
+
+def register_toolkit(entry: ToolkitEntry) -> None:
+    """Offer ``entry`` to database-defined agents under its id (an app's ``AppConfig.ready``)."""
+    if entry.id in BUILTIN_TOOLKITS or entry.id.startswith(MCP_PREFIX):
+        raise ValueError(f"toolkit id {entry.id!r} is taken by a built-in or an MCP server")
+    _registered_toolkits[entry.id] = entry
 
 
 def toolkit_choices() -> list[tuple[str, str]]:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import admin
 from django.urls import reverse
 from django.utils import timezone
@@ -27,6 +29,19 @@ def short(value: str, length: int = 8) -> str:
     if len(value) <= length:
         return value
     return format_html('<span class="short-id" title="{}">{}</span>', value, value[:length] if length == 8 else value[: length - 1] + "…")
+
+
+# What apps above this one show on a run's page (traces: the run's trace), registered from their own
+# admin modules: sessions imports none of them.
+_run_links: list[Callable[[Run], str]] = []
+
+
+def register_run_link(link: Callable[[Run], str]) -> Callable[[Run], str]:
+    """Show ``link(run)`` on a run's admin page after its events, labelled by its ``admin.display``
+    description; its name is the row's CSS class (``field-<name>``). Usable as a decorator."""
+    if link not in _run_links:
+        _run_links.append(link)
+    return link
 
 
 @admin.register(Session)
@@ -75,11 +90,14 @@ class RunAdmin(OwnedModelAdmin):
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     list_select_related = ("session",)
-    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "origin", "previous_run_id", "branch_active", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "trace_link", "member_runs", "input_json", "content", "run_data_json")
+    readonly_fields = ("run_id", "session_link", "run_index", "parent_run_id", "origin", "previous_run_id", "branch_active", "status", "run_type", "component_id", "user_id", "model", "input_tokens", "output_tokens", "total_tokens", "duration_display", "error", "created_at", "started_at", "finished_at", "updated_at", "events_link", "member_runs", "input_json", "content", "run_data_json")
     exclude = ("session", "input", "run_data", "duration")
 
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
+        # The links other apps registered follow the run's events.
+        at = fields.index("events_link") + 1
+        fields = (*fields[:at], *_run_links, *fields[at:])
         # Only a team run has member runs (its child rows); other runs do not show the table.
         return fields if obj is not None and obj.run_type == "team" else tuple(field for field in fields if field != "member_runs")
 
@@ -126,15 +144,6 @@ class RunAdmin(OwnedModelAdmin):
         return seconds(obj.duration)
 
     @admin.display(description="events")
-    @admin.display(description="trace")
-    def trace_link(self, obj: Run) -> str:
-        from traces.models import Trace
-
-        trace = Trace.all_users.filter(run_id=obj.pk).order_by("start_time").first()
-        if trace is None:
-            return "– (not traced)"
-        return format_html('<a href="{}">{} · {} spans</a>', reverse("admin:traces_trace_change", args=[trace.pk]), trace.name, trace.total_spans)
-
     def events_link(self, obj: Run) -> str:
         return _changelist_link(RunEvent, "events of this run", run__run_id__exact=obj.pk)
 

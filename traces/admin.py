@@ -10,6 +10,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin import OwnedModelAdmin, UserIdFilter
+from sessions.admin import register_run_link
+from sessions.models import Run
 
 from .api.render import duration
 from .models import Span, Trace
@@ -87,3 +89,13 @@ class SpanAdmin(OwnedModelAdmin):
     @admin.display(description="trace")
     def trace_link(self, span: Span) -> str:
         return format_html('<a href="{}">{}</a>', reverse("admin:traces_trace_change", args=[span.trace_id]), span.trace_id)
+
+
+@register_run_link
+@admin.display(description="trace")
+def trace_link(run: Run) -> str:
+    """A run's page links its trace (the first, by start time), or says it was not traced."""
+    trace = Trace.all_users.filter(run_id=run.pk).order_by("start_time").first()
+    if trace is None:
+        return "– (not traced)"
+    return format_html('<a href="{}">{} · {} spans</a>', reverse("admin:traces_trace_change", args=[trace.pk]), trace.name, trace.total_spans)

@@ -3,6 +3,9 @@
 - The import contracts of ``.importlinter`` (import-linter): the engine imports no Django and no
   project app; core imports no app; sessions imports nothing from agents, and from the engine
   only its events and output types.
+- No circle between apps: collapsed to its top-level packages, the import graph (grimp's, as
+  import-linter reads it, function-level imports included) has no cycle, direct or through others.
+  (import-linter's own ``acyclic_siblings`` looks under one parent package; the apps have none.)
 - No private name (``_x``) of one project module is used by another: imported (``from m import
   _x``) or read off an imported module (``m._x``). Today's offenders are listed below, each with
   why; the list may only shrink (a fixed offender still listed fails too, so the list stays true).
@@ -16,6 +19,7 @@ import configparser
 from collections.abc import Iterator
 from pathlib import Path
 
+import grimp
 from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +44,26 @@ def test_the_import_contracts_hold(capsys) -> None:
     assert exit_code == 0, f"an import contract of .importlinter is broken (DESIGN.md's import rules):\n{report}"
     contracts = [name for name in config.sections() if name.startswith("importlinter:contract:")]
     assert f"{len(contracts)} kept, 0 broken" in report, report  # every contract was read and checked
+
+
+def test_no_app_imports_another_that_imports_it_back() -> None:
+    graph = grimp.build_graph(*root_packages(), cache_dir=None)
+    edges = app_edges(graph, root_packages())
+    cycles = app_cycles({app: set(targets) for app, targets in edges.items()})
+    assert not cycles, (
+        "apps import each other, directly or through others: the lower one must not import the higher, "
+        "which registers with it in its AppConfig.ready() instead (as with core/components.py). Each "
+        "cycle, with one import that makes each of its arrows:\n" + "\n".join(
+            " -> ".join(cycle) + "\n" + "".join(f"    {a} -> {b}: {edges[a][b]}\n" for a, b in zip(cycle, cycle[1:]))
+            for cycle in cycles
+        )
+    )
+
+
+def test_the_cycle_check_names_each_cycle_through_others_and_only_those() -> None:
+    edges = {"a": {"b", "d"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": set(), "f": {"f"}, "g": {"h"}, "h": {"g"}}
+    assert app_cycles(edges) == [["a", "b", "c", "a"], ["g", "h", "g"]]
+    assert app_cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_private_name_is_used_across_modules() -> None:
@@ -77,6 +101,60 @@ def test_the_private_name_check_sees_both_forms(tmp_path) -> None:
 
 
 # --- the scanners --------------------------------------------------------------------------------
+
+def root_packages() -> list[str]:
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    return config["importlinter"]["root_packages"].split()
+
+
+def app_edges(graph: grimp.ImportGraph, apps: list[str]) -> dict[str, dict[str, str]]:
+    """For each app, the apps it imports, each with one "importer imports imported" example."""
+    edges: dict[str, dict[str, str]] = {app: {} for app in apps}
+    for module in sorted(graph.modules):
+        app = module.split(".")[0]
+        if app not in edges:
+            continue  # an external package (.importlinter includes them)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            target = imported.split(".")[0]
+            if target != app and target in edges:
+                edges[app].setdefault(target, f"{module} imports {imported}")
+    return edges
+
+
+def app_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Each cycle between apps as its path (``[a, b, a]``): for every arrow ``a -> b``, the shortest
+    way back from ``b`` to ``a`` if there is one, each cycle once (starting at its first app by name)."""
+    cycles: set[tuple[str, ...]] = set()
+    for app in sorted(edges):
+        for target in sorted(edges[app] - {app}):  # an app importing itself is no cycle between apps
+            back = shortest_path(edges, target, app)
+            if back is not None:
+                cycle = [app, *back[:-1]]
+                start = cycle.index(min(cycle))
+                cycles.add((*cycle[start:], *cycle[:start], cycle[start]))
+    return [list(cycle) for cycle in sorted(cycles)]
+
+
+def shortest_path(edges: dict[str, set[str]], start: str, end: str) -> list[str] | None:
+    """The shortest path from ``start`` to ``end`` (breadth first), both included, or None."""
+    came_from: dict[str, str | None] = {start: None}
+    frontier = [start]
+    while frontier:
+        following = []
+        for app in frontier:
+            if app == end:
+                path = [app]
+                while (previous := came_from[path[-1]]) is not None:
+                    path.append(previous)
+                return path[::-1]
+            for target in sorted(edges.get(app, ())):
+                if target not in came_from:
+                    came_from[target] = app
+                    following.append(target)
+        frontier = following
+    return None
+
 
 def python_files(root: Path, packages: tuple[str, ...]) -> Iterator[Path]:
     for package in packages:

@@ -123,6 +123,24 @@ def test_a_traces_admin_page_draws_its_own_spans_also_for_a_shared_run(client, d
         assert f"root-of-{owner}" in page and f"tool-of-{owner}" in page and "not-this-trace" not in page
 
 
+def test_a_runs_admin_page_links_its_trace_after_its_events_or_says_it_was_not_traced(client, django_user_model):
+    """Traces adds the link to sessions' run page (registered from traces' admin: sessions imports
+    nothing of traces)."""
+    from django.urls import reverse
+
+    from tests.factories import make_run, make_trace
+
+    client.force_login(django_user_model.objects.create_superuser("op", password="pw-for-tests"))
+    traced, untraced = make_run("alice"), make_run("alice")
+    trace = make_trace("alice", run_id=traced.pk, name="Agent.run", total_spans=3)
+    page = client.get(reverse("admin:agno_sessions_run_change", args=[traced.pk])).content.decode()
+    link = f'<a href="{reverse("admin:traces_trace_change", args=[trace.pk])}">Agent.run · 3 spans</a>'
+    assert 'class="form-row field-trace_link"' in page and link in page
+    assert page.index("field-events_link") < page.index("field-trace_link")
+    page = client.get(reverse("admin:agno_sessions_run_change", args=[untraced.pk])).content.decode()
+    assert "– (not traced)" in page
+
+
 def test_hooks_and_guardrails_are_spans_and_a_refusal_marks_its_guardrail(client, settings):
     settings.AGENT_MODULES = [*settings.AGENT_MODULES, "tests.api.hooked_agents"]
     body = _run(client, "/agents/guarded/runs", message="hello")
