@@ -5,8 +5,9 @@
 Calls ``agno_site.asgi.application`` directly from an event loop (uvloop, as uvicorn runs it), with
 no server and no network in front of it, against bench.fake_openai (an instant model, over
 loopback) and the agent bench.compare serves. For each scenario it reports the CPU of this whole
-process per request, and for runs the part spent in the run threads and, within those, in the
-OpenAI SDK's call (``client.post``, timed with each thread's own CPU clock):
+process per request, and for runs the part spent in the run threads (the run's database phases)
+and in the OpenAI SDK's call (``client.post``, awaited on the event loop; timed on the loop
+thread's own CPU clock, which is fair here because requests go one at a time):
 
 - ``health``: ``GET /health``, the least any request costs through Django;
 - ``run``: ``POST /agents/bench-agent/runs``, ``stream=false``, each in a new session;
@@ -57,6 +58,21 @@ class ThreadClock:
 
         return timed
 
+    def wrap_async(self, fn):
+        """The same for a coroutine function: the calling thread's CPU from its start to its end."""
+
+        async def timed(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - started
+                with self._lock:
+                    self.seconds += spent
+                    self.calls += 1
+
+        return timed
+
     def reset(self) -> None:
         with self._lock:
             self.seconds, self.calls = 0.0, 0
@@ -64,22 +80,24 @@ class ThreadClock:
 
 def instrument() -> tuple[ThreadClock, ThreadClock]:
     """Clocks on the run threads' jobs and on the SDK's call (wrapping, not replacing, either)."""
-    from engine.models import openai as openai_model
+    from engine.models._common import LoopClients
     from jobs.services import executor
 
     jobs, sdk = ThreadClock(), ThreadClock()
     # Every job of the run threads goes through in_run_thread, which looks this name up at each call.
     executor.with_connection_care = jobs.wrap(executor.with_connection_care)
-    get_client = openai_model.OpenAIChat._get_client
+    # The provider's SDK clients are async, kept per event loop and handed out for each call by
+    # LoopClients.take (engine.models._common); the call is client.post, awaited on the loop.
+    take = LoopClients.take
 
-    def timed_client(self):
-        client = get_client(self)
+    def timed_take(self):
+        client, release = take(self)
         if not getattr(client, "_bench_timed", False):
-            client.post = sdk.wrap(client.post)
+            client.post = sdk.wrap_async(client.post)
             client._bench_timed = True
-        return client
+        return client, release
 
-    openai_model.OpenAIChat._get_client = timed_client
+    LoopClients.take = timed_take
     return jobs, sdk
 
 
