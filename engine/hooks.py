@@ -163,16 +163,16 @@ async def pre_hook_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
     arguments = _arguments(run, run_input=run_input)
     for h in run.agent.pre_hooks:
         name, guardrail = hook_name(h), isinstance(h, Guardrail)
-        for event in run._emit(run._events.make("PreHookStarted", pre_hook_name=name, guardrail=guardrail)):
+        for event in run.emit(run.event_factory.make("PreHookStarted", pre_hook_name=name, guardrail=guardrail)):
             yield event
         seen = run_input.input_content
         error = await call_hook(h, arguments)
         changed = run_input.input_content != seen
-        completed = run._events.make(
+        completed = run.event_factory.make(
             "PreHookCompleted", pre_hook_name=name, guardrail=guardrail, error=error,
             run_input={"input_content": run_input.input_content} if changed else None,
         )
-        for event in run._emit(completed):
+        for event in run.emit(completed):
             yield event
     if run_input.input_content != before:
         _replace_input(run, run_input.input_content)
@@ -199,13 +199,13 @@ async def post_hook_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
         if in_background(h, background):
             run.background_hooks.append(name)
             continue
-        for event in run._emit(run._events.make("PostHookStarted", post_hook_name=name)):
+        for event in run.emit(run.event_factory.make("PostHookStarted", post_hook_name=name)):
             yield event
         output = run.output
         error = await call_hook(h, _arguments(run, run_output=output))
         if output.get("content") != run.state.content:
             run.state.content = output.get("content")
-        for event in run._emit(run._events.make("PostHookCompleted", post_hook_name=name, error=error)):
+        for event in run.emit(run.event_factory.make("PostHookCompleted", post_hook_name=name, error=error)):
             yield event
 
 

@@ -25,25 +25,25 @@ logger = logging.getLogger(__name__)
 
 
 async def reasoning_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
-    events, chain = run._events, run.agent.reasoning_chain(run.ctx.sleep)
-    for event in run._emit(events.make("ReasoningStarted")):
+    events, chain = run.event_factory, run.agent.reasoning_chain(run.ctx.sleep)
+    for event in run.emit(events.make("ReasoningStarted")):
         yield event
     # The reasoning model's call is a model request as the main model's are (its own events,
     # so traces show it as an LLM span inside the reasoning).
-    for event in run._emit(events.model_request_started(chain.primary.id, chain.primary.provider)):
+    for event in run.emit(events.model_request_started(chain.primary.id, chain.primary.provider)):
         yield event
     parts: list[str] = []
     usage = Usage()
     started, ttft, failed = run.ctx.clock(), None, False
-    stream = chain.astream(run._context(), task="reasoning", incremental=run.ctx.incremental)
+    stream = chain.astream(run.model_messages(), task="reasoning", incremental=run.ctx.incremental)
     try:
         async for chunk in stream:
-            await run._check_cancelled()
+            await run.check_cancelled()
             if isinstance(chunk, (ReasoningDelta, TextDelta)) and chunk.text:
                 if ttft is None:
                     ttft = run.ctx.clock() - started
                 parts.append(chunk.text)
-                for event in run._emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
+                for event in run.emit(events.make("ReasoningContentDelta", reasoning_content=chunk.text)):
                     yield event
             elif isinstance(chunk, Usage):
                 usage = usage + chunk
@@ -55,7 +55,7 @@ async def reasoning_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
     finally:
         await stream.aclose()
     if not failed:
-        for event in run._emit(events.model_request_completed(chain.active.id, chain.active.provider, usage, ttft)):
+        for event in run.emit(events.model_request_completed(chain.active.id, chain.active.provider, usage, ttft)):
             yield event
     reasoning = "".join(parts).strip()
     if reasoning:
@@ -65,9 +65,9 @@ async def reasoning_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
         run.state.messages.append(
             new_message("assistant", f"<thinking>\n{reasoning}\n</thinking>", int(run.ctx.clock()), reasoning_content=reasoning)
         )
-        for event in run._emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning)):
+        for event in run.emit(events.make("ReasoningStep", content=step, content_type="ReasoningStep", reasoning_content=reasoning)):
             yield event
-    for event in run._emit(
+    for event in run.emit(
         events.make("ReasoningCompleted", content={"reasoning_steps": run.state.reasoning_steps or []}, content_type="ReasoningSteps")
     ):
         yield event
@@ -98,7 +98,7 @@ async def add_references(run: AgentRun) -> None:
 
 
 async def summary_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
-    for event in run._emit(run._events.make("SessionSummaryStarted")):
+    for event in run.emit(run.event_factory.make("SessionSummaryStarted")):
         yield event
     conversation = history_messages(run.agent.history_runs(run.ctx)) + [
         m for m in run.state.messages if m.get("role") in ("user", "assistant")
@@ -113,5 +113,5 @@ async def summary_steps(run: AgentRun) -> AsyncIterator[dict[str, Any]]:
         )
     except ModelError as exc:
         logger.warning("session summary failed", extra={"provider": exc.provider, "error": type(exc).__name__})
-    for event in run._emit(run._events.make("SessionSummaryCompleted", session_summary=run.session_summary)):
+    for event in run.emit(run.event_factory.make("SessionSummaryCompleted", session_summary=run.session_summary)):
         yield event

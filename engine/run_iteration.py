@@ -26,10 +26,10 @@ class RunIteration:
     """The run protocol every run shares (``AgentRun``, ``TeamRun``, ``WorkflowRun``): iterate it
     plainly from a sync caller or with ``async for`` on an event loop, for event dicts; ``close`` /
     ``aclose`` to stop early; then read ``output``. A subclass sets ``state`` (with ``run_id``,
-    ``status`` and ``to_dict()``) and ``_agen``, the async generator of its events."""
+    ``status`` and ``to_dict()``) and ``agen``, the async generator of its events."""
 
     state: Any
-    _agen: Any
+    agen: Any
     _sync: Iterator[dict[str, Any]] | None = None
 
     # ---- iteration ------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ class RunIteration:
 
     def __next__(self) -> dict[str, Any]:
         if self._sync is None:
-            self._sync = iterate_sync(self._agen)
+            self._sync = iterate_sync(self.agen)
         try:
             return next(self._sync)
         except StopIteration:
@@ -53,7 +53,7 @@ class RunIteration:
 
     async def __anext__(self) -> dict[str, Any]:
         try:
-            return await self._agen.__anext__()
+            return await self.agen.__anext__()
         except StopAsyncIteration:
             raise
         except Exception:
@@ -96,13 +96,13 @@ class RunIteration:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            run_sync(self._agen.aclose())
+            run_sync(self.agen.aclose())
         else:
-            loop.create_task(self._agen.aclose())
+            loop.create_task(self.agen.aclose())
 
     async def aclose(self) -> None:
         """``close`` for an async consumer."""
-        await self._agen.aclose()
+        await self.agen.aclose()
 
     @property
     def run_id(self) -> str:

@@ -91,24 +91,24 @@ class AgentRun(RunIteration):
         self.child_background_hooks: list[dict[str, Any]] = []
         # The input as pre-hooks changed it (masked), for the caller to store instead of what was sent.
         self.replaced_input: dict[str, Any] | None = None
-        self._events = EventFactory(state, ctx.clock)
+        self.event_factory = EventFactory(state, ctx.clock)
         self._functions: dict[str, Function] = agent.run_functions(ctx, record_references=self.record_references)
         self._chain = agent.model_chain(ctx.sleep)
         self._history = history_messages(agent.history_runs(ctx)) if agent.add_history_to_context else []
         self._tool_calls = sum(1 for m in state.messages if m.get("role") == "tool")
-        self._limit_reached = agent.tool_call_limit is not None and self._tool_calls >= agent.tool_call_limit
+        self.limit_reached = agent.tool_call_limit is not None and self._tool_calls >= agent.tool_call_limit
         self._turns = 0
-        self._content: list[str] = []
-        self._last_text = ""
-        self._stop_content: list[str] = []
+        self.content_chunks: list[str] = []
+        self.last_text = ""
+        self.stop_content: list[str] = []
         # What the last model turn asked for, and the tool calls that pause the run (the steps
         # are async generators, which cannot return values).
-        self._turn_calls: list[ToolCall] = []
-        self._paused_calls: list[dict[str, Any]] = []
+        self.turn_calls: list[ToolCall] = []
+        self.paused_calls: list[dict[str, Any]] = []
         self._memory: MemoryManager | None = None
         self._memory_task: asyncio.Task[None] | None = None
         self._compressor = run_compressor(agent, ctx.sleep, lambda model, usage: state.metrics.add("compression_model", model, usage))
-        self._agen = self._execute(decisions)
+        self.agen = self._execute(decisions)
         self._sync: Iterator[dict[str, Any]] | None = None
 
 
@@ -122,23 +122,23 @@ class AgentRun(RunIteration):
         try:
             self._start_memory()
             if decisions is None:
-                for event in self._emit(self._events.run_started()):
+                for event in self.emit(self.event_factory.run_started()):
                     yield event
-                await self._check_cancelled()
+                await self.check_cancelled()
                 if self.agent.pre_hooks:
                     async with aclosing(pre_hook_steps(self)) as steps:
                         async for event in steps:
                             yield event
-                    await self._check_cancelled()
+                    await self.check_cancelled()
                 if self.agent.add_knowledge_to_context and self.agent.knowledge is not None:
                     await add_references(self)
-                    await self._check_cancelled()
+                    await self.check_cancelled()
                 if self.agent.reasoning_model is not None:
                     async with aclosing(reasoning_steps(self)) as steps:
                         async for event in steps:
                             yield event
             else:
-                for event in self._emit(self._events.make("RunContinued")):
+                for event in self.emit(self.event_factory.make("RunContinued")):
                     yield event
                 self.state.content = None
                 async with aclosing(self._apply_decisions(decisions)) as steps:
@@ -150,16 +150,16 @@ class AgentRun(RunIteration):
         except _Cancelled as cancelled:
             if cancelled.partial_turn:
                 self.state.messages.append(new_message("assistant", cancelled.partial_turn, int(clock())))
-            partial = "".join(self._content)
+            partial = "".join(self.content_chunks)
             self.state.content = partial
             self.state.status = CANCELLED
             self.state.cancellation_stage = "EXECUTING"
-            self._close_timing()
-            for event in self._emit(self._events.run_cancelled(partial)):
+            self.close_timing()
+            for event in self.emit(self.event_factory.run_cancelled(partial)):
                 yield event
             # AgentOS 3.1.10 ends a cancelled run with a RunCompleted too (content type, metrics
             # with the duration, session state); its clients read the last event for those.
-            for event in self._emit(self._events.run_completed()):
+            for event in self.emit(self.event_factory.run_completed()):
                 yield event
         except (ModelError, OutputSchemaError, InputCheckError, TokenBudgetExceeded) as exc:
             # A refusal (a guardrail's, the token budget's) ends the run as a provider failure
@@ -167,11 +167,11 @@ class AgentRun(RunIteration):
             message = getattr(exc, "message", None) or str(exc)
             self.state.content = message
             self.state.status = ERROR
-            self._close_timing()
-            error = self._events.run_error(
+            self.close_timing()
+            error = self.event_factory.run_error(
                 message, exc.error_type, error_id=getattr(exc, "check_trigger", None), additional_data=getattr(exc, "additional_data", None)
             )
-            for event in self._emit(error):
+            for event in self.emit(error):
                 yield event
         finally:
             # A run that did not complete (paused, cancelled, failed, abandoned) keeps no memories.
@@ -182,49 +182,49 @@ class AgentRun(RunIteration):
 
     async def _loop(self) -> AsyncIterator[dict[str, Any]]:
         while True:
-            await self._check_cancelled()
-            async with aclosing(self._model_turn()) as steps:
+            await self.check_cancelled()
+            async with aclosing(self.model_turn()) as steps:
                 async for event in steps:
                     yield event
-            calls = self._turn_calls
+            calls = self.turn_calls
             if not calls:
                 break
             if self._turns > MAX_MODEL_TURNS:
                 # It was told to stop calling tools (tool_choice "none") and did not.
                 raise FatalModelError(f"The model kept calling tools after {MAX_MODEL_TURNS} turns", provider=self._chain.active.provider)
-            async with aclosing(self._tool_calls_turn(calls)) as steps:
+            async with aclosing(self.tool_calls_turn(calls)) as steps:
                 async for event in steps:
                     yield event
-            paused = self._paused_calls
+            paused = self.paused_calls
             if paused:
-                async with aclosing(self._pause(paused)) as steps:
+                async with aclosing(self.pause_for(paused)) as steps:
                     async for event in steps:
                         yield event
                 return
-            if self._stop_content:
+            if self.stop_content:
                 break
-        async with aclosing(self._complete()) as steps:
+        async with aclosing(self.complete_run()) as steps:
             async for event in steps:
                 yield event
 
-    async def _model_turn(self) -> AsyncIterator[dict[str, Any]]:
-        clock, events, state = self.ctx.clock, self._events, self.state
+    async def model_turn(self) -> AsyncIterator[dict[str, Any]]:
+        clock, events, state = self.ctx.clock, self.event_factory, self.state
         self._check_budget()
         compressor = self._compressor
         if compressor is not None and (pending := compressor.pending(state.messages)):
-            for event in self._emit(events.make("CompressionStarted")):
+            for event in self.emit(events.make("CompressionStarted")):
                 yield event
             done = await compressor.compress(pending)
             compressed = {"tool_results_compressed": done.count, "original_size": done.original_size, "compressed_size": done.compressed_size}
-            for event in self._emit(events.make("CompressionCompleted", **compressed)):
+            for event in self.emit(events.make("CompressionCompleted", **compressed)):
                 yield event
         self._turns += 1
         if self._turns >= MAX_MODEL_TURNS:
-            self._limit_reached = True
+            self.limit_reached = True
         specs = [f.spec() for f in self._functions.values()]
         schema = self.agent.output_schema_spec
         primary = self._chain.primary
-        for event in self._emit(events.model_request_started(primary.id, primary.provider)):
+        for event in self.emit(events.model_request_started(primary.id, primary.provider)):
             yield event
 
         started = clock()
@@ -236,9 +236,9 @@ class AgentRun(RunIteration):
         first_sent = False
         ttft: float | None = None
         stream = self._chain.astream(
-            self._context(),
+            self.model_messages(),
             tools=specs,
-            tool_choice="none" if self._limit_reached and specs else "auto",
+            tool_choice="none" if self.limit_reached and specs else "auto",
             output_schema=schema.schema if schema is not None else None,
             incremental=self.ctx.incremental,
         )
@@ -257,35 +257,35 @@ class AgentRun(RunIteration):
                         state.metrics.time_to_first_token = clock() - self._start
                 if not first_sent:
                     first_sent = True
-                    for event in self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
+                    for event in self.emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
                         yield event
                 if isinstance(chunk, TextDelta):
                     text.append(chunk.text)
                     if schema is None:
-                        self._content.append(chunk.text)
-                        for event in self._emit(events.run_content(chunk.text, model_provider_data=provider_data)):
+                        self.content_chunks.append(chunk.text)
+                        for event in self.emit(events.run_content(chunk.text, model_provider_data=provider_data)):
                             yield event
                 elif isinstance(chunk, ReasoningDelta):
                     reasoning.append(chunk.text)
-                    for event in self._emit(events.run_content(reasoning_content=chunk.text, model_provider_data=provider_data)):
+                    for event in self.emit(events.run_content(reasoning_content=chunk.text, model_provider_data=provider_data)):
                         yield event
                 elif isinstance(chunk, ToolCall):
                     calls.append(chunk)
         finally:
             await stream.aclose()
         if not first_sent:
-            for event in self._emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
+            for event in self.emit(events.run_content("", reasoning_content="", model_provider_data=provider_data)):
                 yield event
 
         model = self._chain.active
         state.metrics.add("model", model, usage)
-        self._last_text = "".join(text)
+        self.last_text = "".join(text)
         if reasoning:
             state.reasoning_content = (state.reasoning_content or "") + "".join(reasoning)
         state.messages.append(
             new_message(
                 "assistant",
-                self._last_text or None,
+                self.last_text or None,
                 int(clock()),
                 reasoning_content="".join(reasoning) or None,
                 tool_calls=[
@@ -295,16 +295,16 @@ class AgentRun(RunIteration):
                 metrics=message_metrics(usage, clock() - started, ttft),
             )
         )
-        for event in self._emit(events.model_request_completed(model.id, model.provider, usage, ttft)):
+        for event in self.emit(events.model_request_completed(model.id, model.provider, usage, ttft)):
             yield event
-        self._turn_calls = calls
+        self.turn_calls = calls
 
-    async def _tool_calls_turn(self, calls: list[ToolCall]) -> AsyncIterator[dict[str, Any]]:
+    async def tool_calls_turn(self, calls: list[ToolCall]) -> AsyncIterator[dict[str, Any]]:
         """Run one turn's tool calls; returns the ToolExecutions that pause the run."""
         limit = self.agent.tool_call_limit
         paused: list[dict[str, Any]] = []
         for call in calls:
-            await self._check_cancelled()
+            await self.check_cancelled()
             self._tool_calls += 1
             function = self._functions.get(call.name)
             args, parse_error = parse_arguments(call.arguments)
@@ -314,11 +314,11 @@ class AgentRun(RunIteration):
                 else parse_error
             )
             if refusal is not None:
-                self._tool_message(call.id, call.name, args, refusal, error=True)
+                self.tool_message(call.id, call.name, args, refusal, error=True)
                 # Never run, so not one of the run's tools (as in Agno); its ToolCallError tells the
                 # stream and the trace that the call failed, which they would not see otherwise.
                 te = tool_execution(call.id, call.name, args, int(self.ctx.clock()), result=refusal, tool_call_error=True)
-                for event in self._emit(self._events.tool_call("ToolCallError", te, error=refusal)):
+                for event in self.emit(self.event_factory.tool_call("ToolCallError", te, error=refusal)):
                     yield event
             elif function.pauses:
                 te = self._paused_execution(call.id, function, args)
@@ -332,8 +332,8 @@ class AgentRun(RunIteration):
                         yield event
         if limit is not None and self._tool_calls >= limit:
             # The model is asked to answer now; further calls would not run anyway.
-            self._limit_reached = True
-        self._paused_calls = paused
+            self.limit_reached = True
+        self.paused_calls = paused
 
     def _paused_execution(self, call_id: str, function: Function, args: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -350,7 +350,7 @@ class AgentRun(RunIteration):
 
     async def _run_tool(self, function: Function, te: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         clock = self.ctx.clock
-        for event in self._emit(self._events.tool_call("ToolCallStarted", te)):
+        for event in self.emit(self.event_factory.tool_call("ToolCallStarted", te)):
             yield event
         start = float(clock())
         try:
@@ -368,16 +368,16 @@ class AgentRun(RunIteration):
         te.update(result=result, tool_call_error=error, metrics={"start_time": start, "end_time": end, "duration": end - start})
         if function.stop_after_tool_call:
             te["stop_after_tool_call"] = True
-            self._stop_content.append(result)
-        self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error, stop=function.stop_after_tool_call)
+            self.stop_content.append(result)
+        self.tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error, stop=function.stop_after_tool_call)
         summary = f"{call_str(te['tool_name'], te['tool_args'])} completed in {end - start:.4f}s. "
-        for event in self._emit(self._events.tool_call("ToolCallCompleted", te, content=summary)):
+        for event in self.emit(self.event_factory.tool_call("ToolCallCompleted", te, content=summary)):
             yield event
         if error:
-            for event in self._emit(self._events.tool_call("ToolCallError", te, error=result)):
+            for event in self.emit(self.event_factory.tool_call("ToolCallError", te, error=result)):
                 yield event
 
-    def _tool_message(self, call_id: str, name: str, args: dict[str, Any], content: str, *, error: bool, stop: bool = False) -> None:
+    def tool_message(self, call_id: str, name: str, args: dict[str, Any], content: str, *, error: bool, stop: bool = False) -> None:
         self.state.messages.append(
             new_message(
                 "tool", content, int(self.ctx.clock()), tool_call_id=call_id, tool_name=name, tool_args=args,
@@ -385,16 +385,16 @@ class AgentRun(RunIteration):
             )
         )
 
-    async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    async def pause_for(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         approval_ids(paused)
         requirements = [requirement(te, self.ctx.clock()) for te in paused]
         self.state.requirements = (self.state.requirements or []) + requirements
         self.state.status = PAUSED
         self.state.content = paused_content(paused)
-        self._close_timing()
-        for event in self._emit(self._events.make("RunContentCompleted")):
+        self.close_timing()
+        for event in self.emit(self.event_factory.make("RunContentCompleted")):
             yield event
-        for event in self._emit(self._events.run_paused(paused, requirements)):
+        for event in self.emit(self.event_factory.run_paused(paused, requirements)):
             yield event
 
     async def _apply_decisions(self, decisions: dict[str, Decision]) -> AsyncIterator[dict[str, Any]]:
@@ -407,7 +407,7 @@ class AgentRun(RunIteration):
                 te.update(requires_confirmation=False)
                 te.update({flag: False for flag in ("requires_user_input", "external_execution_required") if te.get(flag)})
                 content = f"{REJECTED}: {decision.note}" if decision.note else REJECTED
-                self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], content, error=True)
+                self.tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], content, error=True)
             else:
                 if decision.confirmed:
                     te.update(confirmed=True, requires_confirmation=False)
@@ -416,12 +416,12 @@ class AgentRun(RunIteration):
                     te.update(user_input_schema=decision.user_input_schema, requires_user_input=False, answered=True)
                 if te.get("external_execution_required"):
                     te.update(result=decision.result, tool_call_error=decision.result_error, external_execution_required=False)
-                    self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], decision.result or "", error=decision.result_error)
+                    self.tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], decision.result or "", error=decision.result_error)
                 else:
                     function = self._functions.get(te["tool_name"])
                     if function is None:
                         te.update(result=TOOL_NOT_FOUND.format(name=te["tool_name"]), tool_call_error=True)
-                        self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], te["result"], error=True)
+                        self.tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], te["result"], error=True)
                     else:
                         async with aclosing(self._run_tool(function, te)) as steps:
                             async for event in steps:
@@ -442,18 +442,18 @@ class AgentRun(RunIteration):
             if decision.user_input_schema is not None:
                 req["user_input_schema"] = json.loads(json.dumps(decision.user_input_schema))
 
-    async def _complete(self) -> AsyncIterator[dict[str, Any]]:
+    async def complete_run(self) -> AsyncIterator[dict[str, Any]]:
         state, schema = self.state, self.agent.output_schema_spec
-        if schema is not None and not self._stop_content:
-            state.content = schema.parse(self._last_text)
+        if schema is not None and not self.stop_content:
+            state.content = schema.parse(self.last_text)
             state.content_type = schema.title
-            for event in self._emit(self._events.run_content(state.content, content_type=schema.title)):
+            for event in self.emit(self.event_factory.run_content(state.content, content_type=schema.title)):
                 yield event
-        elif self._stop_content:
-            state.content = "\n".join(self._stop_content)
+        elif self.stop_content:
+            state.content = "\n".join(self.stop_content)
         else:
-            state.content = "".join(self._content)
-        for event in self._emit(self._events.make("RunContentCompleted")):
+            state.content = "".join(self.content_chunks)
+        for event in self.emit(self.event_factory.make("RunContentCompleted")):
             yield event
         if self.agent.post_hooks:
             async with aclosing(post_hook_steps(self)) as steps:
@@ -468,8 +468,8 @@ class AgentRun(RunIteration):
                 async for event in steps:
                     yield event
         state.status = COMPLETED
-        self._close_timing()
-        for event in self._emit(self._events.run_completed()):
+        self.close_timing()
+        for event in self.emit(self.event_factory.run_completed()):
             yield event
 
     # ---- references and memories ----------------------------------------------------------------
@@ -489,7 +489,7 @@ class AgentRun(RunIteration):
         self._memory_task = asyncio.ensure_future(self._memory.update(input_text(self.state.input)))
 
     async def _update_memories(self) -> AsyncIterator[dict[str, Any]]:
-        for event in self._emit(self._events.make("MemoryUpdateStarted")):
+        for event in self.emit(self.event_factory.make("MemoryUpdateStarted")):
             yield event
         assert self._memory is not None and self._memory_task is not None
         try:
@@ -497,12 +497,12 @@ class AgentRun(RunIteration):
         except ModelError as exc:
             logger.warning("memory update failed", extra={"provider": exc.provider, "error": type(exc).__name__})
         self.memories = self._memory.apply(lambda model, usage: self.state.metrics.add("memory_model", model, usage))
-        for event in self._emit(self._events.make("MemoryUpdateCompleted", memories=self.memories)):
+        for event in self.emit(self.event_factory.make("MemoryUpdateCompleted", memories=self.memories)):
             yield event
 
     # ---- helpers ------------------------------------------------------------------------------
 
-    def _emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    def emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
         return (event,) if self.stream_events or event["event"] in ESSENTIAL_EVENTS else ()
 
     def _check_budget(self) -> None:
@@ -513,14 +513,14 @@ class AgentRun(RunIteration):
         if budget is not None and spent >= budget:
             raise TokenBudgetExceeded(budget, spent)
 
-    async def _check_cancelled(self) -> None:
+    async def check_cancelled(self) -> None:
         if await maybe_await(self.ctx.is_cancelled()):
             raise _Cancelled()
 
-    def _close_timing(self) -> None:
+    def close_timing(self) -> None:
         self.state.metrics.duration = self._previous_duration + (self.ctx.clock() - self._start)
 
-    def _context(self) -> list[dict[str, Any]]:
+    def model_messages(self) -> list[dict[str, Any]]:
         """What the model sees: system message, history, then this run's messages."""
         messages = [with_file_text(model_view(m)) for m in self.state.messages]
         if messages and messages[0].get("role") == "system":

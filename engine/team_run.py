@@ -83,25 +83,25 @@ class TeamRun(AgentRun):
         self._continuations = list(continuations)
         self._new_requirements: list[dict[str, Any]] = []
         self._repause = False
-        self._tasks: Any = None
+        self.member_tasks: Any = None
         super().__init__(team.leader, ctx, state, stream_events=stream_events, decisions=decisions)
         if team.mode == "tasks":
-            self._tasks = TaskBoard.from_state(state)
+            self.member_tasks = TaskBoard.from_state(state)
 
     # ---- what the caller reads ----------------------------------------------------------------
 
     @property
     def output(self) -> dict[str, Any]:
-        return team_output(self.state.to_dict(), [m for m in self.member_responses if m is not None], self._tasks)
+        return team_output(self.state.to_dict(), [m for m in self.member_responses if m is not None], self.member_tasks)
 
     # ---- events -------------------------------------------------------------------------------
 
-    def _emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    def emit(self, event: dict[str, Any]) -> tuple[dict[str, Any], ...]:
         if not (self.stream_events or event["event"] in ESSENTIAL_EVENTS):
             return ()
-        return (self._team_event(event),)
+        return (self.team_event(event),)
 
-    def _team_event(self, event: dict[str, Any]) -> dict[str, Any]:
+    def team_event(self, event: dict[str, Any]) -> dict[str, Any]:
         """The leader's agent event as AgentOS's team event."""
         out: dict[str, Any] = {}
         for key, value in event.items():
@@ -121,26 +121,26 @@ class TeamRun(AgentRun):
                 out["member_responses"] = members
         return out
 
-    def _task_event(self, name: str, **fields: Any) -> tuple[dict[str, Any], ...]:
+    def task_event(self, name: str, **fields: Any) -> tuple[dict[str, Any], ...]:
         if not self.stream_events:
             return ()
-        return (self._team_event(self._events.make(name, **fields)),)
+        return (self.team_event(self.event_factory.make(name, **fields)),)
 
     # ---- the loop's steps, for a team ---------------------------------------------------------
 
     async def _loop(self) -> AsyncIterator[dict[str, Any]]:
         if self._repause:
-            async with aclosing(self._pause([])) as steps:
+            async with aclosing(self.pause_for([])) as steps:
                 async for event in steps:
                     yield event
             return
-        if self._stop_content:
+        if self.stop_content:
             # route: the member answered the user directly (after a member's HITL continue)
-            async with aclosing(self._complete()) as steps:
+            async with aclosing(self.complete_run()) as steps:
                 async for event in steps:
                     yield event
             return
-        if self._tasks is not None:
+        if self.member_tasks is not None:
             async with aclosing(tasks_loop(self)) as steps:
                 async for event in steps:
                     yield event
@@ -149,15 +149,15 @@ class TeamRun(AgentRun):
             async for event in steps:
                 yield event
 
-    async def _tool_calls_turn(self, calls: list[Any]) -> AsyncIterator[dict[str, Any]]:
+    async def tool_calls_turn(self, calls: list[Any]) -> AsyncIterator[dict[str, Any]]:
         team_calls = [c for c in calls if self._is_team_tool(c.name)]
         others = [c for c in calls if not self._is_team_tool(c.name)]
         paused: list[dict[str, Any]] = []
         if others:
-            async with aclosing(super()._tool_calls_turn(others)) as steps:
+            async with aclosing(super().tool_calls_turn(others)) as steps:
                 async for event in steps:
                     yield event
-            paused = list(self._paused_calls)
+            paused = list(self.paused_calls)
         if team_calls:
             self._new_requirements = []
             async with aclosing(self._team_calls(team_calls)) as steps:
@@ -165,17 +165,17 @@ class TeamRun(AgentRun):
                     yield event
             limit = self.agent.tool_call_limit
             if limit is not None and self._tool_calls >= limit:
-                self._limit_reached = True
-        self._paused_calls = paused
+                self.limit_reached = True
+        self.paused_calls = paused
         if self._new_requirements:
             self._repause = True
             # _loop pauses on a non-empty list; member requirements are added in _pause
-            self._paused_calls = paused or [_MEMBER_PAUSE]
+            self.paused_calls = paused or [_MEMBER_PAUSE]
 
     def _is_team_tool(self, name: str) -> bool:
         if name in DELEGATION_TOOLS:
             return name in self._functions
-        return self._tasks is not None and self._tasks.handles(name)
+        return self.member_tasks is not None and self.member_tasks.handles(name)
 
     async def _team_calls(self, calls: list[Any]) -> AsyncIterator[dict[str, Any]]:
         """Delegation calls of one model turn: every member run starts at once, their events
@@ -186,35 +186,35 @@ class TeamRun(AgentRun):
         tasks: list[asyncio.Task[None]] = []
         try:
             for call in calls:
-                await self._check_cancelled()
+                await self.check_cancelled()
                 self._tool_calls += 1
                 args, parse_error = parse_arguments(call.arguments)
                 if limit is not None and self._tool_calls > limit:
-                    self._tool_message(call.id, call.name, args, TOOL_LIMIT.format(name=call.name), error=True)
+                    self.tool_message(call.id, call.name, args, TOOL_LIMIT.format(name=call.name), error=True)
                     continue
                 if parse_error is not None:
-                    self._tool_message(call.id, call.name, args, parse_error, error=True)
+                    self.tool_message(call.id, call.name, args, parse_error, error=True)
                     continue
                 te = tool_execution(call.id, call.name, args, int(self.ctx.clock()))
                 te["metrics"] = {"start_time": float(self.ctx.clock())}
                 self.state.tools.append(te)
-                for event in self._emit(self._events.tool_call("ToolCallStarted", te)):
+                for event in self.emit(self.event_factory.tool_call("ToolCallStarted", te)):
                     yield event
-                if self._tasks is not None and call.name != EXECUTE_TASK:
-                    async with aclosing(self._tasks.run_tool(self, te)) as steps:
+                if self.member_tasks is not None and call.name != EXECUTE_TASK:
+                    async with aclosing(self.member_tasks.run_tool(self, te)) as steps:
                         async for event in steps:
                             yield event
                     continue
                 targets, problem = self._targets(call.name, args, te)
                 if problem is not None:
-                    self._finish_call(te, problem, error=False)
-                    for event in self._call_done(te):
+                    self.finish_call(te, problem, error=False)
+                    for event in self.call_done(te):
                         yield event
                     continue
                 assigned: list[tuple[int, Member]] = []
                 for member, task in targets:
                     if call.name == EXECUTE_TASK:
-                        for event in self._tasks.started(self, te, member):
+                        for event in self.member_tasks.started(self, te, member):
                             yield event
                     slot = len(self.member_responses)
                     self.member_responses.append(None)
@@ -238,13 +238,13 @@ class TeamRun(AgentRun):
                     yield event
             else:
                 self._delegation_result(te, assigned)
-            for event in self._call_done(te):
+            for event in self.call_done(te):
                 yield event
-        await self._check_cancelled()
+        await self.check_cancelled()
 
     def _targets(self, name: str, args: dict[str, Any], te: dict[str, Any]) -> tuple[list[tuple[Member, str]], str | None]:
         if name == EXECUTE_TASK:
-            return self._tasks.targets(self, args)
+            return self.member_tasks.targets(self, args)
         task = args.get("task")
         if not isinstance(task, str) or not task.strip():
             return [], "Error: the task to delegate is missing. Give a clear description of the task."
@@ -264,7 +264,7 @@ class TeamRun(AgentRun):
         timeout = self.team.member_timeout
         try:
             async with asyncio.timeout(timeout):
-                async with aclosing(run._agen) as events:
+                async with aclosing(run.agen) as events:
                     async for event in events:
                         await queue.put(_nested(event))
         except TimeoutError:
@@ -272,10 +272,10 @@ class TeamRun(AgentRun):
             run.state.status = ERROR
             run.state.content = message
             with contextlib.suppress(Exception):
-                run._close_timing()
-            event = run._events.run_error(message, "timeout")
+                run.close_timing()
+            event = run.event_factory.run_error(message, "timeout")
             if isinstance(run, TeamRun):
-                event = run._team_event(event)
+                event = run.team_event(event)
             await queue.put(_nested(event))
         finally:
             self.member_responses[slot] = run.output
@@ -297,12 +297,12 @@ class TeamRun(AgentRun):
             error = error or failed
             parts.append(text if te["tool_name"] != DELEGATE_ALL else f"Agent {label}: {text}")
         result = "\n".join(parts)
-        self._finish_call(te, result, error=error)
+        self.finish_call(te, result, error=error)
         if self.team.mode == "route" and assigned and not error:
             out = self.member_responses[assigned[0][0]] or {}
             if out.get("status") == COMPLETED:
                 te["stop_after_tool_call"] = True
-                self._stop_content.append(result)
+                self.stop_content.append(result)
                 self.state.messages[-1]["stop_after_tool_call"] = True
 
     def _task_result(self, te: dict[str, Any], assigned: list[tuple[int, Member]]) -> Iterator[dict[str, Any]]:
@@ -312,22 +312,22 @@ class TeamRun(AgentRun):
         text, failed = member_result(out, member.name or member.id)
         if out.get("status") == PAUSED:
             self._propagate_pause(member, out)
-        result, events = self._tasks.finished(self, te, out, text, failed)
+        result, events = self.member_tasks.finished(self, te, out, text, failed)
         yield from events
-        self._finish_call(te, result, error=failed)
+        self.finish_call(te, result, error=failed)
 
-    def _finish_call(self, te: dict[str, Any], result: str, *, error: bool) -> None:
+    def finish_call(self, te: dict[str, Any], result: str, *, error: bool) -> None:
         start = (te.get("metrics") or {}).get("start_time", float(self.ctx.clock()))
         end = float(self.ctx.clock())
         te.update(result=result, tool_call_error=error, metrics={"start_time": start, "end_time": end, "duration": end - start})
-        self._tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error)
+        self.tool_message(te["tool_call_id"], te["tool_name"], te["tool_args"], result, error=error)
 
-    def _call_done(self, te: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def call_done(self, te: dict[str, Any]) -> Iterator[dict[str, Any]]:
         duration = te["metrics"]["duration"]
         summary = f"{call_str(te['tool_name'], te['tool_args'])} completed in {duration:.4f}s. "
-        yield from self._emit(self._events.tool_call("ToolCallCompleted", te, content=summary))
+        yield from self.emit(self.event_factory.tool_call("ToolCallCompleted", te, content=summary))
         if te["tool_call_error"]:
-            yield from self._emit(self._events.tool_call("ToolCallError", te, error=te["result"]))
+            yield from self.emit(self.event_factory.tool_call("ToolCallError", te, error=te["result"]))
 
     def _propagate_pause(self, member: Member, out: dict[str, Any]) -> None:
         """A paused member's open requirements become the team's, naming the member (Agno's
@@ -343,7 +343,7 @@ class TeamRun(AgentRun):
             ordered.update({k: v for k, v in values.items() if k not in ordered and v is not None})
             self._new_requirements.append(ordered)
 
-    async def _pause(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    async def pause_for(self, paused: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         own = [te for te in paused if te is not _MEMBER_PAUSE]
         approval_ids(own)
         requirements = [requirement(te, self.ctx.clock()) for te in own] + self._new_requirements
@@ -351,10 +351,10 @@ class TeamRun(AgentRun):
         tools = own + [json_copy(r["tool_execution"]) for r in self._new_requirements]
         self.state.status = PAUSED
         self.state.content = paused_content(tools)
-        self._close_timing()
+        self.close_timing()
         # No TeamRunContentCompleted before the pause: AgentOS's team stream goes from the last
         # tool call (or model request) straight to TeamRunPaused.
-        for event in self._emit(self._events.run_paused(tools, requirements)):
+        for event in self.emit(self.event_factory.run_paused(tools, requirements)):
             yield event
 
     async def _apply_decisions(self, decisions: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -373,7 +373,7 @@ class TeamRun(AgentRun):
         async with aclosing(super()._apply_decisions(decisions)) as steps:
             async for event in steps:
                 yield event
-        await self._check_cancelled()
+        await self.check_cancelled()
 
     def _resumed_member(self, slot: int, member: Member) -> None:
         """Put a continued member's answer where its delegation's result said it needed a human."""
@@ -395,7 +395,7 @@ class TeamRun(AgentRun):
             elif te["tool_name"] == DELEGATE_ALL and f"Agent {label}: {paused_member_text(label)}" in (te.get("result") or ""):
                 new = te["result"].replace(f"Agent {label}: {paused_member_text(label)}", f"Agent {label}: {text}")
             elif te["tool_name"] == EXECUTE_TASK and te.get("child_run_id") == run_id:
-                new = self._tasks.member_resumed(te, text, failed)
+                new = self.member_tasks.member_resumed(te, text, failed)
             else:
                 continue
             te.update(result=new, tool_call_error=failed)
@@ -405,7 +405,7 @@ class TeamRun(AgentRun):
                     message["tool_call_error"] = failed
             if self.team.mode == "route" and not failed and out.get("status") == COMPLETED:
                 te["stop_after_tool_call"] = True
-                self._stop_content.append(new)
+                self.stop_content.append(new)
 
 
 _MEMBER_PAUSE: dict[str, Any] = {"tool_call_id": "", "member_pause": True}

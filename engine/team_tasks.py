@@ -206,8 +206,8 @@ class TaskBoard:
         self.save()
         for event in events:
             yield event
-        run._finish_call(te, result, error=False)
-        for event in run._call_done(te):
+        run.finish_call(te, result, error=False)
+        for event in run.call_done(te):
             yield event
 
     def _create(self, run: TeamRun, args: Mapping[str, Any], events: list[dict[str, Any]]) -> str:
@@ -228,7 +228,7 @@ class TaskBoard:
         self.tasks.append(task)
         self._refresh_blocked()
         self.changed = True
-        events.extend(run._task_event(
+        events.extend(run.task_event(
             "TeamTaskCreated", task_id=task.id, title=task.title, description=task.description, assignee=task.assignee,
             status=task.status, dependencies=list(task.dependencies),
         ))
@@ -318,7 +318,7 @@ class TaskBoard:
 
     def _updated_event(self, run: TeamRun, task: Task, previous: str, *, with_result: bool = True) -> Iterator[dict[str, Any]]:
         result = task.result if with_result and task.status in TERMINAL else None
-        yield from run._task_event(
+        yield from run.task_event(
             "TeamTaskUpdated", task_id=task.id, title=task.title, status=task.status, previous_status=previous,
             result=result, assignee=task.assignee,
         )
@@ -340,7 +340,7 @@ class TaskBoard:
                 task.status = "blocked"
 
     def state_event(self, run: TeamRun) -> Iterator[dict[str, Any]]:
-        yield from run._task_event(
+        yield from run.task_event(
             "TeamTaskStateUpdated", task_summary=self.summary(), goal_complete=self.goal_complete, tasks=self.to_list(),
             completion_summary=self.completion_summary,
         )
@@ -349,37 +349,37 @@ class TaskBoard:
 async def tasks_loop(run: TeamRun) -> AsyncIterator[dict[str, Any]]:
     """The tasks-mode run loop, in place of the agent loop (which runs model turns until the
     model stops calling tools): one leader model turn, with its tool calls, per iteration."""
-    board: TaskBoard = run._tasks
+    board: TaskBoard = run.member_tasks
     limit = run.team.max_iterations
     while not board.goal_complete and board.iteration < limit:
-        await run._check_cancelled()
+        await run.check_cancelled()
         board.iteration += 1
         board.changed = False
         board.save()
-        for event in run._task_event("TeamTaskIterationStarted", iteration=board.iteration, max_iterations=limit, task_summary=board.summary()):
+        for event in run.task_event("TeamTaskIterationStarted", iteration=board.iteration, max_iterations=limit, task_summary=board.summary()):
             yield event
-        async with aclosing(run._model_turn()) as steps:
+        async with aclosing(run.model_turn()) as steps:
             async for event in steps:
                 yield event
-        calls = run._turn_calls
+        calls = run.turn_calls
         if calls:
-            async with aclosing(run._tool_calls_turn(calls)) as steps:
+            async with aclosing(run.tool_calls_turn(calls)) as steps:
                 async for event in steps:
                     yield event
         board.save()
         if board.changed:
             for event in board.state_event(run):
                 yield event
-        for event in run._task_event("TeamTaskIterationCompleted", iteration=board.iteration, max_iterations=limit, task_summary=board.summary()):
+        for event in run.task_event("TeamTaskIterationCompleted", iteration=board.iteration, max_iterations=limit, task_summary=board.summary()):
             yield event
-        if run._paused_calls:
-            async with aclosing(run._pause(run._paused_calls)) as steps:
+        if run.paused_calls:
+            async with aclosing(run.pause_for(run.paused_calls)) as steps:
                 async for event in steps:
                     yield event
             return
         if not calls:
             # The leader answered without (more) tasks.
-            async with aclosing(run._complete()) as steps:
+            async with aclosing(run.complete_run()) as steps:
                 async for event in steps:
                     yield event
             return
@@ -388,29 +388,29 @@ async def tasks_loop(run: TeamRun) -> AsyncIterator[dict[str, Any]]:
             async for event in steps:
                 yield event
     else:
-        run._stop_content.append(_limit_text(run, board))
-    async with aclosing(run._complete()) as steps:
+        run.stop_content.append(_limit_text(run, board))
+    async with aclosing(run.complete_run()) as steps:
         async for event in steps:
             yield event
 
 
 async def _answer(run: TeamRun, board: TaskBoard) -> AsyncIterator[dict[str, Any]]:
     """The leader's closing turn after mark_all_complete, with tools off."""
-    await run._check_cancelled()
-    run._limit_reached = True  # tool_choice "none"
-    before = len(run._content)
-    async with aclosing(run._model_turn()) as steps:
+    await run.check_cancelled()
+    run.limit_reached = True  # tool_choice "none"
+    before = len(run.content_chunks)
+    async with aclosing(run.model_turn()) as steps:
         async for event in steps:
             yield event
-    for call in run._turn_calls:
+    for call in run.turn_calls:
         # A model that ignores tool_choice "none": its calls are answered, never run.
-        run._tool_message(call.id, call.name, {}, REFUSED_AFTER_GOAL, error=True)
-    if not "".join(run._content[before:]).strip():
-        run._stop_content.append(board.completion_summary or board.summary())
+        run.tool_message(call.id, call.name, {}, REFUSED_AFTER_GOAL, error=True)
+    if not "".join(run.content_chunks[before:]).strip():
+        run.stop_content.append(board.completion_summary or board.summary())
 
 
 def _limit_text(run: TeamRun, board: TaskBoard) -> str:
-    said = run._last_text.strip()
+    said = run.last_text.strip()
     note = (
         f"The team stopped after {board.iteration} iteration{'s' if board.iteration != 1 else ''} "
         f"(max_iterations) before the goal was marked complete.\n\n{board.summary()}"

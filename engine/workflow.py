@@ -221,7 +221,7 @@ class WorkflowRun(RunIteration):
         self.frames: list[dict[str, Any]] = list(state.paused_frames) if resume is not None else []
         # The session state each executor run was given, by run id (see executor_finished).
         self._given_state: dict[str, dict[str, Any]] = {}
-        self._agen = self._execute()
+        self.agen = self._execute()
         self._sync: Iterator[dict[str, Any]] | None = None
 
 

@@ -266,7 +266,7 @@ def test_a_run_that_would_wait_before_its_first_event_is_closed_and_refused(make
         def __init__(self) -> None:
             self.state = type("State", (), {"run_id": "r", "status": "RUNNING", "to_dict": lambda self: {}})()
             self.closed = False
-            self._agen = self._events()
+            self.agen = self._events()
 
         async def _events(self):
             try:
