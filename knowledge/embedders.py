@@ -34,6 +34,9 @@ from .models import VECTOR_DIMENSIONS
 DEFAULT_EMBEDDER = "minilm"
 MINILM_MAX_TOKENS = 256
 BATCH_SIZE = 32
+# ONNX Runtime's threads (intra- and inter-op) per loaded fastembed model; read when a model loads
+# (bench.embedder_compare sets it to compare embedders at the same thread count).
+THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 class EmbedderError(ValueError):
@@ -99,7 +102,7 @@ def _fastembed_model(model_name: str) -> object:
         if model is None:
             from fastembed import TextEmbedding
 
-            threads = max(1, min(4, os.cpu_count() or 1))
+            threads = THREADS
             if model_name == _MINILM_MODEL:
                 from fastembed.common.model_description import ModelSource, PoolingType
 
