@@ -302,3 +302,21 @@ def bob(db):
     from tests.factories import signed_in
 
     return signed_in("bob")
+
+
+@pytest.fixture
+def offline_demo(monkeypatch) -> None:
+    """What `make run` serves without a key: agents.demo on the offline model. The demo picks its
+    model as it is imported (OpenAI when OPENAI_API_KEY is set, as the session's fake OpenAI server
+    sets it), so a demo imported earlier in the session with the key is imported again without it,
+    and the registry forgets the components it built from the old one."""
+    import importlib
+    import sys
+
+    from agents.registry.code import code_components_forget
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    module = sys.modules.get("agents.demo")
+    if module is not None and module.MODEL != "offline:demo":
+        importlib.reload(module)
+        code_components_forget()

@@ -25,9 +25,8 @@ TEA = "Green tea is steeped at eighty degrees for two minutes; black tea takes b
 
 
 @pytest.fixture
-def make_run(settings, monkeypatch, jwt_server):
+def make_run(settings, offline_demo, jwt_server):
     """The components `make run` serves without a key: bootstrap's seeds plus agents.demo."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings.AGENT_MODULES = ["agents.demo"]
     settings.EMBEDDED_WORKER = False
     call_command("bootstrap", stdout=open("/dev/null", "w"))

@@ -47,14 +47,13 @@ def _objects(text: str) -> list[dict]:
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_path, monkeypatch):
+def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_path, offline_demo):
     from knowledge.models import Content
     from tests.knowledge.conftest import ingest
 
     settings.ANONYMOUS_ACCESS = "guests"
     settings.AGENT_OS_AUTH_MODE = "none"
     settings.AGENT_MODULES = ["agents.demo"]
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     call_command("bootstrap", stdout=open("/dev/null", "w"))
     start = TOP.index("The same over the API")
     block = TOP[TOP.index("```bash\n", start) + 8 : TOP.index("```", TOP.index("```bash\n", start) + 8)]

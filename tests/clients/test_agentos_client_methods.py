@@ -7,16 +7,11 @@ A method works when it returns without raising and what it returns is right: the
 client parsed (into its pydantic models and dataclasses) are checked, not only that parsing passed.
 Each test names the methods it calls (``covers``); the last test checks that the names are every
 public method of the client, so a method added to the client fails here until it is tested.
-
-Tests marked ``xfail(strict=True)`` check what other parts of issue 35 still have to deliver: each
-names its item, and fails the suite as soon as it passes (the mark is then removed).
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import io
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +27,6 @@ from agno.os.routers.traces.schemas import TraceSearchGroupBy
 from agno.run.base import RunStatus
 from django.core.management import call_command
 
-from agents.registry.code import code_components_forget
 from sessions.models import Run
 from tests.api.test_agents_conformance import run
 from tests.security.conftest import jwt_server, token  # noqa: F401 (jwt_server: a fixture)
@@ -56,31 +50,14 @@ def covers(*methods: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return mark
 
 
-def pending(item: int) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 35 item {item}")
-
-
 @pytest.fixture
-def client(live_api: str, settings, monkeypatch) -> AgentOSClient:
+def client(live_api: str, settings, offline_demo) -> AgentOSClient:
     """The client, against the components and defaults `make run` serves without a key."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    offline_demo()
     settings.AGENT_MODULES = ["agents.demo"]
     settings.ANONYMOUS_ACCESS = "guests"
     settings.TRACING = True
     call_command("bootstrap", stdout=io.StringIO())
     return AgentOSClient(base_url=live_api, timeout=60)
-
-
-def offline_demo() -> None:
-    """agents.demo picks its model as it is imported: OpenAI when OPENAI_API_KEY is set, as the
-    test session's fake OpenAI server sets it. Imported earlier in the session with the key, it is
-    imported again without, and the registry forgets what it built from it."""
-    module = sys.modules.get("agents.demo")
-    if module is None or module.MODEL == "offline:demo":
-        return
-    importlib.reload(module)
-    code_components_forget()
 
 
 async def collect(events) -> list[Any]:

@@ -125,7 +125,7 @@ def test_a_machine_without_agentic_stores_offers_no_learning_tools(client: Clien
     assert not Learning.all_users.filter(learning_type__in=["entity_memory", "decision_log"]).exists()
 
 
-def test_the_demo_learning_agent_records_the_readmes_entity_and_decision(client: Client, settings) -> None:
+def test_the_demo_learning_agent_records_the_readmes_entity_and_decision(client: Client, settings, offline_demo) -> None:
     import re
     from pathlib import Path
 
