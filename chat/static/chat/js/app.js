@@ -651,14 +651,21 @@ function awaitOperators(turn, run, sessionId) {
   for (const tool of calls) if (needsOperator(tool) && needsDecision(tool) && !cards.has(tool.approval_id)) cards.set(tool.approval_id, tool);
   if (!cards.size) return;
   turn.closeSegment();
-  for (const tool of cards.values()) turn.body.append(operatorCard(tool, { onContinued: () => showContinuation(turn, sessionId) }));
+  for (const tool of cards.values()) {
+    // Decided and gone on: the card becomes the record a reload shows (who decided, the note).
+    const card = operatorCard(tool, { onContinued: () => showContinuation(turn, sessionId, () => card.replaceWith(operatorRecord(tool))) });
+    turn.body.append(card);
+  }
 }
 
-function showContinuation(turn, sessionId) {
+function showContinuation(turn, sessionId, recordInPlace) {
   if (state.sessionId !== sessionId || !turn.el.isConnected) return;
-  if (state.run?.turn === turn) return; // this page already streams the continuation into it
+  if (state.run?.turn === turn) {
+    recordInPlace?.(); // this page already streams the continuation into it: no reload to render the record
+    return;
+  }
   if (state.run) {
-    setTimeout(() => showContinuation(turn, sessionId), 1000); // one stream at a time: after this one
+    setTimeout(() => showContinuation(turn, sessionId, recordInPlace), 1000); // one stream at a time: after this one
     return;
   }
   openSession(sessionId).catch(report);
