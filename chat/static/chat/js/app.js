@@ -109,20 +109,41 @@ function report(error) {
 }
 
 // Whether the view follows the conversation's end: from a message sent (or a conversation
-// opened) until the person scrolls up to read. Decided before content grows, not after: a reply
-// that arrives in one large piece (a table, a code block) must not leave the view behind.
+// opened) until the person scrolls up to read, and again once they are back at the end. Decided
+// before content grows, not after: a reply that arrives in one large piece (a table, a code block)
+// must not leave the view behind. And decided from where the view is when content grows, not only
+// from the scroll event: that event comes a frame after the scroll, and a late render in between
+// (a reply's markdown, a button's label) must not pull the view back down from where the person went.
 let following = true;
+let endTop = 0; // the scrollTop the view had when last at the end: below it, the person scrolled up
+const AT_THE_END = 8; // px: momentum and fractional scrolling stop about the end, not on it
+
+function atTheEnd(box) {
+  return box.scrollHeight - box.scrollTop - box.clientHeight < AT_THE_END;
+}
+
+/** Whether the person has left the end (scrolled up), seen from the view itself. A view pulled up
+ *  because its content shrank is still at the (new) end: that is not the person's doing. */
+function notePosition(box) {
+  if (atTheEnd(box)) {
+    following = true;
+    endTop = box.scrollTop;
+  } else if (box.scrollTop < endTop - 1) {
+    following = false;
+  }
+}
 
 function scrollToEnd(force = false) {
+  const box = ui.messages;
   if (force) following = true;
-  if (following) ui.messages.scrollTop = ui.messages.scrollHeight;
+  else notePosition(box);
+  if (!following) return;
+  box.scrollTop = box.scrollHeight;
+  endTop = box.scrollTop;
 }
 
 function followTheEnd() {
-  ui.messages.addEventListener("scroll", () => {
-    const box = ui.messages;
-    following = box.scrollHeight - box.scrollTop - box.clientHeight < 160;
-  }, { passive: true });
+  ui.messages.addEventListener("scroll", () => notePosition(ui.messages), { passive: true });
   // Whatever is added (streamed text, a tool's card, the reply's actions) keeps the end in view.
   new MutationObserver(() => scrollToEnd()).observe(ui.messages, { childList: true, subtree: true, characterData: true });
 }
