@@ -235,6 +235,32 @@ def _flush_keeps_static_rows(django_db_blocker) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_run_left_in_the_watch():
+    """No test leaves a run in the job watch (jobs.services.watch): its thread would go on
+    renewing that run's heartbeat and writing its events through later tests, against a database
+    flushed or closed to it, logging a traceback at each failure (seen: a later test's ast.parse
+    failed with "AST constructor recursion depth mismatch" while the watch's thread formatted
+    one, which parses source in Python 3.11). A run still ending as the test does (its task, its
+    worker) is given a moment. Torn down after the embedded worker is stopped (defined first)."""
+    yield
+    import sys
+    import time
+
+    module = sys.modules.get("jobs.services.watch")
+    if module is None:
+        return
+    watch = module.watch
+    deadline = time.monotonic() + 3.0
+    while watch._jobs and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with watch._condition:
+        left = sorted(watch._jobs)
+        watch._jobs.clear()  # the next test starts with an empty watch, and is not blamed for these
+    if left:
+        pytest.fail(f"the test left {len(left)} run(s) in the job watch (never ended or cancelled): {left}")
+
+
+@pytest.fixture(autouse=True)
 def _no_worker_left_running():
     """The embedded worker that a test's background runs woke (through the test client or a live
     server in this process) is stopped after the test, before its database is flushed: one left

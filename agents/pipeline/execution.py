@@ -28,7 +28,7 @@ from sessions.models import Run, RunStatus
 from sessions.services.runs import run_finish
 
 from jobs.services.cancellation import forget_local
-from jobs.services.executor import drive_here, driven_here, in_run_thread
+from jobs.services.executor import drive_here, driven_here, in_run_thread, in_run_thread_to_the_end
 from jobs.services.jobs import job_follow_run
 from jobs.services.watch import watch
 from .continuation import mark_regenerated
@@ -153,7 +153,7 @@ async def run_execute(
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await writer
-        return await in_run_thread(_unwatch_and_end, prepared, run, recorder, output, finished)
+        return await in_run_thread_to_the_end(_unwatch_and_end, prepared, run, recorder, output, finished)
     finally:
         forget_local(prepared.run_id)
 

@@ -53,6 +53,17 @@ async def in_run_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T
     return await loop.run_in_executor(run_executor(), functools.partial(with_connection_care, fn, *args, **kwargs))
 
 
+async def in_run_thread_to_the_end(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``in_run_thread`` for work that must happen once asked, such as a run's end: a caller
+    cancelled while it waits (its event loop torn down, as asgiref's is when a sync caller's view
+    returns) no longer takes the queued work back out of the run threads' queue."""
+    driver = _driver.get()
+    if driver is not None and driver.loop is asyncio.get_running_loop():
+        return await driver.call(functools.partial(fn, *args, **kwargs))
+    work = run_executor().submit(functools.partial(with_connection_care, fn, *args, **kwargs))
+    return await asyncio.shield(asyncio.wrap_future(work))
+
+
 class _Driver:
     """The phases a coroutine driven by ``drive_here`` hands back to its caller's thread."""
 
