@@ -371,9 +371,15 @@ def decide(
     if not requirements:
         raise ValueError("Cannot continue run - it has no step requirements")
     active = requirements[-1]
+    supplied_list = list(step_requirements or [])
+    # Agno's clients send the run's whole list back (AgentOSClient.continue_workflow_run with the
+    # run's step_requirements): the entries before the last are the resolved history of earlier
+    # pauses, and only the last answers the active one, as Agno's continue_run reads it.
+    if len(supplied_list) == len(requirements) > 1:
+        supplied_list = supplied_list[-1:]
     if active.get("requires_executor_input"):
-        return _decide_executor(active, list(step_requirements or []), index)
-    for supplied in step_requirements or []:
+        return _decide_executor(active, supplied_list, index)
+    for supplied in supplied_list:
         if supplied.get("step_id") not in (None, active["step_id"]):
             raise ValueError(f"Unknown step requirement for step {supplied.get('step_id')!r}")
         for key in DECISION_KEYS:

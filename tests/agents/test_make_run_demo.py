@@ -149,6 +149,22 @@ def test_the_demo_workflow_asks_which_fact_to_double_check_inside_its_condition(
     assert done["content"].endswith("Double-checked (demo: noted for the editor): the reaper's interval")
 
 
+
+def test_a_second_pause_continues_with_the_runs_whole_list_of_requirements_sent_back(client, make_run):
+    """As Agno's clients continue: the run's step_requirements as it stands (the answered fact
+    check, then the active publish review), the last one answered. The resolved history before
+    it is not an unknown step (it was a 400)."""
+    body = run(client, "/workflows/demo-workflow/runs", "Brief me on background jobs, and double-check it", session_id="dc-2")
+    url = f"/workflows/demo-workflow/runs/{body['run_id']}/continue"
+    form = {"session_id": "dc-2", "stream": "false"}
+    answer = {**body["step_requirements"][0], "user_input": {"fact": "the lease"}}
+    confirm = client.post(url, {**form, "step_requirements": json.dumps([answer])}, **auth(token("alice"))).json()
+    assert [r["step_name"] for r in confirm["step_requirements"]] == ["fact check", "publish"], confirm
+    history, active = confirm["step_requirements"]
+    done = client.post(url, {**form, "step_requirements": json.dumps([history, {**active, "confirmed": True}])}, **auth(token("alice")))
+    assert done.status_code == 200, done.content
+    assert (done.json()["status"], done.json()["content"].startswith("Published (demo: nothing left the server)")) == ("COMPLETED", True)
+
 def test_the_readmes_composer_json_and_schedule_name_the_seeded_agent(client, make_run):
     block = re.search(r"```json\n(\[\{\"type\": \"Parallel\".*?)\n```", README, re.S)
     assert block, "the README's composer example"
