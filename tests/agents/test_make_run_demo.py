@@ -188,3 +188,13 @@ def test_the_learning_agent_learns_about_the_user_and_remembers_it_in_a_new_chat
     assert client.get("/learnings", **auth(token("bob", ["learnings:read"]))).json()["data"] == []
     assert Learning.objects.for_user("alice").get(pk="memories_alice").content["memories"][0]["content"] == "User's name is Ada"
     assert Learning.objects.for_user("alice").get(pk="user_profile_alice").content == {"name": "Ada", "user_id": "alice"}
+
+
+def test_the_readmes_eval_example_passes_on_the_demo_agent(client, make_run):
+    example = re.search(r"curl -X POST localhost:7777/eval-runs .*?-d '(\{.*?\})'", README, re.S)
+    assert example, "the README's evals example"
+    accepted = client.post("/eval-runs?background=true", example.group(1), content_type="application/json", **auth(token("alice")))
+    assert accepted.status_code == 202, accepted.content
+    assert ingest() == ["COMPLETED"]
+    done = client.get(f"/eval-runs/{accepted.json()['id']}", **auth(token("alice"))).json()
+    assert (done["status"], done["score"], done["eval_data"]["eval_status"], done["eval_data"]["passed_tool_calls"]) == ("completed", 10.0, "PASSED", ["add"]), done
