@@ -385,7 +385,10 @@ class AgentRunResumeView(RunsAnAgent, ComponentAsyncView):
             raise BadRequest("session_id is required for this action")
         last = params.integer(data, "last_event_index", None, where="body")
         try:
-            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, component_id=component_id)
+            # The user_id a guest (or an admin) acts for, as the run's GET and its continue read it:
+            # without it a guest sees only ownerless runs, so its own background run was "not found".
+            requested = data.get("user_id") or request.query_params.get("user_id") or None
+            run = run_for_caller(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=requested, component_id=component_id)
         except RunNotFound:
             run = None
         return run, -1 if last is None else last

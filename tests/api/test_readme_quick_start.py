@@ -88,3 +88,28 @@ def test_the_quick_starts_curl_block_works_as_written(live_api, settings, tmp_pa
     assert [(row["learning_id"], [m["content"] for m in row["content"]["memories"]]) for row in learnings["data"]] == [
         ("memories_ada", ["User's name is Ada"]),
     ]
+
+
+def test_a_guests_background_run_is_polled_and_resumed_for_the_user_it_names(live_api, settings, offline_demo):
+    """The README's background run, as its quick start's guest (user_id=ada): poll it, then resume
+    it from an index; the resume read only ownerless runs and said "not found" for ada's."""
+    import httpx
+
+    from tests.knowledge.conftest import ingest
+
+    settings.ANONYMOUS_ACCESS = "guests"
+    settings.AGENT_OS_AUTH_MODE = "none"
+    call_command("bootstrap", stdout=open("/dev/null", "w"))
+    accepted = httpx.post(f"{live_api}/agents/demo/runs", data={"message": "hi", "background": "true", "stream": "false", "user_id": "ada"}, timeout=30)
+    assert accepted.status_code == 202, accepted.text
+    run_id, session_id = accepted.json()["run_id"], accepted.json()["session_id"]
+    ingest()  # the live server's worker may take it first: either way it ends
+    wait_for(lambda: httpx.get(f"{live_api}/agents/demo/runs/{run_id}", params={"session_id": session_id, "user_id": "ada"}).json()["status"] == "COMPLETED")
+    with httpx.stream("POST", f"{live_api}/agents/demo/runs/{run_id}/resume", data={"session_id": session_id, "user_id": "ada", "last_event_index": "0"}, timeout=30) as response:
+        frames = "".join(response.iter_text())
+    assert "not found" not in frames, frames
+    assert re.findall(r"^event: (\w+)", frames, re.M)[-1] == "RunCompleted", frames
+    # Another guest name, or none, still finds nothing of ada's.
+    for other in ({"user_id": "bea"}, {}):
+        with httpx.stream("POST", f"{live_api}/agents/demo/runs/{run_id}/resume", data={"session_id": session_id, **other}, timeout=30) as response:
+            assert f"Run {run_id} not found" in "".join(response.iter_text())
