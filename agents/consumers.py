@@ -11,6 +11,9 @@ serves both transports.
                                         ← replay | catch_up + subscribed (JSON), then "event: …\\ndata: …"
     → {"action": "cancel", "run_id": "…", "session_id": "…"}    ← {"event": "cancel_requested", …}
 
+A guest (or an admin) may add ``"user_id"`` to ``reconnect`` and ``cancel``, naming the user it
+acts for, as it does on the REST routes.
+
 Who may do what is decided by the functions REST uses: the bearer credential of the handshake or
 of ``authenticate`` (``authenticate_bearer``), else the browser's login, else the open server;
 then ``run_for_caller`` / ``cancel_for_caller`` and the same scopes (``<family>:<id>:run``).
@@ -28,6 +31,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from rest_framework.exceptions import PermissionDenied
 
 from core.addresses import scope_client_address
 from core.api.authentication import TooManyFailures, authenticate_bearer, credential_from_header
@@ -146,6 +150,9 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         if session_id is not None and not isinstance(session_id, str):
             await self._error("session_id must be a string", "invalid_message")
             return
+        if content.get("user_id") is not None and not isinstance(content["user_id"], str):
+            await self._error("user_id must be a string", "invalid_message")
+            return
         if self.principal.isolated and not session_id:
             await self._error("session_id is required for this action", "invalid_message")
             return
@@ -163,12 +170,16 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         self.principal = principal or OPEN
         await self.send_json({"event": "authenticated", "message": "Authentication successful. You can now send commands."})
 
-    async def _visible_run(self, run_id: str, session_id: str | None):
-        """The run, if this caller may see it and holds ``run`` on its component; else None (reported)."""
+    async def _visible_run(self, run_id: str, session_id: str | None, requested: str | None):
+        """The run, if this caller may see it and holds ``run`` on its component; else None (reported).
+        A guest (or an admin) names the user it acts for (``user_id``), as the REST routes read it."""
         try:
-            run = await database_sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id)
+            run = await database_sync_to_async(run_for_caller)(principal=self.principal, run_id=run_id, session_id=session_id, requested_user_id=requested)
         except RunNotFound as exc:
             await self._refuse(exc, run_id=run_id)
+            return None
+        except PermissionDenied as exc:  # a guest naming a user who signs in (REST's 403)
+            await self._error(str(exc.detail), "forbidden", run_id=run_id)
             return None
         if not run_permitted(self.principal, run.run_type, run.component_id):
             await self._refuse(RunForbidden(run.run_type), run_id=run_id)
@@ -183,7 +194,7 @@ class RunSocket(AsyncJsonWebsocketConsumer):
         if run_id not in self.follows and len(self.follows) >= MAX_FOLLOWS:
             await self._error(f"At most {MAX_FOLLOWS} runs can be followed on one connection", "too_many")
             return
-        run = await self._visible_run(run_id, session_id)
+        run = await self._visible_run(run_id, session_id, _text(content, "user_id"))
         if run is None:
             return
         previous = self.follows.pop(run_id, None)
@@ -208,7 +219,7 @@ class RunSocket(AsyncJsonWebsocketConsumer):
                 del self.follows[run.pk]
 
     async def _cancel(self, content: dict[str, Any], run_id: str, session_id: str | None) -> None:
-        run = await self._visible_run(run_id, session_id)
+        run = await self._visible_run(run_id, session_id, _text(content, "user_id"))
         if run is None:
             return
         try:
@@ -268,7 +279,7 @@ class WorkflowSocket(RunSocket):
             await self._error("message is required", "invalid_message")
             return
         request = RunRequest(message=message, session_id=_text(content, "session_id"), user_id=_text(content, "user_id"), stream=True)
-        await self._submitted(submit_run_for_socket, principal=self.principal, component_id=workflow_id, request=request)
+        await self._submitted(submit_run_for_socket, request.user_id, principal=self.principal, component_id=workflow_id, request=request)
 
     async def _continue(self, content: dict[str, Any], workflow_id: str) -> None:
         run_id, session_id = _text(content, "run_id"), _text(content, "session_id")
@@ -286,12 +297,12 @@ class WorkflowSocket(RunSocket):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(following), timeout=10)
         await self._submitted(
-            continue_for_socket, principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
+            continue_for_socket, _text(content, "user_id"), principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
             requested_user_id=_text(content, "user_id"), tools=requirements,
         )
 
-    async def _submitted(self, submit: Any, **arguments: Any) -> None:
-        """Submit, then follow the accepted run; a refusal is an error frame with the API's words
+    async def _submitted(self, submit: Any, acting_for: str | None, **arguments: Any) -> None:
+        """Submit, then follow the accepted run (as the user a guest acts for); a refusal is an error frame with the API's words
         and the refusal's code (core.errors: the same attributes the HTTP answer is made of)."""
         try:
             job, after = await database_sync_to_async(submit)(**arguments)
@@ -302,8 +313,11 @@ class WorkflowSocket(RunSocket):
             if isinstance(exc, APIError):  # a form's 4xx (the API's parser refused a field)
                 await self._error(str(exc.detail), "refused")
                 return
+            if isinstance(exc, PermissionDenied):  # a guest naming a user who signs in (REST's 403)
+                await self._error(str(exc.detail), "forbidden")
+                return
             raise
-        run = await self._visible_run(job.pk, job.session_id)
+        run = await self._visible_run(job.pk, job.session_id, acting_for)
         if run is not None:
             self.follows[run.pk] = asyncio.create_task(self._follow(run, after))
 

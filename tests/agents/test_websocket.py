@@ -220,6 +220,38 @@ def test_cancel_over_the_socket_stops_a_background_run(live_api, worker, fake_op
         assert Job.objects.for_user("alice").get(pk=run_id).status == JobStatus.CANCELLED
 
 
+class TestGuest:
+    """make run's default: anonymous guests name the user they act for, as on REST (user_id)."""
+
+    def test_a_guest_follows_and_cancels_the_run_of_the_user_it_names(self, live_api, settings, django_user_model) -> None:
+        settings.ANONYMOUS_ACCESS, settings.AGENT_OS_AUTH_MODE = "guests", "none"
+        django_user_model.objects.create_user("carol", password="pw-carol-123")
+        session = make_session("ada", session_id="ws-ada", component_id="assistant")
+        run = make_run("ada", session=session, run_id="ws-ada-run", status="COMPLETED")
+        make_event("ada", run=run, event_index=0, payload={"event": "RunCompleted", "run_id": run.pk, "content": "ADA-ONLY"})
+        not_found = {"event": "error", "error": "Run not found", "error_type": "run_not_found", "run_id": run.pk}
+        with Socket(live_api) as socket:
+            socket.send(action="reconnect", run_id=run.pk, session_id="ws-ada", user_id="ada")
+            _controls, events = socket.events_until_end()
+            assert events == [("RunCompleted", {"event": "RunCompleted", "run_id": run.pk, "content": "ADA-ONLY", "event_index": 0})]
+            # Another guest name, or none, finds nothing of ada's: ownerless runs only.
+            for other in ({"user_id": "bea"}, {}):
+                socket.send(action="reconnect", run_id=run.pk, session_id="ws-ada", **other)
+                assert socket.control() == not_found
+                socket.send(action="cancel", run_id=run.pk, session_id="ws-ada", **other)
+                assert socket.control() == not_found
+            socket.send(action="reconnect", run_id=run.pk, session_id="ws-ada", user_id=7)
+            assert socket.control() == {"event": "error", "error": "user_id must be a string", "error_type": "invalid_message"}
+            # A user who signs in is theirs alone: refused as REST refuses it (403), and the socket stays.
+            socket.send(action="reconnect", run_id=run.pk, session_id="ws-ada", user_id="carol")
+            refused = socket.control()
+            assert (refused["error_type"], refused["run_id"]) == ("forbidden", run.pk) and "belongs to someone who signs in" in refused["error"]
+            socket.send(action="cancel", run_id=run.pk, session_id="ws-ada", user_id="ada")
+            assert socket.control() == {"event": "cancel_requested", "run_id": run.pk}
+            socket.send(action="ping")
+            assert socket.control() == {"event": "pong"}
+
+
 class TestBrowser:
     def test_the_login_cookie_works_from_this_site_and_not_from_another(self, live_api, django_user_model, client) -> None:
         user = django_user_model.objects.create_user("carol", password="pw-carol-123")
