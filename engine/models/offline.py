@@ -115,7 +115,8 @@ sleep: Callable[[float], Awaitable[None] | None] = asyncio.sleep
 
 REJECTED_PREFIX = "Function call was rejected by the user"
 _CALL_RE = re.compile(r"^/call\s+(\S+)\s*(.*)$")
-_SLOW_RE = re.compile(r"^/slow\s+([0-9]*\.?[0-9]+)\s*$")
+# "/slow 20" alone, or with the message after it on the same line ("/slow 20 tell me a story").
+_SLOW_RE = re.compile(r"^/slow\s+([0-9]*\.?[0-9]+)(?:\s+(.*))?$")
 _COMMAND_RE = re.compile(r"^/(call|slow|fail|fail-retryable|markdown)\b")
 _MARKDOWN_RE = re.compile(r"^/markdown(?:\s+(.*))?$")
 _MEMORY_LINE_RE = re.compile(r"^- memory_id: (\S+) \| memory: (.*)$")
@@ -296,7 +297,12 @@ def _call_lines(text: str) -> list[str]:
 
 
 def _strip_commands(text: str) -> str:
-    kept = [line for line in text.splitlines() if not _COMMAND_RE.match(line.strip())]
+    kept = []
+    for line in text.splitlines():
+        if not _COMMAND_RE.match(line.strip()):
+            kept.append(line)
+        elif slow := _SLOW_RE.match(line.strip()):
+            kept.append(slow.group(2) or "")  # the message typed after "/slow N"
     return " ".join(" ".join(kept).split())
 
 

@@ -206,3 +206,13 @@ def test_markdown_answers_rich_markdown_line_by_line_and_names_its_parts():
     # With tools offered and a question, /call lines and searches still come first; /markdown is the answer.
     calls = stream([{"role": "user", "content": '/markdown\n/call add {"a": 1, "b": 2}'}], tools=[ADD])
     assert [c.name for c in calls if isinstance(c, ToolCall)] == ["add"]
+
+
+def test_slow_reads_the_message_typed_after_it_on_the_same_line():
+    slept: list[float] = []
+    model = get_model("offline:demo", sleep=slept.append)
+
+    text = "".join(c.text for c in model.stream([{"role": "user", "content": "/slow 2 tell me a story"}]) if isinstance(c, TextDelta))
+
+    assert sum(slept) == pytest.approx(2.0)
+    assert "tell me a story" in text and "/slow" not in text and "(only commands)" not in text
