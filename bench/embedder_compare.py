@@ -29,7 +29,6 @@ import argparse
 import json
 import resource
 import os
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -14,13 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-ACTIONS = ("read", "write", "delete", "run")
-FAMILIES = (
-    "config", "registry", "agents", "teams", "workflows", "sessions", "memories", "learnings", "knowledge",
-    "filesystem", "metrics", "evals", "traces", "service_accounts", "schedules", "approvals", "components",
-)
-
-
 @dataclass(frozen=True)
 class Scope:
     resource: str

@@ -504,11 +504,9 @@ class AllUsers:
 # grep ``ALL_USERS`` to audit where every user's rows are read.
 ALL_USERS = AllUsers()
 
-# Who a read is for: a user id; None for an anonymous caller (rows without an owner only);
-# or ALL_USERS, which the auth layer grants to admins and to open (no-auth) servers.
-UserScope = "str | None | AllUsers"
 
-
+# ``user``, who a read is for: a user id; None for an anonymous caller (rows without an owner
+# only); or ALL_USERS, which the auth layer grants to admins and to open (no-auth) servers.
 def scope_queryset(queryset: OwnedQuerySet, user: str | None | AllUsers) -> OwnedQuerySet:
     if user is ALL_USERS:
         return queryset.unscoped("scope_queryset(ALL_USERS): an admin's or an open server's read scope")

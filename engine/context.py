@@ -90,3 +90,28 @@ class RunContext:
     # tool that starts or stores work (the schedules toolkit) acts with it, never with more; a
     # team's members and a workflow's steps carry their parent's.
     principal: Any = None
+
+    def child(self, *, run_id: str, history: list[dict[str, Any]], session_state: dict[str, Any]) -> RunContext:
+        """The context of a run inside this one (a team's member, a workflow's agent or team
+        step): this run's session, user, cancellation, clock, stores and principal, with its own
+        run id, history and copy of the session state. The session summary, learned profile and
+        Parallel branches stay the parent's: they describe or serve the parent run."""
+        return RunContext(
+            run_id=run_id,
+            session_id=self.session_id,
+            user_id=self.user_id,
+            history=history,
+            memories=list(self.memories),
+            session_state=session_state,
+            memory_store=self.memory_store,
+            past_sessions=self.past_sessions,
+            retriever=self.retriever,
+            knowledge_filters=self.knowledge_filters,
+            is_cancelled=self.is_cancelled,
+            clock=self.clock,
+            sleep=self.sleep,
+            dependencies=self.dependencies,
+            metadata=self.metadata,
+            incremental=self.incremental,
+            principal=self.principal,
+        )

@@ -3,7 +3,8 @@
 Agno v3 replaced agentic memory with a machine of stores in one table (``agno_learnings``): the
 user's memories (``user_memory``), their profile (``user_profile``), entities they mention
 (``entity_memory``, by namespace) and decision logs (``decision_log``). The engine keeps no
-storage: the caller hands the run a ``LearningStore`` scoped to the run's user.
+storage: the caller hands the run a learned-memory store (``LearnedMemoryStore``, and for the
+agentic stores ``engine.learning_tools.LearningRecords``) scoped to the run's user.
 
 With learning on, the agent reads the user's learned memories into its context and records new
 ones when the run ends, through the same memory model (``MemoryManager``) as the legacy memory
@@ -19,14 +20,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 USER_MEMORY = "user_memory"
 USER_PROFILE = "user_profile"
 ENTITY_MEMORY = "entity_memory"
 SESSION_CONTEXT = "session_context"
 DECISION_LOG = "decision_log"
-LEARNING_TYPES = (USER_MEMORY, USER_PROFILE, ENTITY_MEMORY, SESSION_CONTEXT, DECISION_LOG)
 IDENTITY_KEYED_TYPES = frozenset({USER_PROFILE, USER_MEMORY, SESSION_CONTEXT, ENTITY_MEMORY})
 
 DEFAULT_NAMESPACE = "global"
@@ -72,15 +72,6 @@ def learning_id_for(
 def legacy_entity_id(entity_id: str, entity_type: str, namespace: str | None) -> str:
     """The pre-v3 entity id: no user component, so users collided under ``namespace="user"``."""
     return f"entity_{namespace or DEFAULT_NAMESPACE}_{entity_type}_{entity_id}"
-
-
-@runtime_checkable
-class LearningStore(Protocol):
-    """The run user's learning records (scoped to them by the caller)."""
-
-    def get(self, learning_id: str) -> dict[str, Any] | None: ...
-
-    def put(self, record: dict[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -46,26 +46,11 @@ def member_result(out: Mapping[str, Any], label: str) -> tuple[str, bool]:
 def member_context(ctx: RunContext, run_id: str, session_state: Mapping[str, Any], member: Member) -> RunContext:
     """A member's run context: the team's session, user, cancellation, clock and stores, a copy
     of the team's session state, and the member's own earlier runs of this session as history."""
-    return RunContext(
+    return ctx.child(
         run_id=run_id,
-        session_id=ctx.session_id,
-        user_id=ctx.user_id,
         history=member_history(ctx.history, member.id),
-        memories=list(ctx.memories),
         # The leader's task board is not the member's (a sub-team in tasks mode keeps its own).
         session_state={k: json_copy(v) for k, v in session_state.items() if k != TASKS_STATE_KEY},
-        session_summary=None,
-        memory_store=ctx.memory_store,
-        past_sessions=ctx.past_sessions,
-        retriever=ctx.retriever,
-        knowledge_filters=ctx.knowledge_filters,
-        is_cancelled=ctx.is_cancelled,
-        clock=ctx.clock,
-        sleep=ctx.sleep,
-        dependencies=ctx.dependencies,
-        metadata=ctx.metadata,
-        incremental=ctx.incremental,
-        principal=ctx.principal,
     )
 
 

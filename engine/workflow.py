@@ -293,24 +293,10 @@ class WorkflowRun(RunIteration):
         ctx = self.ctx
         run_id = run_id or str(uuid.uuid4())
         self._given_state[run_id] = json_copy(self.state.session_state)
-        return RunContext(
+        return ctx.child(
             run_id=run_id,
-            session_id=ctx.session_id,
-            user_id=ctx.user_id,
             history=executor_history(ctx.history, component.id),
-            memories=list(ctx.memories),
             session_state=json_copy(self.state.session_state),
-            memory_store=ctx.memory_store,
-            past_sessions=ctx.past_sessions,
-            retriever=ctx.retriever,
-            knowledge_filters=ctx.knowledge_filters,
-            is_cancelled=ctx.is_cancelled,
-            clock=ctx.clock,
-            sleep=ctx.sleep,
-            dependencies=ctx.dependencies,
-            metadata=ctx.metadata,
-            incremental=ctx.incremental,
-            principal=ctx.principal,
         )
 
     def prepare_executor_continue(self, resume: Resume) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from core.querysets import window
 from core.tenancy import scope_queryset
 
-from .models import EvalBatch, EvalDataset, EvalRun
+from .models import EvalDataset, EvalRun
 from .services import EvalRunNotFound, eval_runs_settle_abandoned
 
 SORT_COLUMNS = {name: name for name in ("created_at", "updated_at", "name", "eval_type", "agent_id", "team_id", "workflow_id", "model_id", "status", "score")}
@@ -58,13 +58,6 @@ def eval_run_get(*, user: Any, run_id: str) -> EvalRun:
 
 def dataset_list(*, user: Any) -> list[EvalDataset]:
     return list(scope_queryset(EvalDataset.objects, user).order_by("-created_at", "id"))
-
-
-def batch_get(*, user: Any, batch_id: str) -> EvalBatch:
-    batch = scope_queryset(EvalBatch.objects, user).filter(pk=batch_id).first()
-    if batch is None:
-        raise EvalRunNotFound("Eval batch")
-    return batch
 
 
 def batch_runs(*, user: Any, batch_id: str) -> list[EvalRun]:

@@ -442,35 +442,17 @@ def agno_import(
         allowed = set() if merge_users is True else set(merge_users or ())
         blocked = set() if merge_users is True else set(colliding_users(users)) - allowed
         report.colliding_users = sorted(blocked)
-        for position, row in enumerate(session_rows, start=1):
-            if progress:
-                progress("sessions", position, len(session_rows))
-            if row.get("user_id") in blocked:
-                report.skipped["sessions"] += 1
-                continue
-            try:
-                _import_session(source, row, report)
-            except RowError as exc:
-                report.fail("sessions", str(row.get("session_id")), str(exc), users=(row.get("user_id"), *exc.users))
-            except DatabaseError as exc:  # a value our schema refuses (too long, NUL byte...): rolled back
-                reason = f"refused by the database: {exc}".splitlines()[0]
-                report.fail("sessions", str(row.get("session_id")), reason, users=(row.get("user_id"),))
+        _import_rows(
+            "sessions", session_rows, id_key="session_id", blocked=blocked, report=report, progress=progress,
+            import_one=lambda row: _import_session(source, row, report),
+        )
         for orphan in source.orphan_runs():
             reason = f"its session {orphan['session_id']} is not in the source's sessions table"
             report.fail("runs", str(orphan["run_id"]), reason, users=(orphan.get("user_id"),))
-        for position, row in enumerate(memory_rows, start=1):
-            if progress:
-                progress("memories", position, len(memory_rows))
-            if row.get("user_id") in blocked:
-                report.skipped["memories"] += 1
-                continue
-            try:
-                _import_memory(row, source, report)
-            except RowError as exc:
-                report.fail("memories", str(row.get("memory_id")), str(exc), users=(row.get("user_id"), *exc.users))
-            except DatabaseError as exc:
-                reason = f"refused by the database: {exc}".splitlines()[0]
-                report.fail("memories", str(row.get("memory_id")), reason, users=(row.get("user_id"),))
+        _import_rows(
+            "memories", memory_rows, id_key="memory_id", blocked=blocked, report=report, progress=progress,
+            import_one=lambda row: _import_memory(row, source, report),
+        )
         for kind, rows in extra_rows.items():
             for position, row in enumerate(rows, start=1):
                 if progress:
@@ -479,6 +461,33 @@ def agno_import(
     finally:
         source.close()
     return report
+
+
+def _import_rows(
+    kind: str,
+    rows: list[dict[str, Any]],
+    *,
+    id_key: str,
+    blocked: set[str],
+    report: ImportReport,
+    progress: Callable[[str, int, int], None] | None,
+    import_one: Callable[[dict[str, Any]], None],
+) -> None:
+    """Sessions or memories one row at a time: a blocked user's rows are skipped, and a row that
+    fails is reported in ``report`` while the others go on."""
+    for position, row in enumerate(rows, start=1):
+        if progress:
+            progress(kind, position, len(rows))
+        if row.get("user_id") in blocked:
+            report.skipped[kind] += 1
+            continue
+        try:
+            import_one(row)
+        except RowError as exc:
+            report.fail(kind, str(row.get(id_key)), str(exc), users=(row.get("user_id"), *exc.users))
+        except DatabaseError as exc:  # a value our schema refuses (too long, NUL byte...): rolled back
+            reason = f"refused by the database: {exc}".splitlines()[0]
+            report.fail(kind, str(row.get(id_key)), reason, users=(row.get("user_id"),))
 
 
 def _import_extra(kind: str, row: dict[str, Any], label: str, blocked: set[str], report: ImportReport) -> None:

@@ -16,7 +16,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from core.auth import Principal
 
 KINDS = {"agent": "agents", "team": "teams", "workflow": "workflows"}
-SORT_ORDERS = ("asc", "desc")
 
 
 def require_sessions_read(principal: Principal) -> None:

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
-
-logger = logging.getLogger("agno_site.mcp")
 
 PATH = "/mcp"
 

@@ -55,10 +55,6 @@ def submit(tracer: Any) -> None:
             otlp.on_end(span)
 
 
-def database_writer() -> Any:
-    return _built()[0]
-
-
 def otlp_processor() -> Any:
     """The OTLP batch processor, or None when no collector is configured."""
     return _built()[1]

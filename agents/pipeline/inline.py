@@ -27,7 +27,6 @@ from jobs.models import Job, JobStatus
 from engine.events import CONTENT_DELTAS
 from jobs.services.cancellation import cancel_local
 from .eventlog import EventLog, LoopFed, payloads, run_error_ending
-from jobs.services.watch import watch
 
 logger = logging.getLogger("agno_site.runs")
 
@@ -97,21 +96,6 @@ class LoopRecorder(LoopFed, InlineRecorder):
 
 def _not_a_delta(event: dict[str, Any]) -> bool:
     return event.get("event") not in CONTENT_DELTAS
-
-
-class watching:
-    """``with watching(recorder):`` the watch thread looks after the run while it executes; once
-    the block ends it never touches it again (the final write is the caller's)."""
-
-    def __init__(self, recorder: InlineRecorder) -> None:
-        self.recorder = recorder
-
-    def __enter__(self) -> InlineRecorder:
-        watch.add(self.recorder.run.pk, self.recorder)
-        return self.recorder
-
-    def __exit__(self, *exc: Any) -> None:
-        watch.remove(self.recorder.run.pk)
 
 
 def inline_runs_reap(*, now: Any = None, trusted: bool | None = None) -> list[str]:

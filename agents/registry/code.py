@@ -10,9 +10,23 @@ from typing import Any
 from django.conf import settings
 
 from engine import Agent, Team, Workflow
-from engine.factory import AgentFactory, TeamFactory, WorkflowFactory
+from engine.factory import AgentFactory, ComponentFactory, TeamFactory, WorkflowFactory
 
 from .entries import AgentEntry, TeamEntry, WorkflowEntry, factory_build
+
+
+def _code_entry_fields(component: Agent | Team | Workflow | ComponentFactory) -> dict[str, Any]:
+    """What a code agent's, team's or workflow's registry entry holds besides its id: a factory
+    is built per request (no template); a component is the one instance every run is given."""
+    if isinstance(component, ComponentFactory):
+        return {
+            "name": component.name, "description": component.description, "source": "code",
+            "build": factory_build(component), "factory": component,
+        }
+    return {
+        "name": component.name or component.id, "description": component.description, "source": "code",
+        "build": lambda user_id: component, "template": component,
+    }
 
 
 def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
@@ -27,20 +41,7 @@ def _load_code_agents(modules: tuple[str, ...]) -> dict[str, AgentEntry]:
         for agent in agents:
             if agent.id in entries:
                 raise ValueError(f"two code agents share the id {agent.id!r}")
-            if isinstance(agent, AgentFactory):
-                entries[agent.id] = AgentEntry(
-                    agent_id=agent.id, name=agent.name, description=agent.description, source="code",
-                    build=factory_build(agent), factory=agent,
-                )
-                continue
-            entries[agent.id] = AgentEntry(
-                agent_id=agent.id,
-                name=agent.name or agent.id,
-                description=agent.description,
-                source="code",
-                build=lambda user_id, agent=agent: agent,
-                template=agent,
-            )
+            entries[agent.id] = AgentEntry(agent_id=agent.id, **_code_entry_fields(agent))
     return entries
 
 
@@ -64,15 +65,7 @@ def _load_code_teams(modules: tuple[str, ...]) -> dict[str, TeamEntry]:
         for team in teams:
             if team.id in entries or team.id in agents:
                 raise ValueError(f"the team id {team.id!r} is taken by another code agent or team")
-            if isinstance(team, TeamFactory):
-                entries[team.id] = TeamEntry(
-                    team_id=team.id, name=team.name, description=team.description, source="code", build=factory_build(team), factory=team,
-                )
-                continue
-            entries[team.id] = TeamEntry(
-                team_id=team.id, name=team.name or team.id, description=team.description, source="code",
-                build=lambda user_id, team=team: team, template=team,
-            )
+            entries[team.id] = TeamEntry(team_id=team.id, **_code_entry_fields(team))
     return entries
 
 
@@ -96,16 +89,7 @@ def _load_code_workflows(modules: tuple[str, ...]) -> dict[str, WorkflowEntry]:
         for workflow in workflows:
             if workflow.id in entries or workflow.id in taken:
                 raise ValueError(f"the workflow id {workflow.id!r} is taken by another code agent, team or workflow")
-            if isinstance(workflow, WorkflowFactory):
-                entries[workflow.id] = WorkflowEntry(
-                    workflow_id=workflow.id, name=workflow.name, description=workflow.description, source="code",
-                    build=factory_build(workflow), factory=workflow,
-                )
-                continue
-            entries[workflow.id] = WorkflowEntry(
-                workflow_id=workflow.id, name=workflow.name or workflow.id, description=workflow.description, source="code",
-                build=lambda user_id, workflow=workflow: workflow, template=workflow,
-            )
+            entries[workflow.id] = WorkflowEntry(workflow_id=workflow.id, **_code_entry_fields(workflow))
     return entries
 
 

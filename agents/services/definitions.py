@@ -1,7 +1,7 @@
 """Database-defined agents, teams and workflows: create, draft, publish (one flow for every kind)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.db.models import Max
@@ -11,6 +11,7 @@ from ..models import AgentDefinition, AgentVersion, Stage, TeamDefinition, TeamV
 
 Definition = AgentDefinition | TeamDefinition | WorkflowDefinition
 Version = AgentVersion | TeamVersion | WorkflowVersion
+D = TypeVar("D", AgentDefinition, TeamDefinition, WorkflowDefinition)
 
 
 def next_version(definition: Definition) -> int:
@@ -53,39 +54,34 @@ def publish_draft(definition: Definition) -> Version | None:
 
 def definition_create(*, agent_id: str, name: str, description: str = "", publish: bool = True, **version_fields: Any) -> AgentDefinition:
     """A new database agent with a first version (published unless ``publish=False``)."""
-    with transaction.atomic():
-        definition = AgentDefinition(agent_id=agent_id, name=name, description=description)
-        definition.full_clean()
-        definition.save()
-        version = AgentVersion(definition=definition, version=1, **version_fields)
-        version.full_clean()
-        version.save()
-        if publish:
-            publish_draft(definition)
-    return definition
+    return _create(
+        AgentDefinition(agent_id=agent_id, name=name, description=description),
+        version_model=AgentVersion, publish=publish, version_fields=version_fields,
+    )
 
 
 def team_definition_create(*, team_id: str, name: str, members: list[str], description: str = "", publish: bool = True, **version_fields: Any) -> TeamDefinition:
     """A new database team with a first version (published unless ``publish=False``)."""
-    with transaction.atomic():
-        definition = TeamDefinition(team_id=team_id, name=name, description=description)
-        definition.full_clean()
-        definition.save()
-        version = TeamVersion(definition=definition, version=1, members=members, **version_fields)
-        version.full_clean()
-        version.save()
-        if publish:
-            publish_draft(definition)
-    return definition
+    return _create(
+        TeamDefinition(team_id=team_id, name=name, description=description),
+        version_model=TeamVersion, publish=publish, version_fields={**version_fields, "members": members},
+    )
 
 
 def workflow_definition_create(*, workflow_id: str, name: str, steps: list[Any], description: str = "", publish: bool = True, **version_fields: Any) -> WorkflowDefinition:
     """A new database workflow with a first version (published unless ``publish=False``)."""
+    return _create(
+        WorkflowDefinition(workflow_id=workflow_id, name=name, description=description),
+        version_model=WorkflowVersion, publish=publish, version_fields={**version_fields, "steps": steps},
+    )
+
+
+def _create(definition: D, *, version_model: type[Version], publish: bool, version_fields: dict[str, Any]) -> D:
+    """Store a new definition and its first version, both validated, in one transaction."""
     with transaction.atomic():
-        definition = WorkflowDefinition(workflow_id=workflow_id, name=name, description=description)
         definition.full_clean()
         definition.save()
-        version = WorkflowVersion(definition=definition, version=1, steps=steps, **version_fields)
+        version = version_model(definition=definition, version=1, **version_fields)
         version.full_clean()
         version.save()
         if publish:

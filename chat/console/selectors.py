@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Min, Q, Sum, Window
+from django.db.models import Count, F, Q, Sum, Window
 from django.db.models.functions import Ceil, RowNumber, TruncDate
 from django.utils import timezone
 
@@ -39,7 +39,6 @@ class QueueDepth:
     pending: int
     running: int
     paused: int
-    oldest_pending_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -114,9 +113,8 @@ def dashboard_queue_depth() -> QueueDepth:
         pending=Count("pk", filter=Q(status=RunStatus.PENDING)),
         running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
         paused=Count("pk", filter=Q(status=RunStatus.PAUSED)),
-        oldest=Min("created_at", filter=Q(status=RunStatus.PENDING)),
     )
-    return QueueDepth(pending=row["pending"], running=row["running"], paused=row["paused"], oldest_pending_at=row["oldest"])
+    return QueueDepth(pending=row["pending"], running=row["running"], paused=row["paused"])
 
 
 def _day_key(value: date | datetime | str) -> str:

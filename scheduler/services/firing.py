@@ -66,10 +66,6 @@ def owner_principal(user_id: str | None):
     return principal_of(user_id)
 
 
-class TargetGone(Exception):
-    pass
-
-
 def fire(schedule_id: str, scheduled_for: datetime, *, trigger: str = "cron") -> ScheduleRun | None:
     """Claim the ``(schedule, scheduled_for)`` fire and submit its run; None if another process
     has claimed it already (or the schedule is gone). Returns the claimed ScheduleRun."""

@@ -17,7 +17,7 @@ from core.tenancy import scope_queryset
 
 from ..models import Run, RunEvent, RunStatus, Session, SessionType
 from ..selectors import session_get
-from .runs import SessionExists, SessionNotFound, new_id, session_create, session_quota_check
+from .runs import SessionNotFound, new_id, session_create, session_quota_check
 
 # Run metadata keys the runtime owns (component version stamp, dispatch lineage). Session
 # metadata is merged into every run of the session, so these never enter through it.

@@ -533,3 +533,30 @@ def test_a_definition_describes_itself_for_the_api():
     assert (again["type"], again["end_condition"], again["max_iterations"]) == ("Loop", "done", 3)
     assert (gate["type"], gate["evaluator"], gate["else_steps"]) == ("Condition", False, [])
     assert (route["type"], route["selector"], [c["name"] for c in route["choices"]]) == ("Router", "pick", ["upper"])
+
+
+@pytest.mark.parametrize("inside", ["agent step", "team step's member"])
+def test_a_run_inside_runs_as_its_parents_caller_in_its_own_context(make_ctx, inside):
+    seen: list = []
+
+    @tool
+    def whoami(run_context) -> str:
+        """Say who this run is for."""
+        seen.append(run_context)
+        return "noted"
+
+    worker = Agent(id="worker", name="Worker", tools=[whoami])
+    step = worker if inside == "agent step" else Team([worker], id="crew", name="Crew", mode="coordinate")
+    parent = make_ctx(
+        principal="alice's principal", dependencies={"region": "eu"}, metadata={"tag": "t"},
+        knowledge_filters={"lang": "en"}, memories=[{"memory_id": "m1", "memory": "likes owls", "topics": []}],
+        session_summary={"summary": "earlier"}, learned_profile={"name": "Alice"},
+    )
+    out = Workflow(name="W", steps=[step]).run('/call whoami {}', parent)
+
+    assert out["status"] == "COMPLETED"
+    [child] = seen
+    carried = ("session_id", "user_id", "principal", "dependencies", "metadata", "knowledge_filters", "memories", "is_cancelled", "clock", "sleep")
+    assert {name: getattr(child, name) for name in carried} == {name: getattr(parent, name) for name in carried}
+    assert child.run_id != parent.run_id
+    assert (child.session_summary, child.learned_profile, child.parallel_branches) == (None, None, None)
