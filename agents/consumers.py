@@ -279,7 +279,7 @@ class WorkflowSocket(RunSocket):
             await self._error("message is required", "invalid_message")
             return
         request = RunRequest(message=message, session_id=_text(content, "session_id"), user_id=_text(content, "user_id"), stream=True)
-        await self._submitted(submit_run_for_socket, request.user_id, principal=self.principal, component_id=workflow_id, request=request)
+        await self._submitted(submit_run_for_socket, acting_for=request.user_id, principal=self.principal, component_id=workflow_id, request=request)
 
     async def _continue(self, content: dict[str, Any], workflow_id: str) -> None:
         run_id, session_id = _text(content, "run_id"), _text(content, "session_id")
@@ -297,11 +297,11 @@ class WorkflowSocket(RunSocket):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(following), timeout=10)
         await self._submitted(
-            continue_for_socket, _text(content, "user_id"), principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
+            continue_for_socket, acting_for=_text(content, "user_id"), principal=self.principal, component_id=workflow_id, run_id=run_id, session_id=session_id,
             requested_user_id=_text(content, "user_id"), tools=requirements,
         )
 
-    async def _submitted(self, submit: Any, acting_for: str | None, **arguments: Any) -> None:
+    async def _submitted(self, submit: Any, *, acting_for: str | None = None, **arguments: Any) -> None:
         """Submit, then follow the accepted run (as the user a guest acts for); a refusal is an error frame with the API's words
         and the refusal's code (core.errors: the same attributes the HTTP answer is made of)."""
         try:
