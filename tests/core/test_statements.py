@@ -3,6 +3,7 @@ and rows read back as Django would."""
 from __future__ import annotations
 
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -136,6 +137,28 @@ def test_an_update_by_key_binds_json_and_datetimes() -> None:
     assert (stored.status, stored.run_data, stored.finished_at) == ("COMPLETED", {"content": "done", "n": [1, 2]}, finished)
     assert update.row("no-such-run", [RunStatus.ERROR, {}, None], ["alice"]) == 0
 
+
+
+@pytest.mark.django_db
+def test_datetimes_are_bound_as_django_binds_them_however_often_they_repeat() -> None:
+    # Equal instants are converted once and reused: an instant given in another zone, and more
+    # distinct instants than are kept (64), still reach the database as Django's own binding.
+    run = make_run("alice")
+    update = Update(Run, ["started_at", "finished_at"], where=["user_id"])
+    utc = timezone.now().replace(microsecond=654321)
+    kolkata = utc.astimezone(ZoneInfo("Asia/Kolkata"))
+    # SQLite: the text stored, as Django's adapter makes it; PostgreSQL: the instant stored.
+    column = "CAST({} AS TEXT)" if connection.vendor == "sqlite" else "{}"
+    sql = f"SELECT {column.format('started_at')}, {column.format('finished_at')} FROM agno_runs WHERE run_id = %s AND user_id = %s"
+    with connection.cursor() as cursor:
+        for offset in [0, 0, *range(70), 0]:
+            when = utc + timedelta(seconds=offset)
+            assert update.row(run.pk, [when, when.astimezone(ZoneInfo("Asia/Kolkata"))], ["alice"]) == 1
+            cursor.execute(sql, [run.pk, "alice"])
+            expected = connection.ops.adapt_datetimefield_value(when) if connection.vendor == "sqlite" else when
+            assert cursor.fetchone() == (expected, expected)
+    read = Run.all_users.get(pk=run.pk)
+    assert read.started_at == read.finished_at == kolkata == utc
 
 def test_an_update_of_an_owned_row_must_be_keyed_by_its_owner() -> None:
     with pytest.raises(ValueError, match="add 'user_id' to where"):
