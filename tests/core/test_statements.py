@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import JSONField, Value
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -97,6 +98,22 @@ def test_converted_rows_are_bound_as_given_and_read_back_as_values() -> None:
     stored = list(RunEvent.all_users.filter(run_id=run.pk).order_by("event_index").values_list("event_index", "payload", "created_at"))
     assert stored == [(0, {"text": "é", "n": [1, 2]}, when), (1, {"text": "é", "n": [1, 2]}, when)]
 
+
+
+@pytest.mark.django_db
+def test_json_values_of_every_kind_are_stored_as_the_field_stores_them() -> None:
+    # Dicts and lists take the short way to the backend's adapter; anything else the field's own.
+    values = [{"a": [1, {"b": None}]}, [1, "two", {"3": 4.5}], "text", 7, True, {}, [], Value(None, JSONField()), None]
+    update = Update(Session, ["metadata"], where=["user_id"])
+    make_session("alice", session_id="s1")
+    for value in values:
+        assert update.row("s1", [value], ["alice"]) == 1
+        stored = Session.all_users.filter(pk="s1").values_list("metadata", flat=True).get()
+        expected = None if isinstance(value, Value) else value
+        assert stored == expected
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT metadata IS NULL FROM agno_sessions WHERE session_id = %s AND user_id = %s", ["s1", "alice"])
+            assert bool(cursor.fetchone()[0]) == (value is None)  # JSON null is a value, None is SQL NULL
 
 @pytest.mark.django_db
 def test_text_choices_are_stored_as_their_plain_value() -> None:
