@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.db import connections, models
@@ -72,10 +73,12 @@ def _json(field: models.JSONField, connection: Any) -> Callable[[Any], Any]:
     return adapted
 
 
-# Per database alias: the driver's form of the datetimes bound lately. A run writes the same few
-# instants (its start, its end, "now") into many columns of several statements: 15 values, 5
+# Per database alias: the driver's form of the UTC datetimes bound lately. A run writes the same
+# few instants (its start, its end, "now") into many columns of several statements: 15 values, 5
 # distinct. Django's conversion (made naive in the connection's time zone, then str()) costs
 # about 15,000 instructions a value; equal instants convert alike, so each is converted once.
+# Only UTC ones (timezone.now()'s): two datetimes of one other zone compare equal by their wall
+# clock, even an hour apart in a DST fold.
 _DATETIMES: dict[str, dict[datetime, Any]] = {}
 _DATETIMES_KEPT = 64
 
@@ -85,7 +88,7 @@ def _datetimes(connection: Any) -> Callable[[Any], Any]:
     kept = _DATETIMES.setdefault(connection.alias, {})
 
     def adapted(value: Any) -> Any:
-        if type(value) is not datetime:
+        if type(value) is not datetime or value.tzinfo is not dt_timezone.utc:
             return adapt(value)
         try:
             return kept[value]

@@ -2,7 +2,8 @@
 and rows read back as Django would."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -158,8 +159,9 @@ def test_an_update_by_key_binds_json_and_datetimes() -> None:
 
 @pytest.mark.django_db
 def test_datetimes_are_bound_as_django_binds_them_however_often_they_repeat() -> None:
-    # Equal instants are converted once and reused: an instant given in another zone, and more
-    # distinct instants than are kept (64), still reach the database as Django's own binding.
+    # Equal UTC instants are converted once and reused: an instant given in another zone, two
+    # instants an hour apart that a DST fold writes alike, and more distinct instants than are
+    # kept (64) still reach the database as Django's own binding.
     run = make_run("alice")
     update = Update(Run, ["started_at", "finished_at"], where=["user_id"])
     utc = timezone.now().replace(microsecond=654321)
@@ -176,6 +178,12 @@ def test_datetimes_are_bound_as_django_binds_them_however_often_they_repeat() ->
             assert cursor.fetchone() == (expected, expected)
     read = Run.all_users.get(pk=run.pk)
     assert read.started_at == read.finished_at == kolkata == utc
+    paris = ZoneInfo("Europe/Paris")
+    early, late = (datetime(2026, 10, 25, 2, 30, fold=fold, tzinfo=paris) for fold in (0, 1))
+    assert early == late and early.astimezone(dt_timezone.utc) != late.astimezone(dt_timezone.utc)
+    for when in (early, late, early):
+        assert update.row(run.pk, [when, when], ["alice"]) == 1
+        assert Run.all_users.get(pk=run.pk).started_at.astimezone(dt_timezone.utc) == when.astimezone(dt_timezone.utc)
 
 def test_an_update_of_an_owned_row_must_be_keyed_by_its_owner() -> None:
     with pytest.raises(ValueError, match="add 'user_id' to where"):
