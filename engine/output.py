@@ -36,10 +36,11 @@ def json_copy(value: Any) -> Any:
     booleans and None shared; anything else (a tool's own object in the session state) goes through
     ``copy.deepcopy``. A fraction of ``deepcopy``'s cost, which keeps a memo of every object."""
     kind = type(value)
+    # Leaves are shared without a call each: most of a message's values are strings and numbers.
     if kind is dict:
-        return {key: json_copy(item) for key, item in value.items()}
+        return {key: item if type(item) in _ATOMIC else json_copy(item) for key, item in value.items()}
     if kind is list:
-        return [json_copy(item) for item in value]
+        return [item if type(item) in _ATOMIC else json_copy(item) for item in value]
     if kind in _ATOMIC:
         return value
     return copy.deepcopy(value)

@@ -30,8 +30,17 @@ PINNED: dict[str, tuple[str, str]] = {
     "django.db.models.sql.compiler:SQLCompiler.get_converters": ("c6c8c1b71882ee8b", "Statements compiled once"),
     "django.db.models.sql.compiler:SQLCompiler.results_iter": ("d279d61b80a3a115", "Statements compiled once"),
     "django.db.models.query:get_related_populators": ("979430eb75b93969", "Statements compiled once"),
+    # core/statements.py: a dict or list goes straight to ops.adapt_json_value (what these come to for one).
+    "django.db.models.fields.json:JSONField.get_db_prep_save": ("e34659f215304d6d", "Statements compiled once"),
+    "django.db.models.fields.json:JSONField.get_db_prep_value": ("5cbcc7e26018069c", "Statements compiled once"),
+    "django.db.models.fields:Field.get_prep_value": ("7aa16ded6e6eb1fb", "Statements compiled once"),
     # core/db/sqlite3/base.py: writers take turns on a lock.
     "django.db.backends.sqlite3.base:DatabaseWrapper._start_transaction_under_autocommit": ("7315cfc61c1dde12", "SQLite writers take turns on a lock"),
+    # core/db/sqlite3/base.py: placeholders converted once per SQL text.
+    "django.db.backends.sqlite3.base:SQLiteCursorWrapper.convert_query": ("183a4b3544fb854a", "SQLite placeholders converted once"),
+    "django.db.backends.sqlite3.base:SQLiteCursorWrapper.execute": ("0b4a43882cc88942", "SQLite placeholders converted once"),
+    "django.db.backends.sqlite3.base:SQLiteCursorWrapper.executemany": ("52fa6c310dee4219", "SQLite placeholders converted once"),
+    "django.db.backends.sqlite3.base:DatabaseWrapper.create_cursor": ("9e8198be0a5d41e9", "SQLite placeholders converted once"),
     # core/tenancy.py: the queryset's ways to the database, owner-keyed saves and FK reads.
     "django.db.models.query:QuerySet._fetch_all": ("42566f1ae6d2e8e6", "Tenancy: owner-keyed saves, reloads and FK reads"),
     "django.db.models.query:QuerySet._update": ("60f14ca75f73ef73", "Tenancy: owner-keyed saves, reloads and FK reads"),

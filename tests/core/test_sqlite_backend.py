@@ -160,3 +160,22 @@ def test_a_forked_child_does_not_inherit_a_lock_held_in_the_parent():
             os._exit(0 if not writer_lock(connection.settings_dict["NAME"]).locked() else 1)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_placeholders_and_literal_percent_signs_reach_sqlite_as_django_writes_them():
+    # A statement's qmark text is kept after its first execution: each statement's second pass
+    # runs from the kept text, with other parameters.
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE percents (v TEXT)")
+        for number, text in ((1, "a%s"), (2, "b%%")):
+            cursor.execute("SELECT %s, '100%%', '%%s', %s", [number, text])
+            assert cursor.fetchone() == (number, "100%", "%s", text)
+            cursor.execute("SELECT %(n)s, '5%%'", {"n": number})
+            assert cursor.fetchone() == (number, "5%")
+            cursor.executemany("INSERT INTO percents (v) VALUES ('%%' || %s)", [(text,), (str(number),)])
+        cursor.execute("SELECT v FROM percents ORDER BY rowid")
+        assert [row[0] for row in cursor.fetchall()] == ["%a%s", "%1", "%b%%", "%2"]
+    Session.objects.unscoped("test").create(session_id="s1", user_id="u1", session_name="50% off")
+    Session.objects.unscoped("test").create(session_id="s2", user_id="u1", session_name="50 off")
+    found = Session.objects.unscoped("test").filter(session_name__contains="%")
+    assert list(found.values_list("pk", flat=True)) == ["s1"]

@@ -2,10 +2,13 @@
 and rows read back as Django would."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import JSONField, Value
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -97,6 +100,22 @@ def test_converted_rows_are_bound_as_given_and_read_back_as_values() -> None:
     assert stored == [(0, {"text": "é", "n": [1, 2]}, when), (1, {"text": "é", "n": [1, 2]}, when)]
 
 
+
+@pytest.mark.django_db
+def test_json_values_of_every_kind_are_stored_as_the_field_stores_them() -> None:
+    # Dicts and lists take the short way to the backend's adapter; anything else the field's own.
+    values = [{"a": [1, {"b": None}]}, [1, "two", {"3": 4.5}], "text", 7, True, {}, [], Value(None, JSONField()), None]
+    update = Update(Session, ["metadata"], where=["user_id"])
+    make_session("alice", session_id="s1")
+    for value in values:
+        assert update.row("s1", [value], ["alice"]) == 1
+        stored = Session.all_users.filter(pk="s1").values_list("metadata", flat=True).get()
+        expected = None if isinstance(value, Value) else value
+        assert stored == expected
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT metadata IS NULL FROM agno_sessions WHERE session_id = %s AND user_id = %s", ["s1", "alice"])
+            assert bool(cursor.fetchone()[0]) == (value is None)  # JSON null is a value, None is SQL NULL
+
 @pytest.mark.django_db
 def test_text_choices_are_stored_as_their_plain_value() -> None:
     run = make_run("alice")
@@ -136,6 +155,35 @@ def test_an_update_by_key_binds_json_and_datetimes() -> None:
     assert (stored.status, stored.run_data, stored.finished_at) == ("COMPLETED", {"content": "done", "n": [1, 2]}, finished)
     assert update.row("no-such-run", [RunStatus.ERROR, {}, None], ["alice"]) == 0
 
+
+
+@pytest.mark.django_db
+def test_datetimes_are_bound_as_django_binds_them_however_often_they_repeat() -> None:
+    # Equal UTC instants are converted once and reused: an instant given in another zone, two
+    # instants an hour apart that a DST fold writes alike, and more distinct instants than are
+    # kept (64) still reach the database as Django's own binding.
+    run = make_run("alice")
+    update = Update(Run, ["started_at", "finished_at"], where=["user_id"])
+    utc = timezone.now().replace(microsecond=654321)
+    kolkata = utc.astimezone(ZoneInfo("Asia/Kolkata"))
+    # SQLite: the text stored, as Django's adapter makes it; PostgreSQL: the instant stored.
+    column = "CAST({} AS TEXT)" if connection.vendor == "sqlite" else "{}"
+    sql = f"SELECT {column.format('started_at')}, {column.format('finished_at')} FROM agno_runs WHERE run_id = %s AND user_id = %s"
+    with connection.cursor() as cursor:
+        for offset in [0, 0, *range(70), 0]:
+            when = utc + timedelta(seconds=offset)
+            assert update.row(run.pk, [when, when.astimezone(ZoneInfo("Asia/Kolkata"))], ["alice"]) == 1
+            cursor.execute(sql, [run.pk, "alice"])
+            expected = connection.ops.adapt_datetimefield_value(when) if connection.vendor == "sqlite" else when
+            assert cursor.fetchone() == (expected, expected)
+    read = Run.all_users.get(pk=run.pk)
+    assert read.started_at == read.finished_at == kolkata == utc
+    paris = ZoneInfo("Europe/Paris")
+    early, late = (datetime(2026, 10, 25, 2, 30, fold=fold, tzinfo=paris) for fold in (0, 1))
+    assert early == late and early.astimezone(dt_timezone.utc) != late.astimezone(dt_timezone.utc)
+    for when in (early, late, early):
+        assert update.row(run.pk, [when, when], ["alice"]) == 1
+        assert Run.all_users.get(pk=run.pk).started_at.astimezone(dt_timezone.utc) == when.astimezone(dt_timezone.utc)
 
 def test_an_update_of_an_owned_row_must_be_keyed_by_its_owner() -> None:
     with pytest.raises(ValueError, match="add 'user_id' to where"):

@@ -35,3 +35,4 @@ def test_strings_numbers_and_none_are_shared() -> None:
     text = "x" * 1000
     assert json_copy([text, 1, 2.5, True, None]) == [text, 1, 2.5, True, None]
     assert json_copy([text])[0] is text
+    assert json_copy({"nested": [{"text": text}]})["nested"][0]["text"] is text

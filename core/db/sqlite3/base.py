@@ -13,11 +13,18 @@ Every transaction takes the lock, read-only ones too: with ``transaction_mode`` 
 project's setting) each ``BEGIN`` takes SQLite's write lock anyway. A writer that waits longer
 than the busy timeout for the lock goes ahead and lets SQLite decide, so nothing here can hang
 where SQLite would have raised "database is locked".
+
+Each statement's ``%s`` placeholders become SQLite's ``?`` once per distinct SQL text, not at
+every execution: Django's cursor rewrites them with a look-behind regular expression that visits
+every character (reached through a lazy object, which raises and catches an ``AttributeError``
+each time), about 50,000 instructions a statement, 0.65M of an in-process run's 9.6M; a run
+executes the same dozen texts each time.
 """
 from __future__ import annotations
 
 import os
 import threading
+from functools import lru_cache
 
 from django.db.backends.sqlite3 import base
 
@@ -54,8 +61,24 @@ def _then_release(method):
     return releasing
 
 
+@lru_cache(maxsize=1024)
+def _qmark(query: str) -> str:
+    """``query`` from Django's "format" placeholders to SQLite's "qmark" ones, as Django does it."""
+    return base.FORMAT_QMARK_REGEX.sub("?", query).replace("%%", "%")
+
+
+class CursorWrapper(base.SQLiteCursorWrapper):
+    def convert_query(self, query: str, *, param_names: list[str] | None = None) -> str:
+        if param_names is None:
+            return _qmark(query)
+        return super().convert_query(query, param_names=param_names)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     _held: threading.Lock | None = None
+
+    def create_cursor(self, name: str | None = None) -> CursorWrapper:
+        return self.connection.cursor(factory=CursorWrapper)
 
     def _start_transaction_under_autocommit(self) -> None:
         lock = writer_lock(self.settings_dict["NAME"])
