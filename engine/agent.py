@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from engine.errors import InvalidContinuation
 from engine.factory import factory_tools, is_tool_factory
 from engine.hitl import collect_decisions, is_pending
 from engine.hooks import Hook, check_hooks
+from engine.ids import new_id
 from engine.knowledge import KnowledgeSource
 from engine.learning import DEFAULT_MACHINE, LearningMachine
 from engine.learning_tools import learning_context, learning_tools, run_records
@@ -122,7 +122,7 @@ class Agent:
             raise TypeError("knowledge_filters must be a dict of metadata keys to values")
 
         self.name = name
-        self.id = id or _slug(name) or str(uuid.uuid4())
+        self.id = id or _slug(name) or new_id()
         self.description = description
         self.role = role  # what a team leader is told this agent does, as a member
         self.instructions = instructions

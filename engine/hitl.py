@@ -6,12 +6,12 @@ stored run, so a client cannot rewrite what it is approving.
 """
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import InvalidContinuation
+from engine.ids import new_id
 from engine.output import PAUSED, RunState
 from engine.tools.function import Function
 
@@ -37,10 +37,10 @@ def approval_ids(paused: Sequence[dict[str, Any]]) -> None:
     shared: str | None = None
     for te in paused:
         if te.get("approval_type") == "required":
-            shared = shared or str(uuid.uuid4())
+            shared = shared or new_id()
             te["approval_id"] = shared
         elif te.get("approval_type") == "audit":
-            te["approval_id"] = str(uuid.uuid4())
+            te["approval_id"] = new_id()
 
 
 def is_pending(te: Mapping[str, Any]) -> bool:

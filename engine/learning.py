@@ -18,9 +18,10 @@ fixed-width digest of the user id, so two users who record the same entity never
 from __future__ import annotations
 
 import hashlib
-import uuid
 from dataclasses import dataclass
 from typing import Any
+
+from engine.ids import new_uuid
 
 USER_MEMORY = "user_memory"
 USER_PROFILE = "user_profile"
@@ -148,7 +149,7 @@ class LearnedMemoryStore:
         return memories_from_content({"memories": self.entries})
 
     def add(self, *, memory: str, topics: list[str], input: str) -> dict[str, Any]:
-        entry = {"id": uuid.uuid4().hex[:12], "content": memory, "topics": list(topics)}
+        entry = {"id": new_uuid().hex[:12], "content": memory, "topics": list(topics)}
         self.entries.append(entry)
         self.changed = True
         return {"memory_id": entry["id"], "memory": memory, "topics": list(topics)}

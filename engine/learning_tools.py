@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from engine.ids import new_uuid
 from engine.learning import DECISION_LOG, ENTITY_MEMORY, USER_NAMESPACE, LearningMachine, learning_id_for
 from engine.tools.function import Function
 
@@ -118,12 +118,12 @@ def entity_remember(
             duplicates += 1
             continue
         known.add(_norm(fact))
-        entity["facts"].append({"id": uuid.uuid4().hex[:8], "content": str(fact).strip(), "created_at": stamp, "updated_at": stamp})
+        entity["facts"].append({"id": new_uuid().hex[:8], "content": str(fact).strip(), "created_at": stamp, "updated_at": stamp})
     seen_events = {_norm(e.get("content")) for e in entity["events"]}
     for event in events:
         if str(event).strip() and _norm(event) not in seen_events:
             seen_events.add(_norm(event))
-            entity["events"].append({"id": uuid.uuid4().hex[:8], "content": str(event).strip(), "created_at": stamp})
+            entity["events"].append({"id": new_uuid().hex[:8], "content": str(event).strip(), "created_at": stamp})
     entity["archived_at"] = None  # a later remember_about revives an archived entity
     entity["updated_at"] = stamp
     return entity, created, duplicates
@@ -353,7 +353,7 @@ def decision_tools(records: LearningRecords, *, agent_id: str | None, team_id: s
         """
         if not decision or not decision.strip():
             return "Error: a decision is required"
-        decision_id = f"dec_{uuid.uuid4().hex[:12]}"
+        decision_id = f"dec_{new_uuid().hex[:12]}"
         content = {
             "id": decision_id, "decision": decision.strip(), "reasoning": reasoning, "decision_type": decision_type,
             "context": context, "alternatives": [a.strip() for a in alternatives.split(",") if a.strip()] if alternatives else None,

@@ -6,12 +6,12 @@ round-trips through ``to_dict`` / ``from_dict`` (a continue may happen in anothe
 from __future__ import annotations
 
 import copy
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from engine.ids import new_id
 from engine.models.base import Model, Usage
 
 RUNNING, COMPLETED, PAUSED, CANCELLED, ERROR = "RUNNING", "COMPLETED", "PAUSED", "CANCELLED", "ERROR"
@@ -76,7 +76,7 @@ def tool_execution(tool_call_id: str, tool_name: str, tool_args: dict[str, Any],
 def requirement(te: dict[str, Any], created_at: float) -> dict[str, Any]:
     """A RunRequirement dict for a paused ToolExecution (nulls dropped, as Agno's ``to_dict``)."""
     stamp = datetime.fromtimestamp(created_at, tz=timezone.utc).isoformat(timespec="microseconds")
-    req: dict[str, Any] = {"id": str(uuid.uuid4()), "created_at": stamp, "tool_execution": json_copy(te)}
+    req: dict[str, Any] = {"id": new_id(), "created_at": stamp, "tool_execution": json_copy(te)}
     if te.get("user_input_schema") is not None:
         req["user_input_schema"] = json_copy(te["user_input_schema"])
     return req
@@ -109,7 +109,7 @@ def paused_content(paused: list[dict[str, Any]]) -> str:
 def new_message(role: str, content: Any, created_at: int, **extra: Any) -> dict[str, Any]:
     """A stored message in Agno's ``Message.to_dict`` shape (nulls and empty lists dropped)."""
     message: dict[str, Any] = {
-        "id": str(uuid.uuid4()),
+        "id": new_id(),
         "content": content,
         "reasoning_content": extra.pop("reasoning_content", None),
         "from_history": False,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
+from engine.ids import new_id
 from engine.calls import call_str, parse_arguments
 from engine.child_runs import cancel_all, concurrent_events, deep_merge
 from engine.context import RunContext
@@ -218,7 +218,7 @@ class TeamRun(AgentRun):
                             yield event
                     slot = len(self.member_responses)
                     self.member_responses.append(None)
-                    member_ctx = member_context(self.ctx, str(uuid.uuid4()), self.state.session_state, member)
+                    member_ctx = member_context(self.ctx, new_id(), self.state.session_state, member)
                     member_run = member.start_run(task, member_ctx, stream_events=self.stream_events)
                     member_run.state.parent_run_id = self.state.run_id
                     if call.name in (DELEGATE_ONE, EXECUTE_TASK):

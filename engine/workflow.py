@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
@@ -22,6 +21,7 @@ from engine.aio import maybe_await
 from engine.child_runs import changed_state, deep_merge
 from engine.context import RunContext
 from engine.errors import InvalidContinuation
+from engine.ids import new_id
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, RUNNING, drop_nulls, json_copy
 from engine.run_iteration import RunIteration
 from engine.structured import OutputSchema
@@ -66,7 +66,7 @@ class Workflow:
                 f"not {len(args)} positional argument(s)"
             )
         self.name = name
-        self.id = id or _slug(name) or str(uuid.uuid4())
+        self.id = id or _slug(name) or new_id()
         self.description = description
         # Whether its runs are traced (traces/): None follows the deployment's TRACING.
         self.tracing = tracing
@@ -291,7 +291,7 @@ class WorkflowRun(RunIteration):
         stores, a copy of the workflow's session state, and the component's earlier runs in this
         session's workflow runs as history."""
         ctx = self.ctx
-        run_id = run_id or str(uuid.uuid4())
+        run_id = run_id or new_id()
         self._given_state[run_id] = json_copy(self.state.session_state)
         return ctx.child(
             run_id=run_id,

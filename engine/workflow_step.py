@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from engine.agent import Agent
 from engine.aio import in_tool_thread, maybe_await
 from engine.hooks import child_hooks
+from engine.ids import new_id
 from engine.output import CANCELLED, COMPLETED, ERROR, PAUSED, json_copy
 from engine.team import Team
 from engine.workflow_execution import Index, StepFailed, WorkflowCancelledError, run_child, top_index
@@ -73,7 +73,7 @@ class Step:
         self.agent, self.team, self.executor = agent, team, executor
         component = agent or team
         self.name = name or (component.name or component.id if component is not None else getattr(executor, "__name__", "step"))
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
         self.max_retries = max_retries

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Union
 from engine.agent import Agent
 from engine.aio import maybe_await
 from engine.child_runs import concurrent_events
+from engine.ids import new_id
 from engine.team import Team
 from engine.workflow_branches import step_path
 from engine.workflow_execution import (
@@ -91,7 +92,7 @@ class Steps:
         self.steps = as_steps(list(steps))
         self.human_review = human_review or HumanReview()
         self.human_review.validate_for("Steps")
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
 
@@ -125,7 +126,7 @@ class Parallel:
             raise ValueError("Parallel needs at least one step")
         self.steps = as_steps(list(steps))
         self.name = name or "Parallel"
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
         # A branch that can pause runs inline: its pause is kept in the run, to resume there.
@@ -241,7 +242,7 @@ class Loop:
             raise ValueError("A Loop needs at least one step")
         self.end_condition = end_condition
         self.max_iterations = max_iterations
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
@@ -325,7 +326,7 @@ class Condition:
         self.evaluator = evaluator
         self.steps = as_steps(list(steps))
         self.else_steps = as_steps(list(else_steps))
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
@@ -397,7 +398,7 @@ class Router:
         self.name = name or "Router"
         self.selector = selector
         self.choices = as_steps(list(choices))
-        self.step_id = step_id or str(uuid.uuid4())
+        self.step_id = step_id or new_id()
         self.named_step_id = step_id is not None
         self.description = description
         self.human_review = human_review or HumanReview()
