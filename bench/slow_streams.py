@@ -2,7 +2,7 @@
 
     bash bench/agentos_reference/setup.sh        # once (run by this script if the venv is missing)
     .venv/bin/python -m bench.slow_streams [--db sqlite,postgres] [--concurrency 256] [--duration 20]
-        [--warmup 5] [--run-threads 32,512] [--only agentos,site] [--repeat 1]
+        [--warmup 5] [--run-threads 32,512] [--only agentos,site[,floor]] [--repeat 1]
         [--first-token-ms 2000 --token-ms 100] [--first-token-jitter J] [--site-env KEY=VALUE]
     .venv/bin/python -m bench.slow_streams --db postgres --concurrency 1024 --run-threads 512 --warmup 40
 
@@ -54,7 +54,7 @@ import httpx
 
 from .background_record import CpuSampler
 from .compare import (
-    DISTURBED_PCT, Bench, Model, Server, ServerFailed, agentos_server, free_port, git_revision, site_server, stop,
+    DISTURBED_PCT, Bench, Model, Server, ServerFailed, agentos_server, floor_server, free_port, git_revision, site_server, stop,
 )
 from .http_load import RESULTS_DIR, cpu_busy_seconds, percentile
 
@@ -277,6 +277,12 @@ def variants(bench: Bench, model: Model) -> list[tuple[str, Server]]:
             site_bench = copy.copy(bench)
             site_bench.args = argparse.Namespace(**{**vars(args), "site_env": [*args.site_env, f"RUN_THREADS={threads}"]})
             out.append((f"site-threads-{threads}", site_server(site_bench, model)))
+    if "floor" in args.only:
+        # The model's own pace: no database, no run, the SDK on the event loop (a thread each
+        # would cap it at 32 streams); what any server on this stack could reach here.
+        floor_bench = copy.copy(bench)
+        floor_bench.args = argparse.Namespace(**{**vars(args), "site_env": [*args.site_env, "FLOOR_CLIENT=async"]})
+        out.append(("floor", floor_server(floor_bench, model)))
     return out
 
 
@@ -334,7 +340,8 @@ def parse_args() -> argparse.Namespace:
     names = lambda text: [part for part in text.split(",") if part]  # noqa: E731
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default=["sqlite"], type=names, help="sqlite, postgres or both (default sqlite)")
-    parser.add_argument("--only", default=["agentos", "site"], type=names, help="agentos, site (default both)")
+    parser.add_argument("--only", default=["agentos", "site"], type=names,
+                        help="agentos, site, floor (bench/floor.py: the model's own pace on this stack) (default agentos,site)")
     parser.add_argument("--concurrency", type=int, default=256, help="streams in flight (default 256)")
     parser.add_argument("--duration", type=float, default=20.0, help="measured seconds (default 20)")
     parser.add_argument("--warmup", type=float, default=5.0, help="uncounted seconds first (default 5)")
@@ -354,7 +361,7 @@ def parse_args() -> argparse.Namespace:
                         help="SQLite files on disk and PostgreSQL commits flushed (default: neither)")
     parser.add_argument("--keep", action="store_true", help="keep the work folders (logs, SQLite files)")
     args = parser.parse_args()
-    bad = set(args.db) - {"sqlite", "postgres"} or set(args.only) - {"agentos", "site"}
+    bad = set(args.db) - {"sqlite", "postgres"} or set(args.only) - {"agentos", "site", "floor"}
     if bad:
         parser.error(f"unknown: {', '.join(sorted(bad))}")
     return args
