@@ -31,33 +31,16 @@ import subprocess
 import sys
 import time
 
+from bench.inprocess_http import request
+
 PATH = "/agents/bench-agent/runs"
 
 
 async def _post(application, form: str) -> bytes:
-    body = form.encode()
-    sent: list[dict] = []
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def receive():
-        if pending:
-            return pending.pop()
-        await asyncio.Event().wait()  # the client stays connected
-
-    async def send(message):
-        sent.append(message)
-
-    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/x-www-form-urlencoded"),
-               (b"content-length", str(len(body)).encode())]
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": PATH, "raw_path": PATH.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 7777),
-    }
-    await application(scope, receive, send)
-    if sent[0]["status"] != 200:
-        raise SystemExit(f"HTTP {sent[0]['status']}: {b''.join(m.get('body', b'') for m in sent[1:])[:300]!r}")
-    return b"".join(message.get("body", b"") for message in sent[1:])
+    status, body = await request(application, "POST", PATH, form.encode())
+    if status != 200:
+        raise SystemExit(f"HTTP {status}: {body[:300]!r}")
+    return body
 
 
 def _slow_clocks() -> None:
