@@ -117,6 +117,10 @@ async def resume(run: Run, after: int = -1) -> AsyncIterator[tuple[str, dict[str
     for event in events:
         after = event["event_index"]
         yield "event", event
+    if _is_ending(events[-1] if events else None) and await _read(_status)(owner, run.pk) in _ENDS:
+        # It ended (or paused) between reading its status and its events: the catch-up carried
+        # the ending, which is the stream's last frame; there is nothing left to subscribe to.
+        return
     yield "subscribed", {
         "run_id": run.pk, "status": "running", "current_event_count": total,
         "message": "Subscribed to agent run. Receiving live events.",
