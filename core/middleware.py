@@ -1,11 +1,14 @@
 """Middleware of our own."""
 from __future__ import annotations
 
-from functools import partial
+from functools import cache, partial
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
-from csp.middleware import CSPMiddleware
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject, CSPMiddleware
+from csp.utils import build_policy
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.messages import storage as messages_storage
@@ -90,8 +93,57 @@ class SecurityMiddleware(InlineHooks, security.SecurityMiddleware):
     pass
 
 
+# Where a response or view changes its policy (django-csp's decorators set these on the response).
+_POLICY_CHANGES = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
+
+
+@cache
+def _settings_policies() -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+    """(header, value, exempting attribute, excluded path prefixes) of the policy and of the
+    report-only policy, as the settings alone give them; built again when a CSP setting changes."""
+    policies = []
+    for header, setting, exempt, report_only in (
+        (HEADER, "CONTENT_SECURITY_POLICY", "_csp_exempt", False),
+        (HEADER_REPORT_ONLY, "CONTENT_SECURITY_POLICY_REPORT_ONLY", "_csp_exempt_ro", True),
+    ):
+        value = build_policy(report_only=report_only)
+        if value:
+            prefixes = (getattr(settings, setting, None) or {}).get("EXCLUDE_URL_PREFIXES", None) or ()
+            policies.append((header, value, exempt, tuple(prefixes)))
+    return tuple(policies)
+
+
+def _policy_setting_changed(*, setting: str, **kwargs) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _settings_policies.cache_clear()
+
+
+setting_changed.connect(_policy_setting_changed)
+
+
 class ContentSecurityPolicyMiddleware(InlineHooks, CSPMiddleware):
-    """django-csp's middleware; its hooks only set a lazy nonce and a header."""
+    """django-csp's middleware; its hooks only set a lazy nonce and a header.
+
+    A response whose view changed nothing of the policy and used no nonce (every API answer)
+    gets the headers the settings give, built once: django-csp builds both policies again for
+    every response, deep-copying their parts (about 0.1M instructions a request,
+    docs/decisions/framework-internals.md). Any other response goes through django-csp's own
+    ``process_response``; tests/security/test_content_security_policy.py holds both to the same
+    headers.
+    """
+
+    def process_response(self, request, response):
+        if getattr(request, "_csp_nonce", None) is not None or any(hasattr(response, name) for name in _POLICY_CHANGES):
+            return super().process_response(request, response)
+        if settings.DEBUG and response.status_code in (404, 500):
+            return response  # django-csp leaves Django's debug pages alone
+        for header, value, exempt, excluded in _settings_policies():
+            if header not in response and getattr(response, exempt, False) is False and not request.path_info.startswith(excluded):
+                response[header] = value
+        # As django-csp does: a nonce asked for after the header is written is an error, not a
+        # nonce the policy does not carry.
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
+        return response
 
 
 class CommonMiddleware(InlineHooks, common.CommonMiddleware):

@@ -70,6 +70,9 @@ PINNED: dict[str, tuple[str, str]] = {
     # asks Django's CSRF middleware whether an Origin is this site's (a private method).
     "rest_framework.authentication:SessionAuthentication.authenticate": ("09ed6cd8c2f1085e", "The login cookie only from this site"),
     "django.middleware.csrf:CsrfViewMiddleware._origin_verified": ("c244e21ccaaa9f6f", "The login cookie only from this site"),
+    # core/middleware.py: the policy headers the settings give, built once (the rest is django-csp's).
+    "csp.middleware:CSPMiddleware.process_response": ("fa72a0cd0d633c49", "CSP headers built once"),
+    "csp.middleware:CSPMiddleware.get_policy_parts": ("835e17fa636ab681", "CSP headers built once"),
     # core/middleware.py: StaticFilesMiddleware looks files up as WhiteNoise's __call__ does.
     "whitenoise.middleware:WhiteNoiseMiddleware.__call__": ("538b06958308b801", "Middleware on the event loop"),
 }

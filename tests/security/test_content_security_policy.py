@@ -111,3 +111,106 @@ def test_pages_have_no_inline_scripts_or_styles(pages, path):
     parser = InlineCode()
     parser.feed(body)
     assert parser.found == []
+
+
+# The headers the settings alone give are built once (core.middleware.ContentSecurityPolicyMiddleware);
+# whatever a view or the settings change must still give exactly django-csp's own headers.
+REPORT_ONLY = {"DIRECTIVES": {"default-src": ["'self'"], "report-uri": "/csp-reports"}}
+
+
+def _plain(request, response):
+    pass
+
+
+def _nonce_used(request, response):
+    str(request.csp_nonce)
+
+
+def _updated(request, response):
+    response._csp_update = {"img-src": ["https://images.example"]}
+
+
+def _replaced(request, response):
+    response._csp_replace = {"script-src": ["'self'", "https://cdn.example"]}
+
+
+def _configured(request, response):
+    response._csp_config = {"default-src": ["'none'"]}
+
+
+def _updated_report_only(request, response):
+    response._csp_update_ro = {"img-src": ["https://images.example"]}
+
+
+def _exempt(request, response):
+    response._csp_exempt = True
+
+
+def _header_set(request, response):
+    response["Content-Security-Policy"] = "default-src 'none'"
+
+
+CHANGES = [_plain, _nonce_used, _updated, _replaced, _configured, _updated_report_only, _exempt, _header_set]
+
+
+def _answer(middleware_class, path: str, change, status: int = 200):
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    request = RequestFactory().get(path)
+
+    def view(request):
+        response = HttpResponse("{}", status=status, content_type="application/json")
+        change(request, response)
+        return response
+
+    middleware = middleware_class(view)
+    middleware.process_request(request)
+    response = middleware.process_response(request, view(request))
+    headers = {name: response.get(name) for name in ("Content-Security-Policy", "Content-Security-Policy-Report-Only")}
+    if headers["Content-Security-Policy"] and "nonce-" in headers["Content-Security-Policy"]:
+        assert request._csp_nonce in headers["Content-Security-Policy"]
+        headers["Content-Security-Policy"] = headers["Content-Security-Policy"].replace(request._csp_nonce, "NONCE")
+    return headers, request
+
+
+@pytest.mark.parametrize("report_only", [None, REPORT_ONLY], ids=["enforced", "and-report-only"])
+@pytest.mark.parametrize("change", CHANGES, ids=lambda change: change.__name__.strip("_"))
+def test_the_policy_headers_are_django_csps_own(settings, change, report_only):
+    from csp.exceptions import CSPNonceError
+    from csp.middleware import CSPMiddleware
+
+    from core.middleware import ContentSecurityPolicyMiddleware
+
+    if report_only:
+        settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = report_only
+    ours, request = _answer(ContentSecurityPolicyMiddleware, "/agents", change)
+    upstream, _ = _answer(CSPMiddleware, "/agents", change)
+    assert ours == upstream
+    assert (ours["Content-Security-Policy-Report-Only"] is not None) == bool(report_only)
+    if change is not _nonce_used:  # a nonce asked for once the header is written is an error
+        with pytest.raises(CSPNonceError):
+            str(request.csp_nonce)
+
+
+def test_a_changed_policy_setting_is_read_again(settings):
+    from core.middleware import ContentSecurityPolicyMiddleware
+
+    before, _ = _answer(ContentSecurityPolicyMiddleware, "/agents", _plain)
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}, "EXCLUDE_URL_PREFIXES": ["/health"]}
+    after, _ = _answer(ContentSecurityPolicyMiddleware, "/agents", _plain)
+    excluded, _ = _answer(ContentSecurityPolicyMiddleware, "/health", _plain)
+    assert parse_policy(before["Content-Security-Policy"]) == POLICY
+    assert after["Content-Security-Policy"] == "default-src 'none'"
+    assert excluded["Content-Security-Policy"] is None
+
+
+def test_debug_error_pages_are_left_alone_as_django_csp_leaves_them(settings):
+    from csp.middleware import CSPMiddleware
+
+    from core.middleware import ContentSecurityPolicyMiddleware
+
+    settings.DEBUG = True
+    for status in (404, 500):
+        assert _answer(ContentSecurityPolicyMiddleware, "/agents", _plain, status)[0] == _answer(CSPMiddleware, "/agents", _plain, status)[0] == {
+            "Content-Security-Policy": None, "Content-Security-Policy-Report-Only": None}
