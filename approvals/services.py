@@ -144,6 +144,18 @@ def approvals_on_run_end_observed(end: Any) -> None:
         approvals_on_run_end(end.record)
 
 
+def approvals_concern_run_end(end: Any) -> bool:
+    """Whether a run's end may write approval rows: it has tool calls of an approval type (what
+    the pipeline asks before opening the observers' savepoint; most runs have none)."""
+    return end.record is not None and bool(_approval_executions(end.record.output))
+
+
+def _approval_executions(output: Any) -> list[dict[str, Any]]:
+    if not isinstance(output, dict):
+        return []
+    return [te for te in tool_executions(output) if te.get("approval_type") and te.get("approval_id")]
+
+
 def approvals_on_run_end(record: Any) -> list[Approval]:
     """The approval rows a run's end (or pause) makes, written in the caller's transaction.
 
@@ -151,10 +163,7 @@ def approvals_on_run_end(record: Any) -> list[Approval]:
     runtime gave the paused approval calls their ids (engine.hitl.approval_ids); a pause
     writes the pending row of its "required" calls, and an audited call gets its resolved row
     once it was decided. Ids with a row already (an earlier pause, a continuation) are skipped."""
-    output = record.output
-    if not isinstance(output, dict):
-        return []
-    executions = [te for te in tool_executions(output) if te.get("approval_type") and te.get("approval_id")]
+    executions = _approval_executions(record.output)
     if not executions:
         return []  # the common case: nothing to read or write
     approvals = scope_queryset(Approval.objects, record.owner_id)
@@ -172,7 +181,7 @@ def approvals_on_run_end(record: Any) -> list[Approval]:
         elif te["approval_type"] == ApprovalType.AUDIT and not waiting(te):
             audited.setdefault(te["approval_id"], te)
     made: list[Approval] = []
-    requirements = paused_requirements(output)
+    requirements = paused_requirements(record.output)
     for approval_id, calls in required.items():
         first = calls[0]
         made.append(Approval(

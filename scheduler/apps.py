@@ -16,7 +16,7 @@ class SchedulerConfig(AppConfig):
         from agents.toolkits import ToolkitEntry, register_toolkit
 
         from .job_hooks import schedule_job_hooks_register
-        from .services.firing import schedule_runs_on_run_end
+        from .services.firing import schedule_runs_concern_run_end, schedule_runs_on_run_end
         from .services.withdrawn import account_changed, account_deleted, token_deleted, token_revoked
         from .toolkit import ScheduleTools
 
@@ -27,7 +27,7 @@ class SchedulerConfig(AppConfig):
         post_delete.connect(account_deleted, sender=get_user_model(), dispatch_uid="scheduler.account_deleted")
         # The run pipeline imports nothing of the scheduler: a paused run a schedule fired follows
         # its end from here.
-        register_run_end("scheduler", schedule_runs_on_run_end)
+        register_run_end("scheduler", schedule_runs_on_run_end, applies=schedule_runs_concern_run_end)
         # An admin agent given the "schedules" toolkit manages its user's schedules; the agents app
         # offers it from here.
         register_toolkit(ToolkitEntry(

@@ -14,7 +14,9 @@ new family plugs in without an edit here.
   the run's end, so what it writes commits or rolls back with the run. A team's members and a
   workflow's step runs are the record's ``children`` (``RunEnd.records``). An observer that
   raises does not keep the run from ending: what the observers wrote is undone, the failure is
-  logged (``agno_site.runs``, with the observer's name), and the others are told again.
+  logged (``agno_site.runs``, with the observer's name), and the others are told again. An
+  observer may say which ends concern it (``applies``, a cheap check that reads no database):
+  when none applies, as for most runs, no savepoint is opened for nothing.
 - **continue gate** (``register_continue_gate``): asked before a paused run continues; it may
   refuse (raise a domain error) or change the decisions it continues with, and is told once the
   continue was accepted (``settled``).
@@ -65,6 +67,7 @@ class RunEnd:
 
 
 RunEndObserver = Callable[[RunEnd], None]
+RunEndApplies = Callable[[RunEnd], bool]
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class ContinueGate:
 
 
 _run_start: dict[str, RunStartObserver] = {}
-_run_end: dict[str, RunEndObserver] = {}
+_run_end: dict[str, tuple[RunEndObserver, RunEndApplies | None]] = {}
 _continue_gates: dict[str, ContinueGate] = {}
 HooksRanObserver = Callable[[Any, Sequence[Any]], None]  # (the run's row, its hooks' outcomes)
 _hooks_ran: dict[str, HooksRanObserver] = {}
@@ -88,8 +91,9 @@ def register_run_start(name: str, observer: RunStartObserver) -> None:
     _run_start[name] = observer
 
 
-def register_run_end(name: str, observer: RunEndObserver) -> None:
-    _run_end[name] = observer
+def register_run_end(name: str, observer: RunEndObserver, *, applies: RunEndApplies | None = None) -> None:
+    """``observer`` is told of every run's end, or, given ``applies``, of the ends it says concern it."""
+    _run_end[name] = (observer, applies)
 
 
 def register_continue_gate(name: str, gate: ContinueGate) -> None:
@@ -126,12 +130,13 @@ def run_ended(end: RunEnd) -> list[str]:
     in a savepoint: if one raises, they are rolled back, the failure is logged, and the others
     are told again without it, so the run's own end commits with its real status instead of
     staying RUNNING for the reaper. Returns the names of the observers that failed."""
+    told = [(name, observer) for name, (observer, applies) in list(_run_end.items()) if applies is None or applies(end)]
     failed: list[str] = []
-    while True:
+    while told:
         current = None
         try:
             with transaction.atomic():
-                for name, observer in list(_run_end.items()):
+                for name, observer in told:
                     if name not in failed:
                         current = name
                         observer(end)
@@ -141,6 +146,7 @@ def run_ended(end: RunEnd) -> list[str]:
                 raise  # the savepoint itself failed: the run's transaction is broken
             logger.exception("run %s: run-end observer %r failed; the run ends without what it writes", end.run_id, current)
             failed.append(current)
+    return failed
 
 
 def continue_checked(*, principal: Principal, run_id: str, requested_user_id: str | None, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:

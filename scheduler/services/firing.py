@@ -281,6 +281,13 @@ def _finish(
     )
 
 
+def schedule_runs_concern_run_end(end: Any) -> bool:
+    """Whether a run's end may be a fired schedule run's: only a run that had paused goes on
+    without its schedule run having been written already (what the pipeline asks before opening
+    the observers' savepoint)."""
+    return end.after_pause
+
+
 def schedule_runs_on_run_end(end: Any) -> None:
     """The run-end observer the scheduler registers with the run pipeline (scheduler.apps): a
     run that had paused ended (``end``: its ``RunEnd``), and a schedule may have fired it."""

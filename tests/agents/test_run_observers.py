@@ -148,3 +148,45 @@ class TestEveryEntryPoint:
         steps = [record for record in end.records() if record.origin == RunOrigin.WORKFLOW_STEP]
         assert recorder.started == [run_id]
         assert {record.run_id for record in steps} == {step["run_id"] for step in done.output["step_executor_runs"]}
+
+
+@pytest.mark.django_db
+def test_a_run_end_observer_is_told_only_of_the_ends_it_says_concern_it(recorder) -> None:
+    """``applies`` is asked first; when no observer applies (most runs: no approval call, no
+    pause), the run's end opens no savepoint for its observers."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    told: list[str] = []
+    observers.unregister("test-recorder")
+    observers.register_run_end("test-picky", lambda end: told.append(end.run_id), applies=lambda end: end.status == "PAUSED")
+    try:
+        ends = {status: RunEnd(owner_id="alice", run_id=f"run-{status}", status=status, record=None) for status in ("COMPLETED", "PAUSED")}
+        statements: dict[str, list[str]] = {}
+        for status, end in ends.items():
+            with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+                assert observers.run_ended(end) == []
+            statements[status] = [query["sql"] for query in captured.captured_queries]
+    finally:
+        observers.unregister("test-picky")
+    assert told == ["run-PAUSED"]
+    assert not any("SAVEPOINT" in sql for sql in statements["COMPLETED"])
+    assert any(sql.startswith("SAVEPOINT") for sql in statements["PAUSED"])
+
+
+def test_approvals_and_the_scheduler_say_which_ends_concern_them() -> None:
+    from approvals.services import approvals_concern_run_end
+    from scheduler.services.firing import schedule_runs_concern_run_end
+    from sessions.services.runs import RunRecord
+
+    def end(output, *, after_pause=False):
+        record = RunRecord(run_id="r1", session_id="s1", owner_id="alice", component_id="a", status="PAUSED", output=output) if output is not None else None
+        return RunEnd(owner_id="alice", run_id="r1", status="PAUSED", record=record, after_pause=after_pause)
+
+    approval_call = {"tool_call_id": "c1", "tool_name": "deploy", "approval_type": "required", "approval_id": "a1", "requires_confirmation": True}
+    assert approvals_concern_run_end(end({"tools": [approval_call]}))
+    assert not approvals_concern_run_end(end({"tools": [{**approval_call, "approval_type": None}]}))
+    assert not approvals_concern_run_end(end({"content": "hi"}))
+    assert not approvals_concern_run_end(end(None))
+    assert schedule_runs_concern_run_end(end(None, after_pause=True))
+    assert not schedule_runs_concern_run_end(end({"content": "hi"}))
