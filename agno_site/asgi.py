@@ -33,3 +33,7 @@ router = ProtocolTypeRouter(
 )
 # The lifespan wrapper starts the embedded background worker when there is no broker.
 application = LifespanApp(router)
+
+from core.collector import collector_tune  # noqa: E402
+
+collector_tune()  # everything above lives as long as the server (core.collector)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agno_site.settings.local")
 
@@ -26,3 +26,13 @@ def _connections_fresh_around_tasks(task=None, **_: object) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _collector_for_serving(**_: object) -> None:
+    """A worker (any pool), and each process of a prefork pool once started, collects as the
+    servers do (core.collector)."""
+    from core.collector import collector_tune
+
+    collector_tune()
