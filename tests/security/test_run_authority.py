@@ -114,11 +114,15 @@ class TestEvalsRunOnlyWhatTheCallerMayRun:
         assert response.status_code == 202, response.content
         assert EvalRun.objects.for_user("alice").get().component_id == component_id
 
-    def test_an_eval_runs_as_its_caller_and_is_checked_again_when_it_runs(self, client, jwt_server) -> None:
+    def test_an_eval_runs_as_its_caller_and_is_checked_again_when_it_runs(self, client, jwt_server, settings) -> None:
         from jobs.models import Job
         from evals import kinds
         from evals.execution import eval_run_execute
 
+        # The test runs the job itself, as a worker whose caller lost the scope would: the
+        # embedded worker must not claim it first (it did under load: its run completed the eval
+        # over the test's refusal).
+        settings.EMBEDDED_WORKER = False
         body = {"eval_type": "performance", "input": "hi", "agent_id": "assistant"}
         accepted = post_json(client, "/eval-runs?background=true", body, token("alice", RUN_ALL)).json()
         job = Job.objects.unscoped("test").get(payload__eval_run_id=accepted["id"])
