@@ -47,6 +47,8 @@ bench: install-dev
 	$(PY) -m bench.run_write_cost postgres
 	$(PY) -m bench.inprocess_runs sqlite
 	$(PY) -m bench.inprocess_runs postgres
+	$(PY) -m bench.session_quota sqlite
+	$(PY) -m bench.session_quota postgres
 	$(PY) -m bench.compare
 	$(PY) -m bench.inprocess_http
 	$(PY) -m bench.background

@@ -81,6 +81,32 @@ class Session(OwnedModel):
         return self.session_name or self.session_id
 
 
+class SessionCount(models.Model):
+    """How many sessions an owner holds: what ``MAX_SESSIONS_PER_USER`` is checked against.
+
+    Kept by the database itself (triggers on ``agno_sessions``, migration 0006): a session
+    inserted, deleted or given to another owner, by any path (a run, a fork, the importer, the
+    admin, ``reassign_owner``, raw SQL), moves its owner's count in the same transaction, and an
+    owner's row goes when their last session does (erasing a user's data leaves none behind). So
+    the check before a new session reads one row, where counting the owner's sessions read up to
+    the limit's worth of index entries on every new session (about 1 ms a run near the default
+    10,000). Sessions without an owner are not counted.
+
+    Not an ``OwnedModel``: it is derived from the owner's sessions, not data of theirs that moves,
+    is exported or is erased on its own; nothing in the application writes it, and the one reader
+    (``sessions.services.runs``) reads one owner's row.
+    """
+
+    user_id = models.CharField(max_length=255, primary_key=True)
+    sessions = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "agno_session_counts"
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.sessions}"
+
+
 class Run(OwnedModel):
     run_id = models.CharField(max_length=64, primary_key=True)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="runs", db_column="session_id")

@@ -21,7 +21,7 @@ from engine.output import has_usage, session_metrics_add
 from core.statements import Insert, Update, pipelined
 from core.tenancy import owner_clause, scope_queryset
 
-from ..models import Run, RunEvent, RunOrigin, RunStatus, Session, SessionType
+from ..models import Run, RunEvent, RunOrigin, RunStatus, Session, SessionCount, SessionType
 from .branches import branch_follow_tip, branch_replace
 from .errors import SessionExists, SessionLimitReached, SessionNotFound
 
@@ -38,12 +38,10 @@ def session_name_from_input(text: str) -> str:
 def session_quota_check(*, owner_id: str | None) -> None:
     """Raise ``SessionLimitReached`` when ``owner_id`` may not create another session.
 
-    Called only when a session is about to be created: one statement on the (user_id,
-    created_at) index that stops counting at the limit, so an owner far above nobody's limit
-    costs what one near it does, written once (the ORM compiled a ``count()`` on every new
-    session: 7.6 % of a non-streamed run's CPU at c=8). Sessions without an owner (an open
-    server's anonymous callers) are not counted. Concurrent creations may each pass the check,
-    so the bound is soft by at most that many.
+    Called only when a session is about to be created: one statement reading the owner's count
+    (``SessionCount``, kept by the database), whatever the owner holds. Sessions without an
+    owner (an open server's anonymous callers) are not counted. Concurrent creations may each
+    pass the check, so the bound is soft by at most that many.
     """
     if owner_id is None:
         return
@@ -52,11 +50,14 @@ def session_quota_check(*, owner_id: str | None) -> None:
         _quota_verdict(cursor)
 
 
+# One row or none: MAX() answers one row either way (0 for an owner without sessions).
+_COUNT_SQL = "SELECT COALESCE(MAX(sessions), 0) FROM {table} WHERE {owned}"
+
+
 def _quota_count(cursor: Any, owner_id: str) -> None:
-    """Send the count of ``owner_id``'s sessions, up to the limit (read by ``_quota_verdict``)."""
+    """Send the count of ``owner_id``'s sessions (read by ``_quota_verdict``)."""
     owned, params = owner_clause(owner_id)
-    table = connection.ops.quote_name(Session._meta.db_table)
-    cursor.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {owned} LIMIT %s) counted", [*params, settings.MAX_SESSIONS_PER_USER])
+    cursor.execute(_COUNT_SQL.format(table=connection.ops.quote_name(SessionCount._meta.db_table), owned=owned), params)
 
 
 def _quota_verdict(cursor: Any) -> None:
